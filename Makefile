@@ -1,0 +1,82 @@
+# Developer entry points. Everything runs from the project's virtualenv in .venv, installed with
+# the exact versions pinned in constraints.txt.
+
+SHELL := /bin/bash
+
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.install.stamp
+
+# Python 3.11: python3.11 if it is on PATH, else python3 when that is 3.11.
+PYTHON ?= $(shell command -v python3.11 2>/dev/null || \
+	(python3 -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null && command -v python3))
+
+# Hypothesis profile: "ci" (500 examples, no deadline) under CI, "dev" otherwise.
+HYPOTHESIS_PROFILE ?= $(if $(CI),ci,dev)
+export HYPOTHESIS_PROFILE
+
+DEMO_HOST ?= 127.0.0.1:8000
+DEMO_GM_USER ?= gm
+DEMO_GM_PASSWORD ?= gm
+BIND ?= 0.0.0.0:8000
+WEB_CONCURRENCY ?= 2
+
+.PHONY: venv test lint format migrate demo run constraints clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	@if [ -z "$(PYTHON)" ]; then echo "Python 3.11 is required (python3.11 or python3)." >&2; exit 1; fi
+	@[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip setuptools wheel
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	@touch $@
+
+test: $(STAMP)
+	$(BIN)/pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+format: $(STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+migrate: $(STAMP)
+	$(BIN)/python manage.py migrate --noinput
+
+# The panel on the embedded default (SQLite file + in-process fakeredis unless DATABASE_URL /
+# REDIS_URL say otherwise), with a GM superuser. Issue 6 extends this target with the bot, the
+# worker and the local VK server.
+demo: migrate
+	@$(BIN)/python manage.py shell -c "\
+	from django.contrib.auth import get_user_model; \
+	User = get_user_model(); \
+	user, _ = User.objects.get_or_create(username='$(DEMO_GM_USER)'); \
+	user.is_staff = user.is_superuser = True; \
+	user.set_password('$(DEMO_GM_PASSWORD)'); \
+	user.save()"
+	@if $(BIN)/python manage.py help demo_seed >/dev/null 2>&1; then \
+		$(BIN)/python manage.py demo_seed; fi
+	@echo "GM panel: http://$(DEMO_HOST)/admin/  user: $(DEMO_GM_USER)  password: $(DEMO_GM_PASSWORD)"
+	$(BIN)/python manage.py runserver $(DEMO_HOST)
+
+# The web process as in production: migrations, static files, gunicorn.
+run: migrate
+	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	$(BIN)/gunicorn config.wsgi --bind $(BIND) --workers $(WEB_CONCURRENCY) \
+		--access-logfile - --error-logfile -
+
+# Re-pin constraints.txt from a fresh virtualenv (after changing dependencies in pyproject.toml).
+constraints:
+	rm -rf .venv-pin
+	$(PYTHON) -m venv .venv-pin
+	.venv-pin/bin/python -m pip install --quiet --upgrade pip setuptools wheel
+	.venv-pin/bin/python -m pip install --quiet -e '.[dev]'
+	{ echo "# Exact pins: pip freeze of a fresh venv after 'pip install -e .[dev]' (Python 3.11)."; \
+	  echo "# Regenerate with 'make constraints'."; \
+	  .venv-pin/bin/python -m pip freeze --exclude-editable; } > constraints.txt
+	rm -rf .venv-pin
+
+clean:
+	rm -rf $(VENV) staticfiles .pytest_cache .hypothesis .ruff_cache *.egg-info

@@ -1,0 +1,1 @@
+"""Project configuration: settings from the environment, URLs, WSGI and ASGI entry points."""

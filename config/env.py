@@ -1,0 +1,180 @@
+"""Typed getters for settings read from the environment.
+
+Every getter raises :class:`EnvError` with one readable English sentence when a variable is
+set to something unusable, so that ``manage.py``, WSGI and ASGI can print that sentence and
+exit instead of showing a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import zoneinfo
+from collections.abc import Callable, Mapping
+from typing import NoReturn, TypeVar
+
+T = TypeVar("T")
+
+ENV_ERROR_EXIT_STATUS = 2
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+
+
+class EnvError(Exception):
+    """An environment variable is set to a value the project cannot use."""
+
+
+def _raw(name: str, environ: Mapping[str, str] | None) -> str | None:
+    """Return the variable's value, or None when it is unset or empty."""
+    value = (os.environ if environ is None else environ).get(name)
+    if value is None or value.strip() == "":
+        return None
+    return value.strip()
+
+
+def get_str(name: str, default: str = "", *, environ: Mapping[str, str] | None = None) -> str:
+    """A string; ``default`` when unset or empty."""
+    value = _raw(name, environ)
+    return default if value is None else value
+
+
+def get_bool(name: str, default: bool, *, environ: Mapping[str, str] | None = None) -> bool:
+    """A boolean written as 1/0, true/false, yes/no or on/off (any case)."""
+    value = _raw(name, environ)
+    if value is None:
+        return default
+    lowered = value.lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise EnvError(f"{name} must be a boolean (true/false, 1/0, yes/no, on/off), got {value!r}.")
+
+
+def get_int(
+    name: str,
+    default: int | None = None,
+    *,
+    minimum: int | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> int | None:
+    """An integer (optionally at least ``minimum``); ``default`` when unset or empty."""
+    value = _raw(name, environ)
+    if value is None:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise EnvError(f"{name} must be an integer, got {value!r}.") from None
+    if minimum is not None and number < minimum:
+        raise EnvError(f"{name} must be at least {minimum}, got {number}.")
+    return number
+
+
+def get_list(
+    name: str, default: list[str] | None = None, *, environ: Mapping[str, str] | None = None
+) -> list[str]:
+    """A comma-separated list; blank items are dropped."""
+    value = _raw(name, environ)
+    if value is None:
+        return list(default or [])
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def get_choice(
+    name: str,
+    choices: tuple[str, ...],
+    default: str,
+    *,
+    transform: Callable[[str], str] = str.upper,
+    environ: Mapping[str, str] | None = None,
+) -> str:
+    """One of ``choices`` (compared after ``transform``)."""
+    value = _raw(name, environ)
+    if value is None:
+        return default
+    normalised = transform(value)
+    if normalised not in choices:
+        raise EnvError(f"{name} must be one of {', '.join(choices)}, got {value!r}.")
+    return normalised
+
+
+SQLITE_OPTIONS: dict[str, object] = {
+    # Several processes (web, bot, worker) write to one file in the embedded default: WAL lets
+    # readers go on during a write, IMMEDIATE takes the write lock at BEGIN so that concurrent
+    # writers wait (up to ``timeout`` seconds) instead of failing with "database is locked".
+    "transaction_mode": "IMMEDIATE",
+    "timeout": 20,
+    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+}
+
+_POSTGRES_SCHEMES = frozenset({"postgres", "postgresql", "pgsql"})
+
+
+def get_database(
+    name: str, default_sqlite_path: str, *, environ: Mapping[str, str] | None = None
+) -> dict[str, object]:
+    """A Django ``DATABASES`` entry from a ``sqlite://`` or ``postgres://`` URL.
+
+    Unset means an SQLite file at ``default_sqlite_path``. SQLite gets :data:`SQLITE_OPTIONS`;
+    PostgreSQL (psycopg 3) gets persistent connections with health checks.
+    """
+    import dj_database_url
+
+    value = _raw(name, environ)
+    config: dict[str, object]
+    if value is None:
+        scheme = "sqlite"
+        config = {"ENGINE": "django.db.backends.sqlite3", "NAME": default_sqlite_path}
+    else:
+        scheme = value.split("://", 1)[0].lower() if "://" in value else ""
+        if scheme != "sqlite" and scheme not in _POSTGRES_SCHEMES:
+            shown = f"scheme {scheme!r}" if scheme else "no scheme"
+            raise EnvError(f"{name} must be a sqlite:// or postgres:// URL, got {shown}.")
+        try:
+            config = dict(dj_database_url.parse(value))
+        except Exception:  # dj-database-url raises several types for a malformed URL
+            raise EnvError(f"{name} is not a valid database URL.") from None
+    if scheme == "sqlite":
+        config["ENGINE"] = "django.db.backends.sqlite3"
+        config["OPTIONS"] = {**SQLITE_OPTIONS, **dict(config.get("OPTIONS") or {})}
+        config["CONN_MAX_AGE"] = 0
+    else:
+        config["ENGINE"] = "django.db.backends.postgresql"
+        config["CONN_MAX_AGE"] = 60
+        config["CONN_HEALTH_CHECKS"] = True
+        if not config.get("NAME"):
+            raise EnvError(f"{name} must name a database, e.g. postgres://user@host:5432/mafia.")
+    config["ATOMIC_REQUESTS"] = False
+    return config
+
+
+def get_redis_url(name: str, *, environ: Mapping[str, str] | None = None) -> str | None:
+    """A ``redis://``, ``rediss://`` or ``unix://`` URL, or None when unset."""
+    value = _raw(name, environ)
+    if value is None:
+        return None
+    scheme = value.split("://", 1)[0].lower() if "://" in value else ""
+    if scheme not in ("redis", "rediss", "unix"):
+        shown = f"scheme {scheme!r}" if scheme else "no scheme"
+        raise EnvError(f"{name} must be a redis://, rediss:// or unix:// URL, got {shown}.")
+    return value
+
+
+def get_time_zone(name: str, default: str, *, environ: Mapping[str, str] | None = None) -> str:
+    """An IANA time zone name such as ``Europe/Moscow``."""
+    value = get_str(name, default, environ=environ)
+    try:
+        zoneinfo.ZoneInfo(value)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise EnvError(
+            f"{name} must be an IANA time zone such as Europe/Moscow, got {value!r}."
+        ) from None
+    return value
+
+
+def exit_on_env_error(error: EnvError) -> NoReturn:
+    """Print the error as one line on stderr and exit with status 2."""
+    print(f"Configuration error: {error}", file=sys.stderr)
+    raise SystemExit(ENV_ERROR_EXIT_STATUS)

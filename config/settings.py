@@ -1,0 +1,172 @@
+"""Django settings, all read from the environment (see ``.env.example``).
+
+A bad value raises :class:`config.env.EnvError`; ``manage.py``, WSGI and ASGI turn that into
+one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from config import env
+from config.env import EnvError
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+# --- Core --------------------------------------------------------------------------------------
+
+DEBUG = env.get_bool("DEBUG", True)
+
+_DEV_SECRET_KEY = "django-insecure-dev-only-key-do-not-use-in-production"
+SECRET_KEY = env.get_str("SECRET_KEY")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise EnvError("SECRET_KEY must be set when DEBUG is false.")
+    SECRET_KEY = _DEV_SECRET_KEY
+
+ALLOWED_HOSTS = env.get_list("ALLOWED_HOSTS")
+if not ALLOWED_HOSTS:
+    if not DEBUG:
+        raise EnvError("ALLOWED_HOSTS must be set when DEBUG is false (comma-separated hosts).")
+    ALLOWED_HOSTS = ["localhost", "127.0.0.1", "[::1]"]
+
+CSRF_TRUSTED_ORIGINS = env.get_list("CSRF_TRUSTED_ORIGINS")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_rq",
+    "gameplay",
+    "panel",
+    "vkbot",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+ASGI_APPLICATION = "config.asgi.application"
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database ----------------------------------------------------------------------------------
+
+# DATA_DIR holds the embedded default's SQLite file (the project directory when unset).
+DATA_DIR = Path(env.get_str("DATA_DIR", str(BASE_DIR)))
+DATABASES = {"default": env.get_database("DATABASE_URL", str(DATA_DIR / "db.sqlite3"))}
+
+# --- Redis and django-rq -----------------------------------------------------------------------
+
+REDIS_URL = env.get_redis_url("REDIS_URL")
+RQ_QUEUE_NAMES = ("default", "vk")
+RQ_DEFAULT_TIMEOUT = 300
+
+CACHES: dict[str, dict[str, object]] = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+}
+# Enqueue a job only once the surrounding transaction commits (django-rq's default, stated).
+RQ: dict[str, object] = {"COMMIT_MODE": "on_db_commit"}
+
+if REDIS_URL:
+    RQ_QUEUES = {
+        name: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": RQ_DEFAULT_TIMEOUT} for name in RQ_QUEUE_NAMES
+    }
+else:
+    # Embedded default: an in-process fakeredis server reached through a cache alias, because
+    # django-rq takes a queue's client from a cache named by USE_REDIS_CACHE (see the module).
+    CACHES["rq"] = {"BACKEND": "config.fakeredis_cache.FakeRedisCache"}
+    RQ_QUEUES = {
+        name: {"USE_REDIS_CACHE": "rq", "DEFAULT_TIMEOUT": RQ_DEFAULT_TIMEOUT}
+        for name in RQ_QUEUE_NAMES
+    }
+    # A forking worker would run each job against the child's copy of the in-memory server.
+    RQ["WORKER_CLASS"] = "rq.worker.SimpleWorker"
+
+# --- VK ----------------------------------------------------------------------------------------
+
+VK_API_URL = env.get_str("VK_API_URL", "https://api.vk.ru/method/")
+VK_API_VERSION = env.get_str("VK_API_VERSION", "5.199")
+VK_GROUP_ID = env.get_int("VK_GROUP_ID", None, minimum=1)
+VK_GROUP_TOKEN = env.get_str("VK_GROUP_TOKEN")
+VK_USER_TOKEN = env.get_str("VK_USER_TOKEN")
+VK_CALLBACK_SECRET = env.get_str("VK_CALLBACK_SECRET")
+VK_CONFIRMATION_CODE = env.get_str("VK_CONFIRMATION_CODE")
+
+# --- Auth --------------------------------------------------------------------------------------
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "admin:login"
+
+# --- Internationalisation ----------------------------------------------------------------------
+
+LANGUAGE_CODE = env.get_str("LANGUAGE_CODE", "ru")
+TIME_ZONE = env.get_time_zone("TIME_ZONE", "Europe/Moscow")
+USE_I18N = True
+USE_TZ = True
+
+# --- Static files ------------------------------------------------------------------------------
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # Production (DEBUG false) serves hashed, compressed files collected by collectstatic.
+    "staticfiles": {
+        "BACKEND": (
+            "django.contrib.staticfiles.storage.StaticFilesStorage"
+            if DEBUG
+            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        )
+    },
+}
+
+# --- Logging -----------------------------------------------------------------------------------
+
+LOG_LEVEL = env.get_choice("LOG_LEVEL", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"), "INFO")
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(process)d] %(message)s"},
+    },
+    "handlers": {
+        "stderr": {
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stderr",
+            "formatter": "plain",
+        },
+    },
+    "root": {"handlers": ["stderr"], "level": LOG_LEVEL},
+}

@@ -1,0 +1,15 @@
+"""WSGI entry point (``gunicorn config.wsgi``)."""
+
+import os
+
+from django.core.handlers.wsgi import WSGIHandler
+from django.core.wsgi import get_wsgi_application
+
+from config.env import EnvError, exit_on_env_error
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+try:
+    application: WSGIHandler = get_wsgi_application()
+except EnvError as error:
+    exit_on_env_error(error)

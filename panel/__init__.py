@@ -1,0 +1,1 @@
+"""The GM's side of the project, built on Django admin."""

@@ -1,0 +1,1 @@
+"""Admin classes and GM views for the panel."""

@@ -1,0 +1,35 @@
+"""Fixtures shared by every test package, and the Hypothesis profiles.
+
+Profiles: ``dev`` (100 examples, the default) and ``ci`` (500 examples, no deadline), chosen
+with the ``HYPOTHESIS_PROFILE`` environment variable (``make test`` picks ``ci`` under CI).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import settings as hypothesis_settings
+from rq import Queue
+
+hypothesis_settings.register_profile("dev", max_examples=100)
+hypothesis_settings.register_profile("ci", max_examples=500, deadline=None, print_blob=True)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+@pytest.fixture
+def rq_queues() -> Iterator[dict[str, Queue]]:
+    """The project's django-rq queues by name, emptied before and after the test.
+
+    Works on the in-process fakeredis stand-in and on a real Redis (``REDIS_URL``) alike.
+    """
+    import django_rq
+    from django.conf import settings
+
+    queues = {name: django_rq.get_queue(name) for name in settings.RQ_QUEUES}
+    for queue in queues.values():
+        queue.empty()
+    yield queues
+    for queue in queues.values():
+        queue.empty()

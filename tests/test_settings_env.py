@@ -1,0 +1,286 @@
+"""Settings from the environment: typed parsing, one-line errors, SQLite mode, django-rq."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import django_rq
+import pytest
+from django.conf import settings
+from rq.worker import SimpleWorker
+
+from config import env
+from config.env import EnvError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Every variable config/settings.py reads; a subprocess starts with none of them set.
+CONFIG_VARS = (
+    "DJANGO_SETTINGS_MODULE",
+    "SECRET_KEY",
+    "DEBUG",
+    "ALLOWED_HOSTS",
+    "CSRF_TRUSTED_ORIGINS",
+    "DATA_DIR",
+    "DATABASE_URL",
+    "REDIS_URL",
+    "VK_API_URL",
+    "VK_API_VERSION",
+    "VK_GROUP_ID",
+    "VK_GROUP_TOKEN",
+    "VK_USER_TOKEN",
+    "VK_CALLBACK_SECRET",
+    "VK_CONFIRMATION_CODE",
+    "TIME_ZONE",
+    "LANGUAGE_CODE",
+    "LOG_LEVEL",
+)
+
+
+def run_manage(*args: str, tmp_path: Path, **overrides: str) -> subprocess.CompletedProcess[str]:
+    """Run ``manage.py`` in a clean environment (SQLite under ``tmp_path`` unless overridden)."""
+    environ = {key: value for key, value in os.environ.items() if key not in CONFIG_VARS}
+    environ["DATA_DIR"] = str(tmp_path)
+    environ.update(overrides)
+    return subprocess.run(
+        [sys.executable, str(ROOT / "manage.py"), *args],
+        cwd=ROOT,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+# --- Bad values: one line on stderr, exit status 2 ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"DATABASE_URL": "foo://x"}, "DATABASE_URL must be a sqlite:// or postgres:// URL"),
+        ({"DATABASE_URL": "no-scheme"}, "DATABASE_URL must be a sqlite:// or postgres:// URL"),
+        ({"DATABASE_URL": "postgres://h:notaport/db"}, "DATABASE_URL is not a valid database URL"),
+        ({"VK_GROUP_ID": "abc"}, "VK_GROUP_ID must be an integer, got 'abc'."),
+        ({"VK_GROUP_ID": "-5"}, "VK_GROUP_ID must be at least 1, got -5."),
+        ({"DEBUG": "maybe"}, "DEBUG must be a boolean"),
+        ({"DEBUG": "false"}, "SECRET_KEY must be set when DEBUG is false."),
+        ({"DEBUG": "false", "SECRET_KEY": "s" * 50}, "ALLOWED_HOSTS must be set"),
+        ({"REDIS_URL": "http://localhost:6379"}, "REDIS_URL must be a redis://"),
+        ({"LOG_LEVEL": "LOUD"}, "LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL"),
+        ({"TIME_ZONE": "Mars/Base"}, "TIME_ZONE must be an IANA time zone"),
+    ],
+)
+def test_bad_value_gives_one_line_and_status_2(
+    tmp_path: Path, overrides: dict[str, str], message: str
+) -> None:
+    result = run_manage("check", tmp_path=tmp_path, **overrides)
+
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("Configuration error: ")
+    assert message in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_bad_value_does_not_echo_database_password(tmp_path: Path) -> None:
+    result = run_manage("check", tmp_path=tmp_path, DATABASE_URL="mysql://u:hunter2@h/db")
+
+    assert result.returncode == 2
+    assert "hunter2" not in result.stderr
+
+
+# --- Good values -----------------------------------------------------------------------------
+
+DUMP_SETTINGS = """
+import json
+from django.conf import settings as s
+db = s.DATABASES["default"]
+print(json.dumps({
+    "DEBUG": s.DEBUG, "SECRET_KEY": s.SECRET_KEY, "ALLOWED_HOSTS": s.ALLOWED_HOSTS,
+    "ENGINE": db["ENGINE"], "NAME": str(db["NAME"]), "HOST": db.get("HOST"),
+    "PORT": db.get("PORT"), "CONN_MAX_AGE": db["CONN_MAX_AGE"],
+    "ATOMIC_REQUESTS": db["ATOMIC_REQUESTS"], "OPTIONS": db.get("OPTIONS", {}),
+    "RQ_QUEUES": s.RQ_QUEUES, "VK_GROUP_ID": s.VK_GROUP_ID, "VK_API_URL": s.VK_API_URL,
+    "VK_API_VERSION": s.VK_API_VERSION, "VK_GROUP_TOKEN": s.VK_GROUP_TOKEN,
+    "TIME_ZONE": s.TIME_ZONE, "LANGUAGE_CODE": s.LANGUAGE_CODE, "USE_TZ": s.USE_TZ,
+    "LOG_LEVEL": s.LOGGING["root"]["level"],
+    "STATICFILES": s.STORAGES["staticfiles"]["BACKEND"],
+}))
+"""
+
+
+def dump_settings(tmp_path: Path, **overrides: str) -> dict[str, object]:
+    result = run_manage("shell", "-c", DUMP_SETTINGS, tmp_path=tmp_path, **overrides)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_defaults_are_the_embedded_default(tmp_path: Path) -> None:
+    values = dump_settings(tmp_path)
+
+    assert values["DEBUG"] is True
+    assert values["ENGINE"] == "django.db.backends.sqlite3"
+    assert values["NAME"] == str(tmp_path / "db.sqlite3")
+    assert values["OPTIONS"] == env.SQLITE_OPTIONS
+    assert values["ATOMIC_REQUESTS"] is False
+    assert set(values["RQ_QUEUES"]) == {"default", "vk"}
+    assert all(q["USE_REDIS_CACHE"] == "rq" for q in values["RQ_QUEUES"].values())
+    assert values["VK_API_URL"] == "https://api.vk.ru/method/"
+    assert values["VK_API_VERSION"] == "5.199"
+    assert values["VK_GROUP_ID"] is None
+    assert values["TIME_ZONE"] == "Europe/Moscow"
+    assert values["LANGUAGE_CODE"] == "ru"
+    assert values["USE_TZ"] is True
+    assert values["LOG_LEVEL"] == "INFO"
+
+
+def test_production_values_parse(tmp_path: Path) -> None:
+    values = dump_settings(
+        tmp_path,
+        DEBUG="False",
+        SECRET_KEY="k" * 50,
+        ALLOWED_HOSTS="mafia.example.org, panel.example.org",
+        DATABASE_URL="postgres://mafia:pw@db.example.org:5433/mafia",
+        REDIS_URL="redis://cache.example.org:6379/2",
+        VK_GROUP_ID="123456",
+        VK_GROUP_TOKEN="group-token",
+        VK_API_URL="http://127.0.0.1:9999/method/",
+        TIME_ZONE="UTC",
+        LANGUAGE_CODE="en",
+        LOG_LEVEL="warning",
+    )
+
+    assert values["DEBUG"] is False
+    assert values["SECRET_KEY"] == "k" * 50
+    assert values["ALLOWED_HOSTS"] == ["mafia.example.org", "panel.example.org"]
+    assert values["ENGINE"] == "django.db.backends.postgresql"
+    assert (values["NAME"], values["HOST"], values["PORT"]) == ("mafia", "db.example.org", 5433)
+    assert values["CONN_MAX_AGE"] == 60
+    assert values["ATOMIC_REQUESTS"] is False
+    assert values["RQ_QUEUES"] == {
+        name: {"URL": "redis://cache.example.org:6379/2", "DEFAULT_TIMEOUT": 300}
+        for name in ("default", "vk")
+    }
+    assert values["VK_GROUP_ID"] == 123456
+    assert values["VK_GROUP_TOKEN"] == "group-token"
+    assert values["VK_API_URL"] == "http://127.0.0.1:9999/method/"
+    assert (values["TIME_ZONE"], values["LANGUAGE_CODE"]) == ("UTC", "en")
+    assert values["LOG_LEVEL"] == "WARNING"
+    assert values["STATICFILES"] == "whitenoise.storage.CompressedManifestStaticFilesStorage"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("1", True),
+        ("TRUE", True),
+        ("yes", True),
+        ("on", True),
+        ("0", False),
+        ("False", False),
+        ("no", False),
+        ("off", False),
+        ("", True),
+        ("  ", True),
+    ],
+)
+def test_get_bool(raw: str, expected: bool) -> None:
+    assert env.get_bool("FLAG", True, environ={"FLAG": raw}) is expected
+
+
+def test_getters_use_defaults_when_unset() -> None:
+    assert env.get_str("X", "d", environ={}) == "d"
+    assert env.get_int("X", 7, environ={}) == 7
+    assert env.get_int("X", environ={}) is None
+    assert env.get_list("X", environ={}) == []
+    assert env.get_redis_url("X", environ={}) is None
+
+
+def test_get_int_and_list() -> None:
+    assert env.get_int("N", environ={"N": " 42 "}) == 42
+    assert env.get_list("L", environ={"L": "a, b,,c "}) == ["a", "b", "c"]
+    with pytest.raises(EnvError, match="N must be an integer"):
+        env.get_int("N", environ={"N": "4.2"})
+
+
+def test_sqlite_url_keeps_project_options() -> None:
+    config = env.get_database("DB", "/unused", environ={"DB": "sqlite:////tmp/mafia.db"})
+
+    assert config["NAME"] == "/tmp/mafia.db"
+    assert config["OPTIONS"] == env.SQLITE_OPTIONS
+
+
+# --- SQLite mode -------------------------------------------------------------------------------
+
+SQLITE_PRAGMAS = """
+import json
+from django.db import connection
+with connection.cursor() as cursor:
+    cursor.execute("PRAGMA journal_mode")
+    journal = cursor.fetchone()[0]
+    cursor.execute("PRAGMA synchronous")
+    synchronous = cursor.fetchone()[0]
+    cursor.execute("PRAGMA busy_timeout")
+    busy = cursor.fetchone()[0]
+print(json.dumps([journal, synchronous, busy, connection.transaction_mode]))
+"""
+
+
+def test_sqlite_file_uses_wal_and_immediate_transactions(tmp_path: Path) -> None:
+    result = run_manage("shell", "-c", SQLITE_PRAGMAS, tmp_path=tmp_path)
+
+    assert result.returncode == 0, result.stderr
+    journal, synchronous, busy_ms, mode = json.loads(result.stdout.strip().splitlines()[-1])
+    assert journal == "wal"
+    assert synchronous == 1  # NORMAL
+    assert busy_ms == 20_000
+    assert mode == "IMMEDIATE"
+    assert (tmp_path / "db.sqlite3").exists()
+
+
+# --- django-rq -------------------------------------------------------------------------------
+
+
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+def test_redis_backend_matches_redis_url() -> None:
+    import fakeredis
+
+    connection = django_rq.get_connection("default")
+    if settings.REDIS_URL:
+        assert not isinstance(connection, fakeredis.FakeStrictRedis)
+    else:
+        assert isinstance(connection, fakeredis.FakeStrictRedis)
+    assert connection.ping()
+
+
+def test_job_runs_synchronously_with_is_async_false() -> None:
+    queue = django_rq.get_queue("default", is_async=False)
+
+    job = queue.enqueue(add, 2, 3)
+
+    assert job.is_finished
+    assert job.return_value() == 5
+
+
+@pytest.mark.parametrize("queue_name", ["default", "vk"])
+def test_job_enqueued_then_run_by_a_worker(rq_queues: dict, queue_name: str) -> None:
+    queue = rq_queues[queue_name]
+
+    job = queue.enqueue(add, 20, 22)
+    assert queue.count == 1
+    worked = django_rq.get_worker(queue_name, worker_class=SimpleWorker).work(burst=True)
+
+    assert worked
+    job.refresh()
+    assert job.is_finished
+    assert job.return_value() == 42
+    assert queue.count == 0

@@ -1,0 +1,1 @@
+"""The VK side: vkbottle handlers, the VK client that delivers the Outbox, ``manage.py runbot``."""
