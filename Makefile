@@ -49,7 +49,7 @@ migrate: $(STAMP)
 # REDIS_URL say otherwise), with a GM superuser. Issue 6 extends this target with the bot, the
 # worker and the local VK server.
 demo: migrate
-	@$(BIN)/python manage.py shell -c "\
+	@$(BIN)/python manage.py shell --no-imports -c "\
 	from django.contrib.auth import get_user_model; \
 	User = get_user_model(); \
 	user, _ = User.objects.get_or_create(username='$(DEMO_GM_USER)'); \
