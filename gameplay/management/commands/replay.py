@@ -1,0 +1,41 @@
+"""``manage.py replay FILE.json``: play a rule scenario (../shared/scenarios/FORMAT.md)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from gameplay.replay import ScenarioError, parse_scenario, play
+
+
+class Command(BaseCommand):
+    help = "Play a scenario file through the game services and print the outcome as JSON."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("file", help="scenario JSON file ('-' for standard input)")
+        parser.add_argument(
+            "--keep", action="store_true", help="keep the replayed game in the database"
+        )
+        parser.add_argument("--indent", type=int, default=None, help="pretty-print the output")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        path = options["file"]
+        try:
+            text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            self._fail(f"cannot read {path}: {getattr(e, 'strerror', None) or e}")
+        try:
+            scenario = parse_scenario(text)
+        except ScenarioError as e:
+            self._fail(f"{path}: {e}")
+        name = "Сценарий" if path == "-" else f"Сценарий {Path(path).stem}"
+        output = play(scenario, name=name[:200], keep=options["keep"])
+        self.stdout.write(json.dumps(output, ensure_ascii=False, indent=options["indent"]))
+
+    def _fail(self, message: str) -> None:
+        sys.stderr.write(f"replay: {message}\n")
+        sys.exit(2)

@@ -1,0 +1,99 @@
+"""The game's rules (RULES.md) as pure Python: no Django, no clock, no global randomness.
+
+Time and seeds are arguments; state is passed in as immutable snapshots (``Table``) and the
+functions return what happened, with an explanation the GM can read. Every refusal is a
+``RuleViolation`` subclass carrying a Russian, player-facing reason.
+"""
+
+from .day import (
+    EARLY_VOTE_FROM_DAY,
+    AcceptedVote,
+    Ballot,
+    DayInput,
+    DayResult,
+    close_day,
+    early_close_reached,
+    validate_vote,
+)
+from .deal import (
+    Deal,
+    ItemDraw,
+    RoleCounts,
+    SeededStream,
+    commitment,
+    deal,
+    draw_items,
+    shuffle_roles,
+    verify_commitment,
+    verify_seed,
+)
+from .discipline import (
+    PENALTY_VOTES,
+    StrikeGiven,
+    StrikeReason,
+    give_strike,
+    validate_modkill,
+    validate_replacement,
+)
+from .errors import RuleViolation
+from .night import (
+    CheckResult,
+    NightContext,
+    NightInput,
+    NightResolution,
+    NightStep,
+    Submission,
+    amend_night,
+    resolve_night,
+    validate_action,
+)
+from .roles import Act, EarlyClose, Faction, Item, Role, Slot, Winner
+from .state import SeatState, Table
+from .winner import decide_winner
+
+__all__ = [
+    "EARLY_VOTE_FROM_DAY",
+    "PENALTY_VOTES",
+    "AcceptedVote",
+    "Act",
+    "Ballot",
+    "CheckResult",
+    "DayInput",
+    "DayResult",
+    "Deal",
+    "EarlyClose",
+    "Faction",
+    "Item",
+    "ItemDraw",
+    "NightContext",
+    "NightInput",
+    "NightResolution",
+    "NightStep",
+    "Role",
+    "RoleCounts",
+    "RuleViolation",
+    "SeatState",
+    "SeededStream",
+    "Slot",
+    "StrikeGiven",
+    "StrikeReason",
+    "Submission",
+    "Table",
+    "Winner",
+    "amend_night",
+    "close_day",
+    "commitment",
+    "deal",
+    "decide_winner",
+    "draw_items",
+    "early_close_reached",
+    "give_strike",
+    "resolve_night",
+    "shuffle_roles",
+    "validate_action",
+    "validate_modkill",
+    "validate_replacement",
+    "validate_vote",
+    "verify_commitment",
+    "verify_seed",
+]

@@ -1,0 +1,249 @@
+"""Day services: votes and the day's close (RULES.md §3)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import Sum
+
+from gameplay import texts
+from gameplay.models import (
+    DeathCause,
+    Game,
+    Phase,
+    PhaseKind,
+    PhaseStatus,
+    Seat,
+    Source,
+    Strike,
+    Vote,
+)
+from gameplay.rules import (
+    Ballot,
+    DayInput,
+    DayResult,
+    EarlyClose,
+    Role,
+    Winner,
+    close_day,
+    early_close_reached,
+    validate_vote,
+)
+from gameplay.rules.errors import InvalidCommand, PhaseNotOpen, WrongPhase
+
+from .common import (
+    current_phase,
+    lock_game,
+    log_event,
+    now_or,
+    players,
+    post_board,
+    require_running,
+    seat_by_number,
+    send_message,
+    table_of,
+)
+from .phases import finish_game, open_night
+
+
+@dataclass(frozen=True)
+class VoteOutcome:
+    vote: Vote
+    early_ignored: bool
+    replaced: bool
+    #: Set when this vote closed the day early (RULES.md V6).
+    day_result: DayResult | None = None
+
+
+def open_day_phase(game: Game) -> Phase:
+    phase = current_phase(game)
+    if phase is None or phase.kind != PhaseKind.DAY:
+        raise WrongPhase("Сейчас ночь: голосование откроется днём.")
+    if phase.status != PhaseStatus.OPEN:
+        raise PhaseNotOpen()
+    return phase
+
+
+def ballots_of(phase: Phase) -> dict[int, Ballot]:
+    """Current, non-void votes of a day, by voter seat number."""
+    rows = Vote.objects.filter(phase=phase, current=True, void=False).select_related(
+        "voter", "target"
+    )
+    return {
+        v.voter.number: Ballot(voter=v.voter.number, target=v.target.number, early=v.early)
+        for v in rows
+    }
+
+
+@transaction.atomic
+def vote_submit(
+    *,
+    game_id: int,
+    voter: int,
+    target: int,
+    early: bool = False,
+    source: str = Source.PM,
+    vk_post_id: int | None = None,
+    now: datetime | None = None,
+) -> VoteOutcome:
+    """Cast or change a vote (V1–V3, V6). Seats are seat numbers.
+
+    A vote sent by private message is also posted in the day's topic, so every vote is public
+    (V3). From Day 3 the day closes at once when enough early votes are held.
+    """
+    now = now_or(now)
+    game = lock_game(game_id)
+    require_running(game)
+    phase = open_day_phase(game)
+    seats = players(game)
+    table = table_of(seats)
+    previous = (
+        Vote.objects.filter(phase=phase, voter__number=voter, voter__game=game, current=True)
+        .select_related("voter", "target")
+        .first()
+    )
+    current = None
+    if previous is not None and not previous.void:
+        current = Ballot(previous.voter.number, previous.target.number, previous.early)
+    accepted = validate_vote(table, phase.number, voter, target, early=early, current=current)
+    voter_seat = seat_by_number(seats, voter)
+    target_seat = seat_by_number(seats, target)
+    if previous is not None:
+        previous.current = False
+        previous.save(update_fields=["current"])
+    vote = Vote.objects.create(
+        phase=phase,
+        voter=voter_seat,
+        target=target_seat,
+        early=accepted.ballot.early,
+        source=source,
+        vk_post_id=vk_post_id,
+    )
+    log_event(
+        game,
+        "vote",
+        by=f"seat:{voter}",
+        phase=phase,
+        voter=voter,
+        target=target,
+        early=accepted.ballot.early,
+        early_ignored=accepted.early_ignored,
+        source=source,
+    )
+    voter_label = texts.seat_label(voter, voter_seat.name)
+    target_label = texts.seat_label(target, target_seat.name)
+    if source != Source.BOARD:
+        post_board(game, texts.vote_posted(voter_label, target_label, accepted.ballot.early),
+                   kind="vote")
+    if source != Source.REPLAY:
+        send_message(
+            game,
+            [voter_seat.vk_user_id],
+            texts.vote_accepted(target_label, accepted.ballot.early, accepted.early_ignored),
+            kind="vote_echo",
+        )
+    result = None
+    if early_close_reached(table, phase.number, ballots_of(phase), EarlyClose(game.early_close)):
+        result = _close(game, phase, seats, now, by="system", early=True)
+    return VoteOutcome(vote, accepted.early_ignored, previous is not None, result)
+
+
+@transaction.atomic
+def day_close(*, game_id: int, by: str = "system", now: datetime | None = None) -> DayResult:
+    """Close the current day now (deadline job or GM): strikes, tally, execution."""
+    now = now_or(now)
+    game = lock_game(game_id)
+    require_running(game)
+    phase = open_day_phase(game)
+    return _close(game, phase, players(game), now, by=by, early=False)
+
+
+def carried_penalties(game: Game, day_number: int) -> dict[int, int]:
+    """Penalty votes announced before this day's close that count in its tally (first strikes
+    for a missed night action, manual penalties), by seat number. Called before the day's own
+    strikes are written."""
+    rows = (
+        Strike.objects.filter(seat__game=game, penalty_day=day_number, forgiven=False)
+        .values("seat__number")
+        .annotate(votes=Sum("penalty_votes"))
+    )
+    return {r["seat__number"]: r["votes"] for r in rows if r["votes"]}
+
+
+def _close(
+    game: Game, phase: Phase, seats: list[Seat], now: datetime, *, by: str, early: bool
+) -> DayResult:
+    table = table_of(seats)
+    ballots = ballots_of(phase)
+    excused = frozenset(
+        Vote.objects.filter(phase=phase, current=True, void=True).values_list(
+            "voter__number", flat=True
+        )
+    ) - set(ballots)
+    result = close_day(
+        table,
+        DayInput(
+            number=phase.number,
+            ballots=ballots,
+            carried_penalties=carried_penalties(game, phase.number),
+            excused=excused,
+        ),
+    )
+    by_number = {s.number: s for s in seats}
+    for strike in result.strikes:
+        seat = by_number[strike.seat]
+        seat.strikes = strike.count
+        Strike.objects.create(
+            seat=seat,
+            phase=phase,
+            reason=strike.reason.value,
+            count=strike.count,
+            penalty_votes=strike.penalty_votes,
+            penalty_day=None if strike.modkill else phase.number,
+            modkill=strike.modkill,
+        )
+    for n in result.modkilled:
+        _kill(by_number[n], DeathCause.MODKILL, phase)
+    if result.executed is not None:
+        _kill(by_number[result.executed], DeathCause.EXECUTED, phase)
+    Seat.objects.bulk_update(seats, ["strikes", "alive", "death_cause", "died_in"])
+    phase.status = PhaseStatus.DONE
+    phase.closed_at = now
+    phase.published_at = now
+    phase.closed_early = early
+    phase.result = result.as_dict()
+    phase.save()
+    log_event(game, "day_closed", by=by, phase=phase, early=early, **result.as_dict())
+    names = {s.number: s.name for s in seats}
+    post_board(
+        game,
+        texts.day_result(
+            phase.number,
+            result.tally,
+            names,
+            result.executed,
+            Role(by_number[result.executed].role) if result.executed else None,
+            result.penalties,
+            [(n, Role(by_number[n].role)) for n in result.modkilled],
+            early,
+        ),
+        kind="day_result",
+    )
+    gone = [by_number[n].vk_user_id for n in (*result.modkilled, result.executed) if n]
+    if gone:
+        send_message(game, gone, texts.you_died(), kind="you_died")
+    if result.winner is not None:
+        finish_game(game, Winner(result.winner), now, by=by)
+    else:
+        open_night(game, phase.number, now, seats)
+    return result
+
+
+def _kill(seat: Seat, cause: str, phase: Phase) -> None:
+    if not seat.alive:
+        raise InvalidCommand("Этот игрок уже выбыл.")
+    seat.alive = False
+    seat.death_cause = cause
+    seat.died_in = phase

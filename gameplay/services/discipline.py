@@ -1,0 +1,291 @@
+"""GM discipline: modkills, replacements, manual strikes and strike forgiveness (RULES.md §6)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import transaction
+
+from gameplay import texts
+from gameplay.models import (
+    DeathCause,
+    Game,
+    GameStatus,
+    Phase,
+    PhaseKind,
+    PhaseStatus,
+    Replacement,
+    Seat,
+    SeatStatus,
+    Strike,
+    Vote,
+)
+from gameplay.rules import (
+    EarlyClose,
+    Item,
+    NightInput,
+    Role,
+    StrikeReason,
+    decide_winner,
+    early_close_reached,
+    give_strike,
+    resolve_night,
+    validate_modkill,
+    validate_replacement,
+)
+from gameplay.rules.errors import InvalidCommand
+
+from .common import (
+    current_phase,
+    lock_game,
+    log_event,
+    now_or,
+    players,
+    post_board,
+    require_running,
+    seat_by_number,
+    send_message,
+    table_of,
+)
+from .day import _close as close_day_phase
+from .day import ballots_of
+from .night import standing_submissions
+from .phases import finish_game
+
+
+@transaction.atomic
+def seat_modkill(
+    *, game_id: int, seat: int, by: str, reason: str = "", now: datetime | None = None
+) -> Seat:
+    """Remove a player at once and reveal their role (P5, G4); logged as an override."""
+    now = now_or(now)
+    game = lock_game(game_id)
+    require_running(game)
+    seats = players(game)
+    validate_modkill(table_of(seats), seat)
+    target = seat_by_number(seats, seat)
+    phase = current_phase(game)
+    _remove(game, target, phase, seats, now, by=by, reason=reason)
+    return target
+
+
+def _remove(
+    game: Game,
+    target: Seat,
+    phase: Phase | None,
+    seats: list[Seat],
+    now: datetime,
+    *,
+    by: str,
+    reason: str,
+) -> None:
+    target.alive = False
+    target.death_cause = DeathCause.MODKILL
+    target.died_in = phase
+    target.save(update_fields=["alive", "death_cause", "died_in"])
+    label = texts.seat_label(target.number, target.name)
+    log_event(
+        game,
+        "modkill",
+        by=by,
+        phase=phase,
+        override=True,
+        seat=target.number,
+        reason=reason,
+        summary=f"Модкилл {label}. {reason}".strip(),
+    )
+    post_board(game, texts.modkilled_public(label, Role(target.role)), kind="modkill")
+    send_message(game, [target.vk_user_id], texts.modkilled_private(reason), kind="modkill")
+
+    if phase is not None and phase.kind == PhaseKind.DAY and phase.status == PhaseStatus.OPEN:
+        # V7: the player's own vote is lost, votes for them are void and their voters may vote
+        # again (an early vote for them is unlocked) without being struck if they do not.
+        Vote.objects.filter(phase=phase, voter=target, current=True).update(void=True)
+        voided = list(
+            Vote.objects.filter(phase=phase, target=target, current=True, void=False)
+            .select_related("voter")
+        )
+        Vote.objects.filter(pk__in=[v.pk for v in voided]).update(void=True)
+        if voided:
+            send_message(
+                game,
+                [v.voter.vk_user_id for v in voided if v.voter.alive],
+                texts.vote_voided(label),
+                kind="vote_voided",
+            )
+    elif phase is not None and phase.kind == PhaseKind.NIGHT and phase.status == PhaseStatus.REVIEW:
+        # The draft no longer matches the table: resolve the night again without the player.
+        res = resolve_night(
+            table_of(seats), NightInput.from_submissions(phase.number, standing_submissions(phase))
+        )
+        phase.result = {"draft": res.as_dict()}
+        phase.save(update_fields=["result"])
+        log_event(game, "night_redrafted", phase=phase, draft=res.as_dict())
+
+    winner = decide_winner(table_of(seats))
+    if winner is not None:
+        finish_game(game, winner, now, by=by)
+    elif phase is not None and phase.kind == PhaseKind.DAY and phase.status == PhaseStatus.OPEN:
+        rule = EarlyClose(game.early_close)
+        if early_close_reached(table_of(seats), phase.number, ballots_of(phase), rule):
+            close_day_phase(game, phase, seats, now, by="system", early=True)
+
+
+@transaction.atomic
+def seat_replace(
+    *,
+    game_id: int,
+    seat: int,
+    vk_user_id: int,
+    name: str,
+    by: str,
+    reason: str = "",
+    now: datetime | None = None,
+) -> Seat:
+    """Hand a seat to another VK account (P6): role, item, history and announced penalty votes
+    stay with the seat; strikes are the person's and reset to 0."""
+    game = lock_game(game_id)
+    if game.status not in (GameStatus.DEALT, GameStatus.RUNNING):
+        raise InvalidCommand("Замена возможна только в розданной или идущей игре.")
+    seats = players(game)
+    validate_replacement(table_of(seats), seat)
+    target = seat_by_number(seats, seat)
+    if any(s.vk_user_id == vk_user_id for s in seats):
+        raise InvalidCommand("Этот пользователь уже играет в этой игре.")
+    Seat.objects.filter(game=game, vk_user_id=vk_user_id, status=SeatStatus.RESERVE).update(
+        status=SeatStatus.WITHDRAWN
+    )
+    name = (name or f"id{vk_user_id}").strip()[:200]
+    old_label = texts.seat_label(target.number, target.name)
+    Replacement.objects.create(
+        seat=target,
+        phase=current_phase(game),
+        old_vk_user_id=target.vk_user_id,
+        old_name=target.name,
+        new_vk_user_id=vk_user_id,
+        new_name=name,
+        old_strikes=target.strikes,
+        reason=reason,
+    )
+    old_vk = target.vk_user_id
+    target.vk_user_id = vk_user_id
+    target.name = name
+    target.strikes = 0
+    target.save(update_fields=["vk_user_id", "name", "strikes"])
+    log_event(
+        game,
+        "replace",
+        by=by,
+        phase=current_phase(game),
+        seat=target.number,
+        old_vk_user_id=old_vk,
+        new_vk_user_id=vk_user_id,
+        name=name,
+        reason=reason,
+    )
+    send_message(game, [old_vk], texts.replaced_old(game.name), kind="replaced")
+    mafia = [(s.number, s.name) for s in seats if s.role == Role.MAFIA]
+    card = texts.role_card(
+        game.name,
+        target.number,
+        Role(target.role),
+        Item(target.item) if target.item and not target.item_used else None,
+        mafia if target.role == Role.MAFIA else [],
+        game.commitment,
+    )
+    send_message(game, [vk_user_id], card, kind="role_card")
+    if game.status == GameStatus.RUNNING:
+        post_board(game, texts.replaced_public(target.number, old_label, name), kind="replace")
+    return target
+
+
+@transaction.atomic
+def strike_give(
+    *, game_id: int, seat: int, by: str, reason: str = "", now: datetime | None = None
+) -> Strike:
+    """A manual penalty (e.g. P4): a strike by the rules of P2/P3. A first strike adds penalty
+    votes to the current day's tally (or the next day's, at night); a second is a modkill."""
+    now = now_or(now)
+    game = lock_game(game_id)
+    require_running(game)
+    seats = players(game)
+    target = seat_by_number(seats, seat)
+    state = validate_modkill(table_of(seats), seat)
+    phase = current_phase(game)
+    if phase is None:
+        raise InvalidCommand("Сейчас нет активной фазы.")
+    given = give_strike(state, StrikeReason.MANUAL)
+    penalty_day = phase.number if phase.kind == PhaseKind.DAY else phase.number + 1
+    strike = Strike.objects.create(
+        seat=target,
+        phase=phase,
+        reason=StrikeReason.MANUAL.value,
+        count=given.count,
+        penalty_votes=given.penalty_votes,
+        penalty_day=None if given.modkill else penalty_day,
+        modkill=given.modkill,
+        note=reason,
+    )
+    target.strikes = given.count
+    target.save(update_fields=["strikes"])
+    label = texts.seat_label(target.number, target.name)
+    log_event(
+        game,
+        "strike_manual",
+        by=by,
+        phase=phase,
+        override=True,
+        seat=seat,
+        count=given.count,
+        reason=reason,
+        summary=f"Штраф {label} ({given.count}-й). {reason}".strip(),
+    )
+    if given.modkill:
+        _remove(game, target, phase, seats, now, by=by, reason=reason)
+    else:
+        post_board(game, texts.penalty_public(label, given.penalty_votes, penalty_day),
+                   kind="penalty")
+    return strike
+
+
+@transaction.atomic
+def strike_forgive(*, game_id: int, strike_id: int, by: str, reason: str = "") -> Strike:
+    """Forgive a strike (e.g. after a bot outage): the count drops by one, and its penalty
+    votes no longer count in a tally that has not closed yet. A modkill is not undone."""
+    game = lock_game(game_id)
+    strike = (
+        Strike.objects.select_related("seat").filter(pk=strike_id, seat__game=game).first()
+    )
+    if strike is None:
+        raise InvalidCommand("Такого штрафа нет в этой игре.")
+    if strike.forgiven:
+        raise InvalidCommand("Этот штраф уже прощён.")
+    if strike.modkill:
+        raise InvalidCommand("Модкилл прощением штрафа не отменяется.")
+    strike.forgiven = True
+    strike.save(update_fields=["forgiven"])
+    seat = strike.seat
+    seat.strikes = max(0, seat.strikes - 1)
+    seat.save(update_fields=["strikes"])
+    label = texts.seat_label(seat.number, seat.name)
+    log_event(
+        game,
+        "strike_forgiven",
+        by=by,
+        override=True,
+        strike=strike.pk,
+        seat=seat.number,
+        reason=reason,
+        summary=f"Штраф {label} прощён. {reason}".strip(),
+    )
+    phase = current_phase(game)
+    pending = strike.penalty_day is not None and (
+        phase is not None
+        and (
+            strike.penalty_day > phase.number
+            or (strike.penalty_day == phase.number and phase.kind == PhaseKind.DAY)
+        )
+    )
+    if pending and strike.penalty_votes:
+        post_board(game, f"Штрафные голоса против {label} отменены ведущим.", kind="penalty")
+    return strike

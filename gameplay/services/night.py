@@ -1,0 +1,351 @@
+"""Night services: actions, the close with a draft resolution, GM edits, publication
+(RULES.md §4, §5, G2)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import transaction
+
+from gameplay import texts
+from gameplay.models import (
+    DeathCause,
+    Game,
+    ItemUse,
+    NightAction,
+    Phase,
+    PhaseKind,
+    PhaseStatus,
+    Seat,
+    Source,
+    Strike,
+)
+from gameplay.rules import (
+    Act,
+    NightContext,
+    NightInput,
+    NightResolution,
+    Role,
+    Slot,
+    Submission,
+    amend_night,
+    decide_winner,
+    resolve_night,
+    validate_action,
+)
+from gameplay.rules.errors import InvalidCommand, PhaseNotOpen, WrongPhase
+
+from .common import (
+    current_phase,
+    lock_game,
+    log_event,
+    now_or,
+    players,
+    post_board,
+    require_running,
+    seat_by_number,
+    send_message,
+    table_of,
+)
+from .phases import finish_game, open_day
+
+
+@dataclass(frozen=True)
+class ActionOutcome:
+    action: NightAction
+    replaced: bool
+
+
+def _night(game: Game, status: str = PhaseStatus.OPEN) -> Phase:
+    phase = current_phase(game)
+    if phase is None or phase.kind != PhaseKind.NIGHT:
+        raise WrongPhase("Сейчас день: ночные действия принимаются ночью.")
+    if phase.status != status:
+        raise PhaseNotOpen()
+    return phase
+
+
+def night_context(game: Game, phase: Phase, seats: Iterable[Seat]) -> NightContext:
+    doctor = next((s for s in seats if s.role == Role.DOCTOR), None)
+    return NightContext(
+        number=phase.number,
+        role_strike_used=game.role_strike_used,
+        last_heal_target=doctor.last_heal_target if doctor else None,
+    )
+
+
+@transaction.atomic
+def night_action_submit(
+    *,
+    game_id: int,
+    actor: int,
+    act: Act | str,
+    target: int,
+    guess: Role | str | None = None,
+    source: str = Source.PM,
+    now: datetime | None = None,
+) -> ActionOutcome:
+    """Send or change a night action (RULES.md §4). A later one in the same slot replaces it."""
+    game = lock_game(game_id)
+    require_running(game)
+    phase = _night(game)
+    act = Act(act)
+    guess_role = Role(guess) if guess else None
+    if phase.reopened_for and act.slot.value != phase.reopened_for:
+        raise PhaseNotOpen("Ведущий открыл заново только выстрел мафии.")
+    seats = players(game)
+    table = table_of(seats)
+    sub = validate_action(table, night_context(game, phase, seats), actor, act, target, guess_role)
+    actor_seat = seat_by_number(seats, actor)
+    target_seat = seat_by_number(seats, target)
+    standing = NightAction.objects.filter(phase=phase, current=True, slot=act.slot.value)
+    if act.slot is Slot.ROLE:
+        standing = standing.filter(actor=actor_seat)
+    elif act.slot is Slot.ITEM:
+        standing = standing.filter(act=act.value)
+    replaced = standing.update(current=False) > 0
+    action = NightAction.objects.create(
+        phase=phase,
+        actor=actor_seat,
+        act=act.value,
+        slot=act.slot.value,
+        target=target_seat,
+        guess=sub.guess.value if sub.guess else "",
+        source=source,
+    )
+    log_event(game, "night_action", by=f"seat:{actor}", phase=phase, **sub.as_dict())
+    target_label = texts.seat_label(target, target_seat.name)
+    if source != Source.REPLAY:
+        send_message(
+            game,
+            [actor_seat.vk_user_id],
+            texts.action_accepted(act, target_label, sub.guess),
+            kind="action_echo",
+        )
+        if act is Act.MAFIA_SHOT:
+            team = [s.vk_user_id for s in seats if s.alive and s.role == Role.MAFIA]
+            send_message(
+                game,
+                team,
+                texts.mafia_shot_update(texts.seat_label(actor, actor_seat.name), target_label),
+                kind="mafia_shot",
+            )
+    return ActionOutcome(action, replaced)
+
+
+def standing_submissions(phase: Phase) -> list[Submission]:
+    rows = (
+        NightAction.objects.filter(phase=phase, current=True)
+        .select_related("actor", "target")
+        .order_by("created_at", "id")
+    )
+    return [
+        Submission(
+            actor=a.actor.number,
+            act=Act(a.act),
+            target=a.target.number,
+            guess=Role(a.guess) if a.guess else None,
+        )
+        for a in rows
+    ]
+
+
+@transaction.atomic
+def night_close(
+    *, game_id: int, by: str = "system", now: datetime | None = None
+) -> NightResolution:
+    """Close the night: resolve it into a draft the GM reviews (or publish it at once when the
+    game auto-publishes). Returns the resolution."""
+    now = now_or(now)
+    game = lock_game(game_id)
+    require_running(game)
+    phase = _night(game)
+    seats = players(game)
+    res = resolve_night(
+        table_of(seats), NightInput.from_submissions(phase.number, standing_submissions(phase))
+    )
+    phase.status = PhaseStatus.REVIEW
+    phase.closed_at = now
+    phase.reopened_for = ""
+    phase.result = {"draft": res.as_dict()}
+    phase.save(update_fields=["status", "closed_at", "reopened_for", "result"])
+    log_event(game, "night_closed", by=by, phase=phase, draft=res.as_dict())
+    if res.no_mafia_shot:
+        # RULES.md P4: no automatic strike; the GM is alerted and may penalise by hand.
+        log_event(game, "alert_no_mafia_shot", phase=phase, number=phase.number)
+    if game.auto_publish:
+        return _publish(game, phase, seats, now, by=by)
+    return res
+
+
+@transaction.atomic
+def night_draft_edit(
+    *, game_id: int, by: str, deaths: Iterable[int], reason: str
+) -> NightResolution:
+    """The GM sets who dies in the night under review (G1); logged as an override."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise InvalidCommand("Укажите причину правки.")
+    game = lock_game(game_id)
+    require_running(game)
+    phase = _night(game, PhaseStatus.REVIEW)
+    seats = players(game)
+    table = table_of(seats)
+    draft = NightResolution.from_dict(phase.result["draft"])
+    try:
+        amended = amend_night(table, draft, deaths=deaths, reason=reason)
+    except ValueError:
+        raise InvalidCommand("Погибнуть ночью может только живой игрок.") from None
+    phase.result = {**phase.result, "draft": amended.as_dict()}
+    phase.save(update_fields=["result"])
+    log_event(
+        game,
+        "night_edited",
+        by=by,
+        phase=phase,
+        override=True,
+        deaths=list(amended.deaths),
+        before=list(draft.deaths),
+        reason=reason,
+        summary=f"Ночь {phase.number}: {amended.gm_edits[-1]}",
+    )
+    return amended
+
+
+@transaction.atomic
+def night_reopen_mafia(
+    *, game_id: int, by: str, reason: str = "", now: datetime | None = None
+) -> Phase:
+    """G2: re-open the night under review for the mafia's shot alone; the mafia are told."""
+    game = lock_game(game_id)
+    require_running(game)
+    phase = _night(game, PhaseStatus.REVIEW)
+    NightAction.objects.filter(phase=phase, current=True, slot=Slot.MAFIA_SHOT.value).update(
+        current=False
+    )
+    phase.status = PhaseStatus.OPEN
+    phase.reopened_for = Slot.MAFIA_SHOT.value
+    phase.result = None
+    phase.save(update_fields=["status", "reopened_for", "result"])
+    log_event(
+        game,
+        "mafia_shot_reopened",
+        by=by,
+        phase=phase,
+        override=True,
+        reason=reason,
+        summary=f"Ночь {phase.number}: мафии разрешено изменить выстрел. {reason}".strip(),
+    )
+    team = [s.vk_user_id for s in players(game) if s.alive and s.role == Role.MAFIA]
+    send_message(game, team, texts.mafia_reopened(phase.number), kind="mafia_reopened")
+    return phase
+
+
+@transaction.atomic
+def night_publish(
+    *, game_id: int, by: str = "system", now: datetime | None = None
+) -> NightResolution:
+    """Publish the night under review: deaths, spent items, checks, dawn strikes; Day opens."""
+    now = now_or(now)
+    game = lock_game(game_id)
+    require_running(game)
+    phase = _night(game, PhaseStatus.REVIEW)
+    return _publish(game, phase, players(game), now, by=by)
+
+
+def _publish(
+    game: Game, phase: Phase, seats: list[Seat], now: datetime, *, by: str
+) -> NightResolution:
+    res = NightResolution.from_dict(phase.result["draft"])
+    by_number = {s.number: s for s in seats}
+    standing = {
+        a.act: a
+        for a in NightAction.objects.filter(phase=phase, current=True, slot=Slot.ITEM.value)
+    }
+    for item in res.spent_items:
+        use = standing.get(item.value)
+        holder = by_number.get(use.actor.number) if use else None
+        if use is None or holder is None:
+            continue
+        holder.item_used = True
+        ItemUse.objects.create(
+            game=game,
+            phase=phase,
+            seat=holder,
+            item=item.value,
+            target=use.target,
+            blocked=holder.number in res.blocked,
+        )
+    if res.role_strike_spent:
+        game.role_strike_used = True
+        game.save(update_fields=["role_strike_used"])
+    for s in seats:
+        if s.role == Role.DOCTOR:
+            s.last_heal_target = res.heal_target
+    died: list[Seat] = []
+    for n in res.deaths:
+        seat = by_number[n]
+        if seat.alive:  # a GM modkill during the review may have removed them already
+            seat.alive, seat.death_cause, seat.died_in = False, DeathCause.NIGHT, phase
+            died.append(seat)
+    penalised: list[Seat] = []
+    for strike in res.strikes:
+        seat = by_number[strike.seat]
+        if not seat.alive:
+            continue
+        seat.strikes = strike.count
+        Strike.objects.create(
+            seat=seat,
+            phase=phase,
+            reason=strike.reason.value,
+            count=strike.count,
+            penalty_votes=strike.penalty_votes,
+            penalty_day=None if strike.modkill else phase.number + 1,
+            modkill=strike.modkill,
+        )
+        if strike.modkill:
+            seat.alive, seat.death_cause, seat.died_in = False, DeathCause.MODKILL, phase
+        else:
+            penalised.append(seat)
+    Seat.objects.bulk_update(
+        seats, ["alive", "death_cause", "died_in", "strikes", "item_used", "last_heal_target"]
+    )
+    phase.status = PhaseStatus.DONE
+    phase.published_at = now
+    phase.result = {**phase.result, "final": res.as_dict()}
+    phase.save(update_fields=["status", "published_at", "result"])
+    log_event(game, "night_published", by=by, phase=phase, **res.as_dict())
+
+    reveal = game.reveal_on_night_death
+    post_board(
+        game,
+        texts.night_result(
+            phase.number,
+            [(s.number, s.name, Role(s.role) if reveal else None) for s in died],
+            [(n, by_number[n].name, Role(by_number[n].role)) for n in res.modkilled],
+            [(s.number, s.name) for s in penalised],
+        ),
+        kind="night_result",
+    )
+    for check in res.checks:
+        commissar = by_number[check.commissar]
+        target = by_number[check.target]
+        send_message(
+            game,
+            [commissar.vk_user_id],
+            texts.check_result(
+                phase.number, texts.seat_label(target.number, target.name), check.is_mafia
+            ),
+            kind="check_result",
+        )
+    gone = [s.vk_user_id for s in died] + [by_number[n].vk_user_id for n in res.modkilled]
+    if gone:
+        send_message(game, gone, texts.you_died(), kind="you_died")
+    winner = decide_winner(table_of(seats))
+    if winner is not None:
+        finish_game(game, winner, now, by=by)
+    else:
+        open_day(game, phase.number + 1, now, seats)
+    return res

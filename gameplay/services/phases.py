@@ -1,0 +1,164 @@
+"""Opening phases and ending the game (helpers the other services call inside their
+transaction, plus the GM's ``game_end``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from django.db import transaction
+
+from gameplay import texts
+from gameplay.models import (
+    Game,
+    GameEvent,
+    GameStatus,
+    NightAction,
+    Phase,
+    PhaseKind,
+    PhaseStatus,
+    Seat,
+)
+from gameplay.rules import Act, Item, Role, Winner
+from gameplay.rules.errors import InvalidCommand
+from gameplay.rules.roles import ACT_TITLES
+
+from .common import current_phase, lock_game, log_event, now_or, players, post_board, send_message
+
+
+def open_day(game: Game, number: int, now: datetime, seats: Sequence[Seat]) -> Phase:
+    phase = Phase.objects.create(
+        game=game,
+        kind=PhaseKind.DAY,
+        number=number,
+        opened_at=now,
+        deadline=now + game.day_length if game.day_length else None,
+    )
+    log_event(game, "phase_opened", phase=phase, phase_kind="day", number=number)
+    post_board(game, texts.day_opened(number, phase.deadline, game.time_zone), kind="day_opened")
+    return phase
+
+
+def open_night(game: Game, number: int, now: datetime, seats: Sequence[Seat]) -> Phase:
+    phase = Phase.objects.create(
+        game=game,
+        kind=PhaseKind.NIGHT,
+        number=number,
+        opened_at=now,
+        deadline=now + game.night_length if game.night_length else None,
+    )
+    log_event(game, "phase_opened", phase=phase, phase_kind="night", number=number)
+    post_board(game, texts.night_opened(number, phase.deadline, game.time_zone),
+               kind="night_opened")
+    prompts: dict[str, list[int]] = {}
+    for s in seats:
+        if not s.alive:
+            continue
+        role = Role(s.role)
+        if role is not Role.CIVILIAN:
+            text = texts.night_prompt(number, role, phase.deadline, game.time_zone)
+            prompts.setdefault(text, []).append(s.vk_user_id)
+        if s.item and not s.item_used:
+            prompts.setdefault(texts.item_prompt(Item(s.item)), []).append(s.vk_user_id)
+    for text, peers in prompts.items():
+        send_message(game, peers, text, kind="night_prompt")
+    return phase
+
+
+def finish_game(
+    game: Game,
+    winner: Winner | None,
+    now: datetime,
+    *,
+    by: str = "system",
+    reason: str = "",
+    override: bool = False,
+) -> Game:
+    """End the game: reveal everything and the seed (RULES.md §7)."""
+    phase = current_phase(game)
+    if phase is not None:
+        phase.status = PhaseStatus.DONE
+        phase.closed_at = phase.closed_at or now
+        phase.save(update_fields=["status", "closed_at"])
+    game.status = GameStatus.FINISHED
+    game.winner = winner.value if winner else ""
+    game.finished_at = now
+    game.save(update_fields=["status", "winner", "finished_at"])
+    log_event(
+        game,
+        "game_finished",
+        by=by,
+        override=override,
+        winner=game.winner or None,
+        reason=reason,
+        seed=game.seed,
+        summary=f"Игра завершена ведущим: {winner.title if winner else 'без победителя'}. "
+        f"{reason}".strip()
+        if override
+        else "",
+    )
+    seats = players(game)
+    post_board(
+        game,
+        texts.game_over(
+            game.name,
+            winner,
+            [(s.number, s.name, Role(s.role), Item(s.item) if s.item else None, s.alive)
+             for s in seats],
+            night_log(game),
+            [e.data.get("summary") or e.kind
+             for e in GameEvent.objects.filter(game=game, override=True).order_by("seq")],
+            game.seed,
+            game.commitment,
+        ),
+        kind="game_over",
+    )
+    send_message(
+        game,
+        [s.vk_user_id for s in seats],
+        f"Игра «{game.name}» окончена. "
+        + (f"Победа: {winner.title}." if winner else "Ведущий остановил игру.")
+        + " Итоги — в обсуждении сообщества.",
+        kind="game_over",
+    )
+    return game
+
+
+def night_log(game: Game) -> list[str]:
+    """Every night action that stood at a close, for the end-of-game publication."""
+    rows = (
+        NightAction.objects.filter(phase__game=game, current=True)
+        .select_related("phase", "actor", "target")
+        .order_by("phase__number", "id")
+    )
+    lines = []
+    for a in rows:
+        guess = f" ({Role(a.guess).title.lower()})" if a.guess else ""
+        lines.append(
+            f"Ночь {a.phase.number}: №{a.actor.number} — {ACT_TITLES[Act(a.act)]} → "
+            f"№{a.target.number}{guess}"
+        )
+    return lines
+
+
+@transaction.atomic
+def game_end(
+    *,
+    game_id: int,
+    by: str,
+    winner: Winner | None = None,
+    reason: str = "",
+    now: datetime | None = None,
+) -> Game:
+    """The GM ends the game (G1), with or without declaring a winner; logged as an override."""
+    game = lock_game(game_id)
+    if game.status in (GameStatus.FINISHED, GameStatus.CANCELLED):
+        raise InvalidCommand("Игра уже завершена.")
+    if game.status != GameStatus.RUNNING:
+        game.status = GameStatus.CANCELLED
+        game.finished_at = now_or(now)
+        game.save(update_fields=["status", "finished_at"])
+        log_event(game, "game_cancelled", by=by, override=True, reason=reason,
+                  summary=f"Игра отменена до начала. {reason}".strip())
+        return game
+    return finish_game(game, winner, now_or(now), by=by, reason=reason, override=True)
