@@ -1,0 +1,38 @@
+"""A local stand-in for the VK API (v5.199) for tests, the demo and benchmarks.
+
+It speaks VK's wire format over HTTP (``/method/<name>`` and a Bots Long Poll server), keeps
+the community's state in a :class:`LocalVK`, enforces VK's limits, records every call, and
+can inject faults. Nothing here imports Django; ``python -m vkbot.localvk`` runs it alone.
+
+Typical test use::
+
+    async with running_server(LocalVK(group_id=1)) as srv:
+        api = srv.vk_api()                     # a real vkbottle API aimed at srv.api_url
+        srv.state.inject_message(42, "hello")  # a user writes to the community
+"""
+
+from .app import make_app
+from .errors import VKError
+from .faults import FaultConfig
+from .models import Chat, Comment, Message, Topic, User, chat_peer_id
+from .recording import CallRecord
+from .server import RunningServer, ServerThread, point_api_at, running_server
+from .state import LocalVK
+
+__all__ = [
+    "CallRecord",
+    "Chat",
+    "Comment",
+    "FaultConfig",
+    "LocalVK",
+    "Message",
+    "RunningServer",
+    "ServerThread",
+    "Topic",
+    "User",
+    "VKError",
+    "chat_peer_id",
+    "make_app",
+    "point_api_at",
+    "running_server",
+]

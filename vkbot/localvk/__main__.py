@@ -1,0 +1,94 @@
+"""``python -m vkbot.localvk``: run the local VK server until interrupted."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+
+from .server import start_site
+from .state import LocalVK
+
+logger = logging.getLogger("vkbot.localvk")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m vkbot.localvk", description="A local stand-in for the VK API."
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8081)
+    parser.add_argument("--group-id", type=int, default=1)
+    parser.add_argument("--group-token", default="group-token")
+    parser.add_argument(
+        "--user-token",
+        action="append",
+        dest="user_tokens",
+        metavar="TOKEN",
+        help="a community admin's user token (repeatable; default: user-token)",
+    )
+    parser.add_argument("--admin-user-id", type=int, default=100)
+    parser.add_argument("--group-name", default="Мафия (локальный VK)")
+    parser.add_argument(
+        "--deny-messages-by-default",
+        action="store_true",
+        help="users must write first (or be allowed via /_test/allow_messages) to get messages",
+    )
+    parser.add_argument("--group-rps", type=int, default=20)
+    parser.add_argument("--user-rps", type=int, default=3)
+    parser.add_argument("--log-level", default="INFO")
+    return parser
+
+
+def state_from_args(args: argparse.Namespace) -> LocalVK:
+    return LocalVK(
+        group_id=args.group_id,
+        group_token=args.group_token,
+        user_tokens=args.user_tokens or ["user-token"],
+        admin_user_id=args.admin_user_id,
+        group_name=args.group_name,
+        allow_messages_by_default=not args.deny_messages_by_default,
+        group_rps=args.group_rps,
+        user_rps=args.user_rps,
+    )
+
+
+async def serve(state: LocalVK, host: str, port: int) -> None:
+    """Serve until SIGINT/SIGTERM."""
+    runner, bound_port = await start_site(state, host, port)
+    logger.info(
+        "local VK for group %s listening on http://%s:%s (API: http://%s:%s/method/)",
+        state.group_id, host, bound_port, host, bound_port,
+    )  # fmt: skip
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        # Not available on every platform, nor outside the main thread.
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        state.longpoll.close()
+        await runner.cleanup()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(message)s")
+    try:
+        state = state_from_args(args)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve(state, args.host, args.port))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

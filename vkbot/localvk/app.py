@@ -1,0 +1,107 @@
+"""The aiohttp application: VK's ``/method/<name>``, the long-poll endpoint, and ``/_test/``."""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from aiohttp import web
+
+from .control import add_control_routes
+from .dispatch import handle_api_call
+from .longpoll import MAX_WAIT
+from .state import LocalVK
+
+logger = logging.getLogger(__name__)
+
+STATE_KEY = web.AppKey("localvk_state", LocalVK)
+DEFAULT_WAIT = 25
+
+_dumps = functools.partial(json.dumps, ensure_ascii=False)
+
+
+def json_response(data: Any, status: int = 200) -> web.Response:
+    return web.json_response(data, status=status, dumps=_dumps)
+
+
+async def request_params(request: web.Request) -> dict[str, str]:
+    """Query and form parameters merged (the form wins), as VK reads them."""
+    params: dict[str, str] = {key: value for key, value in request.query.items()}
+    if request.method == "POST" and request.can_read_body:
+        try:
+            form = await request.post()
+        except ValueError:
+            form = None
+        if form is not None:
+            for key, value in form.items():
+                if isinstance(value, str):
+                    params[key] = value
+    return params
+
+
+def base_url(request: web.Request) -> str:
+    return f"{request.scheme}://{request.host}"
+
+
+def drop_connection(request: web.Request) -> web.StreamResponse:
+    """Close the connection without an answer (the client sees a disconnect)."""
+    transport = request.transport
+    if transport is not None:
+        transport.abort()
+    raise web.HTTPServiceUnavailable()  # never written: the transport is gone
+
+
+def state_of(request: web.Request) -> LocalVK:
+    return request.app[STATE_KEY]
+
+
+async def handle_method(request: web.Request) -> web.StreamResponse:
+    params = await request_params(request)
+    answer = await handle_api_call(
+        state_of(request), request.match_info["method"], params, base_url=base_url(request)
+    )
+    if answer.drop is not None or answer.body is None:
+        return drop_connection(request)
+    return json_response(answer.body)
+
+
+def _wait_seconds(params: Mapping[str, str]) -> float:
+    try:
+        wait = int(params.get("wait", DEFAULT_WAIT))
+    except ValueError:
+        wait = DEFAULT_WAIT
+    return float(max(0, min(wait, MAX_WAIT)))
+
+
+async def handle_longpoll(request: web.Request) -> web.StreamResponse:
+    state = state_of(request)
+    params = await request_params(request)
+    if request.match_info["group_id"] != str(state.group_id) or params.get("act") != "a_check":
+        return json_response({"failed": 2})
+    answer = await state.longpoll.poll(
+        params.get("key", ""), params.get("ts", ""), _wait_seconds(params)
+    )
+    return json_response(answer)
+
+
+async def _on_startup(app: web.Application) -> None:
+    app[STATE_KEY].longpoll.reopen()
+
+
+async def _on_shutdown(app: web.Application) -> None:
+    app[STATE_KEY].longpoll.close()
+
+
+def make_app(state: LocalVK | None = None) -> web.Application:
+    """The local VK server for ``state`` (a default :class:`LocalVK` if omitted)."""
+    app = web.Application()
+    app[STATE_KEY] = state if state is not None else LocalVK()
+    app.router.add_route("*", "/method/{method}", handle_method)
+    app.router.add_route("*", "/lp/{group_id}", handle_longpoll)
+    add_control_routes(app, STATE_KEY)
+    app.on_startup.append(_on_startup)
+    app.on_shutdown.append(_on_shutdown)
+    return app

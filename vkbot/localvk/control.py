@@ -1,0 +1,260 @@
+"""``/_test/`` endpoints: drive the local VK as users would, inspect it, inject faults.
+
+Every endpoint takes and returns JSON. A bad request is HTTP 400 ``{"error": "…"}``.
+
+- ``POST /_test/message_new`` ``{from_id, text, peer_id?, payload?, client_info?}``
+- ``POST /_test/message_event`` ``{user_id, payload?, peer_id?, conversation_message_id?}``
+- ``POST /_test/board_post`` ``{from_id, topic_id, text}``; ``/_test/board_post_edit``
+  ``{topic_id, comment_id, text}``; ``/_test/board_post_delete`` ``{topic_id, comment_id}``
+- ``POST /_test/chat_join`` ``{chat_id, user_id, by_link?, invited_by?}``;
+  ``/_test/chat_leave`` ``{chat_id, user_id, kicked_by?}``
+- ``POST /_test/chats`` ``{title, member_ids?}``;
+  ``POST /_test/topics`` ``{title, text?, from_id?}``
+- ``POST /_test/allow_messages`` ``{user_id, allowed?}``; ``POST /_test/users``
+  ``{id, first_name, last_name, sex?}``
+- ``POST /_test/longpoll/expire_keys``; ``POST /_test/longpoll/drop_history``
+- ``GET/POST/DELETE /_test/faults`` (see :class:`~vkbot.localvk.faults.FaultConfig`)
+- ``GET /_test/calls?method=&token_kind=&since=&include_inner=``, ``GET /_test/stats``,
+  ``GET /_test/messages?peer_id=&sent=``, ``GET /_test/events``, ``GET /_test/state``
+- ``POST /_test/reset``
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from .faults import FaultConfig
+
+if TYPE_CHECKING:
+    from .state import LocalVK
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+_dumps = functools.partial(json.dumps, ensure_ascii=False)
+
+
+class BadRequest(Exception):
+    pass
+
+
+def _reply(data: Any, status: int = 200) -> web.Response:
+    return web.json_response(data, status=status, dumps=_dumps)
+
+
+async def _body(request: web.Request) -> dict[str, Any]:
+    if not request.can_read_body:
+        return {}
+    try:
+        data = json.loads(await request.text())
+    except ValueError:
+        raise BadRequest("the body is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise BadRequest("the body should be a JSON object")
+    return data
+
+
+def _int(data: Mapping[str, Any], name: str, default: int | None = None) -> int:
+    value = data.get(name, default)
+    if isinstance(value, bool) or value is None:
+        raise BadRequest(f"{name} is required (an integer)")
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise BadRequest(f"{name} should be an integer") from None
+
+
+def _opt_int(data: Mapping[str, Any], name: str) -> int | None:
+    return None if data.get(name) is None else _int(data, name)
+
+
+def _str(data: Mapping[str, Any], name: str, default: str | None = None) -> str:
+    value = data.get(name, default)
+    if not isinstance(value, str):
+        raise BadRequest(f"{name} should be a string")
+    return value
+
+
+def _bool(data: Mapping[str, Any], name: str, default: bool) -> bool:
+    value = data.get(name, default)
+    if not isinstance(value, bool):
+        raise BadRequest(f"{name} should be true or false")
+    return value
+
+
+def _query_flag(request: web.Request, name: str) -> bool | None:
+    raw = request.query.get(name)
+    return None if raw is None else raw.lower() in {"1", "true", "yes"}
+
+
+def add_control_routes(app: web.Application, state_key: web.AppKey[LocalVK]) -> None:
+    """Register every ``/_test/`` route on ``app``."""
+
+    def route(method: str, path: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        def register(action: Callable[[LocalVK, web.Request, dict[str, Any]], Any]) -> Any:
+            async def handler(request: web.Request) -> web.StreamResponse:
+                state = request.app[state_key]
+                try:
+                    data = await _body(request) if request.method in {"POST", "PUT"} else {}
+                    result = action(state, request, data)
+                except (BadRequest, ValueError, KeyError) as exc:
+                    return _reply({"error": str(exc)}, status=400)
+                return _reply(result)
+
+            app.router.add_route(method, f"/_test/{path}", handler)
+            return action
+
+        return register
+
+    @route("POST", "message_new")
+    def message_new(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:
+        client_info = data.get("client_info")
+        if client_info is not None and not isinstance(client_info, dict):
+            raise BadRequest("client_info should be an object")
+        return state.inject_message(
+            _int(data, "from_id"),
+            _str(data, "text", ""),
+            peer_id=_opt_int(data, "peer_id"),
+            payload=data.get("payload"),
+            client_info=client_info,
+        )
+
+    @route("POST", "message_event")
+    def message_event(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:
+        return state.inject_message_event(
+            _int(data, "user_id"),
+            data.get("payload"),
+            peer_id=_opt_int(data, "peer_id"),
+            conversation_message_id=_opt_int(data, "conversation_message_id"),
+        )
+
+    @route("POST", "board_post")
+    def board_post(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:
+        return state.inject_board_post(
+            _int(data, "from_id"), _int(data, "topic_id"), _str(data, "text")
+        )
+
+    @route("POST", "board_post_edit")
+    def board_post_edit(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:
+        return state.inject_board_post_edit(
+            _int(data, "topic_id"), _int(data, "comment_id"), _str(data, "text")
+        )
+
+    @route("POST", "board_post_delete")
+    def board_post_delete(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:
+        return state.inject_board_post_delete(_int(data, "topic_id"), _int(data, "comment_id"))
+
+    @route("POST", "chat_join")
+    def chat_join(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:
+        return state.inject_chat_join(
+            _int(data, "chat_id"),
+            _int(data, "user_id"),
+            by_link=_bool(data, "by_link", True),
+            invited_by=_opt_int(data, "invited_by"),
+        )
+
+    @route("POST", "chat_leave")
+    def chat_leave(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:
+        return state.inject_chat_leave(
+            _int(data, "chat_id"), _int(data, "user_id"), kicked_by=_opt_int(data, "kicked_by")
+        )
+
+    @route("POST", "chats")
+    def create_chat(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:
+        members = data.get("member_ids", [])
+        if not isinstance(members, list):
+            raise BadRequest("member_ids should be a list")
+        return state.create_chat(_str(data, "title"), [int(m) for m in members]).to_dict()
+
+    @route("POST", "topics")
+    def create_topic(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:
+        topic = state.create_topic(
+            _str(data, "title"), _str(data, "text", ""), from_id=_opt_int(data, "from_id")
+        )
+        return topic.to_dict()
+
+    @route("POST", "allow_messages")
+    def allow_messages(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:
+        user_id = _int(data, "user_id")
+        allowed = _bool(data, "allowed", True)
+        state.set_messages_allowed(user_id, allowed)
+        return {"user_id": user_id, "allowed": allowed}
+
+    @route("POST", "users")
+    def add_user(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:
+        user = state.add_user(
+            _int(data, "id"),
+            _str(data, "first_name"),
+            _str(data, "last_name"),
+            _int(data, "sex", 0),
+        )
+        return user.to_vk()
+
+    @route("POST", "longpoll/expire_keys")
+    def expire_keys(state: LocalVK, _: web.Request, __: dict[str, Any]) -> Any:
+        state.expire_longpoll_keys()
+        return {"ok": True}
+
+    @route("POST", "longpoll/drop_history")
+    def drop_history(state: LocalVK, _: web.Request, __: dict[str, Any]) -> Any:
+        state.drop_longpoll_history()
+        return {"ok": True}
+
+    @route("GET", "faults")
+    def get_faults(state: LocalVK, _: web.Request, __: dict[str, Any]) -> Any:
+        return {"config": state.faults.config.to_dict(), "injected": state.faults.injected}
+
+    @route("POST", "faults")
+    def set_faults(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:
+        with state.lock:
+            config = state.faults.configure(FaultConfig.from_dict(data))
+        return {"config": config.to_dict()}
+
+    @route("DELETE", "faults")
+    def clear_faults(state: LocalVK, _: web.Request, __: dict[str, Any]) -> Any:
+        with state.lock:
+            state.faults.clear()
+        return {"config": state.faults.config.to_dict()}
+
+    @route("GET", "calls")
+    def calls(state: LocalVK, request: web.Request, _: dict[str, Any]) -> Any:
+        query = request.query
+        records = state.calls(
+            query.get("method") or None,
+            token_kind=query.get("token_kind") or None,
+            since=_int(query, "since", 0),
+            include_inner=_query_flag(request, "include_inner") is not False,
+        )
+        return {"calls": [record.to_dict() for record in records]}
+
+    @route("GET", "stats")
+    def stats(state: LocalVK, _: web.Request, __: dict[str, Any]) -> Any:
+        return state.stats()
+
+    @route("GET", "messages")
+    def messages(state: LocalVK, request: web.Request, _: dict[str, Any]) -> Any:
+        peer_id = _opt_int(request.query, "peer_id")
+        with state.lock:
+            if _query_flag(request, "sent"):
+                found = state.sent_messages(peer_id)
+            elif peer_id is not None:
+                found = state.conversation(peer_id)
+            else:
+                found = list(state.messages)
+            return {"messages": [message.to_dict() for message in found]}
+
+    @route("GET", "events")
+    def events(state: LocalVK, _: web.Request, __: dict[str, Any]) -> Any:
+        return {"ts": state.longpoll.ts, "events": state.longpoll.events()}
+
+    @route("GET", "state")
+    def snapshot(state: LocalVK, _: web.Request, __: dict[str, Any]) -> Any:
+        return state.snapshot()
+
+    @route("POST", "reset")
+    def reset(state: LocalVK, _: web.Request, __: dict[str, Any]) -> Any:
+        state.reset()
+        return {"ok": True}

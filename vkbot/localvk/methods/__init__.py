@@ -1,0 +1,18 @@
+"""The VK API methods the local server implements, looked up by name."""
+
+from __future__ import annotations
+
+from . import board, chats, groups, messages, users
+from .registry import METHODS, CallContext, MethodSpec, check_group_id
+
+__all__ = [
+    "METHODS",
+    "CallContext",
+    "MethodSpec",
+    "board",
+    "chats",
+    "check_group_id",
+    "groups",
+    "messages",
+    "users",
+]

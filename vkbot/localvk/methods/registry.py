@@ -1,0 +1,73 @@
+"""Method registry and the context a method implementation runs with."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import VKError
+from ..params import Params
+
+if TYPE_CHECKING:
+    from ..state import LocalVK
+
+
+@dataclass
+class CallContext:
+    """One method call: who calls (token kind, user id) and with which parameters."""
+
+    state: LocalVK
+    token: str
+    token_kind: str
+    user_id: int | None
+    params: Params
+    base_url: str
+    parent_seq: int | None = None
+
+    @property
+    def is_group(self) -> bool:
+        return self.token_kind == "group"
+
+    @property
+    def sender_id(self) -> int:
+        """Who a message or comment comes from: ``-group_id`` or the token's user."""
+        if self.is_group:
+            return self.state.community_id
+        assert self.user_id is not None
+        return self.user_id
+
+
+MethodImpl = Callable[[CallContext], Any]
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    name: str
+    impl: MethodImpl
+    user_only: bool = False
+
+
+METHODS: dict[str, MethodSpec] = {}
+
+
+def method(name: str, *, user_only: bool = False) -> Callable[[MethodImpl], MethodImpl]:
+    """Register an implementation; ``user_only`` methods answer a community token with 27."""
+
+    def register(impl: MethodImpl) -> MethodImpl:
+        METHODS[name] = MethodSpec(name, impl, user_only)
+        return impl
+
+    return register
+
+
+def check_group_id(ctx: CallContext, *, required: bool) -> int:
+    """The ``group_id`` parameter, which must be the local community (else error 15)."""
+    group_id = ctx.params.get_int("group_id", required=required, minimum=0)
+    if group_id is None or group_id == 0:
+        if required:
+            raise VKError(100, "group_id is undefined")
+        return ctx.state.group_id
+    if group_id != ctx.state.group_id:
+        raise VKError(15, "no access to this community")
+    return group_id
