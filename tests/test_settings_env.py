@@ -284,3 +284,26 @@ def test_job_enqueued_then_run_by_a_worker(rq_queues: dict, queue_name: str) -> 
     assert job.is_finished
     assert job.return_value() == 42
     assert queue.count == 0
+
+
+def test_scheduled_job_runs_once_due(rq_queues: dict) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    queue = rq_queues["default"]
+    job = queue.enqueue_at(datetime.now(UTC) - timedelta(seconds=1), add, 1, 1)
+    assert job.get_status() == "scheduled"
+
+    worker = django_rq.get_worker("default", worker_class=SimpleWorker)
+    worker.work(burst=True, with_scheduler=True)
+
+    job.refresh()
+    assert job.is_finished
+    assert job.return_value() == 2
+
+
+def test_hypothesis_profile_follows_the_environment() -> None:
+    from hypothesis import settings as hypothesis_settings
+
+    profile = os.environ.get("HYPOTHESIS_PROFILE", "dev")
+    expected = {"dev": 100, "ci": 500}[profile]
+    assert hypothesis_settings().max_examples == expected
