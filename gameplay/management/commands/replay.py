@@ -28,12 +28,11 @@ class Command(BaseCommand):
             text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
             self._fail(f"cannot read {path}: {getattr(e, 'strerror', None) or e}")
+        name = "Сценарий" if path == "-" else f"Сценарий {Path(path).stem}"
         try:
-            scenario = parse_scenario(text)
+            output = play(parse_scenario(text), name=name[:200], keep=options["keep"])
         except ScenarioError as e:
             self._fail(f"{path}: {e}")
-        name = "Сценарий" if path == "-" else f"Сценарий {Path(path).stem}"
-        output = play(scenario, name=name[:200], keep=options["keep"])
         self.stdout.write(json.dumps(output, ensure_ascii=False, indent=options["indent"]))
 
     def _fail(self, message: str) -> None:

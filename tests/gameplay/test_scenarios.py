@@ -1,0 +1,137 @@
+"""The rule scenarios of ../shared/scenarios through ``manage.py replay`` (FORMAT.md).
+
+Every scenario is replayed in-process on the configured database (PostgreSQL in CI), and all of
+them again in a subprocess on a fresh SQLite file, so both backends are checked in one run.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+
+from gameplay.models import Game, Outbox
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = Path(os.environ.get("SCENARIOS_DIR", ROOT.parent / "shared" / "scenarios"))
+
+
+def scenario_files() -> list[Path]:
+    if not SCENARIOS.is_dir():
+        if os.environ.get("CI"):
+            raise RuntimeError(f"scenario folder {SCENARIOS} is missing")
+        return []
+    return sorted(p for p in SCENARIOS.glob("*.json") if not p.name.endswith(".expected.json"))
+
+
+def expected_for(path: Path) -> dict:
+    return json.loads(path.with_name(path.stem + ".expected.json").read_text(encoding="utf-8"))
+
+
+FILES = scenario_files()
+pytestmark = pytest.mark.skipif(not FILES, reason=f"no scenarios in {SCENARIOS}")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_scenario_matches_expected_on_configured_database(path: Path) -> None:
+    out = io.StringIO()
+    call_command("replay", str(path), stdout=out)
+    assert json.loads(out.getvalue()) == expected_for(path)
+    # A replay leaves nothing behind: no game, nothing to send.
+    assert not Game.objects.exists()
+    assert not Outbox.objects.exists()
+
+
+@pytest.mark.django_db
+def test_replay_keep_leaves_the_finished_game(tmp_path: Path) -> None:
+    path = SCENARIOS / "small_game_town_wins.json"
+    call_command("replay", str(path), "--keep", stdout=io.StringIO())
+    game = Game.objects.get()
+    assert game.winner == "town"
+    assert game.events.filter(kind="game_finished").exists()
+
+
+def _run(
+    args: list[str], env: dict[str, str], stdin: bytes | None = None
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        timeout=300,
+    )
+
+
+@pytest.fixture(scope="module")
+def sqlite_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    db = tmp_path_factory.mktemp("replay") / "replay.sqlite3"
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{db}"}
+    env.pop("REDIS_URL", None)
+    done = _run(["migrate", "--noinput", "-v0"], env)
+    assert done.returncode == 0, done.stderr.decode()
+    return env
+
+
+@pytest.mark.slow
+def test_every_scenario_matches_on_fresh_sqlite(sqlite_env: dict[str, str]) -> None:
+    if settings.DATABASES["default"]["ENGINE"].endswith("sqlite3") and not os.environ.get("CI"):
+        pytest.skip("the in-process test already ran on SQLite")
+    for path in FILES:
+        done = _run(["replay", str(path)], sqlite_env)
+        assert done.returncode == 0, (path.name, done.stderr.decode())
+        assert json.loads(done.stdout) == expected_for(path), path.name
+
+
+MALFORMED = {
+    "not_json": b"{players: []",
+    "empty": b"",
+    "not_utf8": b"\xff\xfe\x00{",
+    "array": b"[]",
+    "unknown_role": b'{"players":[{"seat":1,"role":"wizard"}],"phases":[]}',
+    "seat_not_int": b'{"players":[{"seat":"1","role":"mafia"}],"phases":[]}',
+    "duplicate_seat": b'{"players":[{"seat":1,"role":"mafia"},{"seat":1,"role":"civilian"}],'
+    b'"phases":[]}',
+    "night_first": b'{"players":[{"seat":1,"role":"mafia"}],"phases":[{"phase":"night"}]}',
+    "strike_without_guess": b'{"players":[{"seat":1,"role":"mafia"}],"phases":[{"phase":"day"},'
+    b'{"phase":"night","actions":[{"actor":1,"act":"role_strike","target":2}]}]}',
+    "unknown_key": b'{"players":[{"seat":1,"role":"mafia"}],"phases":[{"phase":"day",'
+    b'"votes":[{"voter":1,"targt":2}]}]}',
+    "bad_gm_action": b'{"players":[{"seat":1,"role":"mafia"}],"phases":[{"phase":"gm",'
+    b'"action":"resurrect","seat":1}]}',
+    "bad_early_close": b'{"settings":{"early_close":"some"},"players":[{"seat":1,"role":"mafia"}],'
+    b'"phases":[]}',
+    "unplayable_setup": b'{"players":[{"seat":1,"role":"mafia"},{"seat":2,"role":"civilian"}],'
+    b'"phases":[]}',
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_scenario_one_line_exit_2(
+    case: str, sqlite_env: dict[str, str], tmp_path: Path
+) -> None:
+    path = tmp_path / f"{case}.json"
+    path.write_bytes(MALFORMED[case])
+    done = _run(["replay", str(path)], sqlite_env)
+    assert done.returncode == 2
+    assert done.stdout == b""
+    lines = done.stderr.decode().strip().splitlines()
+    assert len(lines) == 1, lines
+    assert "Traceback" not in lines[0]
+
+
+@pytest.mark.slow
+def test_missing_file_one_line_exit_2(sqlite_env: dict[str, str]) -> None:
+    done = _run(["replay", "/nonexistent/scenario.json"], sqlite_env)
+    assert done.returncode == 2
+    assert len(done.stderr.decode().strip().splitlines()) == 1
