@@ -134,6 +134,8 @@ class Seat(models.Model):
         "Phase", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     strikes = models.PositiveSmallIntegerField(default=0)
+    #: Whether the community may write to this player (messages.isMessagesFromGroupAllowed).
+    pm_allowed = models.BooleanField(null=True, blank=True)
     #: The doctor's heal target that stood at the last night's close (RULES.md §4).
     last_heal_target = models.PositiveSmallIntegerField(null=True, blank=True)
     signed_up_at = models.DateTimeField(auto_now_add=True)
@@ -412,6 +414,9 @@ class Outbox(models.Model):
         max_length=8, choices=OutboxStatus.choices, default=OutboxStatus.PENDING
     )
     attempts = models.PositiveIntegerField(default=0)
+    #: A worker's lease on the row while it sends it; an expired lease may be taken again
+    #: (the same ``random_id``/``guid`` makes the re-send a no-op at VK).
+    locked_until = models.DateTimeField(null=True, blank=True)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)
     result = models.JSONField(null=True, blank=True)
@@ -434,3 +439,91 @@ class Outbox(models.Model):
     def random_id(self) -> int:
         """A stable int32 ``random_id`` for VK's de-duplication of ``messages.send``."""
         return int(self.pk) % 2_147_483_647 or 1
+
+
+class VkEvent(models.Model):
+    """An incoming VK event already applied (long poll or Callback API).
+
+    Recorded in the same transaction as the event's effect, so a redelivered event is applied
+    at most once.
+    """
+
+    event_id = models.CharField(max_length=80, unique=True)
+    type = models.CharField(max_length=48)
+    group_id = models.BigIntegerField(null=True, blank=True)
+    source = models.CharField(max_length=16, default="longpoll")
+    game = models.ForeignKey(Game, null=True, blank=True, on_delete=models.SET_NULL)
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["received_at"])]
+
+
+class PollState(models.Model):
+    """Where the Bots Long Poll stopped, so a restarted bot continues from there."""
+
+    group_id = models.BigIntegerField(unique=True)
+    ts = models.CharField(max_length=64, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+
+class FlagKind(models.TextChoices):
+    DEAD_POST = "dead_post", "Пост выбывшего игрока"
+    PROFANITY = "profanity", "Мат или оскорбление"
+    REVEAL = "reveal", "Раскрытие ночного действия"
+    EDITED_VOTE = "edited_vote", "Изменён или удалён пост с голосом"
+    INTRUDER = "intruder", "Посторонний в беседе ЗЗ"
+    NO_MAFIA_SHOT = "no_mafia_shot", "Мафия не стреляла"
+    DELIVERY = "delivery", "Сообщение не доставлено"
+
+
+class FlagStatus(models.TextChoices):
+    OPEN = "open", "Новый"
+    DISMISSED = "dismissed", "Отклонён"
+    ACTED = "acted", "Принято решение"
+
+
+class ModerationFlag(models.Model):
+    """Something the GM should look at; never punished automatically (RULES.md G2–G4)."""
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="flags")
+    seat = models.ForeignKey(Seat, null=True, blank=True, on_delete=models.SET_NULL)
+    vk_user_id = models.BigIntegerField(null=True, blank=True)
+    kind = models.CharField(max_length=16, choices=FlagKind.choices)
+    text = models.TextField(blank=True)
+    topic_id = models.BigIntegerField(null=True, blank=True)
+    vk_post_id = models.BigIntegerField(null=True, blank=True)
+    phase = models.ForeignKey(Phase, null=True, blank=True, on_delete=models.SET_NULL)
+    status = models.CharField(max_length=16, choices=FlagStatus.choices, default=FlagStatus.OPEN)
+    note = models.TextField(blank=True)
+    resolved_by = models.CharField(max_length=120, blank=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["game", "status"])]
+
+
+class SpectatorStatus(models.TextChoices):
+    INVITED = "invited", "Получил ссылку"
+    JOINED = "joined", "В беседе"
+    LEFT = "left", "Вышел"
+    REMOVED = "removed", "Удалён ботом"
+
+
+class SpectatorMember(models.Model):
+    """Who asked for, joined, left or was removed from the spectator chat (RULES.md G6)."""
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="spectators")
+    vk_user_id = models.BigIntegerField()
+    seat = models.ForeignKey(Seat, null=True, blank=True, on_delete=models.SET_NULL)
+    status = models.CharField(max_length=16, choices=SpectatorStatus.choices)
+    reason = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["game", "vk_user_id"], name="one_spectator_row"),
+        ]
