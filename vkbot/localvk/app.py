@@ -19,6 +19,8 @@ logger = logging.getLogger(__name__)
 
 STATE_KEY = web.AppKey("localvk_state", LocalVK)
 DEFAULT_WAIT = 25
+# An execute of 25 long Cyrillic messages is well over aiohttp's default 1 MiB body limit.
+MAX_BODY_BYTES = 32 * 1024 * 1024
 
 _dumps = functools.partial(json.dumps, ensure_ascii=False)
 
@@ -97,7 +99,7 @@ async def _on_shutdown(app: web.Application) -> None:
 
 def make_app(state: LocalVK | None = None) -> web.Application:
     """The local VK server for ``state`` (a default :class:`LocalVK` if omitted)."""
-    app = web.Application()
+    app = web.Application(client_max_size=MAX_BODY_BYTES)
     app[STATE_KEY] = state if state is not None else LocalVK()
     app.router.add_route("*", "/method/{method}", handle_method)
     app.router.add_route("*", "/lp/{group_id}", handle_longpoll)

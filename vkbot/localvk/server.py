@@ -58,9 +58,9 @@ def point_api_at(api_url: str, token: str) -> API:
 
 
 async def start_site(state: LocalVK, host: str, port: int) -> tuple[web.AppRunner, int]:
-    runner = web.AppRunner(make_app(state), access_log=None)
+    runner = web.AppRunner(make_app(state), access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT)
     await runner.setup()
-    site = web.TCPSite(runner, host, port, shutdown_timeout=SHUTDOWN_TIMEOUT)
+    site = web.TCPSite(runner, host, port)
     await site.start()
     bound_port = int(runner.addresses[0][1])
     state.base_url = f"http://{host}:{bound_port}"

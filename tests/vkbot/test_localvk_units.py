@@ -1,0 +1,154 @@
+"""Pieces of the local VK without a server: VKScript subset, keyboards, names; the CLI and the
+``runlocalvk`` management command."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vkbot.localvk.errors import VKError
+from vkbot.localvk.execute import ApiCall, ArrayExpr, Literal, compile_code, run_program
+from vkbot.localvk.keyboard import validate_keyboard
+from vkbot.localvk.names import generated_name
+from vkbot.localvk.params import Params
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_compile_the_generated_subset() -> None:
+    code = """
+        // deliver a batch
+        API.messages.send({"peer_id": 1, "message": "a;b", "random_id": 1});
+        /* and answer */
+        return [API.messages.send({"peer_id": 2, "message": "]", "random_id": 2}),
+                [1, {"k": null}], true]
+    """
+    first, second = compile_code(code)
+    assert first.expr == ApiCall("messages.send", {"peer_id": 1, "message": "a;b", "random_id": 1})
+    assert not first.is_return and second.is_return
+    assert isinstance(second.expr, ArrayExpr)
+    assert second.expr.items[1] == ArrayExpr((Literal(1), Literal({"k": None})))
+
+
+@pytest.mark.parametrize(
+    "code",
+    ["return", "API.messages.send({}", "API.messages({});", "return [1 2];", "x;", "/* open"],
+)
+def test_compile_errors_are_error_12(code: str) -> None:
+    with pytest.raises(VKError) as caught:
+        compile_code(code)
+    assert caught.value.code == 12
+
+
+def test_run_program_stops_at_return_and_counts_calls() -> None:
+    calls: list[str] = []
+
+    def call(method: str, args: dict[str, Any]) -> Any:
+        calls.append(method)
+        if method == "bad.call":
+            raise VKError(15)
+        return len(calls)
+
+    program = compile_code("API.a.b(); return [API.bad.call(), API.c.d()]; API.never.runs();")
+    result = run_program(program, call)
+    assert result.response == [False, 3] and calls == ["a.b", "bad.call", "c.d"]
+    assert result.errors == [{"method": "bad.call", "error_code": 15, "error_msg": "Access denied"}]
+
+
+def test_keyboard_accepts_object_payloads_and_checks_buttons() -> None:
+    keyboard = validate_keyboard(
+        '{"inline": true, "buttons": [[{"action": {"type": "callback", "label": "Да",'
+        ' "payload": {"cmd": "yes"}}, "color": "positive"}]]}'
+    )
+    assert keyboard["inline"] is True
+    bad = [
+        '{"buttons": [[{"action": {"type": "text"}}]]}',  # no label
+        '{"buttons": [[{"action": {"type": "teleport", "label": "x"}}]]}',
+        '{"buttons": [[{"action": {"type": "text", "label": "x"}, "color": "pink"}]]}',
+        '{"buttons": [[{"action": {"type": "text", "label": "' + "x" * 41 + '"}}]]}',
+        '{"buttons": [[]]}',
+        '{"inline": true, "one_time": true, "buttons": []}',
+        '{"buttons": [[{"action": {"type": "text", "label": "x", "payload": "{oops"}}]]}',
+    ]
+    for raw in bad:
+        with pytest.raises(VKError) as caught:
+            validate_keyboard(raw)
+        assert caught.value.code == 911, raw
+
+
+def test_params_validation() -> None:
+    params = Params({"a": "12", "b": "x", "c": "1,2,3", "d": "true"})
+    assert params.get_int("a") == 12 and params.get_int_list("c") == [1, 2, 3]
+    assert params.get_bool("d") is True and params.get_int("missing", default=4) == 4
+    for read in (
+        lambda: params.get_int("b"),
+        lambda: params.req_int("missing"),
+        lambda: params.get_int("a", maximum=10),
+        lambda: params.get_int_list("c", max_items=2),
+    ):
+        with pytest.raises(VKError) as caught:
+            read()
+        assert caught.value.code == 100
+
+
+def test_generated_names_are_stable_russian_and_agree_in_gender() -> None:
+    assert generated_name(12345) == generated_name(12345)
+    names = {generated_name(uid)[:2] for uid in range(1, 200)}
+    assert len(names) > 150
+    for uid in range(1, 200):
+        first, last, sex = generated_name(uid)
+        assert re.fullmatch(r"[А-ЯЁ][а-яё]+", first) and re.fullmatch(r"[А-ЯЁ][а-яё]+", last)
+        assert last.endswith(("а", "ая")) == (sex == 1)
+
+
+def test_python_dash_m_runs_the_server() -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "vkbot.localvk", "--port", "0", "--group-id", "5"],
+        cwd=REPO,
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        line = ""
+        deadline = time.monotonic() + 20
+        while "listening on" not in line and time.monotonic() < deadline:
+            line = process.stderr.readline()
+        match = re.search(r"(http://[\d.]+:\d+)/method/", line)
+        assert match, line
+        url = f"{match.group(1)}/method/groups.getById?access_token=group-token&v=5.199"
+        with urllib.request.urlopen(url, timeout=5) as response:
+            assert b'"id": 5' in response.read()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 0
+
+
+def test_runlocalvk_takes_its_defaults_from_settings(settings: Any) -> None:
+    from vkbot.management.commands.runlocalvk import Command
+
+    settings.VK_GROUP_ID = 321
+    settings.VK_GROUP_TOKEN = "from-settings"
+    settings.VK_USER_TOKEN = "admin-from-settings"
+    command = Command()
+    parser = command.create_parser("manage.py", "runlocalvk")
+    options = vars(parser.parse_args([]))
+    state = command.build_state(options)
+    assert (state.group_id, state.group_token) == (321, "from-settings")
+    assert state.user_tokens == {"admin-from-settings": 100}
+    explicit = vars(
+        parser.parse_args(["--group-id", "9", "--user-token", "a", "--user-token", "b"])
+    )
+    state = command.build_state(explicit)
+    assert state.group_id == 9 and state.user_tokens == {"a": 100, "b": 101}

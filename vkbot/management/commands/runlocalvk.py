@@ -1,0 +1,68 @@
+"""``manage.py runlocalvk``: the local VK server, configured from Django settings.
+
+The defaults come from ``VK_GROUP_ID``, ``VK_GROUP_TOKEN`` and ``VK_USER_TOKEN``; point the bot
+at it with ``VK_API_URL=http://127.0.0.1:8081/method/``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from vkbot.localvk.__main__ import serve
+from vkbot.localvk.state import LocalVK
+
+DEFAULT_GROUP_TOKEN = "group-token"
+DEFAULT_USER_TOKEN = "user-token"
+
+
+class Command(BaseCommand):
+    help = "Run the local VK API server (a stand-in for VK in tests and the demo)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--port", type=int, default=8081)
+        parser.add_argument("--group-id", type=int, default=None)
+        parser.add_argument("--group-token", default=None)
+        parser.add_argument(
+            "--user-token", action="append", dest="user_tokens", default=None, metavar="TOKEN"
+        )
+        parser.add_argument("--admin-user-id", type=int, default=100)
+        parser.add_argument("--deny-messages-by-default", action="store_true")
+        parser.add_argument("--group-rps", type=int, default=20)
+        parser.add_argument("--user-rps", type=int, default=3)
+
+    def build_state(self, options: dict[str, Any]) -> LocalVK:
+        group_id = options["group_id"] or getattr(settings, "VK_GROUP_ID", None) or 1
+        group_token = (
+            options["group_token"] or getattr(settings, "VK_GROUP_TOKEN", "") or DEFAULT_GROUP_TOKEN
+        )
+        user_tokens = options["user_tokens"] or [
+            getattr(settings, "VK_USER_TOKEN", "") or DEFAULT_USER_TOKEN
+        ]
+        try:
+            return LocalVK(
+                group_id=int(group_id),
+                group_token=group_token,
+                user_tokens=user_tokens,
+                admin_user_id=options["admin_user_id"],
+                allow_messages_by_default=not options["deny_messages_by_default"],
+                group_rps=options["group_rps"],
+                user_rps=options["user_rps"],
+            )
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        state = self.build_state(options)
+        host, port = options["host"], options["port"]
+        self.stdout.write(
+            f"Local VK for group {state.group_id} on http://{host}:{port} "
+            f"(VK_API_URL=http://{host}:{port}/method/). Ctrl+C to stop."
+        )
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(serve(state, host, port))
