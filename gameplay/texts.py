@@ -273,6 +273,7 @@ def game_over(
     overrides: Sequence[str],
     seed: str,
     commitment: str,
+    counts: str = "",
 ) -> str:
     head = f"Победа: {winner.title}!" if winner else "Игра остановлена ведущим."
     lines = [f"Игра «{game_name}» окончена. {head}", "", "Роли:"]
@@ -287,6 +288,6 @@ def game_over(
         "",
         f"Зерно раздачи: {seed}",
         f"Хеш, опубликованный на старте: {commitment}",
-        "Проверка: python manage.py verify <зерно> <хеш> с числом ролей этой игры.",
+        f"Проверка раздачи: python manage.py verify {seed} {commitment} {counts}".rstrip(),
     ]
     return "\n".join(lines)

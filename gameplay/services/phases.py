@@ -110,6 +110,10 @@ def finish_game(
              for e in GameEvent.objects.filter(game=game, override=True).order_by("seq")],
             game.seed,
             game.commitment,
+            " ".join(
+                f"--{role} {getattr(game, f'{role}_count')}"
+                for role in ("mafia", "commissar", "doctor", "maniac", "civilian")
+            ),
         ),
         kind="game_over",
     )
