@@ -9,8 +9,16 @@ import aiohttp
 import pytest
 from vkbottle import API, Keyboard, KeyboardButtonColor, Text, VKAPIError
 
-from tests.vkbot.localvk_support import ADMIN_ID, GROUP_ID, USER_TOKEN, control, raw_call
+from tests.vkbot.localvk_support import (
+    ADMIN_ID,
+    GROUP_ID,
+    GROUP_TOKEN,
+    USER_TOKEN,
+    control,
+    raw_call,
+)
 from vkbot.localvk import RunningServer, chat_peer_id
+from vkbot.localvk.methods import METHODS
 
 
 def keyboard_json(
@@ -162,6 +170,33 @@ async def test_bad_input_is_error_100_never_500(
             "One of the parameters specified was missing or invalid"
         )
         assert {"key": "method", "value": "messages.send"} in answer["error"]["request_params"]
+
+
+async def test_garbage_never_breaks_the_server(
+    server: RunningServer, http: aiohttp.ClientSession
+) -> None:
+    """Every method, fed junk in every parameter it reads, answers VK-style JSON."""
+    names = [
+        "peer_id", "peer_ids", "user_id", "user_ids", "chat_id", "random_id", "message",
+        "keyboard", "payload", "group_id", "topic_id", "comment_id", "title", "text", "count",
+        "offset", "sort", "event_id", "event_data", "member_id", "reset", "from_group", "code",
+        "extended", "start_comment_id", "guid", "fields",
+    ]  # fmt: skip
+    junk = ["", "x", "-1", "0", "1,,2", "{", "[]", "ё" * 3, "9" * 30, "1.5", "null"]
+    server.state.create_topic("t", "first")
+    server.state.create_chat("c", [1])
+    for method in [*METHODS, "execute"]:
+        for index, value in enumerate(junk):
+            params = {name: junk[(index + n) % len(junk)] for n, name in enumerate(names)}
+            params["message"] = value
+            for token in (GROUP_TOKEN, USER_TOKEN, "токен"):
+                status, answer = await raw_call(http, server, method, params, token=token)
+                assert status == 200, (method, params)
+                assert "response" in answer or answer["error"]["error_code"] != 10, (
+                    method,
+                    params,
+                    answer,
+                )
 
 
 async def test_token_version_and_method_errors(

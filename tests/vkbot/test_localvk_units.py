@@ -110,6 +110,16 @@ def test_generated_names_are_stable_russian_and_agree_in_gender() -> None:
         assert last.endswith(("а", "ая")) == (sex == 1)
 
 
+def test_the_package_imports_neither_django_nor_vkbottle() -> None:
+    code = (
+        "import sys, vkbot.localvk, vkbot.localvk.__main__; "
+        "assert 'django' not in sys.modules and 'vkbottle' not in sys.modules, sorted(sys.modules)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, check=True, timeout=60)
+
+
 def test_python_dash_m_runs_the_server() -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     process = subprocess.Popen(

@@ -116,7 +116,7 @@ class LocalVK:
         """(kind, user id) of a token: ("group", None), ("user", id), or None if unknown."""
         if token is None:
             return None
-        if secrets.compare_digest(token, self.group_token):
+        if secrets.compare_digest(token.encode(), self.group_token.encode()):
             return GROUP, None
         user_id = self.user_tokens.get(token)
         return (USER, user_id) if user_id is not None else None
@@ -137,7 +137,9 @@ class LocalVK:
         return User(user_id, first, last, sex)
 
     def set_messages_allowed(self, user_id: int, allowed: bool = True) -> None:
-        """Whether the user lets the community write to them (else ``messages.send`` → 901)."""
+        """Whether the user lets the community write to them (else ``messages.send`` → 901).
+
+        A private message from the user to the community allows it again, as in VK."""
         with self.lock:
             self.allowed[user_id] = allowed
 
