@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -33,7 +33,6 @@ from .faults import FaultConfig
 if TYPE_CHECKING:
     from .state import LocalVK
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 _dumps = functools.partial(json.dumps, ensure_ascii=False)
 
 
@@ -100,7 +99,7 @@ def add_control_routes(app: web.Application, state_key: web.AppKey[LocalVK]) -> 
                 try:
                     data = await _body(request) if request.method in {"POST", "PUT"} else {}
                     result = action(state, request, data)
-                except (BadRequest, ValueError, KeyError) as exc:
+                except (BadRequest, ValueError, KeyError, TypeError) as exc:
                     return _reply({"error": str(exc)}, status=400)
                 return _reply(result)
 
