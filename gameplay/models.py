@@ -385,6 +385,14 @@ class OutboxChannel(models.TextChoices):
     BOARD = "board", "Обсуждение"
     #: messages.send to a chat (``peer_ids`` holds the chat peer id).
     CHAT = "chat", "Беседа"
+    #: messages.sendMessageEventAnswer for a callback button; ``payload`` holds
+    #: ``{"event_id", "user_id", "peer_id", "event_data"}``.
+    EVENT_ANSWER = "event_answer", "Ответ на кнопку"
+    #: messages.getInviteLink for the chat in ``payload["chat_peer_id"]``, then messages.send of
+    #: ``text`` with ``{link}`` replaced to ``peer_ids``.
+    INVITE = "invite", "Приглашение в беседу"
+    #: messages.removeChatUser: ``payload`` holds ``{"chat_id", "member_id"}``.
+    KICK = "kick", "Удаление из беседы"
 
 
 class OutboxStatus(models.TextChoices):
@@ -408,6 +416,8 @@ class Outbox(models.Model):
     topic_id = models.BigIntegerField(null=True, blank=True)
     text = models.TextField()
     keyboard = models.JSONField(null=True, blank=True)
+    #: Channel-specific parameters (see OutboxChannel).
+    payload = models.JSONField(null=True, blank=True)
     #: What the message is about (e.g. "role_card", "night_prompt"), for the GM and the tests.
     kind = models.CharField(max_length=48, blank=True)
     status = models.CharField(
