@@ -411,7 +411,7 @@ class Outbox(models.Model):
     game = models.ForeignKey(
         Game, null=True, blank=True, on_delete=models.CASCADE, related_name="outbox"
     )
-    channel = models.CharField(max_length=8, choices=OutboxChannel.choices)
+    channel = models.CharField(max_length=16, choices=OutboxChannel.choices)
     peer_ids = models.JSONField(default=list, blank=True)
     topic_id = models.BigIntegerField(null=True, blank=True)
     text = models.TextField()
