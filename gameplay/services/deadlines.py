@@ -1,0 +1,236 @@
+"""Deadlines and reminders (RULES.md §2): the scheduled tick and the GM's "remind now".
+
+``deadline_tick`` is what the scheduled job (``gameplay.jobs.tick``) runs: it closes every open
+phase whose deadline passed through the same services the GM uses (a day is tallied and
+published; a night's draft goes to the GM, or is published at once when the game
+auto-publishes) and sends the reminders that are due. Deadlines and the reminders already sent
+are rows, so a tick after any restart catches up from the database alone.
+
+Each game is handled in its own transaction with its row locked, and every decision is taken
+again under that lock, so two ticks at once (or a tick racing the GM) do nothing twice. A game
+that fails is logged, noted in its event log and skipped; the others go on.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+
+from gameplay import texts_reminders
+from gameplay.models import Game, GameEvent, GameStatus, Phase, PhaseKind, PhaseStatus, Seat
+from gameplay.rules.errors import GameNotRunning, InvalidCommand, PhaseNotOpen, WrongPhase
+from gameplay.selectors.deadlines import (
+    due_reminder_offsets,
+    is_due,
+    pending_actors,
+    phases_due,
+    phases_to_remind,
+    reminder_offsets,
+)
+
+from .common import current_phase, lock_game, log_event, now_or, require_running, send_message
+from .day import day_close
+from .night import night_close
+
+log = logging.getLogger(__name__)
+
+#: The GM's "remind now" is refused this soon after the phase's previous reminder.
+REMIND_AGAIN_AFTER = timedelta(seconds=60)
+
+#: Refusals meaning "somebody else closed this phase first": the tick skips the phase quietly.
+_CLOSED_CONCURRENTLY = (PhaseNotOpen, WrongPhase, GameNotRunning)
+
+
+@dataclass(frozen=True)
+class ClosedPhase:
+    game_id: int
+    phase_id: int
+    kind: str
+    number: int
+    #: The phase's status after the close: ``done`` (a day, or a night published at once) or
+    #: ``review`` (a night's draft waiting for the GM).
+    status: str
+
+
+@dataclass(frozen=True)
+class Reminder:
+    game_id: int
+    phase_id: int
+    #: Minutes before the deadline; None for the GM's "remind now".
+    offset: int | None
+    #: Seat numbers of the players reminded.
+    seats: list[int]
+
+
+@dataclass(frozen=True)
+class TickFailure:
+    game_id: int
+    phase_id: int
+    stage: str
+    error: str
+
+
+@dataclass
+class TickReport:
+    """What one tick did."""
+
+    now: datetime
+    closed: list[ClosedPhase] = field(default_factory=list)
+    #: Phases that were due but had been closed concurrently (by the GM or another tick).
+    skipped: list[int] = field(default_factory=list)
+    reminders: list[Reminder] = field(default_factory=list)
+    failures: list[TickFailure] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["now"] = self.now.isoformat()
+        return data
+
+
+def deadline_tick(*, now: datetime | None = None) -> TickReport:
+    """Close every phase whose deadline passed, then send the reminders that are due.
+
+    Not atomic as a whole: each game is its own transaction, and one failing game does not
+    stop the others. Safe to run concurrently with itself and with the GM.
+    """
+    now = now_or(now)
+    report = TickReport(now=now)
+    for phase in phases_due(now):
+        _close_due(phase, now, report)
+    for phase in phases_to_remind(now):
+        _remind_due(phase, now, report)
+    if report.closed or report.reminders or report.failures:
+        log.info(
+            "Deadline tick: %d closed, %d skipped, %d reminders, %d failures",
+            len(report.closed),
+            len(report.skipped),
+            len(report.reminders),
+            len(report.failures),
+        )
+    return report
+
+
+def _close_due(phase: Phase, now: datetime, report: TickReport) -> None:
+    try:
+        with transaction.atomic():
+            game = lock_game(phase.game_id)
+            current = current_phase(game)
+            if current is None or current.pk != phase.pk or not is_due(current, now):
+                report.skipped.append(phase.pk)
+                return
+            if current.kind == PhaseKind.DAY:
+                day_close(game_id=game.pk, by="system", now=now)
+            else:
+                night_close(game_id=game.pk, by="system", now=now)
+            current.refresh_from_db(fields=["status"])
+    except _CLOSED_CONCURRENTLY:
+        report.skipped.append(phase.pk)
+        return
+    except Exception as error:  # noqa: BLE001 - one game's failure must not stop the others
+        _fail(phase, "close", error, report)
+        return
+    report.closed.append(
+        ClosedPhase(phase.game_id, phase.pk, phase.kind, phase.number, current.status)
+    )
+
+
+def _remind_due(phase: Phase, now: datetime, report: TickReport) -> None:
+    try:
+        with transaction.atomic():
+            game = lock_game(phase.game_id)
+            if game.status != GameStatus.RUNNING:
+                return
+            current = current_phase(game)
+            if current is None or current.pk != phase.pk:
+                return
+            due = due_reminder_offsets(current, reminder_offsets(game), now)
+            if not due:
+                return
+            # Only the latest due reminder is sent: after downtime, one message, not a burst.
+            current.reminded = sorted(set(current.reminded or []) | set(due), reverse=True)
+            current.save(update_fields=["reminded"])
+            seats = pending_actors(current)
+            if seats:
+                report.reminders.append(
+                    _send_reminder(game, current, seats, now, by="system", offset=due[-1])
+                )
+    except Exception as error:  # noqa: BLE001 - one game's failure must not stop the others
+        _fail(phase, "remind", error, report)
+
+
+def _send_reminder(
+    game: Game, phase: Phase, seats: list[Seat], now: datetime, *, by: str, offset: int | None
+) -> Reminder:
+    make = (
+        texts_reminders.day_reminder
+        if phase.kind == PhaseKind.DAY
+        else texts_reminders.night_reminder
+    )
+    text = make(phase.number, phase.deadline, now, game.time_zone)
+    send_message(game, [s.vk_user_id for s in seats], text, kind="reminder")
+    numbers = [s.number for s in seats]
+    log_event(
+        game,
+        "reminder_sent",
+        by=by,
+        phase=phase,
+        offset=offset,
+        seats=numbers,
+        at=now.isoformat(),
+    )
+    return Reminder(game.pk, phase.pk, offset, numbers)
+
+
+def _fail(phase: Phase, stage: str, error: Exception, report: TickReport) -> None:
+    """Log a game's failure for the operator and note it once in the game's event log."""
+    message = f"{type(error).__name__}: {error}"[:500]
+    log.error(
+        "Deadline tick: %s of game %s, phase %s failed",
+        stage,
+        phase.game_id,
+        phase.pk,
+        exc_info=error,
+    )
+    report.failures.append(TickFailure(phase.game_id, phase.pk, stage, message))
+    try:
+        with transaction.atomic():
+            game = lock_game(phase.game_id)
+            noted = GameEvent.objects.filter(
+                game=game, phase_id=phase.pk, kind="deadline_failed", data__error=message
+            ).exists()
+            if not noted:  # a persistent failure is noted once, not on every tick
+                log_event(game, "deadline_failed", phase=phase, stage=stage, error=message)
+    except Exception:  # noqa: BLE001 - the operator's log above already has the failure
+        log.exception("Deadline tick: could not note the failure in game %s", phase.game_id)
+
+
+@transaction.atomic
+def phase_remind(*, game_id: int, by: str, now: datetime | None = None) -> Reminder:
+    """The GM reminds, now, every living player who has not yet voted or acted in the open
+    phase (the same message as the scheduled reminders). Refused when nobody is left to remind
+    or when the phase was reminded less than a minute ago."""
+    now = now_or(now)
+    game = lock_game(game_id)
+    require_running(game)
+    phase = current_phase(game)
+    if phase is None or phase.status != PhaseStatus.OPEN:
+        raise PhaseNotOpen(texts_reminders.NO_OPEN_PHASE)
+    previous = (
+        GameEvent.objects.filter(game=game, phase=phase, kind="reminder_sent")
+        .order_by("-seq")
+        .first()
+    )
+    if previous is not None:
+        at = previous.data.get("at")
+        since = now - (datetime.fromisoformat(at) if at else previous.created_at)
+        if timedelta(0) <= since < REMIND_AGAIN_AFTER:
+            raise InvalidCommand(texts_reminders.reminded_recently(int(since.total_seconds())))
+    seats = pending_actors(phase)
+    if not seats:
+        raise InvalidCommand(texts_reminders.NOBODY_TO_REMIND)
+    return _send_reminder(game, phase, seats, now, by=by, offset=None)
+
