@@ -1,0 +1,255 @@
+"""The Bots Long Poll loop behind ``manage.py runbot``.
+
+It polls with vkbottle's :class:`~vkbottle.BotPolling` (which follows the ``server`` URL that
+``groups.getLongPollServer`` returns and recovers from ``failed`` answers as VK documents:
+``1`` go on with the given ts, ``2`` get a new key and keep the ts, ``3`` get a new key and
+ts), but the ts lives in the database, not in vkbottle's ``./.vkbottle/`` file: polling starts
+from :class:`~gameplay.models.PollState`, and each batch is applied by
+:func:`vkbot.pipeline.apply_updates`, which stores the batch's ts in the transaction of its
+last update. So a restarted bot continues exactly after the last batch it applied, and an
+update seen twice (a restart, a ``failed: 1`` replay, the Callback API) is applied once.
+
+Network errors are retried by ``BotPolling`` with a short back-off; any other error restarts
+polling from the stored ts after an exponential back-off. A stop request (SIGINT/SIGTERM in
+``runbot``) ends the loop after the batch being applied, or at once while waiting for one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.db import close_old_connections, connections
+from vkbottle import API, BotPolling
+from vkbottle.exception_factory import ErrorHandler, VKAPIError
+
+from vkbot.pipeline import LONGPOLL, apply_updates, store_ts, stored_ts
+
+logger = logging.getLogger(__name__)
+
+#: VK errors after which polling cannot work until an operator changes something: 5 the token
+#: is invalid, 15 access denied, 27 the method needs a community token, 100 a bad group id.
+FATAL_VK_ERRORS = frozenset({5, 15, 27, 100})
+DEFAULT_WAIT = 25
+
+
+class LongPollProtocolError(Exception):
+    """The long-poll server answered something that is neither updates nor a ``failed``."""
+
+
+class LongPollFatalError(Exception):
+    """VK refuses the configuration (token, group id): retrying cannot help."""
+
+
+class DatabasePolling(BotPolling):
+    """``BotPolling`` that starts from a given ts and leaves saving the ts to the caller.
+
+    The poll position also moves without a batch: at the very first start (the server's ts),
+    after ``failed: 1`` (the ts VK names) and ``failed: 3`` (a new ts). Before each poll from a
+    position not yet stored, :meth:`get_event` stores it through ``persist``, so a restart
+    after a crash in the next batch polls that batch again instead of jumping past it.
+
+    Every error except a network one is raised (``ErrorHandler(raise_exceptions=True)``), so
+    :class:`LongPoller` decides how to recover.
+    """
+
+    def __init__(
+        self,
+        *,
+        api: API,
+        group_id: int,
+        start_ts: str | None,
+        wait: int,
+        persist: Callable[[str], Awaitable[None]],
+    ) -> None:
+        super().__init__(
+            api=api,
+            group_id=group_id,
+            wait=wait,
+            skip_old_events=False,
+            error_handler=ErrorHandler(raise_exceptions=True),
+        )
+        self.start_ts = start_ts
+        #: The ts the database holds (the caller updates it after storing a batch's ts).
+        self.persisted_ts = start_ts
+        self._persist = persist
+
+    def restore_server_ts(self, server: dict[str, Any]) -> dict[str, Any]:
+        if self.start_ts:
+            logger.info("Long poll resumes from the stored ts %s", self.start_ts)
+            server["ts"] = self.start_ts
+        else:
+            logger.info("Long poll starts from the server's ts %s (none stored)", server.get("ts"))
+        return server
+
+    def save_server_ts(self, server: dict[str, Any]) -> None:
+        """Nothing: the ts is stored with the batch it follows (vkbot.pipeline)."""
+
+    async def get_event(self, server: dict[str, Any]) -> dict[str, Any]:
+        ts = str(server["ts"])
+        if ts != self.persisted_ts:
+            await self._persist(ts)
+            self.persisted_ts = ts
+        answer = await super().get_event(server)
+        if not isinstance(answer, dict) or ("failed" not in answer and "ts" not in answer):
+            raise LongPollProtocolError(f"unexpected long-poll answer: {answer!r:.300}")
+        if "failed" in answer:
+            logger.info("Long poll answered failed=%s; recovering", answer.get("failed"))
+        return answer
+
+
+class Backoff:
+    """Exponential back-off with jitter: ``initial``, ×2 each time, at most ``maximum``."""
+
+    def __init__(self, initial: float = 1.0, maximum: float = 60.0) -> None:
+        self.initial = initial
+        self.maximum = maximum
+        self._next = initial
+
+    def next(self) -> float:
+        delay = self._next
+        self._next = min(self._next * 2, self.maximum)
+        return delay * random.uniform(0.8, 1.2)
+
+    def reset(self) -> None:
+        self._next = self.initial
+
+
+def _apply_batch(updates: list[Any], ts: str, group_id: int) -> int:
+    """Apply one batch in the database thread (stale connections closed as a request would)."""
+    close_old_connections()
+    try:
+        return apply_updates(updates, ts, source=LONGPOLL, group_id=group_id)
+    finally:
+        close_old_connections()
+
+
+def _load_ts(group_id: int) -> str | None:
+    close_old_connections()
+    return stored_ts(group_id)
+
+
+def _store_ts(ts: str, group_id: int) -> None:
+    close_old_connections()
+    store_ts(ts, group_id)
+
+
+class LongPoller:
+    """Polls the community's Bots Long Poll and applies every batch once, until stopped."""
+
+    def __init__(
+        self,
+        api: API,
+        group_id: int,
+        *,
+        wait: int = DEFAULT_WAIT,
+        backoff: Backoff | None = None,
+    ) -> None:
+        self.api = api
+        self.group_id = int(group_id)
+        self.wait = max(1, min(int(wait), 90))
+        self.backoff = backoff or Backoff()
+        self.batches = 0
+        self.applied = 0
+        self._stop = asyncio.Event()
+
+    def request_stop(self) -> None:
+        """Stop after the batch being applied (at once if waiting for the server)."""
+        if not self._stop.is_set():
+            logger.info("Long poll stopping after the current batch")
+        self._stop.set()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    async def run(self) -> None:
+        """Poll until :meth:`request_stop`. Raises :class:`LongPollFatalError` when VK refuses
+        the token or the group id."""
+        try:
+            while not self._stop.is_set():
+                try:
+                    start_ts = await sync_to_async(_load_ts, thread_sensitive=True)(self.group_id)
+                    await self._poll_from(start_ts)
+                except VKAPIError as exc:
+                    if exc.code in FATAL_VK_ERRORS:
+                        raise LongPollFatalError(
+                            f"VK refused the long poll for group {self.group_id}: "
+                            f"error {exc.code}: {exc.error_msg}"
+                        ) from exc
+                    await self._recover(exc)
+                except Exception as exc:
+                    await self._recover(exc)
+        finally:
+            # The database thread's connections (the next batch would reopen them).
+            await sync_to_async(connections.close_all, thread_sensitive=True)()
+
+    async def _recover(self, exc: Exception) -> None:
+        delay = self.backoff.next()
+        logger.error(
+            "Long poll failed (%s: %s); restarting from the stored ts in %.1f s",
+            type(exc).__name__, exc, delay, exc_info=not isinstance(exc, VKAPIError),
+        )  # fmt: skip
+        try:
+            await asyncio.wait_for(self._stop.wait(), timeout=delay)
+        except TimeoutError:
+            pass
+
+    async def _poll_from(self, start_ts: str | None) -> None:
+        polling = DatabasePolling(
+            api=self.api,
+            group_id=self.group_id,
+            start_ts=start_ts,
+            wait=self.wait,
+            persist=self._persist,
+        )
+        events = polling.listen()
+        try:
+            while not self._stop.is_set():
+                event = await self._next(events)
+                if event is None:
+                    return
+                polling.persisted_ts = await self._apply(event)
+                self.backoff.reset()
+        finally:
+            polling.stop()
+            await events.aclose()
+
+    async def _next(self, events: AsyncGenerator[dict[str, Any], None]) -> dict[str, Any] | None:
+        """The next batch, or None once a stop is requested (the pending poll is cancelled:
+        nothing of it was applied, so nothing is lost)."""
+        next_batch = asyncio.ensure_future(events.__anext__())
+        stop = asyncio.ensure_future(self._stop.wait())
+        try:
+            await asyncio.wait({next_batch, stop}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.cancel()
+            if not next_batch.done():
+                next_batch.cancel()
+                # The generator must be idle before it can be closed.
+                await asyncio.gather(next_batch, return_exceptions=True)
+        if next_batch.cancelled():
+            return None
+        try:
+            return next_batch.result()
+        except StopAsyncIteration:
+            return None
+
+    async def _persist(self, ts: str) -> None:
+        await sync_to_async(_store_ts, thread_sensitive=True)(ts, self.group_id)
+
+    async def _apply(self, event: dict[str, Any]) -> str:
+        """Apply a batch; returns the ts now stored."""
+        updates = list(event.get("updates") or [])
+        ts = str(event["ts"])
+        applied = await sync_to_async(_apply_batch, thread_sensitive=True)(
+            updates, ts, self.group_id
+        )
+        self.batches += 1
+        self.applied += applied
+        logger.debug("Applied %d of %d updates; next ts %s", applied, len(updates), ts)
+        return ts

@@ -1,0 +1,215 @@
+"""One ingestion pipeline for every VK event, from the Bots Long Poll and the Callback API.
+
+:func:`apply_update` applies one raw VK update at most once: in one transaction it records the
+event's ``event_id`` as a :class:`~gameplay.models.VkEvent` (the unique constraint decides
+which of two racing deliveries wins) and runs the bot's handlers
+(``vkbot.handlers.dispatch``) in a savepoint. A handler that crashes is a bug: its changes are
+rolled back, the traceback goes to the operator log, the event stays recorded (it is not
+retried), and the user who sent it gets a short apology; the poller goes on.
+
+:func:`apply_updates` applies a long-poll batch and stores the poll's next ``ts`` in
+:class:`~gameplay.models.PollState` in the transaction of the batch's last update, so a
+restarted bot continues exactly after the last batch it applied.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, InterfaceError, OperationalError, transaction
+
+from gameplay.models import PollState, VkEvent
+from gameplay.services.common import send_message
+from vkbot import pipeline_texts
+
+logger = logging.getLogger(__name__)
+
+LONGPOLL = "longpoll"
+CALLBACK = "callback"
+
+#: Field sizes of VkEvent.
+EVENT_ID_MAX = VkEvent._meta.get_field("event_id").max_length or 80
+TYPE_MAX = VkEvent._meta.get_field("type").max_length or 48
+SOURCE_MAX = VkEvent._meta.get_field("source").max_length or 16
+
+#: Update types a user causes, and where the user's id sits in ``object``.
+_USER_PATHS: dict[str, tuple[str, ...]] = {
+    "message_new": ("message", "from_id"),
+    "message_event": ("user_id",),
+    "board_post_new": ("from_id",),
+    "board_post_edit": ("from_id",),
+    "board_post_restore": ("from_id",),
+}
+
+#: Errors that mean the database itself is unavailable: the update is not recorded, so the
+#: caller retries it later (the poller re-polls from the stored ts, VK re-sends a callback).
+_INFRASTRUCTURE_ERRORS = (OperationalError, InterfaceError)
+
+
+class BadUpdate(ValueError):
+    """Not a VK update object (no ``type``): nothing to apply."""
+
+
+def event_id_of(update: Mapping[str, Any]) -> str:
+    """The update's ``event_id``; for an update without one (old API versions), a stable id
+    derived from its canonical JSON (``secret`` left out), so a redelivery gets the same id.
+    An id longer than the table allows is replaced by its hash."""
+    raw = update.get("event_id")
+    if isinstance(raw, str | int) and not isinstance(raw, bool) and str(raw).strip():
+        event_id = str(raw).strip()
+        if len(event_id) <= EVENT_ID_MAX:
+            return event_id
+        return "sha256:" + hashlib.sha256(event_id.encode()).hexdigest()
+    body = {key: value for key, value in update.items() if key != "secret"}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def group_id_of(update: Mapping[str, Any]) -> int | None:
+    """The update's ``group_id`` as an int, or None if missing or not a number."""
+    raw = update.get("group_id")
+    if isinstance(raw, bool):
+        return None
+    try:
+        return int(raw)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+
+
+def is_our_group(update: Mapping[str, Any]) -> bool:
+    expected = settings.VK_GROUP_ID
+    return expected is not None and group_id_of(update) == int(expected)
+
+
+def sender_of(update: Mapping[str, Any]) -> int | None:
+    """The VK user who caused the update (a positive id), if the update says."""
+    path = _USER_PATHS.get(str(update.get("type")))
+    value: Any = update.get("object")
+    for key in path or ():
+        value = value.get(key) if isinstance(value, Mapping) else None
+    if path is None or isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if value > 0 else None
+
+
+def _check(update: Any) -> str:
+    if not isinstance(update, Mapping):
+        raise BadUpdate(f"a VK update must be an object, got {type(update).__name__}")
+    kind = update.get("type")
+    if not isinstance(kind, str) or not kind:
+        raise BadUpdate("a VK update must have a string 'type'")
+    return kind
+
+
+def apply_update(update: Mapping[str, Any], *, source: str) -> bool:
+    """Apply one VK update at most once. True if it was applied now (its handler ran, or
+    crashed and the crash was recorded); False for a duplicate, an update of another
+    community, or something that is not an update.
+
+    Database outages propagate (nothing is recorded, so the update can be delivered again).
+    """
+    with transaction.atomic():
+        return _apply(update, source)
+
+
+def apply_updates(
+    updates: Iterable[Any], ts: str | int, *, source: str = LONGPOLL, group_id: int | None = None
+) -> int:
+    """Apply a long-poll batch in order, then remember ``ts`` (the ts to poll with next) for
+    ``group_id`` (``VK_GROUP_ID``) in the same transaction as the last update. Returns how
+    many updates were applied (duplicates and foreign updates are not counted)."""
+    group = int(group_id if group_id is not None else settings.VK_GROUP_ID)
+    batch = list(updates)
+    applied = 0
+    for update in batch[:-1]:
+        applied += apply_update(update, source=source)
+    with transaction.atomic():
+        if batch:
+            applied += _apply(batch[-1], source)
+        store_ts(ts, group)
+    return applied
+
+
+def store_ts(ts: str | int, group_id: int | None = None) -> None:
+    """Remember where the long poll goes on for ``group_id`` (``VK_GROUP_ID``)."""
+    group = int(group_id if group_id is not None else settings.VK_GROUP_ID)
+    PollState.objects.update_or_create(group_id=group, defaults={"ts": str(ts)})
+
+
+def stored_ts(group_id: int | None = None) -> str | None:
+    """The long-poll ts the last applied batch left for ``group_id`` (``VK_GROUP_ID``)."""
+    group = int(group_id if group_id is not None else settings.VK_GROUP_ID)
+    ts = PollState.objects.filter(group_id=group).values_list("ts", flat=True).first()
+    return ts or None
+
+
+def _apply(update: Any, source: str) -> bool:
+    """The body of :func:`apply_update`; runs inside a transaction."""
+    try:
+        kind = _check(update)
+    except BadUpdate as exc:
+        logger.warning("Ignored a malformed VK update from %s: %s: %.500r", source, exc, update)
+        return False
+    event_id = event_id_of(update)
+    if not is_our_group(update):
+        logger.warning(
+            "Ignored VK event %s (%s) from %s: group_id %r is not VK_GROUP_ID %r",
+            event_id, kind, source, update.get("group_id"), settings.VK_GROUP_ID,
+        )  # fmt: skip
+        return False
+    try:
+        with transaction.atomic():
+            VkEvent.objects.create(
+                event_id=event_id,
+                type=kind[:TYPE_MAX],
+                group_id=group_id_of(update),
+                source=source[:SOURCE_MAX],
+            )
+    except IntegrityError:
+        logger.info("VK event %s (%s) from %s was already applied; skipped", event_id, kind, source)
+        return False
+    _dispatch(update, event_id, kind, source)
+    return True
+
+
+def _dispatch(update: Mapping[str, Any], event_id: str, kind: str, source: str) -> None:
+    from vkbot import handlers  # lazily: the handlers import the whole bot
+
+    try:
+        with transaction.atomic():
+            handlers.dispatch(dict(update))
+    except _INFRASTRUCTURE_ERRORS:
+        raise
+    except Exception:
+        # A bug: its changes are rolled back with the savepoint; the event stays recorded.
+        logger.exception(
+            "The handler failed on VK event %s (%s) from %s; its changes were rolled back and "
+            "the event will not be retried. Update: %s",
+            event_id, kind, source, _dump(update),
+        )  # fmt: skip
+        _apologise(update, event_id)
+
+
+def _apologise(update: Mapping[str, Any], event_id: str) -> None:
+    user_id = sender_of(update)
+    if user_id is None:
+        return
+    try:
+        with transaction.atomic():
+            send_message(None, [user_id], pipeline_texts.INTERNAL_ERROR, kind="internal_error")
+    except _INFRASTRUCTURE_ERRORS:
+        raise
+    except Exception:
+        logger.exception("Could not queue the apology to VK user %s (event %s)", user_id, event_id)
+
+
+def _dump(update: Mapping[str, Any]) -> str:
+    try:
+        return json.dumps(update, ensure_ascii=False, sort_keys=True, default=repr)
+    except (TypeError, ValueError):
+        return repr(update)

@@ -1,0 +1,84 @@
+"""The Callback API endpoint: VK POSTs each community event here as JSON.
+
+``{"type": "confirmation", "group_id": N}`` is answered with ``VK_CONFIRMATION_CODE``; every
+other event must carry ``secret == VK_CALLBACK_SECRET`` and this community's ``group_id``
+(else HTTP 403, nothing recorded), and is applied through the same pipeline as the long poll
+(:func:`vkbot.pipeline.apply_update`), so an event VK delivers twice, or by both channels,
+changes the game once. The answer is the plain text ``ok``, also for a duplicate, so VK stops
+retrying. Bad input gets a 4xx, never a 500.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from django.conf import settings
+from django.db import DatabaseError
+from django.http import HttpRequest, HttpResponse
+from django.utils.crypto import constant_time_compare
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
+
+from vkbot.pipeline import CALLBACK, apply_update, event_id_of, is_our_group
+
+logger = logging.getLogger(__name__)
+
+CONFIRMATION = "confirmation"
+
+
+def _text(body: str, status: int = 200) -> HttpResponse:
+    return HttpResponse(body, status=status, content_type="text/plain; charset=utf-8")
+
+
+def _secret_ok(data: dict[str, Any]) -> bool:
+    expected = settings.VK_CALLBACK_SECRET
+    given = data.get("secret")
+    if not expected:
+        logger.error("Callback API event refused: VK_CALLBACK_SECRET is not set")
+        return False
+    return isinstance(given, str) and constant_time_compare(given, expected)
+
+
+@csrf_exempt
+@require_POST
+def callback(request: HttpRequest) -> HttpResponse:
+    try:
+        data = json.loads(request.body)
+    except ValueError:
+        logger.warning("Callback API: the body is not JSON")
+        return _text("bad request: the body is not JSON", 400)
+    if not isinstance(data, dict) or not isinstance(data.get("type"), str) or not data["type"]:
+        logger.warning("Callback API: the body is not a VK event object")
+        return _text("bad request: not a VK event", 400)
+    kind = data["type"]
+    if not is_our_group(data):
+        logger.warning(
+            "Callback API: refused a %s event for group_id %r (VK_GROUP_ID is %r)",
+            kind, data.get("group_id"), settings.VK_GROUP_ID,
+        )  # fmt: skip
+        return _text("forbidden", 403)
+    if kind == CONFIRMATION:
+        code = settings.VK_CONFIRMATION_CODE
+        if not code:
+            logger.error("Callback API: confirmation asked, but VK_CONFIRMATION_CODE is not set")
+            return _text("forbidden", 403)
+        logger.info("Callback API: answered the confirmation request")
+        return _text(code)
+    if not _secret_ok(data):
+        logger.warning("Callback API: refused a %s event with a wrong or missing secret", kind)
+        return _text("forbidden", 403)
+    update = {key: value for key, value in data.items() if key != "secret"}
+    retry = request.headers.get("X-Retry-Counter")
+    if retry:
+        logger.info(
+            "Callback API: event %s (%s) is VK's retry %s", event_id_of(update), kind, retry
+        )
+    try:
+        apply_update(update, source=CALLBACK)
+    except DatabaseError:
+        # Nothing was recorded: VK delivers the event again later.
+        logger.exception("Callback API: the database failed on event %s", event_id_of(update))
+        return _text("temporarily unavailable", 503)
+    return _text("ok")
