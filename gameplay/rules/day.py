@@ -50,7 +50,14 @@ def validate_vote(
         raise SelfVote()
     if not target_seat.alive:
         raise VoteTargetNotAlive()
-    if current is not None and current.early and day_number >= EARLY_VOTE_FROM_DAY:
+    if (
+        current is not None
+        and current.early
+        and day_number >= EARLY_VOTE_FROM_DAY
+        and (held := table.get(current.target)) is not None
+        and held.alive
+    ):
+        # V6: final — unless its target was removed during the day (V7 unlocks it).
         raise EarlyVoteFinal()
     early_counts = early and day_number >= EARLY_VOTE_FROM_DAY
     return AcceptedVote(

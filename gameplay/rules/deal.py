@@ -205,6 +205,10 @@ def draw_items(seed: str, roles: Sequence[Role]) -> tuple[ItemDraw, ...]:
 
 def deal(seed: str, counts: RoleCounts) -> Deal:
     """Deal roles and items for ``counts.total`` seats from ``seed``."""
+    try:
+        seed.encode("utf-8")
+    except UnicodeEncodeError:
+        raise SetupError("Зерно раздачи должно быть текстом в UTF-8.") from None
     counts.validate()
     roles = shuffle_roles(seed, counts)
     draws = draw_items(seed, roles)

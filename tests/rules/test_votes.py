@@ -113,12 +113,6 @@ def test_v6_an_ordinary_vote_can_become_early_on_day_three():
     assert early.ballot == Ballot(1, 4, early=True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: V7 says an early vote for a player modkilled during the day is unlocked, but "
-    "validate_vote raises EarlyVoteFinal when the voter's current early ballot targets a "
-    "seat that is now dead",
-)
 def test_v7_early_vote_for_a_modkilled_player_is_unlocked():
     table = make_table(*SIX, dead=[6])  # 6 was modkilled after 1's early vote for them
     accepted = validate_vote(table, 3, voter=1, target=2, current=Ballot(1, 6, early=True))
