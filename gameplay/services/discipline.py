@@ -7,6 +7,7 @@ from datetime import datetime
 from django.db import transaction
 
 from gameplay import texts
+from gameplay.keyboards import menu_keyboard
 from gameplay.models import (
     DeathCause,
     Game,
@@ -193,7 +194,7 @@ def seat_replace(
         mafia if target.role == Role.MAFIA else [],
         game.commitment,
     )
-    send_message(game, [vk_user_id], card, kind="role_card")
+    send_message(game, [vk_user_id], card, kind="role_card", keyboard=menu_keyboard())
     if game.status == GameStatus.RUNNING:
         post_board(game, texts.replaced_public(target.number, old_label, name), kind="replace")
     return target

@@ -23,6 +23,7 @@ from gameplay.rules import Act, Item, Role, Winner
 from gameplay.rules.errors import InvalidCommand
 from gameplay.rules.roles import ACT_TITLES
 
+from . import prompts
 from .common import current_phase, lock_game, log_event, now_or, players, post_board, send_message
 
 
@@ -36,6 +37,8 @@ def open_day(game: Game, number: int, now: datetime, seats: Sequence[Seat]) -> P
     )
     log_event(game, "phase_opened", phase=phase, phase_kind="day", number=number)
     post_board(game, texts.day_opened(number, phase.deadline, game.time_zone), kind="day_opened")
+    # The vote buttons in private messages (RULES.md V3: the bot posts such votes).
+    prompts.queue_day_prompts(game, phase, seats)
     return phase
 
 
@@ -50,18 +53,8 @@ def open_night(game: Game, number: int, now: datetime, seats: Sequence[Seat]) ->
     log_event(game, "phase_opened", phase=phase, phase_kind="night", number=number)
     post_board(game, texts.night_opened(number, phase.deadline, game.time_zone),
                kind="night_opened")
-    prompts: dict[str, list[int]] = {}
-    for s in seats:
-        if not s.alive:
-            continue
-        role = Role(s.role)
-        if role is not Role.CIVILIAN:
-            text = texts.night_prompt(number, role, phase.deadline, game.time_zone)
-            prompts.setdefault(text, []).append(s.vk_user_id)
-        if s.item and not s.item_used:
-            prompts.setdefault(texts.item_prompt(Item(s.item)), []).append(s.vk_user_id)
-    for text, peers in prompts.items():
-        send_message(game, peers, text, kind="night_prompt")
+    # One prompt per thing each player can do, with the valid targets as buttons.
+    prompts.queue_night_prompts(game, phase, seats)
     return phase
 
 

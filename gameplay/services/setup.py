@@ -12,6 +12,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 
 from gameplay import texts
+from gameplay.keyboards import menu_keyboard
 from gameplay.models import Draw, Game, GameStatus, Seat, SeatStatus
 from gameplay.rules import Item, Role, RoleCounts, commitment, deal
 from gameplay.rules.errors import InvalidCommand, NotEnoughPlayers, SetupError
@@ -280,6 +281,7 @@ def game_start(*, game_id: int, by: str = "system", now: datetime | None = None)
         )
         cards.setdefault(text, []).append(s.vk_user_id)
     for text, peers in cards.items():
-        send_message(game, peers, text, kind="role_card")
+        # The persistent menu («Действия», «Статус», «Помощь») comes with the role card.
+        send_message(game, peers, text, kind="role_card", keyboard=menu_keyboard())
     open_day(game, 1, now, seats)
     return game

@@ -1,0 +1,303 @@
+"""Reads the VK bot needs: who a VK user is in which game, which game a topic or chat belongs
+to, who a typed name or mention designates, valid targets, «статус» and the vote count.
+
+Every function costs a fixed number of queries, whatever the size of the game or the number of
+other games (the bot's hot path is measured in tests).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from django.db.models import Q, Sum
+
+from gameplay import names
+from gameplay.models import (
+    ACTIVE_STATUSES,
+    Game,
+    GameStatus,
+    NightAction,
+    Phase,
+    PhaseKind,
+    PhaseStatus,
+    Seat,
+    SeatStatus,
+    Strike,
+    Vote,
+)
+from gameplay.rules import Act, Item, Role
+from gameplay.rules.errors import RuleViolation, UnknownTarget
+from gameplay.rules.roles import ROLE_ACTS, SELF_TARGET_ALLOWED
+
+
+class AmbiguousTarget(RuleViolation):
+    """A name that fits several players: the reason lists their seats (public: the roster)."""
+
+    rule = "V8"
+
+    def __init__(self, seats: Sequence[Seat]) -> None:
+        listed = ", ".join(f"№{s.number} {s.name}" for s in seats[:10])
+        super().__init__(
+            f"Под это имя подходят несколько игроков: {listed}. Укажите номер места."
+        )
+        self.candidates = [s.number for s in seats]
+
+
+# --- who is who ------------------------------------------------------------------------------
+
+
+def seats_of_user(vk_user_id: int) -> list[Seat]:
+    """The user's seats (players and reserves) in active games, with their games; one query."""
+    return list(
+        Seat.objects.filter(
+            vk_user_id=vk_user_id,
+            status__in=[SeatStatus.PLAYER, SeatStatus.RESERVE],
+            game__status__in=ACTIVE_STATUSES,
+        )
+        .select_related("game")
+        .order_by("game_id")
+    )
+
+
+def seat_in_game(game_id: int, vk_user_id: int) -> Seat | None:
+    """The user's seated place in a game (any status of the game), with the game."""
+    return (
+        Seat.objects.filter(
+            game_id=game_id, vk_user_id=vk_user_id, status=SeatStatus.PLAYER,
+            number__isnull=False,
+        )
+        .select_related("game")
+        .first()
+    )
+
+
+def roster(game: Game | int) -> list[Seat]:
+    """The seated players of a game, in seat order."""
+    return list(
+        Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False).order_by(
+            "number"
+        )
+    )
+
+
+def game_for_topic(topic_id: int) -> Game | None:
+    """The active game whose game topic or recruitment topic this is (a running game first).
+    Posts in the topics of finished games are nobody's business."""
+    games = list(
+        Game.objects.filter(Q(topic_id=topic_id) | Q(recruit_topic_id=topic_id)).order_by(
+            "-created_at", "-id"
+        )[:10]
+    )
+    order = {GameStatus.RUNNING: 0, GameStatus.DEALT: 1, GameStatus.RECRUITING: 2}
+    active = [g for g in games if g.status in order]
+    if active:
+        return min(active, key=lambda g: order[g.status])
+    return None
+
+
+def game_for_chat(peer_id: int) -> Game | None:
+    """The game whose spectator chat this is (the latest one, if several ever used it)."""
+    return Game.objects.filter(spectator_chat_id=peer_id).order_by("-created_at", "-id").first()
+
+
+def recruiting_games() -> list[Game]:
+    return list(Game.objects.filter(status=GameStatus.RECRUITING).order_by("created_at", "id"))
+
+
+def reserve_games() -> list[Game]:
+    """Games that take reserves (any active game)."""
+    return list(Game.objects.filter(status__in=ACTIVE_STATUSES).order_by("created_at", "id"))
+
+
+def current_phase(game: Game | int) -> Phase | None:
+    return (
+        Phase.objects.filter(game=game, status__in=[PhaseStatus.OPEN, PhaseStatus.REVIEW])
+        .order_by("-id")
+        .first()
+    )
+
+
+def find_seat(
+    seats: Sequence[Seat],
+    *,
+    number: int | None = None,
+    vk_user_id: int | None = None,
+    name: str | None = None,
+) -> Seat:
+    """The seat a seat number, VK id or typed name designates (RULES.md V8), or a refusal:
+    ``UnknownTarget``, or ``AmbiguousTarget`` listing the candidates."""
+    if number is not None:
+        found = [s for s in seats if s.number == number]
+    elif vk_user_id is not None:
+        found = [s for s in seats if s.vk_user_id == vk_user_id]
+    elif name:
+        found = names.match(name, ((s, s.name) for s in seats))
+    else:
+        found = []
+    if len(found) == 1:
+        return found[0]
+    if len(found) > 1:
+        raise AmbiguousTarget(sorted(found, key=lambda s: s.number or 0))
+    raise UnknownTarget()
+
+
+# --- targets ---------------------------------------------------------------------------------
+
+
+def acts_of(seat: Seat, *, role_strike_used: bool) -> list[Act]:
+    """What a living seat can send at night: role acts, then the item."""
+    if not seat.alive or not seat.role:
+        return []
+    acts = sorted(ROLE_ACTS[Role(seat.role)], key=lambda a: list(Act).index(a))
+    if role_strike_used:
+        acts = [a for a in acts if a is not Act.ROLE_STRIKE]
+    if seat.item and not seat.item_used:
+        acts.append(Act(Item(seat.item).value))
+    return acts
+
+
+def night_targets(
+    seats: Sequence[Seat], actor: Seat, act: Act, *, last_heal_target: int | None
+) -> list[Seat]:
+    """Valid targets of a night act (RULES.md §4), in seat order."""
+    out = []
+    for s in seats:
+        if not s.alive or (s.pk == actor.pk and act not in SELF_TARGET_ALLOWED):
+            continue
+        if act is Act.HEAL and last_heal_target is not None and s.number == last_heal_target:
+            continue
+        out.append(s)
+    return out
+
+
+def vote_targets(seats: Sequence[Seat], voter: Seat) -> list[Seat]:
+    return [s for s in seats if s.alive and s.pk != voter.pk]
+
+
+def last_heal_target(seats: Sequence[Seat]) -> int | None:
+    doctor = next((s for s in seats if s.role == Role.DOCTOR), None)
+    return doctor.last_heal_target if doctor else None
+
+
+# --- «статус» --------------------------------------------------------------------------------
+
+
+@dataclass
+class PlayerStatus:
+    seat: Seat
+    phase: Phase | None
+    #: The seat's own standing night submissions this phase.
+    actions: list[NightAction] = field(default_factory=list)
+    #: Mafia only: the team's standing shot and role strike this night.
+    team_shot: NightAction | None = None
+    team_strike: NightAction | None = None
+    #: Mafia only: living teammates (self excluded).
+    team: list[Seat] = field(default_factory=list)
+    vote: Vote | None = None
+
+
+def player_status(seat: Seat) -> PlayerStatus:
+    """What the player sent in the current phase (and, for the mafia, the team's actions)."""
+    game = seat.game
+    phase = current_phase(game)
+    status = PlayerStatus(seat=seat, phase=phase)
+    mafia = seat.role == Role.MAFIA
+    if mafia:
+        status.team = [
+            s for s in roster(game) if s.role == Role.MAFIA and s.alive and s.pk != seat.pk
+        ]
+    if phase is None:
+        return status
+    if phase.kind == PhaseKind.NIGHT:
+        rows = NightAction.objects.filter(phase=phase, current=True).select_related(
+            "actor", "target"
+        )
+        for a in rows:
+            if a.actor_id == seat.pk and a.slot in ("role", "item"):
+                status.actions.append(a)
+            elif mafia and a.act == Act.MAFIA_SHOT:
+                status.team_shot = a
+            elif mafia and a.act == Act.ROLE_STRIKE:
+                status.team_strike = a
+    else:
+        status.vote = (
+            Vote.objects.filter(phase=phase, voter=seat, current=True, void=False)
+            .select_related("target")
+            .first()
+        )
+    return status
+
+
+# --- the vote count --------------------------------------------------------------------------
+
+
+@dataclass
+class VoteCount:
+    day: int
+    #: (seat, votes, penalty votes), most votes first.
+    rows: list[tuple[Seat, int, int]]
+    voted: int
+    living: int
+    missing: list[Seat]
+
+
+def vote_count(phase: Phase) -> VoteCount:
+    """The current tally of a day (penalty votes already announced for it included)."""
+    seats = roster(phase.game_id)
+    living = [s for s in seats if s.alive]
+    by_pk = {s.pk: s for s in seats}
+    votes = list(
+        Vote.objects.filter(phase=phase, current=True, void=False).values_list(
+            "voter_id", "target_id"
+        )
+    )
+    counts: dict[int, int] = {}
+    voters = set()
+    for voter, target in votes:
+        if by_pk.get(voter) and by_pk[voter].alive and by_pk.get(target) and by_pk[target].alive:
+            counts[target] = counts.get(target, 0) + 1
+            voters.add(voter)
+    penalties = dict(
+        Strike.objects.filter(
+            seat__game_id=phase.game_id, penalty_day=phase.number, forgiven=False
+        )
+        .values("seat_id")
+        .annotate(v=Sum("penalty_votes"))
+        .values_list("seat_id", "v")
+    )
+    rows = []
+    for pk in set(counts) | {p for p, v in penalties.items() if v}:
+        seat = by_pk.get(pk)
+        if seat is None or not seat.alive:
+            continue
+        rows.append((seat, counts.get(pk, 0), int(penalties.get(pk) or 0)))
+    rows.sort(key=lambda r: (-(r[1] + r[2]), r[0].number))
+    return VoteCount(
+        day=phase.number,
+        rows=rows,
+        voted=len(voters),
+        living=len(living),
+        missing=[s for s in living if s.pk not in voters],
+    )
+
+
+def votes_cast(phase: Phase) -> int:
+    """Every vote cast this day (changes included): the count is posted every 10."""
+    return Vote.objects.filter(phase=phase).count()
+
+
+def spectator_seats(vk_user_id: int) -> list[Seat]:
+    """The user's seats in running or finished games whose spectator chat is open."""
+    return list(
+        Seat.objects.filter(
+            vk_user_id=vk_user_id,
+            status=SeatStatus.PLAYER,
+            number__isnull=False,
+            game__status__in=[GameStatus.RUNNING, GameStatus.FINISHED],
+            game__spectator_chat_open=True,
+            game__spectator_chat_id__isnull=False,
+        )
+        .select_related("game")
+        .order_by("-game_id")
+    )

@@ -1,0 +1,459 @@
+"""Writes the VK bot needs around the core services: replies, sign-up from VK, night actions and
+votes by VK user, the vote count, the mafia's relay, the spectator chat, moderation flags.
+
+Each function is one transaction (nested in the bot's event transaction) and, where it acts on
+a game, locks the game row first, so the VK user → seat mapping cannot change under it (a
+replacement). Refusals are ``RuleViolation`` subclasses with a Russian reason.
+
+Outbox rows this module writes besides ordinary messages (see ``OutboxChannel``):
+
+- channel ``event_answer``: answer a callback button (``messages.sendMessageEventAnswer``);
+  ``payload`` holds ``{"event_id", "user_id", "peer_id"}`` and ``"event_data"`` when a
+  snackbar should show; ``text`` is a note for the GM only.
+- channel ``invite`` (``kind="spectator_invite"``): ``messages.getInviteLink`` for
+  ``payload["chat_peer_id"]``, then ``text`` with the link in place of ``{link}`` to
+  ``peer_ids``.
+- channel ``kick`` (``kind="intruder_removed"``): ``messages.removeChatUser`` with
+  ``payload = {"chat_id", "member_id"}``; ``text`` is a note for the GM.
+- channel ``board`` with ``kind="board_reply"`` posts in ``topic_id``, which may be the
+  recruitment topic.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from gameplay import bot_texts
+from gameplay.models import (
+    FlagKind,
+    FlagStatus,
+    Game,
+    GameStatus,
+    ModerationFlag,
+    Outbox,
+    OutboxChannel,
+    Phase,
+    PhaseKind,
+    PhaseStatus,
+    Seat,
+    SeatStatus,
+    Source,
+    SpectatorMember,
+    SpectatorStatus,
+)
+from gameplay.rules import Act, Role, RuleViolation
+from gameplay.rules.errors import DeadCannotAct, InvalidCommand, NotInGame
+from gameplay.selectors import bot as sel
+from gameplay.texts import seat_label
+
+from . import setup
+from .common import current_phase, lock_game, log_event, players, post_board, send_message
+from .day import VoteOutcome, vote_submit
+from .night import ActionOutcome, night_action_submit
+
+CHAT_PEER_BASE = 2_000_000_000
+#: A vote count is posted in the topic after every this many votes of a day.
+COUNT_EVERY = 10
+#: Longest relayed text (VK's limit is 9000; the sender's name goes in front).
+RELAY_MAX = 4000
+SNACKBAR_MAX = 90
+
+
+class StaleButton(RuleViolation):
+    rule = "V7"
+    default_reason = "Эта кнопка устарела: фаза, к которой она относится, уже закончилась."
+
+
+class NotMafia(RuleViolation):
+    rule = "G5"
+    default_reason = "Сообщения с «!» пересылаются только внутри мафии."
+
+
+class SpectatorRefused(RuleViolation):
+    rule = "G6"
+    default_reason = "Беседа зрителей — только для выбывших игроков, не состоявших в мафии."
+
+
+# --- replies ---------------------------------------------------------------------------------
+
+
+def _game_id(game: Game | int | None) -> int | None:
+    return game.pk if isinstance(game, Game) else game
+
+
+@transaction.atomic
+def reply(
+    *,
+    vk_user_id: int,
+    text: str,
+    game: Game | int | None = None,
+    keyboard: dict[str, Any] | None = None,
+    kind: str = "reply",
+) -> Outbox:
+    """Queue a private message to one user (the bot's answer to what they sent)."""
+    return Outbox.objects.create(
+        game_id=_game_id(game),
+        channel=OutboxChannel.MESSAGE,
+        peer_ids=[int(vk_user_id)],
+        text=text[:9000],
+        keyboard=keyboard,
+        kind=kind,
+    )
+
+
+@transaction.atomic
+def answer_event(
+    *,
+    event_id: str,
+    user_id: int,
+    peer_id: int,
+    game: Game | int | None = None,
+    snackbar: str | None = None,
+) -> Outbox:
+    """Queue the answer to a pressed callback button (VK wants one within a minute)."""
+    params: dict[str, Any] = {"event_id": event_id, "user_id": user_id, "peer_id": peer_id}
+    if snackbar:
+        params["event_data"] = {"type": "show_snackbar", "text": snackbar[:SNACKBAR_MAX]}
+    return Outbox.objects.create(
+        game_id=_game_id(game),
+        channel=OutboxChannel.EVENT_ANSWER,
+        peer_ids=[peer_id],
+        text=snackbar or bot_texts.event_answer_note(),
+        payload=params,
+        kind="event_answer",
+    )
+
+
+@transaction.atomic
+def board_reply(*, game_id: int, topic_id: int, text: str, kind: str = "board_reply") -> Outbox:
+    """Queue a short answer in one of the game's topics (game or recruitment topic)."""
+    return Outbox.objects.create(
+        game_id=game_id, channel=OutboxChannel.BOARD, topic_id=topic_id, text=text[:9000],
+        kind=kind,
+    )
+
+
+# --- sign-up ---------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def signup(
+    *,
+    game_id: int,
+    vk_user_id: int,
+    name: str,
+    reserve: bool = False,
+    pm_allowed: bool | None = None,
+    topic_id: int | None = None,
+    mention: str | None = None,
+) -> Seat:
+    """Sign up from VK: records whether the community may write to the player; a sign-up in
+    the board is answered there (with how to allow messages when the bot cannot write)."""
+    seat = setup.signup_create(
+        game_id=game_id, vk_user_id=vk_user_id, name=name, reserve=reserve
+    )
+    seat.pm_allowed = pm_allowed
+    seat.save(update_fields=["pm_allowed"])
+    if topic_id is not None:
+        board_reply(
+            game_id=game_id,
+            topic_id=topic_id,
+            text=bot_texts.board_signed_up(
+                mention or f"[id{vk_user_id}|{seat.name}]", seat.game.name, reserve, pm_allowed
+            ),
+        )
+    return seat
+
+
+# --- night actions and votes -----------------------------------------------------------------
+
+
+def _seat_for(game: Game, vk_user_id: int) -> Seat:
+    seat = (
+        Seat.objects.filter(game=game, vk_user_id=vk_user_id, status=SeatStatus.PLAYER)
+        .exclude(number__isnull=True)
+        .first()
+    )
+    if seat is None:
+        raise NotInGame()
+    if not seat.alive:
+        raise DeadCannotAct()
+    return seat
+
+
+def _check_phase(game: Game, phase_id: int | None) -> Phase | None:
+    """A button names its phase: it must be the game's current, open phase."""
+    phase = current_phase(game)
+    if phase_id is not None and (
+        phase is None or phase.pk != phase_id or phase.status != PhaseStatus.OPEN
+    ):
+        raise StaleButton()
+    return phase
+
+
+@transaction.atomic
+def night_act(
+    *,
+    game_id: int,
+    vk_user_id: int,
+    act: Act | str,
+    target: int,
+    guess: Role | str | None = None,
+    phase_id: int | None = None,
+) -> ActionOutcome:
+    """A night action sent from VK (text or a button naming ``phase_id``). The mafia sees the
+    team's role strike and who sent it, as it sees the team's shot."""
+    game = lock_game(game_id)
+    seat = _seat_for(game, vk_user_id)
+    _check_phase(game, phase_id)
+    outcome = night_action_submit(
+        game_id=game.pk, actor=seat.number, act=act, target=target, guess=guess,
+        source=Source.PM,
+    )
+    action = outcome.action
+    if action.act == Act.ROLE_STRIKE:
+        team = [s.vk_user_id for s in players(game) if s.alive and s.role == Role.MAFIA
+                and s.pk != seat.pk]
+        if team:
+            send_message(
+                game,
+                team,
+                bot_texts.role_strike_update(
+                    seat_label(seat.number, seat.name),
+                    seat_label(action.target.number, action.target.name),
+                    Role(action.guess),
+                ),
+                kind="mafia_strike",
+            )
+    return outcome
+
+
+@transaction.atomic
+def vote_cast(
+    *,
+    game_id: int,
+    vk_user_id: int,
+    target: int,
+    early: bool = False,
+    source: str = Source.PM,
+    vk_post_id: int | None = None,
+    phase_id: int | None = None,
+) -> VoteOutcome:
+    """A vote from VK: by buttons or message (``source="pm"``: the vote is posted in the topic)
+    or a board post (``source="board"`` with its ``vk_post_id``). A count follows every
+    ``COUNT_EVERY`` votes of the day."""
+    game = lock_game(game_id)
+    seat = _seat_for(game, vk_user_id)
+    phase = _check_phase(game, phase_id)
+    outcome = vote_submit(
+        game_id=game.pk, voter=seat.number, target=target, early=early, source=source,
+        vk_post_id=vk_post_id,
+    )
+    if outcome.day_result is None and phase is not None:
+        if sel.votes_cast(phase) % COUNT_EVERY == 0:
+            _post_count(game, phase)
+    return outcome
+
+
+def _post_count(game: Game, phase: Phase, topic_id: int | None = None) -> Outbox | None:
+    count = sel.vote_count(phase)
+    text = bot_texts.vote_count(
+        count.day,
+        [(s.number, s.name, v, p) for s, v, p in count.rows],
+        count.voted,
+        count.living,
+        [(s.number, s.name) for s in count.missing],
+    )
+    if topic_id is not None and topic_id != game.topic_id:
+        return board_reply(game_id=game.pk, topic_id=topic_id, text=text, kind="vote_count")
+    return post_board(game, text, kind="vote_count")
+
+
+def _open_day(game: Game) -> Phase:
+    phase = current_phase(game)
+    if game.status != GameStatus.RUNNING or phase is None or phase.kind != PhaseKind.DAY:
+        raise InvalidCommand("Подсчёт голосов возможен только днём идущей игры.")
+    return phase
+
+
+@transaction.atomic
+def vote_count_post(*, game_id: int) -> Outbox | None:
+    """«подсчёт» in the topic: the current count, posted there."""
+    game = lock_game(game_id)
+    return _post_count(game, _open_day(game))
+
+
+def vote_count_text(*, game_id: int) -> str:
+    """The current count as text (for «подсчёт» by private message)."""
+    game = Game.objects.get(pk=game_id)
+    count = sel.vote_count(_open_day(game))
+    return bot_texts.vote_count(
+        count.day,
+        [(s.number, s.name, v, p) for s, v, p in count.rows],
+        count.voted,
+        count.living,
+        [(s.number, s.name) for s in count.missing],
+    )
+
+
+# --- the mafia's channel (RULES.md G5) -------------------------------------------------------
+
+
+@transaction.atomic
+def mafia_relay(*, game_id: int, vk_user_id: int, text: str) -> int:
+    """A living mafia member's «!» message to the other living mafia, with the sender's name.
+    Returns how many received it (the sender is told)."""
+    game = lock_game(game_id)
+    if game.status != GameStatus.RUNNING:
+        raise InvalidCommand("Игра сейчас не идёт.")
+    seat = _seat_for(game, vk_user_id)
+    if seat.role != Role.MAFIA:
+        raise NotMafia()
+    body = text.strip()[:RELAY_MAX]
+    if not body:
+        raise InvalidCommand("Напишите текст после «!», например: «!стреляем в 5».")
+    team = [s.vk_user_id for s in players(game) if s.alive and s.role == Role.MAFIA
+            and s.pk != seat.pk]
+    if team:
+        send_message(game, team, bot_texts.relay(seat_label(seat.number, seat.name), body),
+                     kind="mafia_relay")
+        reply(vk_user_id=vk_user_id, game=game, text=bot_texts.relay_sent(len(team)),
+              kind="mafia_relay_sent")
+    else:
+        reply(vk_user_id=vk_user_id, game=game, text=bot_texts.relay_alone(),
+              kind="mafia_relay_sent")
+    log_event(game, "mafia_relay", by=f"seat:{seat.number}", seat=seat.number,
+              recipients=len(team), text=body)
+    return len(team)
+
+
+# --- the spectator chat (RULES.md G6) --------------------------------------------------------
+
+
+def spectator_eligible(game: Game, seat: Seat | None) -> str | None:
+    """None when this seat may be in the spectator chat, else the refusal."""
+    if seat is None:
+        return "Беседа зрителей — только для выбывших игроков этой игры."
+    if game.status == GameStatus.FINISHED:
+        return None  # after the end every role is public
+    if seat.alive:
+        return "Беседа зрителей — для выбывших игроков: вы ещё в игре."
+    if seat.role == Role.MAFIA:
+        return "Выбывшая мафия в беседу зрителей не допускается (правило G6)."
+    return None
+
+
+@transaction.atomic
+def spectator_request(*, game_id: int, vk_user_id: int) -> SpectatorMember:
+    """«в ЗЗ»: an eligible player gets the invite link (queued; the delivery fetches it)."""
+    game = lock_game(game_id)
+    if not game.spectator_chat_open or not game.spectator_chat_id:
+        raise SpectatorRefused("Беседа зрителей ещё не открыта ведущим.")
+    seat = sel.seat_in_game(game.pk, vk_user_id)
+    refusal = spectator_eligible(game, seat)
+    if refusal:
+        raise SpectatorRefused(refusal)
+    member, _ = SpectatorMember.objects.update_or_create(
+        game=game, vk_user_id=vk_user_id,
+        defaults={"seat": seat, "status": SpectatorStatus.INVITED, "reason": ""},
+    )
+    Outbox.objects.create(
+        game=game, channel=OutboxChannel.INVITE, peer_ids=[vk_user_id],
+        text=bot_texts.spectator_invite(game.name),
+        payload={"chat_peer_id": int(game.spectator_chat_id)}, kind="spectator_invite",
+    )
+    log_event(game, "spectator_invited", by=f"vk:{vk_user_id}", vk_user_id=vk_user_id)
+    return member
+
+
+@transaction.atomic
+def spectator_joined(*, game_id: int, member_id: int) -> bool:
+    """Someone joined the spectator chat: an eligible player is recorded; anyone else is
+    removed (queued ``removeChatUser``) and the GM is told by a flag. Returns whether they may
+    stay."""
+    game = lock_game(game_id)
+    seat = sel.seat_in_game(game.pk, member_id)
+    refusal = spectator_eligible(game, seat)
+    status = SpectatorStatus.REMOVED if refusal else SpectatorStatus.JOINED
+    SpectatorMember.objects.update_or_create(
+        game=game, vk_user_id=member_id,
+        defaults={"seat": seat, "status": status, "reason": refusal or ""},
+    )
+    if refusal is None:
+        log_event(game, "spectator_joined", vk_user_id=member_id)
+        return True
+    chat = int(game.spectator_chat_id or 0)
+    note = bot_texts.intruder_note(member_id, refusal)
+    Outbox.objects.create(
+        game=game, channel=OutboxChannel.KICK, peer_ids=[chat], text=note,
+        payload={"chat_id": chat - CHAT_PEER_BASE, "member_id": member_id},
+        kind="intruder_removed",
+    )
+    ModerationFlag.objects.create(
+        game=game, seat=seat, vk_user_id=member_id, kind=FlagKind.INTRUDER, text=note,
+        phase=current_phase(game),
+    )
+    log_event(game, "spectator_removed", vk_user_id=member_id, reason=refusal)
+    return False
+
+
+@transaction.atomic
+def spectator_left(*, game_id: int, member_id: int) -> None:
+    """Someone left (or was removed from) the spectator chat."""
+    SpectatorMember.objects.filter(
+        game_id=game_id, vk_user_id=member_id,
+        status__in=[SpectatorStatus.INVITED, SpectatorStatus.JOINED],
+    ).update(status=SpectatorStatus.LEFT)
+
+
+# --- moderation flags (RULES.md G2–G4) -------------------------------------------------------
+
+
+@transaction.atomic
+def flag(
+    *,
+    game_id: int,
+    kind: str,
+    vk_user_id: int | None,
+    text: str = "",
+    topic_id: int | None = None,
+    vk_post_id: int | None = None,
+    note: str = "",
+) -> ModerationFlag | None:
+    """Flag something for the GM (never a punishment). A post flagged once for a reason is not
+    flagged again for it: a later edit or deletion updates the open flag's text and note."""
+    kind = FlagKind(kind).value
+    seat = (
+        Seat.objects.filter(game_id=game_id, vk_user_id=vk_user_id, status=SeatStatus.PLAYER)
+        .first()
+        if vk_user_id is not None
+        else None
+    )
+    if vk_post_id is not None:
+        existing = ModerationFlag.objects.filter(
+            game_id=game_id, kind=kind, topic_id=topic_id, vk_post_id=vk_post_id
+        ).first()
+        if existing is not None:
+            changed = []
+            if text and existing.text != text:
+                existing.text = text[:5000]
+                changed.append("text")
+            if note and note not in existing.note:
+                existing.note = f"{existing.note}\n{note}".strip()
+                changed.append("note")
+            if changed and existing.status == FlagStatus.OPEN:
+                existing.save(update_fields=changed)
+            return None
+    return ModerationFlag.objects.create(
+        game_id=game_id,
+        seat=seat,
+        vk_user_id=vk_user_id,
+        kind=kind,
+        text=text[:5000],
+        topic_id=topic_id,
+        vk_post_id=vk_post_id,
+        phase=current_phase(game_id),
+        note=note,
+    )

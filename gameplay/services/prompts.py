@@ -1,0 +1,151 @@
+"""Prompts with buttons: at night one per thing a player can do (role action, the mafia's
+shot, the role strike, the item), by day the vote; and the follow-up pages a pressed button
+asks for (next targets, the commissar's choice, the role strike's guess).
+
+The builders return ``(text, keyboard)`` and never touch the database beyond the seats they
+are given; ``queue_*`` write Outbox rows (called by the phase services inside their
+transaction). Identical prompts (same text and keyboard) go out as one message to many peers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from gameplay import bot_texts
+from gameplay.keyboards import (
+    VOTE,
+    Payload,
+    callback,
+    choice_keyboard,
+    targets_keyboard,
+)
+from gameplay.models import Game, Phase, Seat
+from gameplay.rules import EARLY_VOTE_FROM_DAY, Act
+from gameplay.rules.roles import KILL_ACTS
+from gameplay.selectors.bot import acts_of, last_heal_target, night_targets, vote_targets
+
+from .common import send_message
+
+Prompt = tuple[str, dict[str, Any]]
+
+_COLORS = {Act.HEAL: "positive", Act.BOOK: "positive", Act.CHECK: "primary",
+           Act.CLOCK: "primary"}
+
+
+def _color(act: Act) -> str:
+    return "negative" if act in KILL_ACTS else _COLORS.get(act, "secondary")
+
+
+def _pairs(seats: Sequence[Seat]) -> list[tuple[int, str]]:
+    return [(s.number, s.name) for s in seats if s.number is not None]
+
+
+# --- night -----------------------------------------------------------------------------------
+
+
+def act_page(
+    game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat, act: Act, offset: int = 0
+) -> Prompt:
+    """The targets of one act, one page."""
+    heal = last_heal_target(seats)
+    targets = night_targets(seats, seat, act, last_heal_target=heal)
+    base = Payload(act.value, game=game.pk, phase=phase.pk)
+    text = bot_texts.pick_target(act)
+    if act is Act.HEAL and heal is not None:
+        prev = next((s for s in seats if s.number == heal), None)
+        if prev is not None and prev.alive:
+            text += "\n" + bot_texts.heal_note(f"№{prev.number} {prev.name}")
+    return text, targets_keyboard(_pairs(targets), base, offset=offset, color=_color(act))
+
+
+def guess_page(game: Game, phase: Phase, target: Seat) -> Prompt:
+    """Step two of a role strike: the guessed role."""
+    base = Payload(Act.ROLE_STRIKE.value, game=game.pk, phase=phase.pk, target=target.number)
+    choices = [(label, base.but(guess=role.value)) for role, label in
+               bot_texts.GUESS_LABELS.items()]
+    text = bot_texts.pick_guess(f"№{target.number} {target.name}")
+    return text, choice_keyboard(choices, color="negative")
+
+
+def night_prompts(game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat) -> list[Prompt]:
+    """Everything this seat can send tonight, one prompt each."""
+    acts = acts_of(seat, role_strike_used=game.role_strike_used)
+    if phase.reopened_for:
+        acts = [a for a in acts if a.slot.value == phase.reopened_for]
+    out: list[Prompt] = []
+    if Act.CHECK in acts and Act.COMMISSAR_SHOT in acts:
+        base = Payload("", game=game.pk, phase=phase.pk)
+        choices = [(bot_texts.ACT_BUTTONS[a], base.but(action=a.value)) for a in
+                   (Act.CHECK, Act.COMMISSAR_SHOT)]
+        out.append((bot_texts.commissar_prompt(phase.number, phase.deadline, game.time_zone),
+                    choice_keyboard(choices)))
+        acts = [a for a in acts if a not in (Act.CHECK, Act.COMMISSAR_SHOT)]
+    for act in acts:
+        _, board = act_page(game, phase, seats, seat, act)
+        out.append((bot_texts.act_prompt(phase.number, act, phase.deadline, game.time_zone),
+                    board))
+    return out
+
+
+def queue_night_prompts(game: Game, phase: Phase, seats: Sequence[Seat]) -> None:
+    """At night start: every living player with an action gets a prompt per action."""
+    _queue(game, [(s, p) for s in seats if s.alive for p in night_prompts(game, phase, seats, s)],
+           kind="night_prompt")
+
+
+# --- day -------------------------------------------------------------------------------------
+
+
+def vote_page(
+    game: Game,
+    phase: Phase,
+    seats: Sequence[Seat],
+    seat: Seat,
+    *,
+    early: bool = False,
+    offset: int = 0,
+    text: str | None = None,
+) -> Prompt:
+    """The vote buttons (every other living player); from Day 3 an «early» switch."""
+    base = Payload(VOTE, game=game.pk, phase=phase.pk, early=early)
+    extra = []
+    if phase.number >= EARLY_VOTE_FROM_DAY and not early:
+        extra.append(callback("Досрочно…", base.but(early=True), "primary"))
+    board = targets_keyboard(
+        _pairs(vote_targets(seats, seat)),
+        base,
+        offset=offset,
+        color="negative" if early else "secondary",
+        extra=extra,
+    )
+    if text is None:
+        text = (bot_texts.early_vote_prompt(phase.number) if early
+                else bot_texts.vote_page(phase.number))
+    return text, board
+
+
+def day_prompt(game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat) -> Prompt:
+    text = bot_texts.day_prompt(
+        phase.number, phase.deadline, game.time_zone, phase.number >= EARLY_VOTE_FROM_DAY
+    )
+    return vote_page(game, phase, seats, seat, text=text)
+
+
+def queue_day_prompts(game: Game, phase: Phase, seats: Sequence[Seat]) -> None:
+    """At day start: every living player gets the vote buttons."""
+    _queue(game, [(s, day_prompt(game, phase, seats, s)) for s in seats if s.alive],
+           kind="day_prompt")
+
+
+# --- sending ---------------------------------------------------------------------------------
+
+
+def _queue(game: Game, prompts: Sequence[tuple[Seat, Prompt]], *, kind: str) -> None:
+    groups: dict[str, tuple[str, dict[str, Any], list[int]]] = {}
+    for seat, (text, board) in prompts:
+        key = text + "\x00" + json.dumps(board, sort_keys=True, ensure_ascii=False)
+        groups.setdefault(key, (text, board, []))[2].append(seat.vk_user_id)
+    for text, board, peers in groups.values():
+        send_message(game, peers, text, kind=kind, keyboard=board)

@@ -1,0 +1,125 @@
+"""What every handler shares: reading a raw VK update defensively, facts about users the
+pipeline may have fetched from VK beforehand, and replying (always through the Outbox)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gameplay.models import Game, Seat
+from gameplay.selectors import bot as sel
+from gameplay.services import players
+from vkbot import texts
+
+CHAT_PEER_BASE = 2_000_000_000
+
+
+@dataclass(frozen=True)
+class VkFacts:
+    """What the ingestion pipeline may have asked VK before opening its transaction (see
+    ``vkbot.handlers.facts_needed``): users' names (``users.get``) and whether the community
+    may write to them (``messages.isMessagesFromGroupAllowed``). Missing facts are unknown:
+    a sign-up then takes the name ``id<N>`` and records ``pm_allowed=None``."""
+
+    names: Mapping[int, str] = field(default_factory=dict)
+    pm_allowed: Mapping[int, bool] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FactsRequest:
+    names: frozenset[int] = frozenset()
+    pm_allowed: frozenset[int] = frozenset()
+
+
+# --- reading raw updates ---------------------------------------------------------------------
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def as_int(value: Any) -> int | None:
+    """An int from VK (never a bool; numeric strings are accepted, as VK sometimes sends)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit() and len(value) < 20:
+        return int(value)
+    return None
+
+
+def user_id(value: Any) -> int | None:
+    """A VK user id (positive, below the chat peer range) or None."""
+    n = as_int(value)
+    return n if n is not None and 0 < n < CHAT_PEER_BASE else None
+
+
+def as_str(value: Any, limit: int = 4000) -> str:
+    return value[:limit] if isinstance(value, str) else ""
+
+
+# --- replies ---------------------------------------------------------------------------------
+
+
+def say(
+    vk_user_id: int,
+    text: str,
+    *,
+    game: Game | int | None = None,
+    keyboard: dict[str, Any] | None = None,
+    kind: str = "reply",
+) -> None:
+    players.reply(vk_user_id=vk_user_id, text=text, game=game, keyboard=keyboard, kind=kind)
+
+
+def refuse(vk_user_id: int, reason: str, *, game: Game | int | None = None) -> None:
+    """A refusal: always answered, never more than the rule's reason."""
+    players.reply(vk_user_id=vk_user_id, text=reason, game=game, kind="refusal")
+
+
+# --- who the sender is -----------------------------------------------------------------------
+
+
+@dataclass
+class Sender:
+    """A VK user and their seats in active games."""
+
+    vk_user_id: int
+    seats: list[Seat]
+
+    @classmethod
+    def load(cls, vk_user_id: int) -> Sender:
+        return cls(vk_user_id, sel.seats_of_user(vk_user_id))
+
+    @property
+    def playing(self) -> list[Seat]:
+        """Seats in running games (living ones first)."""
+        out = [s for s in self.seats if s.status == "player" and s.number is not None
+               and s.game.status == "running"]
+        return sorted(out, key=lambda s: (not s.alive, s.game_id))
+
+    def in_game(self, game_id: int) -> Seat | None:
+        return next((s for s in self.seats if s.game_id == game_id and s.status == "player"),
+                    None)
+
+    def name(self, facts: VkFacts) -> str:
+        return (facts.names.get(self.vk_user_id) or "").strip()[:200] or f"id{self.vk_user_id}"
+
+
+def single_running_seat(sender: Sender) -> Seat | str:
+    """The one running game this text command is for, or the refusal to send.
+
+    A user alive in one game and dead in others plays the living one."""
+    seats = sender.playing
+    if not seats:
+        if any(s.game.status in ("recruiting", "dealt") for s in sender.seats):
+            return texts.NOT_STARTED
+        return texts.NOT_PLAYING
+    living = [s for s in seats if s.alive]
+    if len(living) == 1:
+        return living[0]
+    if not living:
+        return seats[0]  # dead everywhere: any of them gets the polite refusal
+    return texts.SEVERAL_GAMES

@@ -1,0 +1,122 @@
+"""Posts in the discussion board: votes and «подсчёт» in the game's topic, sign-ups in the
+recruitment topic, and moderation flags for the GM (RULES.md G2–G4): posts by the dead,
+profanity and insults, reveals of night actions between a night's close and its publication,
+and edited or deleted vote posts (the vote itself does not change)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gameplay.models import FlagKind, Game, GameStatus, PhaseKind, Seat, Vote
+from gameplay.selectors import bot as sel
+from gameplay.services import players
+from vkbot import moderation, parsing
+
+from . import signup, votes
+from .base import VkFacts, as_int, as_str, user_id
+
+
+def _topic_game(obj: dict[str, Any]) -> tuple[Game, int] | None:
+    topic = as_int(obj.get("topic_id"))
+    if topic is None or topic <= 0:
+        return None
+    game = sel.game_for_topic(topic)
+    return (game, topic) if game is not None else None
+
+
+def post_new(obj: dict[str, Any], facts: VkFacts) -> None:
+    found = _topic_game(obj)
+    author = user_id(obj.get("from_id"))
+    if found is None or author is None:
+        return  # not a game's topic, or the community's own post
+    game, topic = found
+    text = as_str(obj.get("text"), 20000)
+    post_id = as_int(obj.get("id"))
+    cmd = parsing.parse_board(text)
+    recruit_topic = topic == game.recruit_topic_id or (
+        topic == game.topic_id and game.status == GameStatus.RECRUITING
+    )
+    if cmd is not None and cmd.kind in (parsing.SIGNUP, parsing.RESERVE, parsing.WITHDRAW):
+        if recruit_topic:
+            signup.from_board(game, topic, author, cmd, facts)
+        return
+    seats = sel.roster(game) if game.status == GameStatus.RUNNING else []
+    seat = next((s for s in seats if s.vk_user_id == author), None)
+    _moderate(game, topic, post_id, author, seat, text)
+    if cmd is None or topic != game.topic_id or game.status != GameStatus.RUNNING:
+        return
+    if cmd.kind == parsing.COUNT:
+        votes.count_board(game, topic, author)
+    elif cmd.kind == parsing.VOTE:
+        votes.from_board(game, topic, post_id, author, cmd, seats)
+
+
+def _moderate(
+    game: Game, topic: int, post_id: int | None, author: int, seat: Seat | None, text: str
+) -> None:
+    common = {"game_id": game.pk, "vk_user_id": author, "text": text, "topic_id": topic,
+              "vk_post_id": post_id}
+    found = moderation.profanity(text)
+    if found:
+        players.flag(kind=FlagKind.PROFANITY, note="Найдено: " + ", ".join(
+            sorted({f.word for f in found})[:10]), **common)
+    if seat is None:
+        return
+    if not seat.alive:
+        players.flag(kind=FlagKind.DEAD_POST, **common)
+        return
+    phase = sel.current_phase(game)
+    in_review = (
+        phase is not None and phase.kind == PhaseKind.NIGHT and phase.closed_at is not None
+        and phase.published_at is None
+    )
+    if in_review:
+        words = moderation.reveal(text)
+        if words:
+            players.flag(kind=FlagKind.REVEAL, note=f"Ночь {phase.number} закрыта, итоги не "
+                         "опубликованы. Слова: " + ", ".join(sorted(set(words))[:10]), **common)
+
+
+def _vote_of(game: Game, post_id: int | None) -> Vote | None:
+    if post_id is None:
+        return None
+    return (
+        Vote.objects.filter(phase__game=game, vk_post_id=post_id, source="board")
+        .select_related("voter")
+        .first()
+    )
+
+
+def post_edit(obj: dict[str, Any]) -> None:
+    """An edited post: a vote it carried stands as cast (flagged); the new text is moderated."""
+    found = _topic_game(obj)
+    author = user_id(obj.get("from_id"))
+    if found is None or author is None:
+        return
+    game, topic = found
+    post_id = as_int(obj.get("id"))
+    text = as_str(obj.get("text"), 20000)
+    vote = _vote_of(game, post_id)
+    if vote is not None:
+        players.flag(game_id=game.pk, kind=FlagKind.EDITED_VOTE, vk_user_id=author, text=text,
+                     topic_id=topic, vk_post_id=post_id,
+                     note="Пост с голосом изменён; голос остался прежним.")
+    found_words = moderation.profanity(text)
+    if found_words:
+        players.flag(game_id=game.pk, kind=FlagKind.PROFANITY, vk_user_id=author, text=text,
+                     topic_id=topic, vk_post_id=post_id,
+                     note="Найдено: " + ", ".join(sorted({f.word for f in found_words})[:10]))
+
+
+def post_delete(obj: dict[str, Any]) -> None:
+    """A deleted post: a vote it carried stands (flagged)."""
+    found = _topic_game(obj)
+    if found is None:
+        return
+    game, topic = found
+    post_id = as_int(obj.get("id"))
+    vote = _vote_of(game, post_id)
+    if vote is not None:
+        players.flag(game_id=game.pk, kind=FlagKind.EDITED_VOTE,
+                     vk_user_id=vote.voter.vk_user_id, text="", topic_id=topic,
+                     vk_post_id=post_id, note="Пост с голосом удалён; голос остался прежним.")

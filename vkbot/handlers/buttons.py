@@ -1,0 +1,78 @@
+"""Pressed buttons: callback buttons (``message_event``, always answered) and text buttons
+with a payload (``message_new``). A payload only names what the button was for; everything in
+it is checked again (the sender's seat in that game, the phase, the act, the target), so a
+forged payload gets a refusal and changes nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gameplay.keyboards import (
+    HELP,
+    MENU,
+    NIGHT_ACTS,
+    NOOP,
+    SIGNUP,
+    STATUS,
+    VOTE,
+    BadPayload,
+    Payload,
+    decode,
+)
+from gameplay.rules import RuleViolation
+from gameplay.rules.errors import DeadCannotAct, NotInGame
+from gameplay.services import players
+from vkbot import texts
+
+from . import night, signup, status, votes
+from .base import CHAT_PEER_BASE, Sender, VkFacts, as_int, as_str, refuse, user_id
+
+
+def event(obj: dict[str, Any], facts: VkFacts) -> None:
+    """A callback button: answer VK (the button stops spinning), then act on it."""
+    sender = user_id(obj.get("user_id"))
+    peer = as_int(obj.get("peer_id"))
+    event_id = as_str(obj.get("event_id"), 100)
+    if sender is None or peer is None:
+        return
+    if event_id:
+        players.answer_event(event_id=event_id, user_id=sender, peer_id=peer)
+    if peer != sender or peer > CHAT_PEER_BASE:
+        return  # our buttons live in private chats only
+    try:
+        payload = decode(obj.get("payload"))
+    except BadPayload:
+        refuse(sender, texts.BAD_BUTTON)
+        return
+    pressed(sender, payload, facts)
+
+
+def pressed(vk_user_id: int, payload: Payload, facts: VkFacts) -> None:
+    sender = Sender.load(vk_user_id)
+    action = payload.action
+    if action == STATUS:
+        status.show_status(sender)
+        return
+    if action == HELP:
+        status.show_help(sender)
+        return
+    if action == MENU:
+        status.show_menu(sender)
+        return
+    if action == SIGNUP:
+        signup.from_button(sender, payload, facts)
+        return
+    if action == NOOP:
+        return
+    seat = sender.in_game(payload.game)
+    try:
+        if seat is None or seat.number is None or seat.game.status != "running":
+            raise NotInGame()
+        if not seat.alive:
+            raise DeadCannotAct(texts.DEAD)
+        if action in NIGHT_ACTS:
+            night.pressed(seat, payload)
+        elif action == VOTE:
+            votes.pressed(seat, payload)
+    except RuleViolation as e:
+        refuse(vk_user_id, e.reason, game=seat.game_id if seat else None)

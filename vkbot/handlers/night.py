@@ -1,0 +1,127 @@
+"""Night actions in private messages: text («проверка 5», «лечу Аня», «удар 7 комиссар») and
+buttons (pages of targets, the commissar's choice, the role strike's guess)."""
+
+from __future__ import annotations
+
+from gameplay.keyboards import Payload
+from gameplay.models import PhaseKind, PhaseStatus, Seat
+from gameplay.rules import Act, Role, RuleViolation
+from gameplay.rules.errors import ActionNotAvailable, TargetNotAlive, UnknownTarget, WrongPhase
+from gameplay.selectors import bot as sel
+from gameplay.services import players, prompts
+from gameplay.services.players import StaleButton
+from vkbot import parsing, texts
+
+from .base import Sender, refuse, say, single_running_seat
+
+_VERB_ACTS: dict[str, Act] = {
+    parsing.CHECK: Act.CHECK,
+    parsing.HEAL: Act.HEAL,
+    parsing.STRIKE: Act.ROLE_STRIKE,
+    parsing.CLOCK: Act.CLOCK,
+    parsing.RED_BUTTON: Act.RED_BUTTON,
+    parsing.BOOK: Act.BOOK,
+}
+_SHOTS: dict[str, Act] = {
+    Role.MAFIA: Act.MAFIA_SHOT,
+    Role.COMMISSAR: Act.COMMISSAR_SHOT,
+    Role.MANIAC: Act.MANIAC_SHOT,
+}
+
+
+def act_for(verb: str, seat: Seat) -> Act:
+    """The act a verb means for this seat («выстрел» is the shot of the sender's role)."""
+    if verb == parsing.SHOT:
+        act = _SHOTS.get(seat.role)
+        if act is None:
+            raise ActionNotAvailable("У вашей роли нет выстрела.")
+        return act
+    return _VERB_ACTS[verb]
+
+
+def target_number(seat: Seat, target: parsing.Target) -> int:
+    """The seat number a typed target designates in the seat's game (or a refusal)."""
+    if target.number is not None:
+        return target.number
+    found = sel.find_seat(sel.roster(seat.game_id), vk_user_id=target.vk_id, name=target.name)
+    return found.number
+
+
+def from_text(sender: Sender, cmd: parsing.Command) -> None:
+    seat = single_running_seat(sender)
+    if isinstance(seat, str):
+        refuse(sender.vk_user_id, seat)
+        return
+    if not seat.alive:
+        refuse(sender.vk_user_id, texts.DEAD, game=seat.game_id)
+        return
+    try:
+        act = act_for(cmd.verb, seat)
+        base = Payload(act.value, game=seat.game_id)
+        if cmd.target is None:
+            show_page(seat, base)  # «проверка» alone: the buttons
+            return
+        number = target_number(seat, cmd.target)
+        if act is Act.ROLE_STRIKE and cmd.guess is None:
+            show_page(seat, base.but(target=number))  # «удар 7»: which role?
+            return
+        players.night_act(
+            game_id=seat.game_id,
+            vk_user_id=sender.vk_user_id,
+            act=act,
+            target=number,
+            guess=cmd.guess,
+        )
+    except RuleViolation as e:
+        refuse(sender.vk_user_id, e.reason, game=seat.game_id)
+
+
+def _night_phase(seat: Seat, payload: Payload):  # noqa: ANN202
+    phase = sel.current_phase(seat.game_id)
+    if phase is None or phase.kind != PhaseKind.NIGHT:
+        raise WrongPhase("Сейчас день: ночные действия принимаются ночью.")
+    if phase.status != PhaseStatus.OPEN:
+        raise RuleViolation(texts.NIGHT_UNDER_REVIEW)
+    if payload.phase and payload.phase != phase.pk:
+        raise StaleButton()
+    return phase
+
+
+def show_page(seat: Seat, payload: Payload) -> None:
+    """Buttons for one act: a page of targets (or, for a chosen role strike target, the
+    guesses). Raises a refusal when the act is not the seat's to send now."""
+    phase = _night_phase(seat, payload)
+    game = seat.game
+    act = Act(payload.action)
+    if act not in sel.acts_of(seat, role_strike_used=game.role_strike_used):
+        raise ActionNotAvailable()
+    if phase.reopened_for and act.slot.value != phase.reopened_for:
+        raise RuleViolation("Ведущий открыл заново только выстрел мафии.")
+    seats = sel.roster(game)
+    if act is Act.ROLE_STRIKE and payload.target is not None:
+        target = next((s for s in seats if s.number == payload.target), None)
+        if target is None:
+            raise UnknownTarget()
+        if not target.alive:
+            raise TargetNotAlive()
+        text, board = prompts.guess_page(game, phase, target)
+    else:
+        text, board = prompts.act_page(game, phase, seats, seat, act, payload.offset)
+    say(seat.vk_user_id, text, game=game, keyboard=board, kind="night_page")
+
+
+def pressed(seat: Seat, payload: Payload) -> None:
+    """A night button: a page request, or a submission (re-validated by the services)."""
+    act = Act(payload.action)
+    needs_page = payload.target is None or (act is Act.ROLE_STRIKE and payload.guess is None)
+    if needs_page:
+        show_page(seat, payload)
+        return
+    players.night_act(
+        game_id=seat.game_id,
+        vk_user_id=seat.vk_user_id,
+        act=act,
+        target=payload.target,
+        guess=payload.guess if act is Act.ROLE_STRIKE else None,
+        phase_id=payload.phase,
+    )

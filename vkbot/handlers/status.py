@@ -1,0 +1,61 @@
+"""«статус», «помощь» and the «Действия» button (the buttons for the current phase)."""
+
+from __future__ import annotations
+
+from gameplay.keyboards import menu_keyboard
+from gameplay.models import PhaseKind, PhaseStatus
+from gameplay.selectors import bot as sel
+from gameplay.services import prompts
+from vkbot import texts
+
+from .base import Sender, refuse, say
+
+
+def show_status(sender: Sender) -> None:
+    playing = sender.playing
+    if not playing:
+        say(sender.vk_user_id, texts.outsider_status(sender.seats), kind="status")
+        return
+    parts = [texts.status_text(sel.player_status(seat)) for seat in playing]
+    say(sender.vk_user_id, "\n\n".join(parts), game=playing[0].game_id, kind="status")
+
+
+def show_help(sender: Sender) -> None:
+    playing = sender.playing
+    seat = playing[0] if playing else (sender.seats[0] if sender.seats else None)
+    say(sender.vk_user_id, texts.help_for(seat), game=seat.game_id if seat else None,
+        keyboard=menu_keyboard(), kind="help")
+
+
+def show_menu(sender: Sender) -> None:
+    """Everything the player can do right now, as buttons (one message per prompt)."""
+    living = [s for s in sender.playing if s.alive]
+    if not living:
+        if sender.playing:
+            refuse(sender.vk_user_id, texts.DEAD, game=sender.playing[0].game_id)
+        else:
+            show_help(sender)
+        return
+    sent = False
+    for seat in living:
+        game = seat.game
+        phase = sel.current_phase(game)
+        if phase is None:
+            continue
+        if phase.kind == PhaseKind.NIGHT and phase.status == PhaseStatus.REVIEW:
+            refuse(sender.vk_user_id, texts.NIGHT_UNDER_REVIEW, game=game)
+            sent = True
+            continue
+        seats = sel.roster(game)
+        if phase.kind == PhaseKind.DAY:
+            items = [prompts.day_prompt(game, phase, seats, seat)]
+        else:
+            items = prompts.night_prompts(game, phase, seats, seat)
+            if not items:
+                say(sender.vk_user_id, texts.NO_NIGHT_ACTIONS, game=game, kind="menu")
+                sent = True
+        for text, board in items:
+            say(sender.vk_user_id, text, game=game, keyboard=board, kind="menu")
+            sent = True
+    if not sent:
+        say(sender.vk_user_id, texts.NOTHING_TO_DO_NOW, kind="menu")

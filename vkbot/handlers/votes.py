@@ -1,0 +1,131 @@
+"""Votes: in the day's topic («голос 5», «голос: Аня», «[id123|Аня]», «досрочно»), by private
+message or by buttons (then the bot posts the vote in the topic), and «подсчёт»."""
+
+from __future__ import annotations
+
+from gameplay import bot_texts
+from gameplay.keyboards import Payload
+from gameplay.models import Game, PhaseKind, PhaseStatus, Seat, Source
+from gameplay.rules import RuleViolation
+from gameplay.rules.errors import WrongPhase
+from gameplay.selectors import bot as sel
+from gameplay.services import players, prompts
+from gameplay.services.players import StaleButton
+from vkbot import parsing, texts
+
+from .base import Sender, refuse, say, single_running_seat
+
+
+def _target_number(seats: list[Seat], target: parsing.Target) -> int:
+    if target.number is not None:
+        return target.number
+    return sel.find_seat(seats, vk_user_id=target.vk_id, name=target.name).number
+
+
+def show_page(seat: Seat, payload: Payload) -> None:
+    phase = sel.current_phase(seat.game_id)
+    if phase is None or phase.kind != PhaseKind.DAY:
+        raise WrongPhase("Сейчас ночь: голосование откроется днём.")
+    if phase.status != PhaseStatus.OPEN or (payload.phase and payload.phase != phase.pk):
+        raise StaleButton()
+    text, board = prompts.vote_page(
+        seat.game, phase, sel.roster(seat.game_id), seat, early=payload.early,
+        offset=payload.offset,
+    )
+    say(seat.vk_user_id, text, game=seat.game_id, keyboard=board, kind="vote_page")
+
+
+def pressed(seat: Seat, payload: Payload) -> None:
+    if payload.target is None:
+        show_page(seat, payload)
+        return
+    players.vote_cast(
+        game_id=seat.game_id,
+        vk_user_id=seat.vk_user_id,
+        target=payload.target,
+        early=payload.early,
+        source=Source.PM,
+        phase_id=payload.phase,
+    )
+
+
+def from_private(sender: Sender, cmd: parsing.Command) -> None:
+    seat = single_running_seat(sender)
+    if isinstance(seat, str):
+        refuse(sender.vk_user_id, seat)
+        return
+    if not seat.alive:
+        refuse(sender.vk_user_id, texts.DEAD, game=seat.game_id)
+        return
+    try:
+        if cmd.target is None:
+            show_page(seat, Payload("vote", game=seat.game_id, early=cmd.early))
+            return
+        players.vote_cast(
+            game_id=seat.game_id,
+            vk_user_id=sender.vk_user_id,
+            target=_target_number(sel.roster(seat.game_id), cmd.target),
+            early=cmd.early,
+            source=Source.PM,
+        )
+    except RuleViolation as e:
+        refuse(sender.vk_user_id, e.reason, game=seat.game_id)
+
+
+def count_private(sender: Sender) -> None:
+    seat = single_running_seat(sender)
+    if isinstance(seat, str):
+        refuse(sender.vk_user_id, seat)
+        return
+    try:
+        say(sender.vk_user_id, players.vote_count_text(game_id=seat.game_id), game=seat.game_id,
+            kind="vote_count")
+    except RuleViolation as e:
+        refuse(sender.vk_user_id, e.reason, game=seat.game_id)
+
+
+# --- in the board ----------------------------------------------------------------------------
+
+
+def from_board(
+    game: Game,
+    topic_id: int,
+    post_id: int | None,
+    vk_user_id: int,
+    cmd: parsing.Command,
+    seats: list[Seat],
+) -> None:
+    """A vote posted in the game's topic: cast it, or answer in the topic why not."""
+    seat = next((s for s in seats if s.vk_user_id == vk_user_id), None)
+    mention = parsing.mention(vk_user_id, seat.name if seat else f"id{vk_user_id}")
+    try:
+        if seat is None:
+            raise RuleViolation("Вы не участвуете в этой игре.")
+        if not seat.alive:
+            raise RuleViolation(texts.DEAD)
+        if cmd.error or cmd.target is None:
+            raise RuleViolation(cmd.error or "Укажите, за кого голосуете: «голос 5».")
+        players.vote_cast(
+            game_id=game.pk,
+            vk_user_id=vk_user_id,
+            target=_target_number(seats, cmd.target),
+            early=cmd.early,
+            source=Source.BOARD,
+            vk_post_id=post_id,
+        )
+    except RuleViolation as e:
+        players.board_reply(
+            game_id=game.pk, topic_id=topic_id,
+            text=bot_texts.board_vote_refused(mention, e.reason), kind="vote_refused",
+        )
+
+
+def count_board(game: Game, topic_id: int, vk_user_id: int) -> None:
+    try:
+        players.vote_count_post(game_id=game.pk)
+    except RuleViolation as e:
+        players.board_reply(
+            game_id=game.pk, topic_id=topic_id,
+            text=bot_texts.board_refusal(parsing.mention(vk_user_id, f"id{vk_user_id}"),
+                                         e.reason),
+        )
