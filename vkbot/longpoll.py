@@ -27,7 +27,8 @@ from django.db import close_old_connections, connections
 from vkbottle import API, BotPolling
 from vkbottle.exception_factory import ErrorHandler, VKAPIError
 
-from vkbot.pipeline import LONGPOLL, apply_updates, store_ts, stored_ts
+from vkbot.pipeline import LONGPOLL, apply_updates, group_id_of, store_ts, stored_ts
+from vkbot.prefetch import prefetch
 
 logger = logging.getLogger(__name__)
 
@@ -119,11 +120,11 @@ class Backoff:
         self._next = self.initial
 
 
-def _apply_batch(updates: list[Any], ts: str, group_id: int) -> int:
+def _apply_batch(updates: list[Any], ts: str, group_id: int, facts: list[Any]) -> int:
     """Apply one batch in the database thread (stale connections closed as a request would)."""
     close_old_connections()
     try:
-        return apply_updates(updates, ts, source=LONGPOLL, group_id=group_id)
+        return apply_updates(updates, ts, source=LONGPOLL, group_id=group_id, facts=facts)
     finally:
         close_old_connections()
 
@@ -243,11 +244,18 @@ class LongPoller:
         await sync_to_async(_store_ts, thread_sensitive=True)(ts, self.group_id)
 
     async def _apply(self, event: dict[str, Any]) -> str:
-        """Apply a batch; returns the ts now stored."""
+        """Apply a batch (with the facts its handlers want from VK); returns the ts now
+        stored."""
         updates = list(event.get("updates") or [])
         ts = str(event["ts"])
+        facts = [
+            await prefetch(self.api, update, group_id=self.group_id)
+            if isinstance(update, dict) and group_id_of(update) == self.group_id
+            else None
+            for update in updates
+        ]
         applied = await sync_to_async(_apply_batch, thread_sensitive=True)(
-            updates, ts, self.group_id
+            updates, ts, self.group_id, facts
         )
         self.batches += 1
         self.applied += applied

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from django.conf import settings
@@ -106,31 +106,40 @@ def _check(update: Any) -> str:
     return kind
 
 
-def apply_update(update: Mapping[str, Any], *, source: str) -> bool:
+def apply_update(update: Mapping[str, Any], *, source: str, facts: Any = None) -> bool:
     """Apply one VK update at most once. True if it was applied now (its handler ran, or
     crashed and the crash was recorded); False for a duplicate, an update of another
-    community, or something that is not an update.
+    community, or something that is not an update. ``facts``: what :mod:`vkbot.prefetch`
+    learnt from VK for the handlers (None: nothing).
 
     Database outages propagate (nothing is recorded, so the update can be delivered again).
     """
     with transaction.atomic():
-        return _apply(update, source)
+        return _apply(update, source, facts)
 
 
 def apply_updates(
-    updates: Iterable[Any], ts: str | int, *, source: str = LONGPOLL, group_id: int | None = None
+    updates: Iterable[Any],
+    ts: str | int,
+    *,
+    source: str = LONGPOLL,
+    group_id: int | None = None,
+    facts: Sequence[Any] | None = None,
 ) -> int:
     """Apply a long-poll batch in order, then remember ``ts`` (the ts to poll with next) for
     ``group_id`` (``VK_GROUP_ID``) in the same transaction as the last update. Returns how
-    many updates were applied (duplicates and foreign updates are not counted)."""
+    many updates were applied (duplicates and foreign updates are not counted). ``facts``,
+    if given, holds each update's prefetched facts (None where there are none)."""
     group = int(group_id if group_id is not None else settings.VK_GROUP_ID)
     batch = list(updates)
+    known = list(facts) if facts is not None else []
+    known += [None] * (len(batch) - len(known))
     applied = 0
-    for update in batch[:-1]:
-        applied += apply_update(update, source=source)
+    for update, update_facts in zip(batch[:-1], known, strict=False):
+        applied += apply_update(update, source=source, facts=update_facts)
     with transaction.atomic():
         if batch:
-            applied += _apply(batch[-1], source)
+            applied += _apply(batch[-1], source, known[len(batch) - 1])
         store_ts(ts, group)
     return applied
 
@@ -148,7 +157,7 @@ def stored_ts(group_id: int | None = None) -> str | None:
     return ts or None
 
 
-def _apply(update: Any, source: str) -> bool:
+def _apply(update: Any, source: str, facts: Any = None) -> bool:
     """The body of :func:`apply_update`; runs inside a transaction."""
     try:
         kind = _check(update)
@@ -173,16 +182,19 @@ def _apply(update: Any, source: str) -> bool:
     except IntegrityError:
         logger.info("VK event %s (%s) from %s was already applied; skipped", event_id, kind, source)
         return False
-    _dispatch(update, event_id, kind, source)
+    _dispatch(update, event_id, kind, source, facts)
     return True
 
 
-def _dispatch(update: Mapping[str, Any], event_id: str, kind: str, source: str) -> None:
+def _dispatch(update: Mapping[str, Any], event_id: str, kind: str, source: str, facts: Any) -> None:
     from vkbot import handlers  # lazily: the handlers import the whole bot
 
     try:
         with transaction.atomic():
-            handlers.dispatch(dict(update))
+            if facts is None:
+                handlers.dispatch(dict(update))
+            else:
+                handlers.dispatch(dict(update), facts=facts)
     except _INFRASTRUCTURE_ERRORS:
         raise
     except Exception:

@@ -22,6 +22,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
 from vkbot.pipeline import CALLBACK, apply_update, event_id_of, is_our_group
+from vkbot.prefetch import prefetch_sync
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +77,7 @@ def callback(request: HttpRequest) -> HttpResponse:
             "Callback API: event %s (%s) is VK's retry %s", event_id_of(update), kind, retry
         )
     try:
-        apply_update(update, source=CALLBACK)
+        apply_update(update, source=CALLBACK, facts=prefetch_sync(update))
     except DatabaseError:
         # Nothing was recorded: VK delivers the event again later.
         logger.exception("Callback API: the database failed on event %s", event_id_of(update))

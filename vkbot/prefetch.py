@@ -1,0 +1,153 @@
+"""Facts the handlers want from VK before the pipeline opens its transaction.
+
+A few updates need to know something only VK can tell: a sign-up wants the player's name
+(``users.get``) and, from the board, whether the community may write to them
+(``messages.isMessagesFromGroupAllowed``). The handlers say what they need for an update
+(``vkbot.handlers.facts_needed(update)``, pure); :func:`prefetch` asks VK outside any
+transaction, so no database lock waits on the network, and the answers reach
+``vkbot.handlers.dispatch(update, facts=...)``. Anything VK does not answer in time stays
+unknown: the handlers then fall back (a name like ``id123``), and the update is applied anyway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import logging
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import aiohttp
+from asgiref.sync import async_to_sync
+from django.conf import settings
+from vkbottle import API
+from vkbottle.exception_factory import VKAPIError
+from vkbottle.http import AiohttpClient
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: The most time the facts of one update may take.
+TIMEOUT = 5.0
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """What the handlers want to know about which users, and the type they want it in."""
+
+    names: tuple[int, ...]
+    pm_allowed: tuple[int, ...]
+    facts_type: Any
+
+    @property
+    def users(self) -> list[int]:
+        return sorted({*self.names, *self.pm_allowed})
+
+
+def wanted(update: Any) -> Wanted | None:
+    """What the handlers need to know from VK for ``update`` (None: nothing). Pure: asks
+    ``vkbot.handlers.facts_needed``; handlers without it need nothing."""
+    from vkbot import handlers  # lazily: the handlers import the whole bot
+
+    needed = getattr(handlers, "facts_needed", None)
+    facts_type = getattr(handlers, "VkFacts", None)
+    if needed is None or facts_type is None:
+        return None
+    try:
+        request = needed(update)
+        names = tuple(sorted(int(u) for u in request.names))
+        pm_allowed = tuple(sorted(int(u) for u in request.pm_allowed))
+    except Exception:
+        logger.exception("facts_needed failed on a VK update; applying it without facts")
+        return None
+    if not names and not pm_allowed:
+        return None
+    return Wanted(names, pm_allowed, facts_type)
+
+
+async def fetch(api: API, want: Wanted, *, group_id: int, timeout: float = TIMEOUT) -> Any:
+    """Ask VK for ``want`` (all of it within ``timeout``); what VK does not answer stays
+    unknown. Never raises for VK or network trouble."""
+    names: dict[int, str] = {}
+    allowed: dict[int, bool] = {}
+
+    async def ask() -> None:
+        if want.names:
+            found = await _guarded("users.get", want.names, _names(api, want.names))
+            names.update(found or {})
+        for user_id in want.pm_allowed:
+            may = await _guarded(
+                "messages.isMessagesFromGroupAllowed",
+                (user_id,),
+                _may_write(api, group_id, user_id),
+            )
+            if may is not None:
+                allowed[user_id] = may
+
+    try:
+        await asyncio.wait_for(ask(), timeout)
+    except TimeoutError:
+        logger.warning("VK did not answer about users %s in %.1f s", want.users, timeout)
+    return want.facts_type(names=names, pm_allowed=allowed)
+
+
+async def _guarded(method: str, users: tuple[int, ...], call: Awaitable[T]) -> T | None:
+    try:
+        return await call
+    except (VKAPIError, aiohttp.ClientError, KeyError, TypeError, ValueError) as exc:
+        logger.warning(
+            "Could not ask VK for %s about users %s (%s: %s); the handlers get what is known",
+            method, list(users), type(exc).__name__, exc,
+        )  # fmt: skip
+        return None
+
+
+async def prefetch(api: API, update: Any, *, group_id: int, timeout: float = TIMEOUT) -> Any | None:
+    """The handlers' facts for ``update`` fetched with ``api``, or None when none are needed."""
+    want = wanted(update)
+    if want is None:
+        return None
+    return await fetch(api, want, group_id=group_id, timeout=timeout)
+
+
+def prefetch_sync(update: Any) -> Any | None:
+    """:func:`prefetch` for synchronous callers (the Callback API view): a client of its own
+    on the community token, closed afterwards. None without ``VK_GROUP_TOKEN``."""
+    want = wanted(update)
+    if want is None:
+        return None
+    if not settings.VK_GROUP_TOKEN or settings.VK_GROUP_ID is None:
+        logger.warning("VK_GROUP_TOKEN/VK_GROUP_ID unset: applying an update without VK facts")
+        return None
+
+    async def run() -> Any:
+        from vkbot.vkapi import group_api
+
+        client = AiohttpClient()
+        try:
+            api = group_api(http_client=client)
+            return await fetch(api, want, group_id=int(settings.VK_GROUP_ID))
+        finally:
+            await client.close()
+            atexit.unregister(client.close_connector)  # vkbottle registers every client
+
+    return async_to_sync(run)()
+
+
+async def _names(api: API, user_ids: tuple[int, ...]) -> dict[int, str]:
+    answer = await api.request("users.get", {"user_ids": ",".join(map(str, user_ids))})
+    names: dict[int, str] = {}
+    for user in answer["response"]:
+        name = f"{user.get('first_name', '')} {user.get('last_name', '')}".strip()
+        if name:
+            names[int(user["id"])] = name
+    return names
+
+
+async def _may_write(api: API, group_id: int, user_id: int) -> bool:
+    answer = await api.request(
+        "messages.isMessagesFromGroupAllowed", {"group_id": group_id, "user_id": user_id}
+    )
+    return bool(answer["response"]["is_allowed"])
