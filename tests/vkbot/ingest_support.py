@@ -57,12 +57,15 @@ def use_dispatch(monkeypatch: pytest.MonkeyPatch, dispatch: Dispatch, **extra: A
     monkeypatch.setattr("vkbot.handlers", module, raising=False)
 
 
-def make_game(name: str = "Тест приёма событий") -> int:
-    """A running 5-player game on Day 1, made through the services."""
+def make_game(name: str = "Тест приёма событий", topic_id: int | None = None) -> int:
+    """A running 5-player game on Day 1 (in board topic ``topic_id``), made through the
+    services."""
     from gameplay.rules import RoleCounts
 
     game = services.game_create(
-        name=name, counts=RoleCounts(mafia=1, commissar=1, doctor=1, maniac=0, civilian=2)
+        name=name,
+        counts=RoleCounts(mafia=1, commissar=1, doctor=1, maniac=0, civilian=2),
+        topic_id=topic_id,
     )
     for n in range(1, len(ROLES) + 1):
         services.signup_create(game_id=game.pk, vk_user_id=VK_BASE + n, name=f"Игрок {n}")
