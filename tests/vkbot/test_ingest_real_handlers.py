@@ -16,7 +16,7 @@ from django.test import Client
 from vkbottle.http import SingleAiohttpClient
 
 from gameplay import services
-from gameplay.models import GameEvent, Outbox, PollState, Seat, SeatStatus, Vote, VkEvent
+from gameplay.models import GameEvent, Outbox, PollState, Seat, SeatStatus, VkEvent, Vote
 from gameplay.rules import RoleCounts
 from tests.vkbot.ingest_support import SECRET, VK_BASE, configure, make_game
 from tests.vkbot.localvk_support import GROUP_ID, GROUP_TOKEN, make_state
