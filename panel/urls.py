@@ -1,7 +1,11 @@
-"""GM panel URLs, mounted at /panel/."""
+"""GM panel URLs, mounted at /panel/. The GM's views live inside Django admin (see
+``panel.admin.GameAdmin.get_urls``); /panel/ itself leads to the list of games."""
 
-from django.urls import URLPattern, URLResolver
+from django.urls import URLPattern, URLResolver, path
+from django.views.generic import RedirectView
 
 app_name = "panel"
 
-urlpatterns: list[URLPattern | URLResolver] = []
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("", RedirectView.as_view(pattern_name="admin:gameplay_game_changelist"), name="index"),
+]

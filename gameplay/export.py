@@ -1,0 +1,273 @@
+"""Export a game as a scenario file (../shared/scenarios/FORMAT.md) that ``manage.py replay``
+plays to the same deaths, executions and winner.
+
+The scenario is rebuilt from the game's event log, in ``seq`` order: every accepted vote and
+night action in the order it arrived (refused submissions never reach the log), and a ``gm``
+entry for each GM modkill and replacement, placed before the phase during which it happened.
+
+Some things the GM can do have no place in the format (an edited night draft, a manual penalty,
+a forgiven strike, a game ended by hand, a modkill that voided votes whose voters did not vote
+again). ``export_game`` still writes the closest scenario and lists each such point in
+``warnings`` (Russian, for the GM); ``replay_check`` plays the file and reports any difference.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from gameplay.models import (
+    Game,
+    GameEvent,
+    GameStatus,
+    Phase,
+    PhaseKind,
+    PhaseStatus,
+    Replacement,
+    Seat,
+    SeatStatus,
+)
+from gameplay.rules import RuleViolation
+from gameplay.rules.errors import InvalidCommand
+
+#: Night acts that are the team's (one standing submission for the whole mafia).
+TEAM_ACTS = ("mafia_shot", "role_strike")
+
+
+@dataclass
+class _Phase:
+    kind: str
+    number: int
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    gm_before: list[dict[str, Any]] = field(default_factory=list)
+    gm_after: list[dict[str, Any]] = field(default_factory=list)
+    closed: bool = False
+    in_review: bool = False
+
+
+@dataclass(frozen=True)
+class Export:
+    scenario: dict[str, Any]
+    warnings: list[str]
+
+    def to_json(self) -> str:
+        return json.dumps(self.scenario, ensure_ascii=False, indent=2) + "\n"
+
+
+def _label(n: Any) -> str:
+    return f"№{n}"
+
+
+def export_game(game: Game) -> Export:
+    """The scenario of a started game. Raises ``InvalidCommand`` for a game not yet started."""
+    if game.status not in (GameStatus.RUNNING, GameStatus.FINISHED) or game.started_at is None:
+        raise InvalidCommand("Выгрузить можно только начатую игру.")
+    seats = list(
+        Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False)
+        .order_by("number")
+    )
+    first_names: dict[int, str] = {}
+    for r in Replacement.objects.filter(seat__game=game).order_by("created_at", "id"):
+        first_names.setdefault(r.seat_id, r.old_name)
+    players = []
+    for s in seats:
+        p: dict[str, Any] = {"seat": s.number, "role": s.role}
+        if s.item:
+            p["item"] = s.item
+        name = (first_names.get(s.pk) or s.name).strip()
+        if name:
+            p["name"] = name
+        players.append(p)
+
+    warnings: list[str] = []
+    phases: list[_Phase] = []
+    early_gm: list[dict[str, Any]] = []  # GM entries before Day 1 opened
+    after_last: list[dict[str, Any]] = []  # GM entries after the last phase closed
+    modkilled: set[int] = set()
+
+    def current() -> _Phase | None:
+        return phases[-1] if phases and not phases[-1].closed else None
+
+    events = GameEvent.objects.filter(game=game).order_by("seq").values_list(
+        "kind", "data", "override"
+    )
+    for kind, data, _override in events:
+        ph = current()
+        if kind == "phase_opened":
+            phases.append(_Phase(data.get("phase_kind", "day"), int(data.get("number", 0))))
+        elif kind == "vote" and ph is not None and ph.kind == PhaseKind.DAY:
+            ph.entries.append({"voter": data["voter"], "target": data["target"],
+                               "early": bool(data.get("early"))})
+        elif kind == "night_action" and ph is not None and ph.kind == PhaseKind.NIGHT:
+            entry = {"actor": data["actor"], "act": data["act"], "target": data["target"]}
+            if data.get("guess"):
+                entry["guess"] = data["guess"]
+            ph.entries.append(entry)
+        elif kind == "mafia_shot_reopened" and ph is not None:
+            # G2: the shot is sent again; without a new one the night has no mafia shot.
+            ph.entries = [e for e in ph.entries if e["act"] != "mafia_shot"]
+            ph.in_review = False
+        elif kind == "night_closed" and ph is not None:
+            ph.in_review = True
+        elif kind in ("day_closed", "night_published") and ph is not None:
+            ph.closed = True
+        elif kind == "modkill":
+            seat = int(data["seat"])
+            gm = {"phase": "gm", "action": "modkill", "seat": seat}
+            if ph is None:
+                (after_last if phases else early_gm).append(gm)
+            else:
+                warnings += _drop_for_modkill(ph, seat)
+                ph.gm_before.append(gm)
+            modkilled.add(seat)
+        elif kind == "replace":
+            gm = {"phase": "gm", "action": "replace", "seat": int(data["seat"])}
+            if ph is None:
+                (after_last if phases else early_gm).append(gm)
+            elif ph.in_review:
+                # The draft (its dawn strikes) was made before the seat changed hands.
+                ph.gm_after.append(gm)
+            else:
+                ph.gm_before.append(gm)
+        elif kind == "night_edited":
+            if data.get("deaths") != data.get("before"):
+                warnings.append(
+                    f"Ночь: ведущий изменил исход ({data.get('reason', '')}). В сценарии такой "
+                    "правки нет: переигровка даст исход без неё."
+                )
+        elif kind == "strike_manual":
+            if int(data.get("count", 0)) < 2:
+                warnings.append(
+                    f"Штраф ведущего {_label(data.get('seat'))} (+2 голоса) в формат сценария "
+                    "не переносится."
+                )
+        elif kind == "strike_forgiven":
+            warnings.append(
+                f"Прощённый штраф {_label(data.get('seat'))} в формат сценария не переносится."
+            )
+        elif kind == "game_finished" and _override:
+            warnings.append("Игру завершил ведущий: в сценарии этого нет, переигровка "
+                            "продолжится до победы по правилам или до конца записи.")
+
+    out: list[dict[str, Any]] = list(early_gm)
+    for ph in phases:
+        out += ph.gm_before
+        if not ph.closed:
+            # A phase cut short by the game's end needs no entry; a running one is left out.
+            if ph.entries and game.status == GameStatus.RUNNING:
+                warnings.append(f"{_phase_name(ph)} ещё идёт: её голоса и действия не выгружены.")
+            out += ph.gm_after
+            break
+        key = "votes" if ph.kind == PhaseKind.DAY else "actions"
+        out.append({"phase": ph.kind, key: ph.entries})
+        out += ph.gm_after
+    out += after_last
+    scenario = {
+        "settings": {"early_close": game.early_close},
+        "players": players,
+        "phases": out,
+    }
+    return Export(scenario, warnings)
+
+
+def _phase_name(ph: _Phase) -> str:
+    return f"{'День' if ph.kind == PhaseKind.DAY else 'Ночь'} {ph.number}"
+
+
+def _drop_for_modkill(ph: _Phase, seat: int) -> list[str]:
+    """A modkill during a phase is replayed before it: drop what it voided (V7) so that the
+    replay refuses nothing the original accepted, and say what cannot be reproduced."""
+    warnings: list[str] = []
+    if ph.kind == PhaseKind.DAY:
+        standing: dict[int, dict[str, Any]] = {}
+        for e in ph.entries:
+            standing[e["voter"]] = e
+        voided = {v for v, e in standing.items() if e["target"] == seat}
+        ph.entries = [e for e in ph.entries if e["voter"] != seat and e["voter"] not in voided]
+        if voided:
+            warnings.append(
+                f"{_phase_name(ph)}: голоса за {_label(seat)} отменены модкиллом; если "
+                f"{', '.join(_label(v) for v in sorted(voided))} не переголосовали, в переигровке "
+                "они получат штраф."
+            )
+        return warnings
+    team_standing: dict[str, dict[str, Any]] = {}
+    for e in ph.entries:
+        if e["act"] in TEAM_ACTS:
+            team_standing[e["act"]] = e
+    void_team = {act for act, e in team_standing.items() if e["actor"] == seat}
+    ph.entries = [
+        e for e in ph.entries if e["actor"] != seat and e["act"] not in void_team
+    ]
+    aimed = [e for e in ph.entries if e["target"] == seat and e["act"] not in TEAM_ACTS]
+    if aimed:
+        warnings.append(
+            f"{_phase_name(ph)}: действия, направленные на {_label(seat)} до модкилла, в "
+            "переигровке будут отклонены (штраф за пропуск, предмет не потрачен)."
+        )
+    ph.entries = [e for e in ph.entries if e["target"] != seat]
+    return warnings
+
+
+# --- checking an export by replaying it ------------------------------------------------------
+
+
+def game_outcome(game: Game) -> dict[str, Any]:
+    """Executions per day, deaths per night, and the winner of a game (as ``replay`` prints
+    them), for comparison with a replay."""
+    days: dict[int, int | None] = {}
+    nights: dict[int, list[int]] = {}
+    for p in Phase.objects.filter(game=game, status=PhaseStatus.DONE).order_by("opened_at"):
+        result = p.result or {}
+        if p.kind == PhaseKind.DAY and "executed" in result:
+            days[p.number] = result["executed"]
+        elif p.kind == PhaseKind.NIGHT and result.get("final"):
+            nights[p.number] = list(result["final"].get("deaths", []))
+    alive = sorted(
+        Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False,
+                            alive=True).values_list("number", flat=True)
+    )
+    return {"days": days, "nights": nights, "alive": alive, "winner": game.winner or None}
+
+
+def replay_outcome(output: dict[str, Any]) -> dict[str, Any]:
+    days: dict[int, int | None] = {}
+    nights: dict[int, list[int]] = {}
+    for p in output.get("phases", []):
+        if p.get("phase") == "day":
+            days[p["number"]] = p["executed"]
+        elif p.get("phase") == "night":
+            nights[p["number"]] = list(p["deaths"])
+    return {"days": days, "nights": nights, "alive": output.get("alive", []),
+            "winner": output.get("winner")}
+
+
+def compare_outcomes(game: dict[str, Any], replay: dict[str, Any]) -> list[str]:
+    """Differences (Russian, for the GM) between a game's outcome and its replay's."""
+    diffs = []
+    for n in sorted(set(game["days"]) | set(replay["days"])):
+        a, b = game["days"].get(n, "—"), replay["days"].get(n, "—")
+        if a != b:
+            diffs.append(f"День {n}: казнён {a or 'никто'}, в переигровке — {b or 'никто'}.")
+    for n in sorted(set(game["nights"]) | set(replay["nights"])):
+        a, b = game["nights"].get(n), replay["nights"].get(n)
+        if a != b:
+            diffs.append(f"Ночь {n}: погибли {a}, в переигровке — {b}.")
+    if game["winner"] != replay["winner"]:
+        diffs.append(f"Победитель: {game['winner'] or 'нет'}, в переигровке — "
+                     f"{replay['winner'] or 'нет'}.")
+    return diffs
+
+
+def replay_check(game: Game) -> list[str]:
+    """Play the game's export (rolled back, nothing sent) and list how its outcome differs
+    from the game's; an empty list means the replay reproduces the game."""
+    from gameplay.replay import ScenarioError, parse_scenario, play
+
+    export = export_game(game)
+    try:
+        output = play(parse_scenario(export.to_json()), name=f"Проверка: {game.name}"[:200])
+    except (ScenarioError, RuleViolation) as e:
+        return [f"Сценарий не проигрывается: {e}"]
+    return compare_outcomes(game_outcome(game), replay_outcome(output))

@@ -1,0 +1,57 @@
+"""What the GM's own commands (gameplay.services.gm) say to players and to the board, in Russian.
+
+Kept apart from ``gameplay.texts`` (the foundation's messages) so that the panel's additions do
+not touch it; the same style: short texts that players read on phones.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from gameplay.texts import when
+
+
+def phase_title(kind: str, number: int) -> str:
+    return f"{'День' if kind == 'day' else 'Ночь'} {number}"
+
+
+def deadline_extended(kind: str, number: int, deadline: datetime | None, tz: str) -> str:
+    what = "Голосование дня" if kind == "day" else "Приём ночных действий, ночь"
+    return f"Ведущий продлил срок. {what} {number} — до {when(deadline, tz)}."
+
+
+def remind_vote(number: int, deadline: datetime | None, tz: str) -> str:
+    return (
+        f"Напоминание: вы ещё не проголосовали в день {number}. Голос — в теме игры или "
+        f"здесь («голос N»), до {when(deadline, tz)}. Без голоса будет штраф."
+    )
+
+
+def remind_action(number: int, deadline: datetime | None, tz: str) -> str:
+    return (
+        f"Напоминание: ночь {number}, вы ещё не прислали ночное действие. Срок — до "
+        f"{when(deadline, tz)}. «статус» — что вы уже отправили."
+    )
+
+
+def remind_mafia_shot(number: int, deadline: datetime | None, tz: str) -> str:
+    return (
+        f"Напоминание мафии: в ночь {number} выстрел ещё не выбран («выстрел N»). Срок — до "
+        f"{when(deadline, tz)}."
+    )
+
+
+def spectator_chat_opened() -> str:
+    return (
+        "Ведущий открыл беседу зрителей (ЗЗ). Напишите «в ЗЗ», чтобы получить ссылку-приглашение."
+    )
+
+
+def spectator_chat_closed_public() -> str:
+    return "Беседа зрителей закрыта ведущим: новые приглашения не выдаются."
+
+
+def spectator_chat_opened_public() -> str:
+    return (
+        "Беседа зрителей открыта. Выбывшие мирные игроки и маньяк могут написать боту «в ЗЗ»."
+    )

@@ -1,0 +1,553 @@
+"""Reads for the GM panel: the game page, who has not voted or acted, vote histories, the night
+draft, the event log and a player's history across games.
+
+``game_page`` costs a fixed number of queries whatever the number of players, phases and votes:
+each table is read once and joined in Python.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Max, Q, QuerySet
+
+from gameplay.models import (
+    Draw,
+    FlagStatus,
+    Game,
+    GameEvent,
+    GameStatus,
+    ModerationFlag,
+    NightAction,
+    Outbox,
+    OutboxStatus,
+    Phase,
+    PhaseKind,
+    PhaseStatus,
+    Replacement,
+    Seat,
+    SeatStatus,
+    SpectatorMember,
+    Strike,
+    Vote,
+)
+from gameplay.rules import (
+    Act,
+    Ballot,
+    DayInput,
+    DayResult,
+    Faction,
+    Role,
+    Slot,
+    Table,
+    Winner,
+    close_day,
+)
+from gameplay.rules.roles import ACT_TITLES, DUTY_ROLES, ROLE_TITLES
+from gameplay.services.common import table_of
+
+# --- access ------------------------------------------------------------------------------------
+
+
+def games_for(user: Any) -> QuerySet[Game]:
+    """The games a user may see and run: their own, or all for a superuser."""
+    if not (user.is_authenticated and user.is_active and user.is_staff):
+        return Game.objects.none()
+    if user.is_superuser:
+        return Game.objects.all()
+    return Game.objects.filter(gms=user)
+
+
+# --- who has not voted / acted -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pending:
+    not_voted: list[Seat] = field(default_factory=list)
+    not_acted: list[Seat] = field(default_factory=list)
+    mafia_shot_missing: bool = False
+
+
+def _pending(
+    phase: Phase, seats: Sequence[Seat], votes: Iterable[Vote], actions: Iterable[NightAction]
+) -> Pending:
+    living = [s for s in seats if s.alive and s.number is not None]
+    if phase.kind == PhaseKind.DAY:
+        voted = {v.voter_id for v in votes if v.current and not v.void}
+        return Pending(not_voted=[s for s in living if s.pk not in voted])
+    standing = [a for a in actions if a.current]
+    acted = {a.actor_id for a in standing if a.slot == Slot.ROLE}
+    shot = any(a.slot == Slot.MAFIA_SHOT for a in standing)
+    if phase.reopened_for == Slot.MAFIA_SHOT:
+        return Pending(mafia_shot_missing=not shot)
+    duty = [s for s in living if s.role in DUTY_ROLES and s.pk not in acted]
+    has_mafia = any(s.role == Role.MAFIA for s in living)
+    return Pending(not_acted=duty, mafia_shot_missing=has_mafia and not shot)
+
+
+def pending_in_phase(phase: Phase, seats: Sequence[Seat]) -> Pending:
+    """Living players who have not voted (day) or sent their role action (night), and whether
+    the mafia has no shot yet. ``seats`` are the game's players."""
+    if phase.kind == PhaseKind.DAY:
+        return _pending(phase, seats, Vote.objects.filter(phase=phase, current=True), [])
+    return _pending(phase, seats, [], NightAction.objects.filter(phase=phase, current=True))
+
+
+# --- the game page -----------------------------------------------------------------------------
+
+
+@dataclass
+class VoteCell:
+    target: int | None
+    target_name: str
+    early: bool
+    current: bool
+    void: bool
+
+
+@dataclass
+class DayVotes:
+    day: int
+    votes: list[VoteCell]
+
+
+@dataclass
+class ActionCell:
+    act: str
+    title: str
+    target: int | None
+    guess: str
+    current: bool
+
+
+@dataclass
+class SeatRow:
+    seat: Seat
+    role_title: str
+    item_title: str
+    state: str
+    strikes: int
+    #: Penalty votes announced and not yet tallied (they count in the current/next day).
+    penalty_pending: int
+    vote_history: list[DayVotes]
+    #: The current phase: the voter's standing vote, or the actor's submissions this night.
+    current_vote: VoteCell | None = None
+    night_actions: list[ActionCell] = field(default_factory=list)
+    replaced_from: list[str] = field(default_factory=list)
+    spectator_eligible: bool = False
+
+
+@dataclass
+class TallyRow:
+    number: int
+    name: str
+    votes: int
+    penalty: int
+    voters: list[int]
+
+    @property
+    def total(self) -> int:
+        return self.votes + self.penalty
+
+
+@dataclass
+class PhaseSummary:
+    phase: Phase
+    title: str
+    lines: list[str]
+
+
+@dataclass
+class GamePage:
+    game: Game
+    phase: Phase | None
+    phases: list[PhaseSummary]
+    seats: list[SeatRow]
+    signups: list[Seat]
+    reserves: list[Seat]
+    gms: list[str]
+    strikes: list[Strike]
+    draws: list[Draw]
+    open_flags: int
+    failed_outbox: int
+    tally: list[TallyRow] = field(default_factory=list)
+    projection: DayResult | None = None
+    early_votes: list[tuple[int, int]] = field(default_factory=list)
+    pending: Pending = field(default_factory=Pending)
+    mafia_shot: ActionCell | None = None
+    mafia_shooter: int | None = None
+    draft: dict[str, Any] | None = None
+    living: list[Seat] = field(default_factory=list)
+
+    @property
+    def by_number(self) -> dict[int, Seat]:
+        return {r.seat.number: r.seat for r in self.seats if r.seat.number is not None}
+
+
+def _state_text(seat: Seat, phases: dict[int, Phase]) -> str:
+    if seat.alive:
+        return "жив"
+    phase = phases.get(seat.died_in_id) if seat.died_in_id else None
+    when = f" ({phase})" if phase else ""
+    return f"{seat.get_death_cause_display().lower() or 'выбыл'}{when}"
+
+
+def _phase_lines(phase: Phase, names: dict[int, str]) -> list[str]:
+    def label(n: int | None) -> str:
+        return f"№{n} {names.get(n, '')}".strip() if n else "—"
+
+    result = phase.result or {}
+    lines: list[str] = []
+    if phase.kind == PhaseKind.DAY:
+        if phase.status != PhaseStatus.DONE or not result:
+            return ["идёт голосование"]
+        for n in result.get("modkilled", []):
+            lines.append(f"модкилл за штрафы: {label(n)}")
+        executed = result.get("executed")
+        lines.append(f"казнён {label(executed)}" if executed else "никто не казнён")
+        if phase.closed_early:
+            lines.append("закрыт досрочно")
+        return lines
+    final = result.get("final")
+    if final is None:
+        return ["на проверке у ведущего" if phase.status == PhaseStatus.REVIEW
+                else "идёт приём действий"]
+    deaths = final.get("deaths", [])
+    lines.append("погибли: " + ", ".join(label(n) for n in deaths) if deaths
+                 else "никто не погиб")
+    for n in final.get("modkilled", []):
+        lines.append(f"модкилл за штрафы: {label(n)}")
+    if final.get("gm_edits"):
+        lines.append("правка ведущего")
+    return lines
+
+
+def game_page(game: Game) -> GamePage:
+    """Everything the game page shows, in a fixed number of queries."""
+    seats = list(Seat.objects.filter(game=game).order_by("number", "signed_up_at", "id"))
+    phases = list(Phase.objects.filter(game=game).order_by("opened_at", "id"))
+    votes = list(Vote.objects.filter(phase__game=game).order_by("created_at", "id"))
+    actions = list(NightAction.objects.filter(phase__game=game).order_by("created_at", "id"))
+    strikes = list(Strike.objects.filter(seat__game=game).order_by("created_at", "id"))
+    replacements = list(Replacement.objects.filter(seat__game=game).order_by("created_at"))
+    gms = list(game.gms.order_by("username").values_list("username", flat=True))
+    draws = list(Draw.objects.filter(
+        game=game, deal_round=Draw.objects.filter(game=game).values("game")
+        .annotate(m=Max("deal_round")).values("m")[:1]
+    ))
+    open_flags = ModerationFlag.objects.filter(game=game, status=FlagStatus.OPEN).count()
+    failed = Outbox.objects.filter(game=game, status=OutboxStatus.FAILED).count()
+
+    by_pk = {s.pk: s for s in seats}
+    phase_by_pk = {p.pk: p for p in phases}
+    players = [s for s in seats if s.status == SeatStatus.PLAYER and s.number is not None]
+    names = {s.number: s.name for s in players}
+    current = next((p for p in reversed(phases)
+                    if p.status in (PhaseStatus.OPEN, PhaseStatus.REVIEW)), None)
+
+    def vcell(v: Vote) -> VoteCell:
+        target = by_pk.get(v.target_id)
+        return VoteCell(target.number if target else None, target.name if target else "",
+                        v.early, v.current, v.void)
+
+    history: dict[int, dict[int, list[VoteCell]]] = defaultdict(lambda: defaultdict(list))
+    for v in votes:
+        phase = phase_by_pk.get(v.phase_id)
+        if phase is not None:
+            history[v.voter_id][phase.number].append(vcell(v))
+
+    def acell(a: NightAction) -> ActionCell:
+        target = by_pk.get(a.target_id)
+        return ActionCell(a.act, ACT_TITLES[Act(a.act)], target.number if target else None,
+                          ROLE_TITLES[Role(a.guess)].lower() if a.guess else "", a.current)
+
+    night_actions: dict[int, list[ActionCell]] = defaultdict(list)
+    current_votes: dict[int, VoteCell] = {}
+    cur_votes = [v for v in votes if current and v.phase_id == current.pk]
+    cur_actions = [a for a in actions if current and a.phase_id == current.pk]
+    for a in cur_actions:
+        night_actions[a.actor_id].append(acell(a))
+    for v in cur_votes:
+        if v.current:
+            current_votes[v.voter_id] = vcell(v)
+
+    penalty_day = None
+    if current is not None:
+        penalty_day = current.number if current.kind == PhaseKind.DAY else current.number + 1
+    pending_penalty: dict[int, int] = defaultdict(int)
+    for s in strikes:
+        if not s.forgiven and s.penalty_day is not None and s.penalty_day == penalty_day:
+            pending_penalty[s.seat_id] += s.penalty_votes
+    repl: dict[int, list[str]] = defaultdict(list)
+    for r in replacements:
+        repl[r.seat_id].append(f"{r.old_name} (id{r.old_vk_user_id})")
+
+    rows = [
+        SeatRow(
+            seat=s,
+            role_title=ROLE_TITLES[Role(s.role)] if s.role else "",
+            item_title=s.get_item_display() if s.item else "",
+            state=_state_text(s, phase_by_pk),
+            strikes=s.strikes,
+            penalty_pending=pending_penalty.get(s.pk, 0),
+            vote_history=[DayVotes(day, cells) for day, cells in sorted(history[s.pk].items())],
+            current_vote=current_votes.get(s.pk),
+            night_actions=night_actions.get(s.pk, []),
+            replaced_from=repl.get(s.pk, []),
+            spectator_eligible=not s.alive and s.role != Role.MAFIA,
+        )
+        for s in players
+    ]
+    page = GamePage(
+        game=game,
+        phase=current,
+        phases=[PhaseSummary(p, str(p), _phase_lines(p, names)) for p in phases],
+        seats=rows,
+        signups=[s for s in seats if s.status == SeatStatus.PLAYER and s.number is None],
+        reserves=[s for s in seats if s.status == SeatStatus.RESERVE],
+        gms=gms,
+        strikes=strikes,
+        draws=draws,
+        open_flags=open_flags,
+        failed_outbox=failed,
+        living=[s for s in players if s.alive],
+    )
+    if current is None or game.status != GameStatus.RUNNING:
+        return page
+    page.pending = _pending(current, players, cur_votes, cur_actions)
+    if current.kind == PhaseKind.DAY:
+        _fill_day(page, current, players, cur_votes, strikes)
+    else:
+        shot = next((a for a in cur_actions if a.current and a.slot == Slot.MAFIA_SHOT), None)
+        if shot is not None:
+            page.mafia_shot = acell(shot)
+            page.mafia_shooter = by_pk[shot.actor_id].number
+        if current.status == PhaseStatus.REVIEW and current.result:
+            page.draft = current.result.get("draft")
+    return page
+
+
+def _fill_day(
+    page: GamePage, phase: Phase, players: list[Seat], votes: list[Vote], strikes: list[Strike]
+) -> None:
+    by_pk = {s.pk: s for s in players}
+    standing = [v for v in votes if v.current and not v.void
+                and v.voter_id in by_pk and v.target_id in by_pk]
+    ballots = {
+        by_pk[v.voter_id].number: Ballot(by_pk[v.voter_id].number, by_pk[v.target_id].number,
+                                         v.early)
+        for v in standing
+    }
+    carried: dict[int, int] = defaultdict(int)
+    for s in strikes:
+        if not s.forgiven and s.penalty_day == phase.number and s.seat_id in by_pk:
+            carried[by_pk[s.seat_id].number] += s.penalty_votes
+    excused = frozenset(
+        by_pk[v.voter_id].number for v in votes
+        if v.current and v.void and v.voter_id in by_pk
+    ) - set(ballots)
+    table: Table = table_of(players)
+    living = table.alive_numbers
+    rows: dict[int, TallyRow] = {}
+    names = {s.number: s.name for s in players}
+    for b in ballots.values():
+        if b.voter in living and b.target in living:
+            row = rows.setdefault(b.target, TallyRow(b.target, names[b.target], 0, 0, []))
+            row.votes += 1
+            row.voters.append(b.voter)
+    for number, votes_ in carried.items():
+        if votes_ and number in living:
+            row = rows.setdefault(number, TallyRow(number, names[number], 0, 0, []))
+            row.penalty += votes_
+    page.tally = sorted(rows.values(), key=lambda r: (-r.total, r.number))
+    for row in page.tally:
+        row.voters.sort()
+    page.early_votes = sorted((b.voter, b.target) for b in ballots.values() if b.early)
+    page.projection = close_day(
+        table, DayInput(number=phase.number, ballots=ballots, carried_penalties=dict(carried),
+                        excused=excused)
+    )
+
+
+# --- smaller pages -----------------------------------------------------------------------------
+
+
+def draw_rounds(game: Game) -> list[tuple[int, list[Draw]]]:
+    """Every item draw of the game, grouped by deal round (newest round first)."""
+    rounds: dict[int, list[Draw]] = defaultdict(list)
+    for d in Draw.objects.filter(game=game).order_by("-deal_round", "attempt"):
+        rounds[d.deal_round].append(d)
+    return list(rounds.items())
+
+
+def event_log(
+    game: Game,
+    *,
+    kind: str = "",
+    phase_id: int | None = None,
+    actor: str = "",
+    overrides: bool = False,
+    seat: int | None = None,
+) -> QuerySet[GameEvent]:
+    """The game's event log, newest first, filtered."""
+    qs = GameEvent.objects.filter(game=game).select_related("phase").order_by("-seq")
+    if kind:
+        qs = qs.filter(kind=kind)
+    if phase_id:
+        qs = qs.filter(phase_id=phase_id)
+    if actor:
+        qs = qs.filter(actor__icontains=actor)
+    if overrides:
+        qs = qs.filter(override=True)
+    if seat:
+        qs = qs.filter(
+            Q(actor=f"seat:{seat}") | Q(data__seat=seat) | Q(data__voter=seat)
+            | Q(data__actor=seat) | Q(data__target=seat)
+        )
+    return qs
+
+
+def event_kinds(game: Game) -> list[str]:
+    return sorted(set(GameEvent.objects.filter(game=game).values_list("kind", flat=True)))
+
+
+def outbox_rows(game: Game, status: str = "") -> QuerySet[Outbox]:
+    qs = Outbox.objects.filter(game=game).order_by("-id")
+    return qs.filter(status=status) if status else qs
+
+
+def flags_of(game: Game, *, open_only: bool = False) -> list[ModerationFlag]:
+    qs = ModerationFlag.objects.filter(game=game).select_related("seat", "phase")
+    if open_only:
+        qs = qs.filter(status=FlagStatus.OPEN)
+    return list(qs.order_by("status", "-created_at"))
+
+
+@dataclass
+class SpectatorPage:
+    eligible: list[Seat]
+    members: list[SpectatorMember]
+    joined: int
+    removed: int
+
+
+def spectator_page(game: Game) -> SpectatorPage:
+    seats = Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False,
+                                alive=False).exclude(role=Role.MAFIA).order_by("number")
+    members = list(SpectatorMember.objects.filter(game=game).select_related("seat")
+                   .order_by("status", "-updated_at"))
+    return SpectatorPage(
+        eligible=list(seats),
+        members=members,
+        joined=sum(1 for m in members if m.status == "joined"),
+        removed=sum(1 for m in members if m.status == "removed"),
+    )
+
+
+# --- a player's history across games -----------------------------------------------------------
+
+
+@dataclass
+class HistoryRow:
+    game: Game
+    number: int | None
+    name: str
+    role: str
+    item: str
+    state: str
+    result: str
+    won: bool | None
+    note: str = ""
+    #: The viewer runs this game (the panel may link to it).
+    mine: bool = False
+
+
+@dataclass
+class PlayerHistory:
+    vk_user_id: int
+    rows: list[HistoryRow]
+    hidden: int
+    games: int
+    wins: int
+    by_role: list[tuple[str, int, int]]
+
+
+def _won(role: str, winner: str) -> bool | None:
+    if not role or not winner or winner == Winner.DRAW:
+        return None
+    faction = Role(role).faction
+    return {Faction.MAFIA: Winner.MAFIA, Faction.TOWN: Winner.TOWN,
+            Faction.NEUTRAL: Winner.MANIAC}[faction] == winner
+
+
+def _result(game: Game, role: str, replaced_out: bool) -> tuple[str, bool | None]:
+    if game.status == GameStatus.CANCELLED:
+        return "игра отменена", None
+    if game.status != GameStatus.FINISHED:
+        return game.get_status_display().lower(), None
+    if replaced_out:
+        return "передал место", None
+    if not game.winner:
+        return "без победителя", None
+    if game.winner == Winner.DRAW:
+        return "ничья", None
+    won = _won(role, game.winner)
+    return ("победа" if won else "поражение"), won
+
+
+def player_history(vk_user_id: int, viewer: Any) -> PlayerHistory:
+    """The games of a VK user: finished ones, and any game the viewer runs. Roles of other
+    GMs' unfinished games stay secret (they are only counted in ``hidden``)."""
+    seats = list(
+        Seat.objects.filter(vk_user_id=vk_user_id)
+        .exclude(status=SeatStatus.WITHDRAWN).select_related("game").order_by("-game__created_at")
+    )
+    left = list(
+        Replacement.objects.filter(old_vk_user_id=vk_user_id)
+        .select_related("seat__game").order_by("-created_at")
+    )
+    mine = set(games_for(viewer).values_list("pk", flat=True))
+    public = (GameStatus.FINISHED, GameStatus.CANCELLED)
+    rows: list[HistoryRow] = []
+    hidden: set[int] = set()
+    entries = [(s, False, "") for s in seats] + [
+        (r.seat, True, f"передал место {r.new_name} (id{r.new_vk_user_id})") for r in left
+    ]
+    for seat, replaced_out, note in entries:
+        game = seat.game
+        if game.pk not in mine and game.status not in public:
+            hidden.add(game.pk)
+            continue
+        if seat.status == SeatStatus.RESERVE and not replaced_out:
+            result, won = "в запасе", None
+        else:
+            result, won = _result(game, seat.role, replaced_out)
+        rows.append(HistoryRow(
+            game=game,
+            number=seat.number,
+            name=seat.name,
+            role=ROLE_TITLES[Role(seat.role)] if seat.role else "",
+            item=seat.get_item_display() if seat.item else "",
+            state="" if replaced_out or not seat.role else ("жив" if seat.alive else
+                                                               seat.get_death_cause_display()),
+            result=result,
+            won=won,
+            note=note,
+            mine=game.pk in mine,
+        ))
+    played = [r for r in rows if r.won is not None]
+    by_role: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for r in played:
+        by_role[r.role][0] += 1
+        by_role[r.role][1] += int(bool(r.won))
+    return PlayerHistory(
+        vk_user_id=vk_user_id,
+        rows=rows,
+        hidden=len(hidden),
+        games=len({r.game.pk for r in rows if r.number is not None}),
+        wins=sum(1 for r in played if r.won),
+        by_role=sorted((role, g, w) for role, (g, w) in by_role.items()),
+    )

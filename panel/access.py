@@ -1,0 +1,110 @@
+"""Access to a game's panel pages, and the glue every GM view shares.
+
+Every GM view is wrapped twice: ``admin_site.admin_view`` (staff login, CSRF, no caching) in
+``GameAdmin.get_urls`` and ``gm_view`` here, which finds the game among the user's own games
+(another GM's game is a 404, before anything else happens) and then checks the HTTP method.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.contrib import admin, messages
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
+
+from gameplay.models import FlagStatus, Game, ModerationFlag, Outbox, OutboxStatus
+from gameplay.rules import RuleViolation
+from gameplay.selectors.panel import games_for
+
+View = Callable[..., HttpResponse]
+
+
+def gm_view(*methods: str) -> Callable[[View], View]:
+    """The wrapped view gets the game instead of its id. Methods default to GET."""
+    allowed = list(methods or ("GET",))
+    if "GET" in allowed and "HEAD" not in allowed:
+        allowed.append("HEAD")
+
+    def decorate(func: View) -> View:
+        @wraps(func)
+        def inner(request: HttpRequest, game_id: int, **kwargs: Any) -> HttpResponse:
+            game = get_object_or_404(games_for(request.user), pk=game_id)
+            if request.method not in allowed:
+                return HttpResponseNotAllowed(allowed)
+            return func(request, game, **kwargs)
+
+        return inner
+
+    return decorate
+
+
+def actor(request: HttpRequest) -> str:
+    """The GameEvent actor of the signed-in GM."""
+    return f"gm:{request.user.get_username()}"
+
+
+def attempt(request: HttpRequest, call: Callable[..., Any], /, **kwargs: Any) -> tuple[bool, Any]:
+    """Call one service; a refusal becomes an error message with its reason."""
+    try:
+        return True, call(**kwargs)
+    except RuleViolation as e:
+        messages.error(request, e.reason)
+        return False, None
+
+
+def game_url(game: Game, name: str = "panel_game", **kwargs: Any) -> str:
+    return reverse(f"admin:{name}", kwargs={"game_id": game.pk, **kwargs})
+
+
+def back(request: HttpRequest, game: Game, default: str = "panel_game") -> HttpResponseRedirect:
+    """Redirect to ``next`` (a page of this game only) or to the named page."""
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    base = game_url(game)
+    if (target.startswith(base) and url_has_allowed_host_and_scheme(
+            target, allowed_hosts={request.get_host()})):
+        return HttpResponseRedirect(target)
+    return HttpResponseRedirect(game_url(game, default))
+
+
+def tab_counts(game: Game) -> dict[str, int]:
+    return {
+        "open_flags": ModerationFlag.objects.filter(game=game, status=FlagStatus.OPEN).count(),
+        "failed_outbox": Outbox.objects.filter(game=game, status=OutboxStatus.FAILED).count(),
+    }
+
+
+def render_panel(
+    request: HttpRequest,
+    game: Game | None,
+    template: str,
+    context: dict[str, Any],
+    *,
+    title: str,
+    tab: str = "",
+    status: int = 200,
+) -> HttpResponse:
+    """Render a panel page inside the admin's frame (header, sidebar, messages)."""
+    ctx: dict[str, Any] = {
+        **admin.site.each_context(request),
+        "title": title,
+        "game": game,
+        "tab": tab,
+        "opts": Game._meta,
+        "now": timezone.now(),
+        # The panel's pages are wide tables: no admin sidebar beside them.
+        "is_nav_sidebar_enabled": False,
+        **context,
+    }
+    if game is not None and "counts" not in ctx:
+        ctx["counts"] = tab_counts(game)
+    if game is not None and "phase" not in ctx:
+        from gameplay.services.common import current_phase
+
+        ctx["phase"] = current_phase(game)
+    return render(request, template, ctx, status=status)

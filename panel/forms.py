@@ -1,0 +1,364 @@
+"""The GM panel's forms: they parse and validate; the views hand the result to one service."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from django import forms
+from django.conf import settings
+from django.contrib.auth import get_user_model
+
+from gameplay.models import Game
+from gameplay.rules import EarlyClose, RoleCounts, RuleViolation, Winner
+from gameplay.rules.errors import InvalidCommand
+from gameplay.services.gm import chat_peer_id, parse_player_lines, parse_vk_user
+
+_TOPIC = re.compile(
+    r"^(?:(?:https?://)?(?:m\.|www\.)?vk\.(?:com|ru)/)?topic-(\d{1,15})_(\d{1,15})(?:\?.*)?$",
+    re.IGNORECASE,
+)
+_DURATION = re.compile(r"^(\d{1,3})(?::([0-5]\d))?$")
+
+
+class TopicField(forms.CharField):
+    """A discussion topic: its id (``789``) or link (``vk.com/topic-123_789``). Cleans to
+    ``(group_id or None, topic_id)`` or None when empty."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("max_length", 200)
+        super().__init__(**kwargs)
+
+    def clean(self, value: Any) -> tuple[int | None, int] | None:
+        raw = (super().clean(value) or "").strip()
+        if not raw:
+            return None
+        if raw.isdigit():
+            return None, int(raw)
+        match = _TOPIC.match(raw)
+        if not match:
+            raise forms.ValidationError(
+                "Укажите номер темы или ссылку вида vk.com/topic-123456_789."
+            )
+        return int(match.group(1)), int(match.group(2))
+
+
+class DurationField(forms.CharField):
+    """A phase length as «ЧЧ» or «ЧЧ:ММ» (hours and minutes)."""
+
+    def clean(self, value: Any) -> timedelta:
+        raw = (super().clean(value) or "").strip()
+        match = _DURATION.match(raw)
+        if not match:
+            raise forms.ValidationError("Укажите длину как ЧЧ или ЧЧ:ММ, например 24 или 1:30.")
+        length = timedelta(hours=int(match.group(1)), minutes=int(match.group(2) or 0))
+        if length < timedelta(minutes=5) or length > timedelta(days=30):
+            raise forms.ValidationError("Длина фазы — от 5 минут до 30 дней.")
+        return length
+
+
+class RemindersField(forms.CharField):
+    """Reminder offsets in minutes before a deadline: «180, 60»."""
+
+    def clean(self, value: Any) -> list[int]:
+        raw = (super().clean(value) or "").strip()
+        if not raw:
+            return []
+        out = set()
+        for part in re.split(r"[,;\s]+", raw):
+            if not part.isdigit() or not 1 <= int(part) <= 10080:
+                raise forms.ValidationError(
+                    f"«{part}» — не число минут от 1 до 10080. Пример: 180, 60."
+                )
+            out.add(int(part))
+        return sorted(out, reverse=True)
+
+
+def duration_text(value: timedelta | None) -> str:
+    if not value:
+        return ""
+    minutes = int(value.total_seconds() // 60)
+    return f"{minutes // 60}:{minutes % 60:02d}"
+
+
+class GameSettingsForm(forms.Form):
+    """A new game, or the settings of an existing one (role counts only before the deal)."""
+
+    name = forms.CharField(label="Название", max_length=200)
+    topic = TopicField(label="Тема игры", help_text="Где идёт игра и голосование: номер темы "
+                       "или ссылка vk.com/topic-…")
+    recruit_topic = TopicField(label="Тема набора", help_text="Где идёт запись «+».")
+    vk_group_id = forms.IntegerField(label="Сообщество VK (id)", required=False, min_value=1)
+    mafia_count = forms.IntegerField(label="Мафия", min_value=0, max_value=50, initial=6)
+    commissar_count = forms.IntegerField(label="Комиссар", min_value=0, max_value=1, initial=1)
+    doctor_count = forms.IntegerField(label="Доктор", min_value=0, max_value=1, initial=1)
+    maniac_count = forms.IntegerField(label="Маньяк", min_value=0, max_value=1, initial=1)
+    civilian_count = forms.IntegerField(label="Мирные жители", min_value=0, max_value=200,
+                                        initial=17)
+    day_length = DurationField(label="Длина дня", initial="24:00", help_text="ЧЧ:ММ")
+    night_length = DurationField(label="Длина ночи", initial="12:00", help_text="ЧЧ:ММ")
+    reminders = RemindersField(label="Напоминания", required=False, initial="180, 60",
+                               help_text="За сколько минут до срока напомнить тем, кто не "
+                               "проголосовал или не сходил.")
+    early_close = forms.ChoiceField(
+        label="Досрочное закрытие дня",
+        choices=[(EarlyClose.MAJORITY.value, "больше половины живых голосуют досрочно"),
+                 (EarlyClose.ALL.value, "все живые голосуют досрочно")],
+        initial=EarlyClose.MAJORITY.value,
+    )
+    reveal_on_night_death = forms.BooleanField(label="Раскрывать роль убитых ночью",
+                                               required=False)
+    auto_publish = forms.BooleanField(
+        label="Публиковать итоги ночи без проверки ведущим", required=False
+    )
+    time_zone = forms.CharField(label="Часовой пояс", max_length=64, initial="Europe/Moscow")
+    co_gms = forms.ModelMultipleChoiceField(
+        label="Ведущие", queryset=get_user_model().objects.none(), required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Кто ещё ведёт эту игру (учётные записи с доступом к панели).",
+    )
+
+    COUNT_FIELDS = ("mafia_count", "commissar_count", "doctor_count", "maniac_count",
+                    "civilian_count")
+
+    def __init__(self, *args: Any, counts_locked: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        from gameplay.services.gm import staff_users
+
+        self.fields["co_gms"].queryset = staff_users()
+        self.fields["co_gms"].label_from_instance = lambda u: u.get_username()
+        if not self.is_bound and not self.initial.get("vk_group_id"):
+            self.initial["vk_group_id"] = getattr(settings, "VK_GROUP_ID", None)
+        self.counts_locked = counts_locked
+        if counts_locked:
+            for name in self.COUNT_FIELDS:
+                self.fields[name].disabled = True
+                self.fields[name].help_text = "Состав меняется только до раздачи ролей."
+
+    @classmethod
+    def initial_for(cls, game: Game) -> dict[str, Any]:
+        def topic(topic_id: int | None) -> str:
+            if topic_id is None:
+                return ""
+            if game.vk_group_id:
+                return f"https://vk.com/topic-{game.vk_group_id}_{topic_id}"
+            return str(topic_id)
+
+        return {
+            "name": game.name,
+            "topic": topic(game.topic_id),
+            "recruit_topic": topic(game.recruit_topic_id),
+            "vk_group_id": game.vk_group_id,
+            **{name: getattr(game, name) for name in cls.COUNT_FIELDS},
+            "day_length": duration_text(game.day_length),
+            "night_length": duration_text(game.night_length),
+            "reminders": ", ".join(str(m) for m in game.reminders or []),
+            "early_close": game.early_close,
+            "reveal_on_night_death": game.reveal_on_night_death,
+            "auto_publish": game.auto_publish,
+            "time_zone": game.time_zone,
+            "co_gms": list(game.gms.all()),
+        }
+
+    def clean_time_zone(self) -> str:
+        tz = self.cleaned_data["time_zone"].strip()
+        try:
+            ZoneInfo(tz)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise forms.ValidationError(f"Неизвестный часовой пояс «{tz}».") from None
+        return tz
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if all(data.get(n) is not None for n in self.COUNT_FIELDS):
+            counts = self.counts()
+            try:
+                counts.validate()
+            except RuleViolation as e:
+                raise forms.ValidationError(e.reason) from None
+        groups = {t[0] for t in (data.get("topic"), data.get("recruit_topic")) if t and t[0]}
+        if len(groups) > 1:
+            raise forms.ValidationError("Темы набора и игры должны быть в одном сообществе.")
+        if groups and data.get("vk_group_id") and data["vk_group_id"] not in groups:
+            raise forms.ValidationError(
+                "Ссылка на тему ведёт в другое сообщество, чем указанный id сообщества."
+            )
+        if groups and not data.get("vk_group_id"):
+            data["vk_group_id"] = groups.pop()
+        return data
+
+    def counts(self) -> RoleCounts:
+        d = self.cleaned_data
+        return RoleCounts(
+            mafia=d["mafia_count"], commissar=d["commissar_count"], doctor=d["doctor_count"],
+            maniac=d["maniac_count"], civilian=d["civilian_count"],
+        )
+
+    def settings(self) -> dict[str, Any]:
+        """The Game fields to save (``gameplay.services.gm.SETTINGS_FIELDS``)."""
+        d = self.cleaned_data
+        return {
+            "name": d["name"].strip(),
+            "vk_group_id": d.get("vk_group_id"),
+            "topic_id": d["topic"][1] if d.get("topic") else None,
+            "recruit_topic_id": d["recruit_topic"][1] if d.get("recruit_topic") else None,
+            "day_length": d["day_length"],
+            "night_length": d["night_length"],
+            "reminders": d["reminders"],
+            "early_close": d["early_close"],
+            "reveal_on_night_death": d["reveal_on_night_death"],
+            "auto_publish": d["auto_publish"],
+            "time_zone": d["time_zone"],
+        }
+
+
+def _service_error(field: forms.Field, value: str, parse: Any) -> Any:
+    try:
+        return parse(value)
+    except InvalidCommand as e:
+        raise forms.ValidationError(e.reason) from None
+
+
+class VkUserField(forms.CharField):
+    """A VK user by id or link (see ``gameplay.services.gm.parse_vk_user``)."""
+
+    def clean(self, value: Any) -> int:
+        raw = super().clean(value)
+        return _service_error(self, raw, parse_vk_user)
+
+
+class PlayerAddForm(forms.Form):
+    vk = VkUserField(label="VK id или ссылка", max_length=200,
+                     widget=forms.TextInput(attrs={"placeholder": "https://vk.com/id123"}))
+    name = forms.CharField(label="Имя", max_length=200, required=False,
+                           widget=forms.TextInput(attrs={"placeholder": "как его звать в игре"}))
+    reserve = forms.BooleanField(label="в запас", required=False)
+
+
+class PlayerBulkForm(forms.Form):
+    lines = forms.CharField(
+        label="Список", widget=forms.Textarea(attrs={"rows": 6, "placeholder":
+                                                      "vk.com/id123 Аня\nid456 Борис\n789"}),
+        help_text="По одному на строку: ссылка или id, затем имя.",
+    )
+    reserve = forms.BooleanField(label="в запас", required=False)
+
+    def clean_lines(self) -> str:
+        text = self.cleaned_data["lines"]
+        _service_error(self.fields["lines"], text, parse_player_lines)
+        return text
+
+
+class ExtendForm(forms.Form):
+    minutes = forms.IntegerField(label="на минут", min_value=1, max_value=30 * 24 * 60)
+
+
+class ReasonForm(forms.Form):
+    reason = forms.CharField(label="Причина", max_length=1000, required=False,
+                             widget=forms.TextInput(attrs={"size": 60}))
+
+
+class RequiredReasonForm(forms.Form):
+    reason = forms.CharField(label="Причина", max_length=1000,
+                             widget=forms.TextInput(attrs={"size": 60}))
+
+
+class NightEditForm(forms.Form):
+    deaths = forms.TypedMultipleChoiceField(label="Погибают этой ночью", coerce=int,
+                                            required=False,
+                                            widget=forms.CheckboxSelectMultiple)
+    reason = forms.CharField(label="Причина правки", max_length=1000,
+                             widget=forms.TextInput(attrs={"size": 60}))
+
+    def __init__(self, *args: Any, living: list[tuple[int, str]] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["deaths"].choices = [(n, f"№{n} {name}") for n, name in living]
+
+
+class ReplaceForm(forms.Form):
+    reserve = forms.TypedChoiceField(label="Игрок из запаса", coerce=int, required=False,
+                                     empty_value=None)
+    vk = forms.CharField(label="или VK id / ссылка", max_length=200, required=False)
+    name = forms.CharField(label="Имя", max_length=200, required=False)
+    reason = forms.CharField(label="Причина", max_length=1000, required=False)
+
+    def __init__(self, *args: Any, reserves: list[Any] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.reserves = {s.pk: s for s in reserves}
+        self.fields["reserve"].choices = [("", "—")] + [
+            (s.pk, f"{s.name} (id{s.vk_user_id})") for s in reserves
+        ]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        reserve, vk = data.get("reserve"), (data.get("vk") or "").strip()
+        if bool(reserve) == bool(vk):
+            raise forms.ValidationError("Выберите игрока из запаса или укажите VK id — одно "
+                                        "из двух.")
+        if reserve:
+            seat = self.reserves[reserve]
+            data["vk_user_id"], data["new_name"] = seat.vk_user_id, seat.name
+        else:
+            try:
+                data["vk_user_id"] = parse_vk_user(vk)
+            except InvalidCommand as e:
+                self.add_error("vk", e.reason)
+                return data
+            data["new_name"] = (data.get("name") or "").strip() or f"id{data['vk_user_id']}"
+        return data
+
+
+class EndGameForm(forms.Form):
+    winner = forms.ChoiceField(
+        label="Победитель",
+        choices=[("", "без победителя")] + [(w.value, w.title) for w in Winner],
+        required=False,
+    )
+    reason = forms.CharField(label="Причина", max_length=1000, required=False,
+                             widget=forms.TextInput(attrs={"size": 60}))
+
+
+class ChatLinkForm(forms.Form):
+    chat = forms.CharField(
+        label="Беседа", max_length=200,
+        help_text="Номер беседы сообщества (5) или её peer_id (2000000005).",
+    )
+
+    def clean_chat(self) -> int:
+        raw = self.cleaned_data["chat"].strip()
+        match = re.match(r"^(?:.*[?&]sel=c)?(\d{1,12})$", raw)
+        if not match:
+            raise forms.ValidationError(
+                "Укажите номер беседы или peer_id. Ссылку-приглашение vk.me/join/… "
+                "без запроса к VK не распознать."
+            )
+        try:
+            return chat_peer_id(int(match.group(1)))
+        except InvalidCommand as e:
+            raise forms.ValidationError(e.reason) from None
+
+
+class FlagForm(forms.Form):
+    decision = forms.ChoiceField(choices=[("dismiss", "отклонить"), ("acted", "принято решение")])
+    note = forms.CharField(label="Заметка", max_length=1000, required=False)
+
+
+class LogFilterForm(forms.Form):
+    kind = forms.ChoiceField(label="Событие", required=False)
+    phase = forms.TypedChoiceField(label="Фаза", required=False, coerce=int, empty_value=None)
+    seat = forms.IntegerField(label="Место №", required=False, min_value=1)
+    actor = forms.CharField(label="Кто", required=False, max_length=120)
+    overrides = forms.BooleanField(label="только решения ведущего", required=False)
+
+    def __init__(self, *args: Any, kinds: list[tuple[str, str]] = (),
+                 phases: list[tuple[int, str]] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["kind"].choices = [("", "все")] + list(kinds)
+        self.fields["phase"].choices = [("", "все")] + list(phases)
+
+
+class HistoryLookupForm(forms.Form):
+    vk = VkUserField(label="VK id или ссылка", max_length=200)

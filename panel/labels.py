@@ -1,0 +1,109 @@
+"""Russian names of the event log's entries and a one-line description of each, for the GM."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gameplay.models import GameEvent
+from gameplay.rules import Act, Role, Winner
+from gameplay.rules.roles import ACT_TITLES, ROLE_TITLES
+
+EVENT_LABELS: dict[str, str] = {
+    "game_created": "Игра создана",
+    "settings_changed": "Настройки изменены",
+    "gms_changed": "Состав ведущих",
+    "signup": "Запись",
+    "withdraw": "Снятие",
+    "deal": "Раздача ролей",
+    "redeal": "Перераздача",
+    "deal_fixed": "Раздача задана вручную",
+    "deal_discarded": "Раздача сброшена",
+    "game_started": "Старт игры",
+    "phase_opened": "Фаза открыта",
+    "vote": "Голос",
+    "day_closed": "День закрыт",
+    "night_action": "Ночное действие",
+    "night_closed": "Ночь закрыта",
+    "night_redrafted": "Ночь пересчитана",
+    "night_edited": "Правка ночи",
+    "mafia_shot_reopened": "Выстрел мафии открыт заново",
+    "night_published": "Итоги ночи",
+    "alert_no_mafia_shot": "Мафия не стреляла",
+    "modkill": "Модкилл",
+    "replace": "Замена",
+    "strike_manual": "Штраф ведущего",
+    "strike_forgiven": "Штраф прощён",
+    "deadline_extended": "Срок продлён",
+    "reminder_sent": "Напоминание",
+    "deadline_failed": "Сбой закрытия по сроку",
+    "spectator_chat_linked": "Беседа ЗЗ привязана",
+    "spectator_chat_opened": "Беседа ЗЗ открыта",
+    "spectator_chat_closed": "Беседа ЗЗ закрыта",
+    "flag_resolved": "Отметка рассмотрена",
+    "outbox_retry": "Повтор доставки",
+    "game_finished": "Игра завершена",
+    "game_cancelled": "Игра отменена",
+}
+
+
+def event_label(kind: str) -> str:
+    return EVENT_LABELS.get(kind, kind)
+
+
+def _n(value: Any) -> str:
+    return f"№{value}" if value not in (None, "") else "—"
+
+
+def _list(values: Any) -> str:
+    return ", ".join(_n(v) for v in values or []) or "никто"
+
+
+def describe_event(event: GameEvent) -> str:
+    """A short Russian line for a log entry (the raw data is shown beside it)."""
+    d: dict[str, Any] = event.data or {}
+    k = event.kind
+    if d.get("summary"):
+        return str(d["summary"])
+    if k == "vote":
+        early = " (досрочно)" if d.get("early") else ""
+        return f"{_n(d.get('voter'))} → {_n(d.get('target'))}{early}"
+    if k == "night_action":
+        try:
+            act = ACT_TITLES[Act(d.get("act"))]
+        except ValueError:
+            act = str(d.get("act"))
+        guess = f" ({ROLE_TITLES[Role(d['guess'])].lower()})" if d.get("guess") else ""
+        return f"{_n(d.get('actor'))}: {act} → {_n(d.get('target'))}{guess}"
+    if k == "day_closed":
+        executed = d.get("executed")
+        return ("досрочно; " if d.get("early") else "") + (
+            f"казнён {_n(executed)}" if executed else "никто не казнён"
+        )
+    if k in ("night_closed", "night_redrafted"):
+        return f"черновик: погибают {_list((d.get('draft') or {}).get('deaths'))}"
+    if k == "night_published":
+        return f"погибли: {_list(d.get('deaths'))}"
+    if k == "phase_opened":
+        return f"{'День' if d.get('phase_kind') == 'day' else 'Ночь'} {d.get('number')}"
+    if k in ("signup", "withdraw"):
+        extra = " (запас)" if d.get("reserve") else ""
+        return f"{d.get('name', '')} id{d.get('vk_user_id')}{extra}".strip()
+    if k == "replace":
+        return f"{_n(d.get('seat'))}: id{d.get('old_vk_user_id')} → {d.get('name')} " \
+               f"(id{d.get('new_vk_user_id')})"
+    if k in ("deal", "redeal"):
+        return f"раунд {d.get('deal_round')}, попыток: {len(d.get('draws') or [])}"
+    if k == "game_finished":
+        winner = d.get("winner")
+        return f"победа: {Winner(winner).title}" if winner else "без победителя"
+    if k == "deadline_extended":
+        return f"+{d.get('minutes')} мин"
+    if k == "reminder_sent":
+        return f"кому: {_list(d.get('seats'))}"
+    if k == "flag_resolved":
+        return f"{d.get('status')}: {d.get('note', '')}".strip(": ")
+    if k == "settings_changed":
+        return ", ".join(sorted((d.get("changed") or {}).keys()))
+    if k == "gms_changed":
+        return ", ".join(d.get("gms") or [])
+    return ""

@@ -1,0 +1,1 @@
+"""The GM's views, added to Django admin by ``panel.admin.GameAdmin.get_urls``."""

@@ -1,0 +1,140 @@
+"""Discipline: modkill, replacement, manual penalty, strike forgiveness, moderation flags."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+
+from gameplay.models import Seat, SeatStatus, Strike
+from gameplay.selectors.panel import flags_of
+from gameplay.services.discipline import seat_modkill, seat_replace, strike_forgive, strike_give
+from gameplay.services.gm import flag_resolve
+from panel.access import actor, attempt, back, game_url, gm_view, render_panel
+from panel.forms import FlagForm, ReasonForm, ReplaceForm
+
+
+def _seat(game, number: int) -> Seat:
+    seat = Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number=number).first()
+    if seat is None:
+        raise Http404("Нет такого места.")
+    return seat
+
+
+@gm_view()
+def discipline_view(request: HttpRequest, game) -> HttpResponse:
+    seats = list(Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False)
+                 .order_by("number"))
+    strikes = list(Strike.objects.filter(seat__game=game).select_related("seat", "phase")
+                   .order_by("-created_at", "-id"))
+    return render_panel(request, game, "panel/discipline.html", {
+        "seats": seats, "strikes": strikes, "flags": flags_of(game),
+        "flag_form": FlagForm(),
+    }, title=f"Дисциплина: {game.name}", tab="discipline")
+
+
+@gm_view("GET", "POST")
+def modkill_view(request: HttpRequest, game, number: int) -> HttpResponse:
+    """A modkill (P5, G4), confirmed on its own page first."""
+    seat = _seat(game, number)
+    flag_id = request.POST.get("flag") or request.GET.get("flag") or ""
+    form = ReasonForm(request.POST or None)
+    if request.method == "POST" and request.POST.get("confirm") == "yes" and form.is_valid():
+        reason = form.cleaned_data["reason"].strip()
+        if flag_id.isdigit():
+            ok, _ = attempt(request, flag_resolve, game_id=game.pk, flag_id=int(flag_id),
+                            by=actor(request), acted=True, note=reason, punish="modkill",
+                            seat=number)
+        else:
+            ok, _ = attempt(request, seat_modkill, game_id=game.pk, seat=number,
+                            by=actor(request), reason=reason)
+        if ok:
+            messages.success(request, f"№{number} {seat.name} выбывает (модкилл), роль "
+                                      "раскрыта в теме.")
+            return back(request, game)
+    return render_panel(request, game, "panel/confirm.html", {
+        "action": game_url(game, "panel_modkill", number=number),
+        "question": f"Модкилл №{number} {seat.name}?",
+        "details": ["Игрок выбывает сразу, его роль публикуется в теме, предметы пропадают.",
+                    "Голоса за него и его собственный голос сегодня аннулируются.",
+                    "Причину увидит сам игрок; в теме её не будет."],
+        "form": form, "button": "Модкилл", "danger": True, "hidden": {"flag": flag_id},
+        "next": request.GET.get("next", ""),
+    }, title="Модкилл", tab="discipline")
+
+
+@gm_view("GET", "POST")
+def penalty_view(request: HttpRequest, game, number: int) -> HttpResponse:
+    """A manual strike (P2/P3): a first one costs +2 votes, a second one is a modkill."""
+    seat = _seat(game, number)
+    flag_id = request.POST.get("flag") or request.GET.get("flag") or ""
+    form = ReasonForm(request.POST or None)
+    if request.method == "POST" and request.POST.get("confirm") == "yes" and form.is_valid():
+        reason = form.cleaned_data["reason"].strip()
+        if flag_id.isdigit():
+            ok, _ = attempt(request, flag_resolve, game_id=game.pk, flag_id=int(flag_id),
+                            by=actor(request), acted=True, note=reason, punish="penalty",
+                            seat=number)
+        else:
+            ok, _ = attempt(request, strike_give, game_id=game.pk, seat=number,
+                            by=actor(request), reason=reason)
+        if ok:
+            seat.refresh_from_db()
+            messages.success(request, f"№{number}: штраф ({seat.strikes}-й)"
+                             + (", +2 голоса." if seat.alive else " — модкилл."))
+            return back(request, game, "panel_discipline")
+    modkill = seat.strikes >= 1
+    return render_panel(request, game, "panel/confirm.html", {
+        "action": game_url(game, "panel_penalty", number=number),
+        "question": f"Штраф №{number} {seat.name}?",
+        "details": [f"Сейчас штрафов: {seat.strikes}."] + (
+            ["Это второй штраф: игрок выбывает (модкилл), роль раскрывается."] if modkill
+            else ["Первый штраф: +2 голоса против игрока в голосовании дня."]),
+        "form": form, "button": "Модкилл штрафом" if modkill else "Оштрафовать",
+        "danger": modkill, "hidden": {"flag": flag_id}, "next": request.GET.get("next", ""),
+    }, title="Штраф", tab="discipline")
+
+
+@gm_view("GET", "POST")
+def replace_view(request: HttpRequest, game, number: int) -> HttpResponse:
+    seat = _seat(game, number)
+    reserves = list(Seat.objects.filter(game=game, status=SeatStatus.RESERVE)
+                    .order_by("signed_up_at"))
+    form = ReplaceForm(request.POST or None, reserves=reserves)
+    if request.method == "POST" and form.is_valid():
+        d = form.cleaned_data
+        ok, _ = attempt(request, seat_replace, game_id=game.pk, seat=number,
+                        vk_user_id=d["vk_user_id"], name=d["new_name"], by=actor(request),
+                        reason=d["reason"].strip())
+        if ok:
+            messages.success(request, f"Место №{number} передано: {d['new_name']}. Роль "
+                                      "отправлена новому игроку.")
+            return HttpResponseRedirect(game_url(game))
+    return render_panel(request, game, "panel/replace.html", {
+        "seat": seat, "form": form,
+    }, title=f"Замена №{number}", tab="discipline")
+
+
+@gm_view("POST")
+def forgive_view(request: HttpRequest, game, strike_id: int) -> HttpResponse:
+    form = ReasonForm(request.POST)
+    reason = form.cleaned_data["reason"].strip() if form.is_valid() else ""
+    ok, strike = attempt(request, strike_forgive, game_id=game.pk, strike_id=strike_id,
+                         by=actor(request), reason=reason)
+    if ok:
+        messages.success(request, f"Штраф №{strike.seat.number} прощён.")
+    return back(request, game, "panel_discipline")
+
+
+@gm_view("POST")
+def flag_view(request: HttpRequest, game, flag_id: int) -> HttpResponse:
+    form = FlagForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Выберите решение по отметке.")
+        return back(request, game, "panel_discipline")
+    acted = form.cleaned_data["decision"] == "acted"
+    ok, _ = attempt(request, flag_resolve, game_id=game.pk, flag_id=flag_id, by=actor(request),
+                    acted=acted, note=form.cleaned_data["note"])
+    if ok:
+        messages.success(request, "Отметка закрыта: " + ("принято решение." if acted
+                                                          else "отклонена."))
+    return back(request, game, "panel_discipline")

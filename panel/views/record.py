@@ -1,0 +1,162 @@
+"""The record: spectator chat, the event log, deliveries, export, a player's history."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.utils.text import slugify
+
+from gameplay.export import export_game, replay_check
+from gameplay.models import Outbox, OutboxStatus, Phase
+from gameplay.rules import RuleViolation
+from gameplay.selectors.panel import (
+    event_kinds,
+    event_log,
+    outbox_rows,
+    player_history,
+    spectator_page,
+)
+from gameplay.services.gm import outbox_retry, outbox_retry_all, spectator_chat_link
+from gameplay.services.gm import spectator_chat_set_open as chat_set_open
+from panel.access import actor, attempt, back, gm_view, render_panel
+from panel.forms import ChatLinkForm, HistoryLookupForm, LogFilterForm
+from panel.labels import describe_event, event_label
+
+LOG_PAGE = 100
+
+
+@gm_view()
+def spectators_view(request: HttpRequest, game) -> HttpResponse:
+    chat = game.spectator_chat_id
+    initial = {"chat": str(chat - 2_000_000_000) if chat else ""}
+    return render_panel(request, game, "panel/spectators.html", {
+        "page": spectator_page(game), "form": ChatLinkForm(initial=initial),
+    }, title=f"Беседа зрителей: {game.name}", tab="spectators")
+
+
+@gm_view("POST")
+def chat_link_view(request: HttpRequest, game) -> HttpResponse:
+    form = ChatLinkForm(request.POST)
+    if not form.is_valid():
+        for error in form.errors.get("chat", []):
+            messages.error(request, error)
+        return back(request, game, "panel_spectators")
+    ok, _ = attempt(request, spectator_chat_link, game_id=game.pk, by=actor(request),
+                    chat=form.cleaned_data["chat"])
+    if ok:
+        messages.success(request, "Беседа привязана. Сообщество должно быть её администратором.")
+    return back(request, game, "panel_spectators")
+
+
+@gm_view("POST")
+def chat_open_view(request: HttpRequest, game) -> HttpResponse:
+    ok, _ = attempt(request, chat_set_open, game_id=game.pk, by=actor(request), open=True)
+    if ok:
+        messages.success(request, "Беседа зрителей открыта: выбывшие мирные и маньяк получили "
+                                  "сообщение, как в неё попасть.")
+    return back(request, game, "panel_spectators")
+
+
+@gm_view("POST")
+def chat_close_view(request: HttpRequest, game) -> HttpResponse:
+    ok, _ = attempt(request, chat_set_open, game_id=game.pk, by=actor(request), open=False)
+    if ok:
+        messages.success(request, "Беседа зрителей закрыта для новых участников.")
+    return back(request, game, "panel_spectators")
+
+
+@gm_view()
+def log_view(request: HttpRequest, game) -> HttpResponse:
+    kinds = [(k, event_label(k)) for k in event_kinds(game)]
+    phases = [(p.pk, str(p)) for p in Phase.objects.filter(game=game).order_by("opened_at")]
+    form = LogFilterForm(request.GET or None, kinds=kinds, phases=phases)
+    filters = form.cleaned_data if form.is_valid() else {}
+    qs = event_log(
+        game, kind=filters.get("kind") or "", phase_id=filters.get("phase"),
+        actor=filters.get("actor") or "", overrides=bool(filters.get("overrides")),
+        seat=filters.get("seat"),
+    )
+    page = Paginator(qs, LOG_PAGE).get_page(request.GET.get("page"))
+    rows = [(e, event_label(e.kind), describe_event(e)) for e in page.object_list]
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render_panel(request, game, "panel/log.html", {
+        "form": form, "page_obj": page, "rows": rows, "query": query.urlencode(),
+    }, title=f"Журнал: {game.name}", tab="log")
+
+
+@gm_view()
+def outbox_view(request: HttpRequest, game) -> HttpResponse:
+    status = request.GET.get("status", OutboxStatus.FAILED)
+    if status not in {s.value for s in OutboxStatus} | {"all"}:
+        status = OutboxStatus.FAILED
+    page = Paginator(outbox_rows(game, "" if status == "all" else status), 50).get_page(
+        request.GET.get("page"))
+    totals = {s.value: Outbox.objects.filter(game=game, status=s).count() for s in OutboxStatus}
+    return render_panel(request, game, "panel/outbox.html", {
+        "page_obj": page, "status": status, "totals": totals,
+        "statuses": [(s.value, s.label) for s in OutboxStatus] + [("all", "все")],
+    }, title=f"Доставка: {game.name}", tab="outbox")
+
+
+@gm_view("POST")
+def outbox_retry_view(request: HttpRequest, game, outbox_id: int) -> HttpResponse:
+    ok, _ = attempt(request, outbox_retry, game_id=game.pk, outbox_id=outbox_id,
+                    by=actor(request))
+    if ok:
+        messages.success(request, "Сообщение снова в очереди на отправку.")
+    return back(request, game, "panel_outbox")
+
+
+@gm_view("POST")
+def outbox_retry_all_view(request: HttpRequest, game) -> HttpResponse:
+    ok, count = attempt(request, outbox_retry_all, game_id=game.pk, by=actor(request))
+    if ok:
+        messages.success(request, f"Снова в очереди: {count} сообщ.")
+    return back(request, game, "panel_outbox")
+
+
+def _export_or_message(request: HttpRequest, game):
+    try:
+        return export_game(game)
+    except RuleViolation as e:
+        messages.error(request, e.reason)
+        return None
+
+
+@gm_view("GET", "POST")
+def export_view(request: HttpRequest, game) -> HttpResponse:
+    """The export page; POST plays the export (rolled back) and shows the differences."""
+    export = _export_or_message(request, game)
+    differences = None
+    if request.method == "POST" and export is not None:
+        differences = replay_check(game)
+    return render_panel(request, game, "panel/export.html", {
+        "export": export, "differences": differences,
+        "preview": export.to_json() if export else "",
+    }, title=f"Экспорт: {game.name}", tab="export")
+
+
+@gm_view()
+def export_download_view(request: HttpRequest, game) -> HttpResponse:
+    export = _export_or_message(request, game)
+    if export is None:
+        return back(request, game, "panel_export")
+    name = slugify(game.name, allow_unicode=False) or "game"
+    response = HttpResponse(export.to_json(), content_type="application/json; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}-{game.pk}.json"'
+    return response
+
+
+@gm_view()
+def history_view(request: HttpRequest, game, vk_user_id: int | None = None) -> HttpResponse:
+    """A player's games, roles and wins across games (looked up from this game's page)."""
+    form = HistoryLookupForm(request.GET if "vk" in request.GET else None)
+    if form.is_bound and form.is_valid():
+        vk_user_id = form.cleaned_data["vk"]
+    history = player_history(vk_user_id, request.user) if vk_user_id else None
+    return render_panel(request, game, "panel/history.html", {
+        "history": history, "form": form if form.is_bound else HistoryLookupForm(
+            initial={"vk": vk_user_id or ""}),
+    }, title="История игрока", tab="players")

@@ -1,0 +1,111 @@
+"""Running the current phase: deadline, close now, reminders, the night draft."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+
+from gameplay.models import PhaseKind, PhaseStatus
+from gameplay.rules.errors import InvalidCommand
+from gameplay.services.common import current_phase, players
+from gameplay.services.day import day_close
+from gameplay.services.gm import phase_extend, phase_remind
+from gameplay.services.night import (
+    night_close,
+    night_draft_edit,
+    night_publish,
+    night_reopen_mafia,
+)
+from panel.access import actor, attempt, back, gm_view
+from panel.forms import ExtendForm, NightEditForm, RequiredReasonForm
+
+
+def _errors(request: HttpRequest, form) -> None:
+    for errors in form.errors.values():
+        for error in errors:
+            messages.error(request, error)
+
+
+@gm_view("POST")
+def extend_view(request: HttpRequest, game) -> HttpResponse:
+    form = ExtendForm(request.POST)
+    if not form.is_valid():
+        _errors(request, form)
+        return back(request, game)
+    ok, deadline = attempt(request, phase_extend, game_id=game.pk, by=actor(request),
+                           minutes=form.cleaned_data["minutes"])
+    if ok:
+        messages.success(request, "Срок продлён, игроки увидят новый срок в теме.")
+    return back(request, game)
+
+
+@gm_view("POST")
+def close_view(request: HttpRequest, game) -> HttpResponse:
+    phase = current_phase(game)
+    expected = request.POST.get("phase")
+    if phase is None or (expected and expected != str(phase.pk)):
+        messages.error(request, InvalidCommand("Фаза уже сменилась: обновите страницу.").reason)
+        return back(request, game)
+    if phase.kind == PhaseKind.DAY:
+        ok, result = attempt(request, day_close, game_id=game.pk, by=actor(request))
+        if ok:
+            who = f"казнён №{result.executed}" if result.executed else "никто не казнён"
+            messages.success(request, f"День {phase.number} закрыт: {who}.")
+    else:
+        ok, _ = attempt(request, night_close, game_id=game.pk, by=actor(request))
+        if ok:
+            messages.success(request, f"Ночь {phase.number} закрыта. Проверьте черновик "
+                                      "и опубликуйте итоги." if not game.auto_publish else
+                                      f"Ночь {phase.number} закрыта и опубликована.")
+    return back(request, game)
+
+
+@gm_view("POST")
+def remind_view(request: HttpRequest, game) -> HttpResponse:
+    ok, count = attempt(request, phase_remind, game_id=game.pk, by=actor(request))
+    if ok:
+        messages.success(request, f"Напоминание отправлено: {count} игрок(ам).")
+    return back(request, game)
+
+
+@gm_view("POST")
+def night_edit_view(request: HttpRequest, game) -> HttpResponse:
+    living = [(s.number, s.name) for s in players(game) if s.alive]
+    form = NightEditForm(request.POST, living=living)
+    if not form.is_valid():
+        _errors(request, form)
+        return back(request, game)
+    ok, res = attempt(request, night_draft_edit, game_id=game.pk, by=actor(request),
+                      deaths=form.cleaned_data["deaths"], reason=form.cleaned_data["reason"])
+    if ok:
+        deaths = ", ".join(f"№{n}" for n in res.deaths) or "никто"
+        messages.success(request, f"Черновик исправлен: погибают {deaths}.")
+    return back(request, game)
+
+
+@gm_view("POST")
+def night_publish_view(request: HttpRequest, game) -> HttpResponse:
+    phase = current_phase(game)
+    ok, res = attempt(request, night_publish, game_id=game.pk, by=actor(request))
+    if ok and phase is not None:
+        deaths = ", ".join(f"№{n}" for n in res.deaths) or "никто не погиб"
+        messages.success(request, f"Итоги ночи {phase.number} опубликованы: {deaths}.")
+    return back(request, game)
+
+
+@gm_view("POST")
+def night_reopen_view(request: HttpRequest, game) -> HttpResponse:
+    form = RequiredReasonForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Укажите причину: мафия её не увидит, она попадёт в журнал.")
+        return back(request, game)
+    phase = current_phase(game)
+    if phase is None or phase.status != PhaseStatus.REVIEW:
+        messages.error(request, "Ночь сейчас не на проверке.")
+        return back(request, game)
+    ok, _ = attempt(request, night_reopen_mafia, game_id=game.pk, by=actor(request),
+                    reason=form.cleaned_data["reason"])
+    if ok:
+        messages.success(request, "Выстрел мафии открыт заново, мафии сообщено. Закройте ночь, "
+                                  "когда мафия выстрелит.")
+    return back(request, game)

@@ -1,0 +1,94 @@
+"""Games for the panel tests, built through the services (as the bot and the panel would)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gameplay import services
+from gameplay.models import Game, Seat, SeatStatus
+from gameplay.rules import Role, RoleCounts, RuleViolation
+
+VK_BASE = 700_000
+
+
+def seats_by_role(game: Game) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for s in Seat.objects.filter(game=game, status=SeatStatus.PLAYER).order_by("number"):
+        out.setdefault(s.role, []).append(s.number)
+    return out
+
+
+def make_game(
+    gm: Any = None,
+    *,
+    players: int = 7,
+    name: str = "Тестовая игра",
+    deal: bool = True,
+    start: bool = True,
+    seed: str = "panel-seed",
+    vk_base: int = VK_BASE,
+    **settings: Any,
+) -> Game:
+    settings.setdefault("topic_id", vk_base)
+    game = services.game_create(
+        name=name, counts=RoleCounts.default_for(players), gm=gm, by="test", **settings
+    )
+    for i in range(players):
+        services.signup_create(game_id=game.pk, vk_user_id=vk_base + i + 1, name=f"Игрок {i + 1}")
+    if deal:
+        services.game_deal(game_id=game.pk, seed=seed)
+    if start:
+        services.game_start(game_id=game.pk)
+    game.refresh_from_db()
+    return game
+
+
+def living(game: Game) -> list[Seat]:
+    return list(Seat.objects.filter(game=game, status=SeatStatus.PLAYER, alive=True)
+                .order_by("number"))
+
+
+def vote_round(game: Game, *, changes: int = 1, skip: int = 0) -> None:
+    """Every living player votes (and changes the vote ``changes`` times), round-robin, except
+    the last ``skip`` players; the first living civilian gets the most votes."""
+    alive = living(game)
+    voters = alive[: len(alive) - skip] if skip else alive
+    civilians = [s for s in alive if s.role == Role.CIVILIAN] or [
+        s for s in alive if s.role != Role.MAFIA]
+    lead = civilians[0].number
+    for k in range(changes + 1):
+        for i, s in enumerate(voters):
+            target = lead if k == changes else alive[(i + k + 1) % len(alive)].number
+            if target == s.number:
+                target = alive[(i + 1) % len(alive)].number
+            try:
+                services.vote_submit(game_id=game.pk, voter=s.number, target=target)
+            except RuleViolation:
+                pass
+
+
+def _try(game: Game, actor: int, act: str, targets: list[int]) -> None:
+    for target in targets:
+        try:
+            services.night_action_submit(game_id=game.pk, actor=actor, act=act, target=target)
+            return
+        except RuleViolation:
+            continue
+
+
+def night_round(game: Game) -> None:
+    """A slow night: the mafia shoots the last civilian and the doctor heals them; the maniac
+    shoots a mafia member; the commissar checks someone. At most one death a night."""
+    alive = living(game)
+    mafia = [s.number for s in alive if s.role == Role.MAFIA]
+    others = [s.number for s in alive if s.role != Role.MAFIA]
+    target = others[-1]
+    for s in alive:
+        if s.role == Role.DOCTOR:
+            _try(game, s.number, "heal", [target, s.number, *others])
+        elif s.role == Role.MANIAC:
+            _try(game, s.number, "maniac_shot", mafia + [n for n in others if n != s.number])
+        elif s.role == Role.COMMISSAR:
+            _try(game, s.number, "check", [n for n in mafia + others if n != s.number])
+    if mafia:
+        _try(game, mafia[0], "mafia_shot", [target])

@@ -1,0 +1,168 @@
+"""Who may open which panel page: a game's GMs (and superusers) only; every change is a POST
+with CSRF; another GM gets 403/404 and changes nothing; anonymous users go to the login page."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.contrib import admin
+from django.test import Client
+from django.urls import URLPattern, reverse
+
+from gameplay.models import (
+    FlagKind,
+    Game,
+    GameEvent,
+    ModerationFlag,
+    Outbox,
+    OutboxStatus,
+    Seat,
+    Strike,
+)
+from tests.panel.support import make_game, vote_round
+
+pytestmark = pytest.mark.django_db
+
+
+def game_patterns() -> list[URLPattern]:
+    """Every URL of the games' admin that names one game: the panel's and the admin's own."""
+    model_admin = admin.site._registry[Game]
+    return [p for p in model_admin.get_urls()
+            if p.name and ("game_id" in str(p.pattern) or "object_id" in str(p.pattern))]
+
+
+def fill(pattern: URLPattern, game: Game) -> str:
+    """A URL of the pattern for this game, with real ids for the other parameters."""
+    seat = Seat.objects.filter(game=game, number__isnull=False).first()
+    strike = Strike.objects.filter(seat__game=game).first()
+    flag = ModerationFlag.objects.filter(game=game).first()
+    outbox = Outbox.objects.filter(game=game).first()
+    values = {
+        "game_id": game.pk, "object_id": game.pk, "seat_id": seat.pk, "number": seat.number,
+        "strike_id": strike.pk, "flag_id": flag.pk, "outbox_id": outbox.pk,
+        "vk_user_id": seat.vk_user_id,
+    }
+    names = re.findall(r"<(?:\w+:)?(\w+)>", str(pattern.pattern))
+    return reverse(f"admin:{pattern.name}", kwargs={n: values[n] for n in names})
+
+
+def snapshot(game: Game) -> tuple:
+    game.refresh_from_db()
+    return (
+        tuple((f.name, getattr(game, f.attname)) for f in Game._meta.concrete_fields),
+        tuple(Seat.objects.filter(game=game).order_by("pk").values_list()),
+        GameEvent.objects.filter(game=game).count(),
+        Outbox.objects.filter(game=game).count(),
+        tuple(ModerationFlag.objects.filter(game=game).values_list("status", flat=True)),
+    )
+
+
+@pytest.fixture
+def victim_game(gm: Any) -> Game:
+    """A running game of ``gm`` with a vote, a strike, a flag and a failed delivery."""
+    game = make_game(gm, players=7)
+    vote_round(game, skip=1)
+    from gameplay import services
+
+    services.day_close(game_id=game.pk)
+    seat = Seat.objects.filter(game=game, alive=True).first()
+    ModerationFlag.objects.create(game=game, seat=seat, kind=FlagKind.PROFANITY, text="…")
+    Outbox.objects.filter(game=game).update(status=OutboxStatus.FAILED)
+    assert Strike.objects.filter(seat__game=game).exists()
+    return game
+
+
+ALL_PAYLOAD = {
+    "confirm": "yes", "minutes": "60", "reason": "x", "deaths": ["1"], "winner": "town",
+    "vk": "123", "name": "n", "lines": "id1 a", "chat": "5", "decision": "dismiss",
+    "phase": "", "reserve": "",
+}
+
+
+def test_the_walk_covers_every_panel_view() -> None:
+    names = {p.name for p in game_patterns()}
+    assert len([n for n in names if n.startswith("panel_")]) >= 30
+    assert {"gameplay_game_change", "gameplay_game_history", "gameplay_game_delete"} <= names
+
+
+def test_another_gm_gets_403_or_404_and_changes_nothing(
+    victim_game: Game, other_client: Client
+) -> None:
+    make_game(None, players=7, vk_base=50_000)  # the other GM's URLs exist for other games
+    before = snapshot(victim_game)
+    for pattern in game_patterns():
+        url = fill(pattern, victim_game)
+        for method in ("get", "post"):
+            response = getattr(other_client, method)(url, ALL_PAYLOAD)
+            assert response.status_code in (403, 404), (method, url, response.status_code)
+    assert snapshot(victim_game) == before
+
+
+def test_the_games_own_gm_reaches_every_page(victim_game: Game, gm_client: Client) -> None:
+    for pattern in game_patterns():
+        if pattern.name == "gameplay_game_delete":
+            continue  # games are never deleted from the panel
+        response = gm_client.get(fill(pattern, victim_game))
+        assert response.status_code in (200, 302, 405), (pattern.name, response.status_code)
+
+
+def test_anonymous_requests_are_sent_to_the_login_page(victim_game: Game) -> None:
+    client = Client()
+    before = snapshot(victim_game)
+    for pattern in game_patterns():
+        url = fill(pattern, victim_game)
+        for method in ("get", "post"):
+            response = getattr(client, method)(url, ALL_PAYLOAD)
+            assert response.status_code == 302, (method, url)
+            assert response["Location"].startswith("/admin/login/"), url
+    assert snapshot(victim_game) == before
+
+
+def test_a_logged_in_player_without_staff_is_sent_to_login(
+    victim_game: Game, django_user_model: Any
+) -> None:
+    user = django_user_model.objects.create_user("игрок", password="x")
+    client = Client()
+    client.force_login(user)
+    response = client.post(reverse("admin:panel_close", kwargs={"game_id": victim_game.pk}))
+    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+def test_state_changes_need_post_and_csrf(victim_game: Game, gm: Any) -> None:
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(gm)
+    before = snapshot(victim_game)
+    close = reverse("admin:panel_close", kwargs={"game_id": victim_game.pk})
+    assert client.get(close).status_code == 405
+    assert client.post(close).status_code == 403  # no CSRF token
+    assert snapshot(victim_game) == before
+
+
+def test_lists_show_only_the_gms_games(gm: Any, other_gm: Any, gm_client: Client,
+                                       django_user_model: Any) -> None:
+    mine = make_game(gm, start=False, name="Моя игра")
+    theirs = make_game(other_gm, start=False, name="Чужая игра", vk_base=60_000)
+    page = gm_client.get(reverse("admin:gameplay_game_changelist")).content.decode()
+    assert mine.name in page and theirs.name not in page
+    boss = django_user_model.objects.create_superuser("админ", password="x")
+    client = Client()
+    client.force_login(boss)
+    page = client.get(reverse("admin:gameplay_game_changelist")).content.decode()
+    assert mine.name in page and theirs.name in page
+    assert client.get(reverse("admin:panel_game", kwargs={"game_id": theirs.pk})
+                      ).status_code == 200
+
+
+def test_the_admin_change_page_leads_to_the_panel(victim_game: Game, gm_client: Client) -> None:
+    response = gm_client.get(reverse("admin:gameplay_game_change", args=[victim_game.pk]))
+    assert response.status_code == 302
+    assert response["Location"] == reverse("admin:panel_game",
+                                           kwargs={"game_id": victim_game.pk})
+
+
+def test_panel_root_leads_to_the_games(gm_client: Client) -> None:
+    response = gm_client.get("/panel/")
+    assert response.status_code == 302
+    assert response["Location"] == reverse("admin:gameplay_game_changelist")

@@ -1,0 +1,238 @@
+"""A GM runs a whole game in a real browser (Playwright driving Debian's Chromium).
+
+The test logs in, creates a game, signs up 26 players, randomises (and sees the draws, exactly
+one item with the mafia), starts, closes Day 1, edits and publishes Night 1, modkills, replaces,
+opens the spectator chat and ends the game, saving a screenshot of every screen. Players' votes
+and night actions arrive through the services, as the bot would deliver them.
+
+Screenshots go to a temporary folder; with ``PANEL_SCREENSHOTS_DIR`` set (``make screenshots``)
+the ones the README shows are also written there.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gameplay import services
+from gameplay.models import Game, GameEvent, GameStatus, Phase, Seat, SeatStatus
+from gameplay.rules import Role
+from tests.panel.conftest import PASSWORD
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+#: Screens the README shows (docs/screenshots/<name>.png).
+DOCS_SCREENS = ("deal", "day", "night-draft", "spectators")
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(
+        not os.path.exists(CHROMIUM) and not os.environ.get("CI"),
+        reason=f"{CHROMIUM} is missing (apt-get install chromium); CI installs it",
+    ),
+]
+
+
+@pytest.fixture
+def page(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API keeps an event loop in this thread; the test's own ORM calls
+    # (players acting through the services) are plain synchronous code all the same.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": 1360, "height": 860}, locale="ru-RU")
+        context.set_default_timeout(15_000)
+        tab = context.new_page()
+        try:
+            yield tab
+        finally:
+            context.close()
+            browser.close()
+
+
+class Shots:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.docs = Path(os.environ["PANEL_SCREENSHOTS_DIR"]) if os.environ.get(
+            "PANEL_SCREENSHOTS_DIR") else None
+        self.n = 0
+
+    def __call__(self, page: Any, name: str) -> None:
+        self.n += 1
+        page.screenshot(path=str(self.folder / f"{self.n:02d}-{name}.png"), full_page=True)
+        if self.docs is not None and name in DOCS_SCREENS:
+            self.docs.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(self.docs / f"{name}.png"))
+
+
+def _message(page: Any) -> str:
+    return page.locator("ul.messagelist").inner_text()
+
+
+def test_gm_runs_a_whole_game_in_the_browser(
+    page: Any, live_server: Any, gm: Any, tmp_path: Path
+) -> None:
+    shot = Shots(tmp_path)
+    base = live_server.url
+
+    # Log in.
+    page.goto(f"{base}/admin/")
+    page.fill("#id_username", gm.username)
+    page.fill("#id_password", PASSWORD)
+    shot(page, "login")
+    page.click("input[type=submit]")
+    page.get_by_role("link", name="Игры").first.click()
+
+    # A new game with the default 26-player table.
+    page.click("a.addlink")
+    page.fill("#id_name", "Машина времени")
+    page.fill("#id_topic", "https://vk.com/topic-12345_678")
+    shot(page, "new-game")
+    page.click("#save-game")
+    assert "создана" in _message(page)
+    game = Game.objects.get()
+    assert (game.vk_group_id, game.topic_id, game.mafia_count) == (12345, 678, 6)
+
+    # 26 sign-ups: one by link, the rest as a list.
+    page.fill("#add-player input[name=vk]", "https://vk.com/id1001")
+    page.fill("#add-player input[name=name]", "Аня")
+    page.click("#add-player button")
+    lines = "\n".join(f"id{1001 + i} Игрок {i + 1}" for i in range(1, 26))
+    page.fill("#add-bulk textarea", lines)
+    page.click("#add-bulk button")
+    assert "Добавлено игроков: 25" in _message(page)
+    shot(page, "signups")
+    assert Seat.objects.filter(game=game, status=SeatStatus.PLAYER).count() == 26
+
+    # Randomise: every draw is shown, and the accepted one puts exactly one item with the mafia.
+    page.click("#deal-button")
+    draws = page.locator("#draws tbody tr")
+    accepted = page.locator("#draws tbody tr.lead")
+    assert accepted.count() == 1
+    assert accepted.locator("td").nth(4).inner_text().strip() == "1"
+    game.refresh_from_db()
+    assert draws.count() == game.draws.count()
+    mafia_items = Seat.objects.filter(game=game, role=Role.MAFIA).exclude(item="").count()
+    assert mafia_items == 1
+    assert game.commitment in page.locator("#commitment").inner_text()
+    shot(page, "deal")
+
+    # Start: Day 1.
+    page.click("#start-button")
+    assert "Игра началась" in _message(page)
+    seats = {s.number: s for s in Seat.objects.filter(game=game, status=SeatStatus.PLAYER)}
+    town = sorted(n for n, s in seats.items() if s.role == Role.CIVILIAN)
+    mafia = sorted(n for n, s in seats.items() if s.role == Role.MAFIA)
+    doomed = town[0]
+    for n in sorted(seats):
+        if n not in (doomed, town[-1]):
+            services.vote_submit(game_id=game.pk, voter=n, target=doomed)
+    services.vote_submit(game_id=game.pk, voter=doomed, target=mafia[0])
+    page.reload()
+    assert page.locator("#tally tbody tr.lead td").nth(0).inner_text().strip() == str(doomed)
+    assert "№" + str(town[-1]) in page.locator("#not-voted").inner_text()
+    shot(page, "day")
+    page.click("#close-phase")
+    assert f"казнён №{doomed}" in _message(page)
+
+    # Night 1: the players act, the GM closes, edits the draft and publishes it.
+    role_of = {s.role: n for n, s in seats.items() if s.role != Role.CIVILIAN}
+    victim, extra = town[1], town[2]
+    services.night_action_submit(game_id=game.pk, actor=mafia[0], act="mafia_shot",
+                                 target=victim)
+    services.night_action_submit(game_id=game.pk, actor=role_of[Role.COMMISSAR], act="check",
+                                 target=mafia[1])
+    services.night_action_submit(game_id=game.pk, actor=role_of[Role.DOCTOR], act="heal",
+                                 target=role_of[Role.DOCTOR])
+    services.night_action_submit(game_id=game.pk, actor=role_of[Role.MANIAC],
+                                 act="maniac_shot", target=mafia[2])
+    page.reload()
+    shot(page, "night")
+    page.click("#close-phase")
+    assert page.locator("#draft").is_visible()
+    assert f"№{victim}" in page.locator("#draft-summary").inner_text()
+    shot(page, "night-draft")
+    page.check(f"#draft-edit input[value='{extra}']")
+    page.fill("#draft-edit input[name=reason]", "Проверка правки в панели")
+    page.click("#edit-night")
+    assert "Черновик исправлен" in _message(page)
+    assert f"№{extra}" in page.locator("#draft-summary").inner_text()
+    page.click("#publish-night")
+    assert "опубликованы" in _message(page)
+    for n in (victim, extra, mafia[2]):
+        assert not Seat.objects.get(game=game, number=n).alive
+    shot(page, "day-2")
+
+    # Modkill, after its confirmation page.
+    modkilled = town[3]
+    page.click(f"a[href$='/seats/{modkilled}/modkill/']")
+    assert page.locator("#confirm").is_visible()
+    assert Seat.objects.get(game=game, number=modkilled).alive  # nothing happened yet
+    page.fill("#confirm input[name=reason]", "Оскорбления в теме")
+    shot(page, "modkill-confirm")
+    page.click("#confirm-button")
+    assert "модкилл" in _message(page)
+    assert not Seat.objects.get(game=game, number=modkilled).alive
+
+    # Replacement by any VK user.
+    replaced = town[4]
+    page.click(f"a[href$='/seats/{replaced}/replace/']")
+    page.fill("#replace input[name=vk]", "vk.com/id5555")
+    page.fill("#replace input[name=name]", "Новичок")
+    shot(page, "replace")
+    page.click("#replace-button")
+    assert "передано" in _message(page)
+    seat = Seat.objects.get(game=game, number=replaced)
+    assert (seat.vk_user_id, seat.name) == (5555, "Новичок")
+
+    # The spectator chat: link it, open it.
+    page.get_by_role("link", name="Беседа ЗЗ").first.click()
+    page.fill("#chat input[name=chat]", "7")
+    page.click("#link-chat")
+    page.click("#open-chat")
+    assert "открыта" in _message(page)
+    game.refresh_from_db()
+    assert game.spectator_chat_open and game.spectator_chat_id == 2_000_000_007
+    eligible = page.locator("#eligible").inner_text()
+    assert f"№{doomed}" in eligible and f"№{mafia[2]}" not in eligible
+    shot(page, "spectators")
+
+    # The log shows the GM's overrides.
+    page.get_by_role("link", name="Журнал").first.click()
+    page.check("#log-filters input[name=overrides]")
+    page.click("#log-filters button")
+    log = page.locator("#log").inner_text()
+    assert "Модкилл" in log and "Правка ночи" in log
+    shot(page, "log")
+
+    # End the game, after its confirmation page.
+    page.get_by_role("link", name="Ход игры").first.click()
+    page.click("a:has-text('Завершить игру…')")
+    shot(page, "end-confirm")
+    game.refresh_from_db()
+    assert game.status == GameStatus.RUNNING
+    page.select_option("#confirm select[name=winner]", "town")
+    page.fill("#confirm input[name=reason]", "Проверка завершения")
+    page.click("#confirm-button")
+    assert "Игра завершена" in _message(page)
+    game.refresh_from_db()
+    assert (game.status, game.winner) == (GameStatus.FINISHED, "town")
+    assert GameEvent.objects.filter(game=game, kind="game_finished", override=True).exists()
+    assert not Phase.objects.filter(game=game, status__in=["open", "review"]).exists()
+    shot(page, "finished")
+
+    names = sorted(p.name for p in tmp_path.glob("*.png"))
+    assert len(names) == shot.n >= 14, names
+    assert all(re.match(r"\d\d-[a-z0-9-]+\.png$", n) for n in names)

@@ -1,0 +1,153 @@
+"""Export a game as a scenario (FORMAT.md) and replay it to the same outcome."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from gameplay import services
+from gameplay.export import export_game, game_outcome, replay_check, replay_outcome
+from gameplay.models import Game, Seat
+from gameplay.replay import parse_scenario, play
+from gameplay.rules import Role
+from gameplay.rules.errors import InvalidCommand
+from tests.gameplay.test_scenarios import FILES
+from tests.panel.support import living, make_game, night_round, vote_round
+
+pytestmark = pytest.mark.django_db
+
+
+def _replay_file(tmp_path: Path, scenario: dict) -> dict:
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(scenario, ensure_ascii=False), encoding="utf-8")
+    out = io.StringIO()
+    call_command("replay", str(path), stdout=out)
+    return json.loads(out.getvalue())
+
+
+def _without_rejected(output: dict) -> dict:
+    return {**output, "phases": [{k: v for k, v in p.items() if k != "rejected"}
+                                 for p in output["phases"]]}
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_every_shared_scenario_round_trips(path: Path) -> None:
+    """Play a scenario, export the game it leaves, play the export: the same output (only the
+    refused entries differ, because an export holds accepted submissions only)."""
+    first = play(parse_scenario(path.read_text(encoding="utf-8")), keep=True)
+    game = Game.objects.get()
+    export = export_game(game)
+    assert export.warnings == []
+    parse_scenario(export.to_json())  # strictly valid
+    second = play(parse_scenario(export.to_json()))
+    assert _without_rejected(second) == _without_rejected(first)
+    assert all(p.get("rejected", []) == [] for p in second["phases"])
+
+
+def _finished_game_with_gm_actions(gm) -> Game:
+    game = make_game(gm, players=10, seed="export-seed")
+    vote_round(game, changes=2)
+    services.day_close(game_id=game.pk)
+    night_round(game)
+    services.night_close(game_id=game.pk)
+    services.night_publish(game_id=game.pk)
+    # Day 2: a GM replacement and a modkill before anyone votes, then a reopen at night.
+    town = [s for s in living(game) if s.role == Role.CIVILIAN]
+    services.seat_replace(game_id=game.pk, seat=town[0].number, vk_user_id=99_001,
+                          name="Замена", by="gm:test")
+    services.seat_modkill(game_id=game.pk, seat=town[1].number, by="gm:test", reason="мат")
+    game.refresh_from_db()
+    while game.status == "running":
+        phase = game.phases.filter(status__in=["open", "review"]).get()
+        if phase.kind == "day":
+            vote_round(game, changes=1, skip=1)
+            services.day_close(game_id=game.pk)
+        elif phase.status == "open":
+            night_round(game)
+            services.night_close(game_id=game.pk)
+            if phase.number == 2:
+                services.night_reopen_mafia(game_id=game.pk, by="gm:test", reason="раскрытие")
+                mafia = [s for s in living(game) if s.role == Role.MAFIA]
+                target = next(s for s in living(game) if s.role == Role.DOCTOR)
+                services.night_action_submit(game_id=game.pk, actor=mafia[-1].number,
+                                             act="mafia_shot", target=target.number)
+                services.night_close(game_id=game.pk)
+        else:
+            services.night_publish(game_id=game.pk)
+        game.refresh_from_db()
+    return game
+
+
+def test_exported_finished_game_replays_to_the_same_outcome(gm, tmp_path: Path) -> None:
+    game = _finished_game_with_gm_actions(gm)
+    assert game.status == "finished" and game.winner
+    export = export_game(game)
+    kinds = [(p["phase"], p.get("action")) for p in export.scenario["phases"]]
+    assert ("gm", "replace") in kinds and ("gm", "modkill") in kinds
+    # The GM entries stand right before Day 2.
+    first_gm = kinds.index(("gm", "replace"))
+    assert kinds[first_gm - 2:first_gm] == [("day", None), ("night", None)]
+    assert kinds[first_gm + 1] == ("gm", "modkill") and kinds[first_gm + 2] == ("day", None)
+
+    output = _replay_file(tmp_path, export.scenario)
+    assert replay_outcome(output) == game_outcome(game)
+    assert replay_check(game) == []
+    assert Game.objects.count() == 1  # the checks left nothing behind
+
+
+def test_export_warns_about_what_the_format_cannot_hold(gm) -> None:
+    game = make_game(gm, players=7, seed="warn-seed")
+    vote_round(game)
+    services.day_close(game_id=game.pk)
+    night_round(game)
+    services.night_close(game_id=game.pk)
+    alive = [s.number for s in living(game)]
+    services.night_draft_edit(game_id=game.pk, by="gm:test", deaths=alive[:1], reason="G1")
+    services.night_publish(game_id=game.pk)
+    game.refresh_from_db()
+    export = export_game(game)
+    assert any("изменил исход" in w for w in export.warnings)
+    # The replay resolves the night by the rules, without the GM's edit: the check says so.
+    assert any(d.startswith("Ночь 1") for d in replay_check(game))
+
+
+def test_mid_day_modkill_drops_the_voided_votes(gm) -> None:
+    game = make_game(gm, players=7, seed="void-seed")
+    seats = living(game)
+    a, b, c = seats[0].number, seats[1].number, seats[2].number
+    services.vote_submit(game_id=game.pk, voter=a, target=c)
+    services.vote_submit(game_id=game.pk, voter=b, target=a)
+    services.vote_submit(game_id=game.pk, voter=c, target=b)
+    services.seat_modkill(game_id=game.pk, seat=c, by="gm:test")
+    game.refresh_from_db()
+    assert game.status == "running"
+    services.vote_submit(game_id=game.pk, voter=a, target=b)
+    services.day_close(game_id=game.pk)
+    export = export_game(game)
+    phases = export.scenario["phases"]
+    assert phases[0] == {"phase": "gm", "action": "modkill", "seat": c}
+    votes = phases[1]["votes"]
+    assert {"voter": c, "target": b, "early": False} not in votes  # the modkilled voter's
+    assert votes[-1] == {"voter": a, "target": b, "early": False}  # a voted again
+    day = replay_outcome(play(parse_scenario(export.to_json())))["days"]
+    assert day == game_outcome(game)["days"]
+
+
+def test_export_refuses_a_game_not_started(gm) -> None:
+    game = make_game(gm, start=False)
+    with pytest.raises(InvalidCommand):
+        export_game(game)
+
+
+def test_export_of_a_running_game_leaves_out_the_open_phase(gm) -> None:
+    game = make_game(gm, players=7)
+    vote_round(game)
+    export = export_game(game)
+    assert export.scenario["phases"] == []
+    assert any("ещё идёт" in w for w in export.warnings)
+    assert [p["seat"] for p in export.scenario["players"]] == list(range(1, 8))
+    assert Seat.objects.filter(game=game).count() == 7
