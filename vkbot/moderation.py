@@ -11,7 +11,7 @@ disguises:
 - Latin look-alike letters (a→а, e→е, o→о, p→р, c→с, x→х, y→у, k→к, m→м, t→т, b→в, h→н,
   u→и) and digits (0→о, 3→з, 4→ч, 6→б) inside words; «@»→а, «$»→с; «!», «1», «|» between
   letters → и («п!здец»);
-- letters spaced or punctuated apart («б л я», «х.у.й», «б-л-я»);
+- letters spaced or punctuated apart («б л я», «х.у.й», «б-л-я», «ид и о т»);
 - repeated letters («бляяя»).
 
 Roots are matched at the start of a word (after an optional prefix such as «вы», «на», «за»),
@@ -36,8 +36,11 @@ _LOOKALIKE = str.maketrans(
 )
 #: A token with at least one letter: digits and look-alikes inside it are letters.
 _TOKEN = re.compile(r"[\w@$]+")
-#: Three or more single letters separated by spaces or punctuation: «б л я», «х.у.й».
-_SPACED = re.compile(r"(?<![\w@$])(?:[\w@$][\s._\-*,]{1,3}){2,}[\w@$](?![\w@$])")
+#: Three or more bits of one or two letters separated by spaces or punctuation: «б л я»,
+#: «х.у.й», «ид и о т» (joined, they are checked as one word).
+_SPACED = re.compile(
+    r"(?<![\w@$])(?:[\w@$]{1,2}[\s._\-*,]{1,3}){2,}[\w@$]{1,2}(?![\w@$])"
+)
 
 _PREFIX = (
     r"(?:за|вы|у|до|на|по|от|про|при|раз|рас|из|съ|въ|подъ|объ|отъ|взъ|о|обо|пере|недо|долбо"
@@ -87,11 +90,8 @@ class Finding:
     root: str
 
 
-def normalise(text: str) -> str:
-    """Lower case, «ё»→«е», spaced-apart letters joined, look-alikes and digits inside words
-    made Cyrillic, repeated letters collapsed."""
-    text = re.sub(r"(?<=\w)[!1|](?=\w)", "и", text.casefold())
-    text = _SPACED.sub(lambda m: re.sub(r"[\s._\-*,]", "", m.group(0)), text)
+def _letters(text: str) -> str:
+    """Look-alikes and digits inside words made Cyrillic, repeated letters collapsed."""
 
     def word(m: re.Match[str]) -> str:
         token = m.group(0)
@@ -99,8 +99,31 @@ def normalise(text: str) -> str:
             return token  # a number stays a number
         return token.translate(_LOOKALIKE)
 
-    text = _TOKEN.sub(word, text)
-    return re.sub(r"(\w)\1+", r"\1", text)
+    return re.sub(r"(\w)\1+", r"\1", _TOKEN.sub(word, text))
+
+
+def _prepare(text: str) -> str:
+    return re.sub(r"(?<=\w)[!1|](?=\w)", "и", text.casefold())
+
+
+def normalise(text: str) -> str:
+    """Lower case, «ё»→«е», spaced-apart letters joined, look-alikes and digits inside words
+    made Cyrillic, repeated letters collapsed."""
+    text = _SPACED.sub(lambda m: re.sub(r"[\s._\-*,]", "", m.group(0)), _prepare(text))
+    return _letters(text)
+
+
+def _words(text: str) -> list[str]:
+    """The words to check: every word, and for letters spaced apart each way of reading the
+    run from one of its bits to its end («ну ты и д е б и л» → …, «дебил»)."""
+    text = _prepare(text)
+    words = re.findall(r"[а-я]+", _letters(text))
+    for run in _SPACED.finditer(text):
+        bits = [b for b in re.split(r"[\s._\-*,]+", run.group(0)) if b]
+        for i in range(len(bits) - 2):
+            # a spaced-out word is short: 12 bits are plenty, and keep this linear
+            words += re.findall(r"[а-я]+", _letters("".join(bits[i : i + 12])))
+    return words
 
 
 def profanity(text: str) -> list[Finding]:
@@ -108,7 +131,7 @@ def profanity(text: str) -> list[Finding]:
     if not isinstance(text, str) or not text:
         return []
     found = []
-    for token in re.findall(r"[а-я]+", normalise(text[:20000])):
+    for token in _words(text[:20000]):
         if token in _ALLOWED:
             continue
         for name, pattern in _ROOT_RE:

@@ -77,6 +77,7 @@ _MENTION_RE = re.compile(
     re.I,
 )
 _NUMBER_RE = re.compile(r"^(?:№|#|no\.?|n|номер|место)?\s*(?P<n>\d{1,4})(?![\w])")
+_SELF_WORDS = frozenset({"себя", "себе", "меня", "мне", "сам", "сама", "собой"})
 _NAME_STOP = re.compile(r"[.,!?;:()\"«»\n]")
 _GUESSES: dict[str, str] = {
     "commissar": r"комиссар\w*|коммиссар\w*|ком|комм",
@@ -97,6 +98,8 @@ class Target:
     number: int | None = None
     vk_id: int | None = None
     name: str | None = None
+    #: «себя», «себе», «меня»: the sender's own seat.
+    me: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +144,8 @@ def parse_target(text: str) -> Target | None:
     name = _NAME_STOP.split(text, maxsplit=1)[0]
     name = re.sub(r"^(?:за|на|в|по|игрока|игрок)\s+", "", fold(name))
     name = " ".join(name.split()[:3])
+    if name.split()[:1] and name.split()[0] in _SELF_WORDS:
+        return Target(me=True)
     return Target(name=name) if name and re.search(r"\w", name) else None
 
 

@@ -43,6 +43,8 @@ def target_number(seat: Seat, target: parsing.Target) -> int:
     """The seat number a typed target designates in the seat's game (or a refusal)."""
     if target.number is not None:
         return target.number
+    if target.me:
+        return seat.number
     found = sel.find_seat(sel.roster(seat.game_id), vk_user_id=target.vk_id, name=target.name)
     return found.number
 

@@ -16,9 +16,11 @@ from vkbot import parsing, texts
 from .base import Sender, refuse, say, single_running_seat
 
 
-def _target_number(seats: list[Seat], target: parsing.Target) -> int:
+def _target_number(seats: list[Seat], target: parsing.Target, voter: Seat) -> int:
     if target.number is not None:
         return target.number
+    if target.me:
+        return voter.number  # refused by the rules (V1), with their reason
     return sel.find_seat(seats, vk_user_id=target.vk_id, name=target.name).number
 
 
@@ -64,7 +66,7 @@ def from_private(sender: Sender, cmd: parsing.Command) -> None:
         players.vote_cast(
             game_id=seat.game_id,
             vk_user_id=sender.vk_user_id,
-            target=_target_number(sel.roster(seat.game_id), cmd.target),
+            target=_target_number(sel.roster(seat.game_id), cmd.target, seat),
             early=cmd.early,
             source=Source.PM,
         )
@@ -108,7 +110,7 @@ def from_board(
         players.vote_cast(
             game_id=game.pk,
             vk_user_id=vk_user_id,
-            target=_target_number(seats, cmd.target),
+            target=_target_number(seats, cmd.target, seat),
             early=cmd.early,
             source=Source.BOARD,
             vk_post_id=post_id,

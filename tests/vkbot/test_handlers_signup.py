@@ -1,0 +1,84 @@
+"""Sign-up, the reserve and withdrawal, in the recruitment topic and by private message."""
+
+from __future__ import annotations
+
+import pytest
+
+from gameplay.keyboards import payloads_of
+from gameplay.models import Seat, SeatStatus
+from tests.vkbot.bot_support import board_post, board_rows, make_game, pm, press, run, texts_to
+from vkbot.handlers import FactsRequest, VkFacts, facts_needed
+
+pytestmark = pytest.mark.django_db
+
+
+def seats(game) -> dict[int, tuple[str, str, bool | None]]:  # noqa: ANN001
+    return {
+        s.vk_user_id: (s.status, s.name, s.pm_allowed)
+        for s in Seat.objects.filter(game=game).exclude(status=SeatStatus.WITHDRAWN)
+    }
+
+
+def test_signup_in_the_recruitment_topic_with_facts_from_vk() -> None:
+    game = make_game(start=False)
+    update = board_post(game.recruit_topic_id, 42, "+")
+    assert facts_needed(update) == FactsRequest(names=frozenset({42}),
+                                                pm_allowed=frozenset({42}))
+    out = run(update, VkFacts(names={42: "Зоя Космодемьянская"}, pm_allowed={42: False}))
+    assert seats(game)[42] == ("player", "Зоя Космодемьянская", False)
+    answer = board_rows(out)[0]
+    assert answer.topic_id == game.recruit_topic_id
+    assert "[id42|Зоя Космодемьянская], вы записаны" in answer.text
+    assert "Разрешить сообщения" in answer.text  # how to allow messages
+
+
+def test_signup_without_facts_still_works() -> None:
+    game = make_game(start=False)
+    out = run(board_post(game.recruit_topic_id, 43, "Участвую!"))
+    assert seats(game)[43] == ("player", "id43", None)
+    assert "напишите ему «статус»" in board_rows(out)[0].text
+
+
+def test_signup_by_private_message() -> None:
+    game = make_game(start=False)
+    update = pm(44, "+")
+    assert facts_needed(update) == FactsRequest(names=frozenset({44}))
+    out = run(update, VkFacts(names={44: "Лев"}))
+    assert seats(game)[44] == ("player", "Лев", True)
+    assert "Вы записаны в игру" in texts_to(out, 44)
+    out = run(pm(44, "+"))
+    assert "уже записаны" in texts_to(out, 44)
+
+
+def test_several_recruiting_games_offer_buttons() -> None:
+    first = make_game(start=False)
+    second = make_game(start=False, vk_base=3000)
+    out = run(pm(45, "участвую"))
+    choices = payloads_of(out[0].keyboard)
+    assert sorted(p.game for p in choices) == sorted([first.pk, second.pk])
+    run(press(45, [p for p in choices if p.game == second.pk][0].encode()))
+    assert 45 in seats(second) and 45 not in seats(first)
+
+
+def test_reserve_and_withdrawal() -> None:
+    game = make_game()  # running: the recruitment is over
+    out = run(board_post(game.recruit_topic_id, 46, "+"))
+    assert "можно записаться в запас" in board_rows(out)[0].text.lower()
+    run(board_post(game.recruit_topic_id, 46, "в запас"))
+    assert seats(game)[46][0] == "reserve"
+    run(pm(46, "снимаюсь"))
+    assert 46 not in seats(game)
+    out = run(pm(1001, "снимаюсь"))
+    assert "Игра уже началась" in texts_to(out, 1001)
+
+
+def test_plus_in_a_running_game_topic_is_discussion() -> None:
+    game = make_game()
+    out = run(board_post(game.topic_id, 1002, "+"))
+    assert out == []
+    assert len(seats(game)) == 7
+
+
+def test_no_recruitment() -> None:
+    out = run(pm(47, "+"))
+    assert "ни в одну игру не идёт набор" in texts_to(out, 47)
