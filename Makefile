@@ -21,7 +21,7 @@ DEMO_GM_PASSWORD ?= gm
 BIND ?= 0.0.0.0:8000
 WEB_CONCURRENCY ?= 2
 
-.PHONY: venv test lint format migrate demo run constraints clean
+.PHONY: venv test lint format migrate demo run constraints clean screenshots
 
 venv: $(STAMP)
 
@@ -34,6 +34,13 @@ $(STAMP): pyproject.toml constraints.txt
 
 test: $(STAMP)
 	$(BIN)/pytest -q
+
+# The panel's screenshots in docs/screenshots (the README shows them): the browser test with
+# Debian's Chromium (/usr/bin/chromium; apt-get install chromium).
+screenshots: $(STAMP)
+	@test -x /usr/bin/chromium || { echo "Install Chromium first: apt-get install chromium" >&2; exit 1; }
+	PANEL_SCREENSHOTS_DIR=$(CURDIR)/docs/screenshots $(BIN)/pytest -q -p no:randomly -m browser \
+		tests/panel/test_browser.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
