@@ -1,0 +1,101 @@
+"""The game's event log: every service call appends to it, and ``seq`` runs 1..k per game."""
+
+from __future__ import annotations
+
+import pytest
+
+from gameplay import services
+from gameplay.models import GameEvent, Strike
+from gameplay.rules import Act, Role
+from tests.gameplay.factories import (
+    act,
+    civilians,
+    default_counts,
+    duty_actions,
+    event_count,
+    make_game,
+    player_name,
+    seat,
+    seats,
+    vk_id,
+    vote,
+    vote_all,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def test_every_service_call_appends_to_the_log_and_seq_has_no_gaps():
+    game = make_game(n=0, counts=default_counts(9))
+    other = make_game(n=9, start=True)  # a second game interleaves its own events
+    counts = [event_count(game)]
+
+    def step(call):
+        call()
+        counts.append(event_count(game))
+        assert counts[-1] > counts[-2], f"{call} appended no event"
+        vote(other, 1, 2)  # an event of another game in between
+
+    # Setup: 9 players, one of them withdraws and a tenth signs up; a reserve.
+    for i in range(1, 10):
+        step(
+            lambda i=i: services.signup_create(
+                game_id=game.pk, vk_user_id=vk_id(i), name=player_name(i)
+            )
+        )
+    step(lambda: services.signup_create(game_id=game.pk, vk_user_id=9001, name="Яна", reserve=True))
+    step(lambda: services.signup_withdraw(game_id=game.pk, vk_user_id=vk_id(9)))
+    step(lambda: services.signup_create(game_id=game.pk, vk_user_id=vk_id(10), name="Юра"))
+    step(lambda: services.game_deal(game_id=game.pk, seed="one"))
+    step(lambda: services.game_deal(game_id=game.pk, seed="two", by="gm:test"))
+    step(lambda: services.game_start(game_id=game.pk))
+
+    # Day 1.
+    target = civilians(game)[0]
+    step(lambda: vote(game, seat(game, Role.MAFIA), target))
+    step(
+        lambda: services.seat_replace(
+            game_id=game.pk,
+            seat=civilians(game)[1].number,
+            vk_user_id=9001,
+            name="Яна",
+            by="gm:test",
+        )
+    )
+    step(lambda: services.strike_give(game_id=game.pk, seat=target.number, by="gm:test"))
+    step(
+        lambda: services.strike_forgive(
+            game_id=game.pk, strike_id=Strike.objects.get(seat=target).pk, by="gm:test"
+        )
+    )
+    vote_all(game, target)
+    step(lambda: services.day_close(game_id=game.pk))
+
+    # Night 1.
+    victim = civilians(game)[0]
+    step(lambda: act(game, seat(game, Role.MAFIA), Act.MAFIA_SHOT, victim))
+    duty_actions(game, avoid=[victim])
+    step(lambda: services.night_close(game_id=game.pk))
+    step(
+        lambda: services.night_draft_edit(
+            game_id=game.pk, by="gm:test", deaths=[], reason="проверка"
+        )
+    )
+    step(lambda: services.night_reopen_mafia(game_id=game.pk, by="gm:test"))
+    step(lambda: act(game, seat(game, Role.MAFIA, 1), Act.MAFIA_SHOT, victim))
+    step(lambda: services.night_close(game_id=game.pk))
+    step(lambda: services.night_publish(game_id=game.pk))
+
+    # Day 2 and the end.
+    step(
+        lambda: services.seat_modkill(
+            game_id=game.pk, seat=seats(game, alive=True)[0].number, by="gm:test"
+        )
+    )
+    step(lambda: services.game_end(game_id=game.pk, by="gm:test"))
+
+    for g in (game, other):
+        seqs = list(GameEvent.objects.filter(game=g).order_by("seq").values_list("seq", flat=True))
+        assert seqs == list(range(1, len(seqs) + 1))
+    assert GameEvent.objects.filter(game=game).first().kind == "game_created"
+    assert GameEvent.objects.filter(game=game).last().kind == "game_finished"

@@ -1,0 +1,311 @@
+"""Services of the setup (RULES.md §1): sign-up, reserve, withdrawal, the deal and the start."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from gameplay import services
+from gameplay.models import Draw, GameStatus, OutboxChannel, PhaseKind, PhaseStatus, SeatStatus
+from gameplay.rules import Item, Role, RoleCounts, RuleViolation, verify_seed
+from gameplay.rules.errors import InvalidCommand, NotEnoughPlayers
+from gameplay.services.setup import counts_of
+from tests.gameplay.factories import (
+    board,
+    event_count,
+    events,
+    label,
+    make_game,
+    outbox,
+    pms_to,
+    seats,
+    snapshot,
+    vk_id,
+)
+
+pytestmark = pytest.mark.django_db
+
+CYRILLIC = re.compile(r"[А-Яа-яЁё]")
+NOW = datetime(2025, 3, 1, 18, 0, tzinfo=UTC)
+
+
+def test_a_topic_holds_one_active_game_at_a_time():
+    game = make_game(n=0, topic_id=4321)
+    with pytest.raises(RuleViolation, match="уже идёт другая игра"):
+        services.game_create(name="Вторая", topic_id=4321)
+    services.game_end(game_id=game.pk, by="gm:test")  # cancelled: the topic is free again
+    assert services.game_create(name="Вторая", topic_id=4321).topic_id == 4321
+
+
+# --- sign-up -----------------------------------------------------------------------------------
+
+
+def test_signup_seats_the_player_logs_it_and_confirms_by_pm():
+    game = make_game(n=0)
+    before = event_count(game)
+
+    seat = services.signup_create(game_id=game.pk, vk_user_id=555, name="  Алёна  ")
+
+    assert (seat.status, seat.name, seat.number, seat.role) == (
+        SeatStatus.PLAYER,
+        "Алёна",
+        None,
+        "",
+    )
+    [event] = events(game)[before:]
+    assert (event.kind, event.actor, event.data["vk_user_id"]) == ("signup", "vk:555", 555)
+    [pm] = pms_to(game, 555, "signup")
+    assert pm.channel == OutboxChannel.MESSAGE and pm.peer_ids == [555]
+    assert "записаны" in pm.text
+
+
+def test_second_signup_of_the_same_vk_user_is_refused_in_russian_and_changes_nothing():
+    game = make_game(n=3)
+    before = snapshot(game)
+
+    with pytest.raises(RuleViolation) as refused:
+        services.signup_create(game_id=game.pk, vk_user_id=vk_id(2), name="Борис снова")
+    with pytest.raises(RuleViolation) as as_reserve:
+        services.signup_create(game_id=game.pk, vk_user_id=vk_id(2), name="Борис", reserve=True)
+
+    assert isinstance(refused.value, InvalidCommand)
+    assert CYRILLIC.search(refused.value.reason) and "уже записаны" in refused.value.reason
+    assert "уже записаны" in as_reserve.value.reason
+    assert snapshot(game) == before
+
+
+def test_reserve_signup_is_open_after_recruitment_closes_and_is_not_dealt_in():
+    game = make_game(n=9, deal=True)
+    before = snapshot(game)
+
+    with pytest.raises(InvalidCommand, match="запас"):
+        services.signup_create(game_id=game.pk, vk_user_id=777, name="Зоя")
+    assert snapshot(game) == before
+
+    reserve = services.signup_create(game_id=game.pk, vk_user_id=777, name="Зоя", reserve=True)
+
+    assert reserve.status == SeatStatus.RESERVE and reserve.number is None and reserve.role == ""
+    assert events(game)[-1].data["reserve"] is True
+    assert "запасе" in pms_to(game, 777, "signup")[0].text
+    services.game_start(game_id=game.pk)
+    reserve.refresh_from_db()
+    assert reserve.status == SeatStatus.RESERVE and reserve.number is None
+    assert not pms_to(game, 777, "role_card")
+
+
+def test_withdrawal_before_the_deal_frees_the_place_and_allows_signing_up_again():
+    game = make_game(n=3)
+    before = event_count(game)
+
+    seat = services.signup_withdraw(game_id=game.pk, vk_user_id=vk_id(2))
+
+    assert seat.status == SeatStatus.WITHDRAWN
+    assert [e.kind for e in events(game)[before:]] == ["withdraw"]
+    assert pms_to(game, vk_id(2), "withdraw")
+    again = services.signup_create(game_id=game.pk, vk_user_id=vk_id(2), name="Борис")
+    assert again.status == SeatStatus.PLAYER and again.pk != seat.pk
+
+
+def test_withdrawal_from_a_dealt_game_discards_the_deal_and_reopens_recruitment():
+    game = make_game(n=9, deal=True)
+    assert Draw.objects.filter(game=game).exists()
+    draws = Draw.objects.filter(game=game).count()
+    before = event_count(game)
+
+    services.signup_withdraw(game_id=game.pk, vk_user_id=vk_id(4))
+
+    game.refresh_from_db()
+    assert game.status == GameStatus.RECRUITING
+    assert game.seed == "" and game.commitment == ""
+    left = seats(game)
+    assert left == []  # nobody holds a seat number any more
+    assert Draw.objects.filter(game=game).count() == draws  # every draw stays on record
+    assert [e.kind for e in events(game)[before:]] == ["deal_discarded", "withdraw"]
+    assert pms_to(game, vk_id(4), "withdraw")
+    with pytest.raises(InvalidCommand):
+        services.game_start(game_id=game.pk)
+    with pytest.raises(NotEnoughPlayers):
+        services.game_deal(game_id=game.pk, seed="again")
+
+
+def test_player_cannot_withdraw_after_the_start_but_a_reserve_can():
+    game = make_game(n=9, start=True)
+    services.signup_create(game_id=game.pk, vk_user_id=777, name="Яна", reserve=True)
+    before = snapshot(game)
+
+    with pytest.raises(InvalidCommand) as refused:
+        services.signup_withdraw(game_id=game.pk, vk_user_id=vk_id(1))
+
+    assert CYRILLIC.search(refused.value.reason)
+    assert snapshot(game) == before
+    reserve = services.signup_withdraw(game_id=game.pk, vk_user_id=777)
+    assert reserve.status == SeatStatus.WITHDRAWN
+    assert events(game)[-1].kind == "withdraw"
+    assert pms_to(game, 777, "withdraw")
+
+
+# --- the deal ----------------------------------------------------------------------------------
+
+
+def test_deal_refuses_when_players_do_not_match_the_role_total():
+    game = make_game(n=8, counts=RoleCounts.default_for(9))
+    before = snapshot(game)
+
+    with pytest.raises(NotEnoughPlayers) as refused:
+        services.game_deal(game_id=game.pk, seed="x")
+
+    assert isinstance(refused.value, RuleViolation)
+    assert "8" in refused.value.reason and "9" in refused.value.reason
+    assert CYRILLIC.search(refused.value.reason)
+    assert snapshot(game) == before
+    assert not Draw.objects.filter(game=game).exists()
+
+
+def test_deal_numbers_seats_records_every_draw_and_commits_to_the_seed():
+    # Seed "gamma" needs four item draws for 26 players (mafia items 2, 0, 2, 1).
+    game = make_game(n=26)
+    summary = services.game_deal(game_id=game.pk, seed="gamma", by="gm:test")
+
+    game.refresh_from_db()
+    dealt = seats(game)
+    assert [s.number for s in dealt] == list(range(1, 27))
+    roles = [s.role for s in dealt]
+    assert {r: roles.count(r) for r in set(roles)} == {
+        "mafia": 6,
+        "commissar": 1,
+        "doctor": 1,
+        "maniac": 1,
+        "civilian": 17,
+    }
+    draws = list(Draw.objects.filter(game=game).order_by("attempt"))
+    assert len(draws) == len(summary.draws) > 1
+    assert [d.attempt for d in draws] == list(range(1, len(draws) + 1))
+    assert [d.accepted for d in draws] == [False] * (len(draws) - 1) + [True]
+    mafia_numbers = {s.number for s in dealt if s.role == Role.MAFIA}
+    for d in draws:
+        assert d.deal_round == 1
+        assert d.mafia_items == sum(1 for n in d.holders.values() if n in mafia_numbers)
+        assert (d.mafia_items == 1) is d.accepted
+    held = {s.item: s.number for s in dealt if s.item}
+    assert held == draws[-1].holders
+    assert sorted(held) == sorted(i.value for i in Item)
+    assert sum(1 for s in dealt if s.item and s.role == Role.MAFIA) == 1
+    assert game.status == GameStatus.DEALT and game.seed == "gamma"
+    assert game.commitment == summary.commitment and len(game.commitment) == 64
+    assert verify_seed(game.seed, counts_of(game), game.commitment)
+    assert not verify_seed("gamma2", counts_of(game), game.commitment)
+    [event] = events(game, "deal")
+    assert event.override is False and event.data["commitment"] == game.commitment
+
+
+def test_the_same_seed_deals_the_same_seats():
+    one = make_game(n=9, deal=True, seed="same")
+    two = make_game(n=9, deal=True, seed="same")
+    other = make_game(n=9, deal=True, seed="different")
+
+    def deal_of(game):
+        return [(s.number, s.vk_user_id, s.role, s.item) for s in seats(game)]
+
+    assert deal_of(one) == deal_of(two)
+    assert one.commitment == two.commitment
+    assert deal_of(one) != deal_of(other)
+
+
+def test_redeal_before_the_start_is_an_override_and_keeps_earlier_draws():
+    game = make_game(n=9, deal=True, seed="first")
+    first_round = Draw.objects.filter(game=game).count()
+
+    summary = services.game_deal(game_id=game.pk, seed="second", by="gm:anna")
+
+    game.refresh_from_db()
+    assert summary.deal_round == 2
+    assert Draw.objects.filter(game=game, deal_round=1).count() == first_round
+    assert Draw.objects.filter(game=game, deal_round=2).count() == len(summary.draws)
+    assert Draw.objects.filter(game=game, accepted=True).count() == 2  # one per round
+    [redeal] = events(game, "redeal")
+    assert redeal.override is True and redeal.actor == "gm:anna"
+    assert redeal.data["deal_round"] == 2
+    assert game.seed == "second" and verify_seed("second", counts_of(game), game.commitment)
+    assert [s.number for s in seats(game)] == list(range(1, 10))
+
+
+def test_deal_after_the_start_is_refused():
+    game = make_game(n=9, start=True)
+    before = snapshot(game)
+    draws = Draw.objects.filter(game=game).count()
+
+    with pytest.raises(InvalidCommand):
+        services.game_deal(game_id=game.pk, seed="late")
+
+    assert snapshot(game) == before
+    assert Draw.objects.filter(game=game).count() == draws
+
+
+# --- the start ---------------------------------------------------------------------------------
+
+
+def test_start_runs_the_game_and_opens_day_one_with_its_deadline():
+    game = make_game(n=9, deal=True, day_length=timedelta(hours=20))
+    before = event_count(game)
+
+    services.game_start(game_id=game.pk, by="gm:test", now=NOW)
+
+    game.refresh_from_db()
+    assert game.status == GameStatus.RUNNING and game.started_at == NOW
+    [day] = game.phases.all()
+    assert (day.kind, day.number, day.status) == (PhaseKind.DAY, 1, PhaseStatus.OPEN)
+    assert day.opened_at == NOW and day.deadline == NOW + timedelta(hours=20)
+    kinds = [e.kind for e in events(game)[before:]]
+    assert kinds == ["game_started", "phase_opened"]
+    with pytest.raises(InvalidCommand):
+        services.game_start(game_id=game.pk)
+
+
+def test_start_posts_the_roster_and_the_commitment_in_the_game_topic():
+    game = make_game(n=9, deal=True)
+    services.game_start(game_id=game.pk)
+
+    [roster] = board(game, "roster")
+    assert roster.topic_id == game.topic_id
+    for s in seats(game):
+        assert label(s) in roster.text
+    assert game.commitment in roster.text
+    for s in seats(game):
+        assert Role(s.role).title not in roster.text
+    assert [o.kind for o in board(game)] == ["roster", "day_opened"]
+
+
+def test_start_without_a_topic_posts_nothing_to_the_board_but_sends_the_cards():
+    game = make_game(n=9, deal=True, topic_id=None)
+    services.game_start(game_id=game.pk)
+
+    assert board(game) == []
+    assert len(outbox(game, "role_card")) == 9
+
+
+def test_every_player_gets_exactly_one_role_card_that_tells_only_what_the_role_may_know():
+    game = make_game(n=26, deal=True, seed="gamma")
+    services.game_start(game_id=game.pk)
+
+    everyone = seats(game)
+    mafia = [s for s in everyone if s.role == Role.MAFIA]
+    assert len(mafia) == 6
+    for s in everyone:
+        [card] = pms_to(game, s.vk_user_id, "role_card")
+        assert card.peer_ids == [s.vk_user_id]
+        assert f"Ваш номер: {s.number}." in card.text
+        assert f"Ваша роль — {Role(s.role).title}" in card.text
+        assert game.commitment in card.text
+        if s.item:
+            assert Item(s.item).title in card.text
+        others = [o for o in everyone if o.pk != s.pk]
+        if s.role == Role.MAFIA:
+            for m in mafia:
+                assert label(m) in card.text
+            named = [o for o in others if o.role != Role.MAFIA and label(o) in card.text]
+        else:
+            named = [o for o in others if label(o) in card.text or o.name in card.text]
+        assert named == [], f"card of {label(s)} names {named}"
+    assert len(outbox(game, "role_card")) == 26
