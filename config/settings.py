@@ -93,6 +93,10 @@ CACHES: dict[str, dict[str, object]] = {
 }
 # Enqueue a job only once the surrounding transaction commits (django-rq's default, stated).
 RQ: dict[str, object] = {"COMMIT_MODE": "on_db_commit"}
+# rq's worker that also keeps the deadline tick scheduled (gameplay/worker.py, gameplay/jobs.py).
+RQ["WORKER_CLASS"] = "gameplay.worker.Worker"
+# Seconds between two deadline ticks: how late a phase may close after its deadline.
+DEADLINE_TICK_SECONDS = env.get_int("DEADLINE_TICK_SECONDS", 30, minimum=1)
 
 if REDIS_URL:
     RQ_QUEUES = {
@@ -107,7 +111,7 @@ else:
         for name in RQ_QUEUE_NAMES
     }
     # A forking worker would run each job against the child's copy of the in-memory server.
-    RQ["WORKER_CLASS"] = "rq.worker.SimpleWorker"
+    RQ["WORKER_CLASS"] = "gameplay.worker.SimpleWorker"
 
 # --- VK ----------------------------------------------------------------------------------------
 

@@ -1,0 +1,113 @@
+"""django-rq jobs of the gameplay app: the deadline tick.
+
+Ticking: time is cut into slots of ``settings.DEADLINE_TICK_SECONDS`` counted from the Unix
+epoch, and the tick of slot ``n`` is an rq job scheduled (``enqueue_at``) for the slot's start
+with the fixed id ``gameplay-tick-<seconds>-<n>``. ``schedule_next_tick`` schedules the next
+slot's tick unless a job with that id exists (rq's atomic ``unique`` scheduling), so any number
+of callers can ensure it at once and the result is one tick per slot. It is called by
+
+- every tick, when it ends (successful or not): the chain goes on by itself;
+- the worker (``gameplay.worker``), on start, at least once a slot while it runs, and right
+  after it reconnects to Redis: a Redis restart or ``FLUSHALL`` that wiped the scheduled tick
+  costs at most one slot.
+
+The worker's scheduler (``rqworker --with-scheduler``) moves the due tick into the queue. The
+deadlines themselves, and the reminders already sent, are database rows, so nothing else
+lives in Redis and nothing is lost with it; a late tick closes what became due meanwhile.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+import django_rq
+from django.conf import settings
+from django.db import close_old_connections, connection
+from redis.exceptions import RedisError
+from rq import Queue
+from rq.exceptions import DuplicateJobError
+
+from gameplay.services.deadlines import deadline_tick
+
+log = logging.getLogger(__name__)
+
+#: The django-rq queue the tick runs on.
+TICK_QUEUE = "default"
+TICK_JOB_PREFIX = "gameplay-tick-"
+#: How long a finished tick's result stays in Redis (seconds), and a failed one's.
+TICK_RESULT_TTL = 3600
+TICK_FAILURE_TTL = 7 * 24 * 3600
+
+
+def tick_seconds() -> int:
+    return int(settings.DEADLINE_TICK_SECONDS)
+
+
+def tick_job_id(slot: int, seconds: int | None = None) -> str:
+    return f"{TICK_JOB_PREFIX}{seconds or tick_seconds()}-{slot}"
+
+
+def next_slot(now: datetime | None = None, seconds: int | None = None) -> tuple[int, datetime]:
+    """The next slot that starts at least a second from now, and its start."""
+    seconds = seconds or tick_seconds()
+    ts = (now or datetime.now(UTC)).timestamp()
+    slot = int(ts // seconds) + 1
+    if slot * seconds - ts < 1:
+        slot += 1
+    return slot, datetime.fromtimestamp(slot * seconds, UTC)
+
+
+def schedule_next_tick(*, queue: Queue | None = None, now: datetime | None = None) -> str:
+    """Make sure the next slot's tick is scheduled; returns its job id. Idempotent.
+
+    Raises ``redis.exceptions.RedisError`` when Redis cannot be reached.
+    """
+    queue = queue if queue is not None else django_rq.get_queue(TICK_QUEUE)
+    seconds = tick_seconds()
+    slot, at = next_slot(now, seconds)
+    job_id = tick_job_id(slot, seconds)
+    try:
+        queue.enqueue_at(
+            at,
+            tick,
+            job_id=job_id,
+            unique=True,
+            description=f"deadline tick at {at:%H:%M:%S} UTC",
+            result_ttl=TICK_RESULT_TTL,
+            failure_ttl=TICK_FAILURE_TTL,
+            job_timeout=max(300, 2 * seconds),
+        )
+        log.debug("Scheduled the deadline tick %s", job_id)
+    except DuplicateJobError:
+        pass
+    return job_id
+
+
+def tick() -> dict[str, Any]:
+    """The scheduled job: close the phases whose deadline passed, send due reminders, and make
+    sure the next tick is scheduled. Returns the tick's report."""
+    _refresh_db_connection()
+    try:
+        return deadline_tick().as_dict()
+    finally:
+        _refresh_db_connection()
+        try:
+            schedule_next_tick()
+        except RedisError as error:  # the worker schedules it again once Redis is back
+            log.warning("Could not schedule the next deadline tick: %s", error)
+
+
+def pending_ticks(queue: Queue | None = None) -> list[str]:
+    """Ids of the tick jobs scheduled or queued (for the operator and the tests)."""
+    queue = queue if queue is not None else django_rq.get_queue(TICK_QUEUE)
+    ids = list(queue.scheduled_job_registry.get_job_ids()) + list(queue.get_job_ids())
+    return [i for i in ids if i.startswith(TICK_JOB_PREFIX)]
+
+
+def _refresh_db_connection() -> None:
+    """Drop a database connection that is broken or too old, as Django does per request (a
+    worker lives for weeks). Never inside a transaction: that is the caller's to finish."""
+    if not connection.in_atomic_block:
+        close_old_connections()

@@ -1,0 +1,265 @@
+"""The scheduled deadline tick on rq (gameplay.jobs, gameplay.worker): one tick per slot, the
+worker keeps it scheduled, and a deadline that passes while Redis restarts still closes its
+phase, once — checked against a real redis-server and a real ``rqworker`` process."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import django_rq
+import pytest
+import redis
+import rq.worker.base
+from django.conf import settings
+from django.db import connection
+from rq import Queue
+
+from gameplay import jobs
+from gameplay.jobs import TICK_QUEUE, next_slot, pending_ticks, schedule_next_tick, tick_job_id
+from gameplay.models import PhaseStatus
+from gameplay.worker import SimpleWorker
+from tests.gameplay.deadline_support import day, events, night, started_game
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def tick_queue(rq_queues: dict[str, Queue]) -> Iterator[Queue]:
+    """The tick's queue with no tick scheduled before or after the test."""
+    queue = rq_queues[TICK_QUEUE]
+
+    def clear() -> None:
+        for job_id in pending_ticks(queue):
+            queue.scheduled_job_registry.remove(job_id, delete_job=True)
+
+    clear()
+    yield queue
+    clear()
+
+
+def test_next_slot_starts_at_least_a_second_ahead() -> None:
+    t = datetime(2031, 1, 1, 12, 0, 0, tzinfo=UTC)
+    assert next_slot(t, 30) == (int(t.timestamp()) // 30 + 1, t + timedelta(seconds=30))
+    almost = t + timedelta(seconds=29, milliseconds=500)
+    slot, at = next_slot(almost, 30)
+    assert at == t + timedelta(seconds=60) and slot * 30 == int(at.timestamp())
+
+
+def test_the_next_tick_is_scheduled_once_however_often_it_is_ensured(tick_queue: Queue) -> None:
+    now = datetime.now(UTC)
+    first = schedule_next_tick(queue=tick_queue, now=now)
+    again = schedule_next_tick(now=now + timedelta(seconds=0.5))  # another Queue object
+    assert first == again
+    assert pending_ticks(tick_queue) == [first]
+    job = tick_queue.fetch_job(first)
+    assert job is not None and job.func is jobs.tick and job.get_status() == "scheduled"
+    slot, at = next_slot(now)
+    assert first == tick_job_id(slot)
+    assert tick_queue.scheduled_job_registry.get_scheduled_time(first) == at
+
+
+@pytest.mark.django_db
+def test_the_tick_job_closes_due_phases_and_schedules_the_next(tick_queue: Queue) -> None:
+    game = started_game(now=datetime.now(UTC) - timedelta(hours=25), reminders=[])
+    # As the scheduler would once its time comes (the scheduler itself runs in the test below).
+    django_rq.get_queue(TICK_QUEUE, commit_mode="auto").enqueue(jobs.tick, job_id="t-past")
+
+    worker = django_rq.get_worker(TICK_QUEUE, worker_class=SimpleWorker)
+    assert worker.work(burst=True)
+
+    job = tick_queue.fetch_job("t-past")
+    assert job is not None and job.is_finished, job and job.latest_result()
+    assert [c["phase_id"] for c in job.return_value()["closed"]] == [day(game).pk]
+    assert day(game).status == PhaseStatus.DONE
+    assert night(game).status == PhaseStatus.OPEN
+    # The next tick is scheduled (one, or two if a slot boundary passed meanwhile), ahead.
+    pending = pending_ticks(tick_queue)
+    assert 1 <= len(pending) <= 2
+    registry = tick_queue.scheduled_job_registry
+    assert all(registry.get_scheduled_time(i) > datetime.now(UTC) for i in pending)
+
+
+def test_the_worker_ensures_the_tick_on_start_and_after_losing_redis(
+    tick_queue: Queue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    worker = django_rq.get_worker(TICK_QUEUE, worker_class=SimpleWorker)
+    assert worker.dequeue_timeout <= settings.DEADLINE_TICK_SECONDS
+    worker.work(burst=True)
+    [scheduled] = pending_ticks(tick_queue)
+
+    # The scheduled tick is lost (a Redis flush or restart) ...
+    tick_queue.scheduled_job_registry.remove(scheduled, delete_job=True)
+    worker.heartbeat()  # ... and the worker checks only once an interval,
+    assert pending_ticks(tick_queue) == []
+
+    # ... unless it lost its connection: then at the first heartbeat that goes through.
+    real_heartbeat = rq.worker.base.BaseWorker.heartbeat
+    failures = iter([redis.exceptions.ConnectionError("Connection refused")])
+
+    def flaky(self: Any, *args: Any, **kwargs: Any) -> None:
+        error = next(failures, None)
+        if error is not None:
+            raise error
+        real_heartbeat(self, *args, **kwargs)
+
+    monkeypatch.setattr(rq.worker.base.BaseWorker, "heartbeat", flaky)
+    with pytest.raises(redis.exceptions.ConnectionError):
+        worker.heartbeat()
+    worker.heartbeat()
+    assert len(pending_ticks(tick_queue)) == 1
+
+
+# --- A deadline passes while Redis restarts (real redis-server and rqworker) ----------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_for(what: str, check: Callable[[], Any], timeout: float, log: Path) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            result = check()
+        except redis.exceptions.ConnectionError:
+            result = None
+        if result:
+            return result
+        time.sleep(0.2)
+    tail = log.read_text(errors="replace")[-4000:] if log.exists() else ""
+    raise AssertionError(f"timed out waiting for {what}; worker log:\n{tail}")
+
+
+class RedisServer:
+    """A private redis-server without persistence: a restart loses everything, as a restart
+    of a cache-only production Redis does. Private, so that the shared one is left alone."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.port = _free_port()
+        self.workdir = workdir
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", str(self.workdir)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        client = self.client()
+        _wait_for("redis-server", client.ping, 10, self.workdir / "none")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(10)
+        self.process = None
+
+    def client(self) -> redis.Redis:
+        return redis.Redis.from_url(self.url)
+
+
+def _database_url() -> str:
+    db = connection.settings_dict
+    password = f":{quote(db['PASSWORD'], safe='')}" if db.get("PASSWORD") else ""
+    user = quote(db.get("USER") or "", safe="")
+    host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
+    return f"postgres://{user}{password}@{host}/{db['NAME']}"
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    server = RedisServer(tmp_path)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def start_worker(tmp_path: Path) -> Iterator[Callable[[RedisServer], tuple[Any, Path]]]:
+    """Start ``manage.py rqworker default vk --with-scheduler`` as production does."""
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(server: RedisServer) -> tuple[subprocess.Popen[bytes], Path]:
+        log = tmp_path / "worker.log"
+        env = {
+            **os.environ,
+            "DATABASE_URL": _database_url(),
+            "REDIS_URL": server.url,
+            "DEADLINE_TICK_SECONDS": "1",
+            "VK_API_URL": "http://127.0.0.1:9/method/",  # never the real VK
+        }
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                [sys.executable, "manage.py", "rqworker", "default", "vk", "--with-scheduler"],
+                cwd=ROOT,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        started.append(process)
+        return process, log
+
+    yield start
+    for process in started:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)  # warm shutdown; it stops its scheduler too
+            try:
+                process.wait(15)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(5)
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(not settings.REDIS_URL, reason="needs a real Redis (REDIS_URL; CI sets it)")
+@pytest.mark.skipif(
+    connection.vendor != "postgresql",
+    reason="the worker process must share the test database (PostgreSQL, DATABASE_URL)",
+)
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs the redis-server binary")
+def test_a_deadline_passing_while_redis_restarts_still_closes_the_phase_once(
+    redis_server: RedisServer, start_worker: Callable[[RedisServer], tuple[Any, Path]]
+) -> None:
+    worker, log = start_worker(redis_server)
+    queue = Queue(TICK_QUEUE, connection=redis_server.client())
+    first = _wait_for("the first scheduled tick", lambda: pending_ticks(queue), 30, log)
+    _wait_for("ticking", lambda: pending_ticks(queue) and pending_ticks(queue) != first, 10, log)
+
+    # FLUSHALL wipes the scheduled tick; the worker schedules it again.
+    redis_server.client().flushall()
+    assert pending_ticks(queue) == []
+    _wait_for("the tick after FLUSHALL", lambda: pending_ticks(queue), 10, log)
+
+    # A deadline passes while Redis is down; it comes back empty.
+    game = started_game(now=datetime.now(UTC), day_length=timedelta(seconds=5), reminders=[])
+    deadline = day(game).deadline
+    time.sleep(max(0.0, (deadline - datetime.now(UTC)).total_seconds() - 3))
+    redis_server.stop()
+    time.sleep(max(0.0, (deadline - datetime.now(UTC)).total_seconds() + 2))
+    assert day(game).status == PhaseStatus.OPEN  # nothing could tick meanwhile
+    redis_server.start()
+
+    _wait_for("the day to close", lambda: day(game).status == PhaseStatus.DONE, 45, log)
+    time.sleep(3)  # several more ticks
+    assert worker.poll() is None, log.read_text(errors="replace")[-4000:]
+    assert len(events(game, "day_closed")) == 1
+    assert day(game).closed_at >= deadline
+    assert night(game).status == PhaseStatus.OPEN
+    assert pending_ticks(queue), "ticking did not resume"
