@@ -38,7 +38,7 @@ TICK_QUEUE = "default"
 TICK_JOB_PREFIX = "gameplay-tick-"
 #: How long a finished tick's result stays in Redis (seconds), and a failed one's.
 TICK_RESULT_TTL = 3600
-TICK_FAILURE_TTL = 7 * 24 * 3600
+TICK_FAILURE_TTL = 24 * 3600
 
 
 def tick_seconds() -> int:
