@@ -20,27 +20,6 @@ def deadline_extended(kind: str, number: int, deadline: datetime | None, tz: str
     return f"Ведущий продлил срок. {what} {number} — до {when(deadline, tz)}."
 
 
-def remind_vote(number: int, deadline: datetime | None, tz: str) -> str:
-    return (
-        f"Напоминание: вы ещё не проголосовали в день {number}. Голос — в теме игры или "
-        f"здесь («голос N»), до {when(deadline, tz)}. Без голоса будет штраф."
-    )
-
-
-def remind_action(number: int, deadline: datetime | None, tz: str) -> str:
-    return (
-        f"Напоминание: ночь {number}, вы ещё не прислали ночное действие. Срок — до "
-        f"{when(deadline, tz)}. «статус» — что вы уже отправили."
-    )
-
-
-def remind_mafia_shot(number: int, deadline: datetime | None, tz: str) -> str:
-    return (
-        f"Напоминание мафии: в ночь {number} выстрел ещё не выбран («выстрел N»). Срок — до "
-        f"{when(deadline, tz)}."
-    )
-
-
 def spectator_chat_opened() -> str:
     return (
         "Ведущий открыл беседу зрителей (ЗЗ). Напишите «в ЗЗ», чтобы получить ссылку-приглашение."

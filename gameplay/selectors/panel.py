@@ -69,11 +69,21 @@ class Pending:
     not_voted: list[Seat] = field(default_factory=list)
     not_acted: list[Seat] = field(default_factory=list)
     mafia_shot_missing: bool = False
+    #: Living mafia members a reminder would reach while the team has no shot.
+    mafia_waiting: int = 0
+
+    @property
+    def to_remind(self) -> int:
+        """How many players a reminder now would reach (as ``deadlines.phase_remind``)."""
+        return len(self.not_voted) + len(self.not_acted) + self.mafia_waiting
 
 
 def _pending(
     phase: Phase, seats: Sequence[Seat], votes: Iterable[Vote], actions: Iterable[NightAction]
 ) -> Pending:
+    """Living players who have not voted (day) or sent their role action (night), and whether
+    the mafia has no shot yet (the same people ``selectors.deadlines.pending_actors`` finds,
+    from rows already loaded)."""
     living = [s for s in seats if s.alive and s.number is not None]
     if phase.kind == PhaseKind.DAY:
         voted = {v.voter_id for v in votes if v.current and not v.void}
@@ -81,19 +91,13 @@ def _pending(
     standing = [a for a in actions if a.current]
     acted = {a.actor_id for a in standing if a.slot == Slot.ROLE}
     shot = any(a.slot == Slot.MAFIA_SHOT for a in standing)
+    mafia = sum(1 for s in living if s.role == Role.MAFIA)
+    missing = mafia > 0 and not shot
+    waiting = mafia if missing else 0
     if phase.reopened_for == Slot.MAFIA_SHOT:
-        return Pending(mafia_shot_missing=not shot)
+        return Pending(mafia_shot_missing=missing, mafia_waiting=waiting)
     duty = [s for s in living if s.role in DUTY_ROLES and s.pk not in acted]
-    has_mafia = any(s.role == Role.MAFIA for s in living)
-    return Pending(not_acted=duty, mafia_shot_missing=has_mafia and not shot)
-
-
-def pending_in_phase(phase: Phase, seats: Sequence[Seat]) -> Pending:
-    """Living players who have not voted (day) or sent their role action (night), and whether
-    the mafia has no shot yet. ``seats`` are the game's players."""
-    if phase.kind == PhaseKind.DAY:
-        return _pending(phase, seats, Vote.objects.filter(phase=phase, current=True), [])
-    return _pending(phase, seats, [], NightAction.objects.filter(phase=phase, current=True))
+    return Pending(not_acted=duty, mafia_shot_missing=missing, mafia_waiting=waiting)
 
 
 # --- the game page -----------------------------------------------------------------------------

@@ -25,14 +25,12 @@ from gameplay.models import (
     ModerationFlag,
     Outbox,
     OutboxStatus,
-    PhaseKind,
     PhaseStatus,
     Seat,
     SeatStatus,
 )
 from gameplay.rules import EarlyClose, Role, RoleCounts
 from gameplay.rules.errors import InvalidCommand, SetupError
-from gameplay.selectors.panel import pending_in_phase
 
 from .common import current_phase, lock_game, log_event, now_or, players, post_board, send_message
 from .discipline import seat_modkill, strike_give
@@ -316,44 +314,6 @@ def phase_extend(
     post_board(game, gm_texts.deadline_extended(phase.kind, phase.number, phase.deadline,
                                                 game.time_zone), kind="deadline_extended")
     return phase.deadline
-
-
-@transaction.atomic
-def phase_remind(*, game_id: int, by: str) -> int:
-    """Remind, now, everyone who has not yet voted (day) or acted (night). Returns how many
-    players were reminded."""
-    game = lock_game(game_id)
-    if game.status != GameStatus.RUNNING:
-        raise InvalidCommand("Игра сейчас не идёт.")
-    phase = current_phase(game)
-    if phase is None or phase.status != PhaseStatus.OPEN:
-        raise InvalidCommand("Напомнить можно только в открытой фазе.")
-    seats = players(game)
-    pending = pending_in_phase(phase, seats)
-    tz = game.time_zone
-    reminded: list[int] = []
-    if phase.kind == PhaseKind.DAY:
-        peers = [s.vk_user_id for s in pending.not_voted]
-        if peers:
-            send_message(game, peers, gm_texts.remind_vote(phase.number, phase.deadline, tz),
-                         kind="reminder")
-        reminded = [s.number for s in pending.not_voted]
-    else:
-        peers = [s.vk_user_id for s in pending.not_acted]
-        if peers:
-            send_message(game, peers, gm_texts.remind_action(phase.number, phase.deadline, tz),
-                         kind="reminder")
-        reminded = [s.number for s in pending.not_acted]
-        if pending.mafia_shot_missing:
-            mafia = [s for s in seats if s.alive and s.role == Role.MAFIA]
-            send_message(game, [s.vk_user_id for s in mafia],
-                         gm_texts.remind_mafia_shot(phase.number, phase.deadline, tz),
-                         kind="reminder")
-            reminded += [s.number for s in mafia if s.number not in reminded]
-    if not reminded:
-        raise InvalidCommand("Напоминать некому: все уже проголосовали или сходили.")
-    log_event(game, "reminder_sent", by=by, phase=phase, seats=sorted(reminded))
-    return len(reminded)
 
 
 # --- spectator chat (RULES.md G6) ------------------------------------------------------------

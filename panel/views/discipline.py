@@ -37,7 +37,7 @@ def modkill_view(request: HttpRequest, game, number: int) -> HttpResponse:
     """A modkill (P5, G4), confirmed on its own page first."""
     seat = _seat(game, number)
     flag_id = request.POST.get("flag") or request.GET.get("flag") or ""
-    form = ReasonForm(request.POST or None)
+    form = ReasonForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and request.POST.get("confirm") == "yes" and form.is_valid():
         reason = form.cleaned_data["reason"].strip()
         if flag_id.isdigit():
@@ -67,7 +67,7 @@ def penalty_view(request: HttpRequest, game, number: int) -> HttpResponse:
     """A manual strike (P2/P3): a first one costs +2 votes, a second one is a modkill."""
     seat = _seat(game, number)
     flag_id = request.POST.get("flag") or request.GET.get("flag") or ""
-    form = ReasonForm(request.POST or None)
+    form = ReasonForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and request.POST.get("confirm") == "yes" and form.is_valid():
         reason = form.cleaned_data["reason"].strip()
         if flag_id.isdigit():
@@ -99,7 +99,7 @@ def replace_view(request: HttpRequest, game, number: int) -> HttpResponse:
     seat = _seat(game, number)
     reserves = list(Seat.objects.filter(game=game, status=SeatStatus.RESERVE)
                     .order_by("signed_up_at"))
-    form = ReplaceForm(request.POST or None, reserves=reserves)
+    form = ReplaceForm(request.POST if request.method == "POST" else None, reserves=reserves)
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
         ok, _ = attempt(request, seat_replace, game_id=game.pk, seat=number,

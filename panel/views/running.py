@@ -9,7 +9,8 @@ from gameplay.models import PhaseKind, PhaseStatus
 from gameplay.rules.errors import InvalidCommand
 from gameplay.services.common import current_phase, players
 from gameplay.services.day import day_close
-from gameplay.services.gm import phase_extend, phase_remind
+from gameplay.services.deadlines import phase_remind
+from gameplay.services.gm import phase_extend
 from gameplay.services.night import (
     night_close,
     night_draft_edit,
@@ -62,9 +63,10 @@ def close_view(request: HttpRequest, game) -> HttpResponse:
 
 @gm_view("POST")
 def remind_view(request: HttpRequest, game) -> HttpResponse:
-    ok, count = attempt(request, phase_remind, game_id=game.pk, by=actor(request))
+    ok, reminder = attempt(request, phase_remind, game_id=game.pk, by=actor(request))
     if ok:
-        messages.success(request, f"Напоминание отправлено: {count} игрок(ам).")
+        sent = ", ".join(f"№{n}" for n in reminder.seats)
+        messages.success(request, f"Напоминание отправлено ({len(reminder.seats)}): {sent}.")
     return back(request, game)
 
 

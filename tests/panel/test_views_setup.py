@@ -1,0 +1,205 @@
+"""Panel views before the start: new game, settings, players and reserves, the deal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from gameplay.models import Game, GameEvent, GameStatus, Seat, SeatStatus
+from tests.panel.support import make_game
+
+pytestmark = pytest.mark.django_db
+
+NEW_GAME = {
+    "name": "Машина времени", "topic": "https://vk.com/topic-555_42", "recruit_topic": "41",
+    "vk_group_id": "", "mafia_count": "6", "commissar_count": "1", "doctor_count": "1",
+    "maniac_count": "1", "civilian_count": "17", "day_length": "24:00",
+    "night_length": "12:30", "reminders": "60, 180, 60", "early_close": "majority",
+    "time_zone": "Europe/Moscow",
+}
+
+
+def url(name: str, game: Game, **kw: Any) -> str:
+    return reverse(f"admin:{name}", kwargs={"game_id": game.pk, **kw})
+
+
+def messages_of(response: Any) -> list[str]:
+    return [str(m) for m in response.context["messages"]] if response.context else []
+
+
+def test_new_game_form_defaults_to_the_26_player_table(gm_client: Client) -> None:
+    page = gm_client.get(reverse("admin:gameplay_game_add"))
+    assert page.status_code == 200
+    form = page.context["form"]
+    assert [form[f].initial for f in form.COUNT_FIELDS] == [6, 1, 1, 1, 17]
+    assert "Новая игра" in page.content.decode()
+
+
+def test_creating_a_game(gm: Any, gm_client: Client) -> None:
+    response = gm_client.post(reverse("admin:gameplay_game_add"), NEW_GAME, follow=True)
+    game = Game.objects.get()
+    assert response.redirect_chain[-1][0] == url("panel_game", game)
+    assert "создана" in " ".join(messages_of(response))
+    assert (game.vk_group_id, game.topic_id, game.recruit_topic_id) == (555, 42, 41)
+    assert game.reminders == [180, 60]
+    assert game.night_length.total_seconds() == 12.5 * 3600
+    assert list(game.gms.all()) == [gm]
+    assert GameEvent.objects.get(game=game, kind="game_created").actor == "gm:ведущий"
+
+
+@pytest.mark.parametrize(("change", "error"), [
+    ({"mafia_count": "0"}, "Нужна хотя бы одна мафия."),
+    ({"mafia_count": "13", "civilian_count": "10"}, "закончится, не начавшись"),
+    ({"doctor_count": "2"}, "Убедитесь"),  # the field's own bound (Django's message)
+    ({"day_length": "abc"}, "ЧЧ:ММ"),
+    ({"day_length": "0:01"}, "от 5 минут"),
+    ({"reminders": "60, минута"}, "не число минут"),
+    ({"topic": "vk.com/durov"}, "vk.com/topic-"),
+    ({"recruit_topic": "vk.com/topic-1_2"}, "одном сообществе"),
+    ({"time_zone": "Марс/Олимп"}, "Неизвестный часовой пояс"),
+    ({"name": "  "}, "Обязательное поле"),
+])
+def test_impossible_setups_are_refused(gm_client: Client, change: dict, error: str) -> None:
+    response = gm_client.post(reverse("admin:gameplay_game_add"), {**NEW_GAME, **change})
+    assert response.status_code == 200
+    assert error in response.content.decode()
+    assert not Game.objects.exists()
+
+
+def test_a_topic_with_a_running_game_is_refused(gm: Any, gm_client: Client) -> None:
+    make_game(gm, start=False, topic_id=42)
+    response = gm_client.post(reverse("admin:gameplay_game_add"), NEW_GAME)
+    assert "уже идёт другая игра" in response.content.decode()
+    assert Game.objects.count() == 1
+
+
+def test_settings_change_and_lock_counts_after_the_deal(
+    gm: Any, other_gm: Any, gm_client: Client
+) -> None:
+    game = make_game(gm, players=7, start=False)
+    page = gm_client.get(url("panel_settings", game))
+    assert page.context["form"].fields["mafia_count"].disabled
+    data = {**NEW_GAME, "mafia_count": "3", "day_length": "36", "co_gms": [gm.pk, other_gm.pk]}
+    response = gm_client.post(url("panel_settings", game), data, follow=True)
+    assert "Настройки сохранены." in messages_of(response)
+    game.refresh_from_db()
+    assert game.mafia_count == 2  # locked: the deal stands
+    assert game.day_length.total_seconds() == 36 * 3600
+    assert set(game.gms.all()) == {gm, other_gm}
+    changed = GameEvent.objects.get(game=game, kind="settings_changed").data["changed"]
+    assert "day_length" in changed and "counts" not in changed
+
+
+def test_adding_players_by_link_id_and_list(gm: Any, gm_client: Client) -> None:
+    game = make_game(gm, players=7, deal=False, start=False)
+    for ref in ("https://vk.com/id91", "vk.com/id92", "id93", "94"):
+        gm_client.post(url("panel_player_add", game), {"vk": ref, "name": ""})
+    gm_client.post(url("panel_player_add", game), {"vk": "95", "name": "Запасной",
+                                                   "reserve": "on"})
+    ids = set(Seat.objects.filter(game=game).values_list("vk_user_id", flat=True))
+    assert {91, 92, 93, 94, 95} <= ids
+    assert Seat.objects.get(game=game, vk_user_id=95).status == SeatStatus.RESERVE
+    assert GameEvent.objects.filter(game=game, kind="signup", actor="gm:ведущий").count() == 5
+
+
+def test_a_screen_name_is_refused_with_a_reason(gm: Any, gm_client: Client) -> None:
+    game = make_game(gm, players=7, deal=False, start=False)
+    before = Seat.objects.count()
+    response = gm_client.post(url("panel_player_add", game), {"vk": "https://vk.com/durov"},
+                              follow=True)
+    assert any("Короткое имя «durov»" in m for m in messages_of(response))
+    assert Seat.objects.count() == before
+
+
+def test_a_list_is_added_whole_or_not_at_all(gm: Any, gm_client: Client) -> None:
+    game = make_game(gm, players=7, deal=False, start=False)
+    before = Seat.objects.count()
+    text = "id201 Аня\nid202 Боря\nid700001 Уже записан"  # signed up already
+    response = gm_client.post(url("panel_players_bulk", game), {"lines": text}, follow=True)
+    assert any("Никто не добавлен" in m for m in messages_of(response))
+    assert Seat.objects.count() == before
+    response = gm_client.post(url("panel_players_bulk", game), {"lines": "id201 Аня\nбред"},
+                              follow=True)
+    assert any("Строка 2" in m for m in messages_of(response))
+    response = gm_client.post(url("panel_players_bulk", game),
+                              {"lines": "id201 Аня\nvk.com/id202\tБоря"}, follow=True)
+    assert "Добавлено игроков: 2." in messages_of(response)
+    assert Seat.objects.get(game=game, vk_user_id=202).name == "Боря"
+
+
+def test_removing_players(gm: Any, gm_client: Client) -> None:
+    game = make_game(gm, players=7, start=False)
+    seat = Seat.objects.filter(game=game).first()
+    response = gm_client.post(url("panel_player_remove", game, seat_id=seat.pk), follow=True)
+    assert f"{seat.name} снят с игры." in messages_of(response)
+    seat.refresh_from_db()
+    game.refresh_from_db()
+    assert seat.status == SeatStatus.WITHDRAWN
+    assert game.status == GameStatus.RECRUITING  # the deal is discarded
+
+
+def test_a_player_cannot_be_removed_from_a_running_game(gm: Any, gm_client: Client) -> None:
+    game = make_game(gm, players=7)
+    seat = Seat.objects.filter(game=game).first()
+    response = gm_client.post(url("panel_player_remove", game, seat_id=seat.pk), follow=True)
+    assert any("замену или модкилл" in m for m in messages_of(response))
+    seat.refresh_from_db()
+    assert seat.status == SeatStatus.PLAYER
+
+
+def test_the_deal_shows_every_draw_and_a_redeal_is_confirmed(gm: Any, gm_client: Client) -> None:
+    game = make_game(gm, players=26, deal=False, start=False)
+    response = gm_client.post(url("panel_deal_run", game), follow=True)
+    game.refresh_from_db()
+    assert game.status == GameStatus.DEALT
+    draws = list(game.draws.all())
+    page = response.content.decode()
+    assert page.count("отклонён: у мафии") == len(draws) - 1
+    assert page.count("принят: ровно один у мафии") == 1
+    assert draws[-1].accepted and draws[-1].mafia_items == 1
+    assert game.commitment in page
+
+    first = game.commitment
+    confirm = gm_client.get(url("panel_deal_run", game))
+    assert "Перераздать роли и предметы?" in confirm.content.decode()
+    gm_client.post(url("panel_deal_run", game))  # no confirmation: nothing happens
+    game.refresh_from_db()
+    assert game.commitment == first
+    gm_client.post(url("panel_deal_run", game), {"confirm": "yes"})
+    game.refresh_from_db()
+    assert game.commitment != first
+    redeal = GameEvent.objects.get(game=game, kind="redeal")
+    assert redeal.override and redeal.actor == "gm:ведущий"
+
+
+def test_dealing_with_the_wrong_number_of_players_is_a_message(
+    gm: Any, gm_client: Client
+) -> None:
+    game = make_game(gm, players=7, deal=False, start=False)
+    Seat.objects.filter(game=game).first().delete()
+    response = gm_client.post(url("panel_deal_run", game), follow=True)
+    assert response.status_code == 200
+    assert any("Записано игроков: 6" in m for m in messages_of(response))
+
+
+def test_start(gm: Any, gm_client: Client) -> None:
+    game = make_game(gm, players=7, start=False)
+    response = gm_client.post(url("panel_start", game), follow=True)
+    assert any("Игра началась" in m for m in messages_of(response))
+    game.refresh_from_db()
+    assert game.status == GameStatus.RUNNING
+    assert "День 1" in response.content.decode()
+    again = gm_client.post(url("panel_start", game), follow=True)
+    assert "Сначала раздайте роли." in messages_of(again)
+
+
+def test_cancel_before_the_start_is_confirmed(gm: Any, gm_client: Client) -> None:
+    game = make_game(gm, players=7, deal=False, start=False)
+    page = gm_client.get(url("panel_end", game)).content.decode()
+    assert "Отменить игру до начала?" in page
+    gm_client.post(url("panel_end", game), {"reason": "не набрались"})
+    game.refresh_from_db()
+    assert game.status == GameStatus.CANCELLED
