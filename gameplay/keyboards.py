@@ -34,7 +34,6 @@ SIGNUP = "signup"
 STATUS = "status"
 HELP = "help"
 MENU = "menu"
-NOOP = "noop"
 NIGHT_ACTS = frozenset(
     {
         "mafia_shot",
@@ -48,7 +47,7 @@ NIGHT_ACTS = frozenset(
         "book",
     }
 )
-ACTIONS = NIGHT_ACTS | {VOTE, SIGNUP, STATUS, HELP, MENU, NOOP}
+ACTIONS = NIGHT_ACTS | {VOTE, SIGNUP, STATUS, HELP, MENU}
 GUESSES = frozenset({"commissar", "doctor", "maniac"})
 _KEYS = frozenset({"g", "p", "a", "t", "r", "e", "o"})
 _MAX_ID = 2**53

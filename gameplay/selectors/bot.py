@@ -81,19 +81,26 @@ def roster(game: Game | int) -> list[Seat]:
     )
 
 
-def game_for_topic(topic_id: int) -> Game | None:
-    """The active game whose game topic or recruitment topic this is (a running game first).
-    Posts in the topics of finished games are nobody's business."""
+_STATUS_ORDER = {GameStatus.RUNNING: 0, GameStatus.DEALT: 1, GameStatus.RECRUITING: 2}
+
+
+def games_for_topic(topic_id: int) -> list[Game]:
+    """Active games using this topic as their game topic or recruitment topic (several games
+    may share one recruitment topic); running first, then dealt, then recruiting, newest
+    first. Posts in the topics of finished games are nobody's business."""
     games = list(
-        Game.objects.filter(Q(topic_id=topic_id) | Q(recruit_topic_id=topic_id)).order_by(
-            "-created_at", "-id"
-        )[:10]
+        Game.objects.filter(
+            Q(topic_id=topic_id) | Q(recruit_topic_id=topic_id), status__in=ACTIVE_STATUSES
+        ).order_by("-created_at", "-id")[:20]
     )
-    order = {GameStatus.RUNNING: 0, GameStatus.DEALT: 1, GameStatus.RECRUITING: 2}
-    active = [g for g in games if g.status in order]
-    if active:
-        return min(active, key=lambda g: order[g.status])
-    return None
+    return sorted(games, key=lambda g: _STATUS_ORDER[g.status])
+
+
+def game_for_topic(topic_id: int) -> Game | None:
+    """The active game whose game topic this is (one at most: a database constraint), else
+    the first game recruiting in it."""
+    games = games_for_topic(topic_id)
+    return next((g for g in games if g.topic_id == topic_id), games[0] if games else None)
 
 
 def game_for_chat(peer_id: int) -> Game | None:

@@ -82,3 +82,15 @@ def test_plus_in_a_running_game_topic_is_discussion() -> None:
 def test_no_recruitment() -> None:
     out = run(pm(47, "+"))
     assert "ни в одну игру не идёт набор" in texts_to(out, 47)
+
+
+def test_one_recruitment_topic_for_successive_games() -> None:
+    running = make_game()
+    recruiting = make_game(start=False, vk_base=3000, recruit_topic_id=running.recruit_topic_id)
+    topic = running.recruit_topic_id
+    run(board_post(topic, 48, "+"))
+    assert 48 in seats(recruiting) and 48 not in seats(running)
+    run(board_post(topic, 49, "запас"))
+    assert seats(running)[49][0] == "reserve"
+    out = run(board_post(topic, 48, "-"))
+    assert 48 not in seats(recruiting) and "сняты" in board_rows(out)[0].text

@@ -102,11 +102,11 @@ def test_small_lists_need_no_paging() -> None:
 def test_menu_and_choices_are_valid() -> None:
     menu = valid(menu_keyboard())
     assert menu["inline"] is False and labels_of(menu) == ["Действия", "Статус", "Помощь"]
-    valid(choice_keyboard([(f"Вариант {i}", Payload("noop")) for i in range(12)]))
+    valid(choice_keyboard([(f"Вариант {i}", Payload("status")) for i in range(12)]))
 
 
 def test_keyboard_refuses_too_many_buttons() -> None:
-    button = callback("x", Payload("noop"))
+    button = callback("x", Payload("status"))
     with pytest.raises(ValueError):
         keyboard([[button] * 6], inline=True)
     with pytest.raises(ValueError):

@@ -24,21 +24,41 @@ def _topic_game(obj: dict[str, Any]) -> tuple[Game, int] | None:
     return (game, topic) if game is not None else None
 
 
+_SIGNUP_KINDS = (parsing.SIGNUP, parsing.RESERVE, parsing.WITHDRAW)
+
+
+def _signup_game(topic: int, author: int, kind: str) -> Game | None:
+    """The game a «+», «запас» or «-» in this topic is for (one recruitment topic may serve
+    several games): a sign-up goes to a recruiting game, a reserve to a running one first, a
+    withdrawal to the game the author is signed up for."""
+    games = [g for g in sel.games_for_topic(topic)
+             if g.recruit_topic_id == topic
+             or (g.topic_id == topic and g.status == GameStatus.RECRUITING)]
+    if not games:
+        return None
+    if kind == parsing.SIGNUP:
+        return next((g for g in games if g.status == GameStatus.RECRUITING), games[0])
+    if kind == parsing.WITHDRAW:
+        mine = {s.game_id for s in sel.seats_of_user(author)}
+        return next((g for g in reversed(games) if g.pk in mine), games[-1])
+    return games[0]
+
+
 def post_new(obj: dict[str, Any], facts: VkFacts) -> None:
-    found = _topic_game(obj)
+    topic = as_int(obj.get("topic_id"))
     author = user_id(obj.get("from_id"))
-    if found is None or author is None:
-        return  # not a game's topic, or the community's own post
-    game, topic = found
+    if topic is None or topic <= 0 or author is None:
+        return  # not a topic, or the community's own post
     text = as_str(obj.get("text"), 20000)
     post_id = as_int(obj.get("id"))
     cmd = parsing.parse_board(text)
-    recruit_topic = topic == game.recruit_topic_id or (
-        topic == game.topic_id and game.status == GameStatus.RECRUITING
-    )
-    if cmd is not None and cmd.kind in (parsing.SIGNUP, parsing.RESERVE, parsing.WITHDRAW):
-        if recruit_topic:
-            signup.from_board(game, topic, author, cmd, facts)
+    if cmd is not None and cmd.kind in _SIGNUP_KINDS:
+        target = _signup_game(topic, author, cmd.kind)
+        if target is not None:
+            signup.from_board(target, topic, author, cmd, facts)
+            return
+    game = sel.game_for_topic(topic)
+    if game is None:
         return
     seats = sel.roster(game) if game.status == GameStatus.RUNNING else []
     seat = next((s for s in seats if s.vk_user_id == author), None)

@@ -11,7 +11,6 @@ from gameplay.keyboards import (
     HELP,
     MENU,
     NIGHT_ACTS,
-    NOOP,
     SIGNUP,
     STATUS,
     VOTE,
@@ -61,8 +60,6 @@ def pressed(vk_user_id: int, payload: Payload, facts: VkFacts) -> None:
         return
     if action == SIGNUP:
         signup.from_button(sender, payload, facts)
-        return
-    if action == NOOP:
         return
     seat = sender.in_game(payload.game)
     try:
