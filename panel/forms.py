@@ -30,6 +30,8 @@ class TopicField(forms.CharField):
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("required", False)
         kwargs.setdefault("max_length", 200)
+        kwargs.setdefault("widget", forms.TextInput(attrs={
+            "class": "vTextField", "placeholder": "https://vk.com/topic-123456_789"}))
         super().__init__(**kwargs)
 
     def clean(self, value: Any) -> tuple[int | None, int] | None:
@@ -87,7 +89,8 @@ def duration_text(value: timedelta | None) -> str:
 class GameSettingsForm(forms.Form):
     """A new game, or the settings of an existing one (role counts only before the deal)."""
 
-    name = forms.CharField(label="Название", max_length=200)
+    name = forms.CharField(label="Название", max_length=200,
+                           widget=forms.TextInput(attrs={"class": "vTextField"}))
     topic = TopicField(label="Тема игры", help_text="Где идёт игра и голосование: номер темы "
                        "или ссылка vk.com/topic-…")
     recruit_topic = TopicField(label="Тема набора", help_text="Где идёт запись «+».")
@@ -98,7 +101,10 @@ class GameSettingsForm(forms.Form):
     maniac_count = forms.IntegerField(label="Маньяк", min_value=0, max_value=1, initial=1)
     civilian_count = forms.IntegerField(label="Мирные жители", min_value=0, max_value=200,
                                         initial=17)
-    day_length = DurationField(label="Длина дня", initial="24:00", help_text="ЧЧ:ММ")
+    day_length = DurationField(
+        label="Длина дня", initial="24:00",
+        help_text="ЧЧ:ММ. Меняет сроки следующих дней; текущий срок — кнопками «Срок».",
+    )
     night_length = DurationField(label="Длина ночи", initial="12:00", help_text="ЧЧ:ММ")
     reminders = RemindersField(label="Напоминания", required=False, initial="180, 60",
                                help_text="За сколько минут до срока напомнить тем, кто не "

@@ -41,6 +41,11 @@ EVENT_LABELS: dict[str, str] = {
     "spectator_chat_closed": "Беседа ЗЗ закрыта",
     "flag_resolved": "Отметка рассмотрена",
     "outbox_retry": "Повтор доставки",
+    "outbox_retried": "Повтор доставки",
+    "mafia_relay": "Переписка мафии",
+    "spectator_invited": "Ссылка в беседу ЗЗ",
+    "spectator_joined": "Вступил в беседу ЗЗ",
+    "spectator_removed": "Удалён из беседы ЗЗ",
     "game_finished": "Игра завершена",
     "game_cancelled": "Игра отменена",
 }
@@ -102,6 +107,10 @@ def describe_event(event: GameEvent) -> str:
         return f"кому: {_list(d.get('seats'))}"
     if k == "flag_resolved":
         return f"{d.get('status')}: {d.get('note', '')}".strip(": ")
+    if k == "mafia_relay":
+        return f"{_n(d.get('seat'))}: {d.get('text', '')}"
+    if k in ("spectator_invited", "spectator_joined", "spectator_removed"):
+        return f"id{d.get('vk_user_id')}" + (f": {d['reason']}" if d.get("reason") else "")
     if k == "settings_changed":
         return ", ".join(sorted((d.get("changed") or {}).keys()))
     if k == "gms_changed":

@@ -205,8 +205,10 @@ def _phase_lines(phase: Phase, names: dict[int, str]) -> list[str]:
 
     result = phase.result or {}
     lines: list[str] = []
+    if phase.status == PhaseStatus.DONE and "executed" not in result and "final" not in result:
+        return ["прервана: игра окончена"]
     if phase.kind == PhaseKind.DAY:
-        if phase.status != PhaseStatus.DONE or not result:
+        if phase.status != PhaseStatus.DONE:
             return ["идёт голосование"]
         for n in result.get("modkilled", []):
             lines.append(f"модкилл за штрафы: {label(n)}")
