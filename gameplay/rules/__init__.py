@@ -44,6 +44,8 @@ from .night import (
     NightStep,
     Submission,
     amend_night,
+    dawn,
+    redraft,
     resolve_night,
     validate_action,
 )
@@ -81,6 +83,8 @@ __all__ = [
     "Table",
     "Winner",
     "amend_night",
+    "dawn",
+    "redraft",
     "close_day",
     "commitment",
     "deal",

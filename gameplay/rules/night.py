@@ -180,6 +180,11 @@ class NightResolution:
     winner: Winner | None
     steps: tuple[NightStep, ...]
     gm_edits: tuple[str, ...] = ()
+    #: The check as it happens if the commissar lives to step 5 (kept so that a GM edit of the
+    #: deaths can redo step 5).
+    pending_check: CheckResult | None = None
+    #: The deaths the GM set in the draft (G1), re-applied when the night is redrafted.
+    gm_deaths: tuple[int, ...] | None = None
 
     @property
     def deaths(self) -> tuple[int, ...]:
@@ -206,6 +211,8 @@ class NightResolution:
             "winner": self.winner.value if self.winner else None,
             "steps": [s.as_dict() for s in self.steps],
             "gm_edits": list(self.gm_edits),
+            "pending_check": self.pending_check.as_dict() if self.pending_check else None,
+            "gm_deaths": None if self.gm_deaths is None else list(self.gm_deaths),
         }
 
     @classmethod
@@ -237,7 +244,15 @@ class NightResolution:
                 for s in d.get("steps") or ()  # type: ignore[union-attr]
             ),
             gm_edits=tuple(str(x) for x in d.get("gm_edits") or ()),  # type: ignore[union-attr]
+            pending_check=_check_from(d.get("pending_check")),
+            gm_deaths=None if d.get("gm_deaths") is None else ints("gm_deaths"),
         )
+
+
+def _check_from(c: object) -> CheckResult | None:
+    if not isinstance(c, Mapping):
+        return None
+    return CheckResult(int(c["commissar"]), int(c["target"]), bool(c["is_mafia"]))
 
 
 def _who(table: Table, n: int) -> str:
@@ -361,14 +376,14 @@ def resolve_night(table: Table, night: NightInput) -> NightResolution:
 
     # Step 5: the check, if the commissar is alive and not blocked.
     lines5: list[str] = []
-    checks: list[CheckResult] = []
+    pending: CheckResult | None = None
     check = _role_action(table, night, Role.COMMISSAR, living, Act.CHECK)
+    if check is not None and check.actor not in blocked and check.target in living:
+        pending = CheckResult(check.actor, check.target, table.seat(check.target).is_mafia)
     if check is None:
         lines5.append("Проверки не было.")
-    elif performs(check.actor) and check.target in living:
-        is_mafia = table.seat(check.target).is_mafia
-        checks.append(CheckResult(check.actor, check.target, is_mafia))
-        answer = "мафия" if is_mafia else "не мафия"
+    elif pending is not None and performs(check.actor):
+        answer = "мафия" if pending.is_mafia else "не мафия"
         lines5.append(f"{who(check.actor)} проверяет №{check.target}: «{answer}».")
     else:
         lines5.append(describe_skip(check, "Проверка"))
@@ -394,7 +409,7 @@ def resolve_night(table: Table, night: NightInput) -> NightResolution:
         blocked=tuple(sorted(blocked)),
         healed=tuple(sorted(healed)),
         saved=tuple(saved),
-        checks=tuple(checks),
+        checks=(),
         spent_items=spent,
         role_strike_spent=role_strike_spent,
         heal_target=heal_target,
@@ -404,8 +419,9 @@ def resolve_night(table: Table, night: NightInput) -> NightResolution:
         modkilled=(),
         winner=None,
         steps=steps,
+        pending_check=pending,
     )
-    return _with_dawn(table, base)
+    return dawn(table, base)
 
 
 def _role_action(
@@ -421,9 +437,16 @@ def _role_action(
     return None
 
 
-def _with_dawn(table: Table, res: NightResolution) -> NightResolution:
-    """Dawn: strikes for missed duty actions (P1–P3) and the winner (§7)."""
+def dawn(table: Table, res: NightResolution) -> NightResolution:
+    """Dawn for this table: the check (step 5), strikes for missed duty actions (P1–P3) and
+    the winner (§7), recomputed from the seats as they are now.
+
+    Called at the close and again at publication, so that what the GM did during the review
+    (a modkill, a replacement, a manual or forgiven strike, an edit of the deaths) counts.
+    """
     after = table.without(res.deaths)
+    pc = res.pending_check
+    checks = (pc,) if pc is not None and after.seat(pc.commissar).alive else ()
     winner = decide_winner(after)
     strikes: list[StrikeGiven] = []
     if winner is None:
@@ -434,7 +457,9 @@ def _with_dawn(table: Table, res: NightResolution) -> NightResolution:
     modkilled = tuple(s.seat for s in strikes if s.modkill)
     if modkilled:
         winner = decide_winner(after.without(modkilled))
-    return replace(res, strikes=tuple(strikes), modkilled=modkilled, winner=winner)
+    return replace(
+        res, checks=checks, strikes=tuple(strikes), modkilled=modkilled, winner=winner
+    )
 
 
 def amend_night(
@@ -461,6 +486,31 @@ def amend_night(
         parts.append("выживают " + ", ".join(_who(table, n) for n in removed))
     note = "Ведущий: " + ("; ".join(parts) if parts else "без изменений") + f". Причина: {reason}"
     amended = replace(
-        res, step1_deaths=step1, step4_deaths=step4, gm_edits=(*res.gm_edits, note)
+        res,
+        step1_deaths=step1,
+        step4_deaths=step4,
+        gm_edits=(*res.gm_edits, note),
+        gm_deaths=tuple(sorted(wanted)),
     )
-    return _with_dawn(table, amended)
+    return dawn(table, amended)
+
+
+def redraft(table: Table, old: NightResolution, night: NightInput) -> NightResolution:
+    """Resolve a night under review again (a player was removed during the review), keeping
+    the GM's edits: the deaths the GM set still stand, less anyone no longer alive."""
+    new = resolve_night(table, night)
+    if old.gm_deaths is None:
+        return replace(new, gm_edits=old.gm_edits)
+    living = table.alive_numbers
+    wanted = {n for n in old.gm_deaths if n in living}
+    step1 = tuple(n for n in new.step1_deaths if n in wanted)
+    return dawn(
+        table,
+        replace(
+            new,
+            step1_deaths=step1,
+            step4_deaths=tuple(sorted(wanted - set(step1))),
+            gm_edits=old.gm_edits,
+            gm_deaths=tuple(sorted(wanted)),
+        ),
+    )

@@ -25,12 +25,13 @@ from gameplay.rules import (
     EarlyClose,
     Item,
     NightInput,
+    NightResolution,
     Role,
     StrikeReason,
     decide_winner,
     early_close_reached,
     give_strike,
-    resolve_night,
+    redraft,
     validate_modkill,
     validate_replacement,
 )
@@ -115,11 +116,14 @@ def _remove(
                 kind="vote_voided",
             )
     elif phase is not None and phase.kind == PhaseKind.NIGHT and phase.status == PhaseStatus.REVIEW:
-        # The draft no longer matches the table: resolve the night again without the player.
-        res = resolve_night(
-            table_of(seats), NightInput.from_submissions(phase.number, standing_submissions(phase))
+        # The draft no longer matches the table: resolve the night again without the player,
+        # keeping the GM's edits of the draft.
+        res = redraft(
+            table_of(seats),
+            NightResolution.from_dict(phase.result["draft"]),
+            NightInput.from_submissions(phase.number, standing_submissions(phase)),
         )
-        phase.result = {"draft": res.as_dict()}
+        phase.result = {**phase.result, "draft": res.as_dict()}
         phase.save(update_fields=["result"])
         log_event(game, "night_redrafted", phase=phase, draft=res.as_dict())
 
@@ -185,17 +189,18 @@ def seat_replace(
         reason=reason,
     )
     send_message(game, [old_vk], texts.replaced_old(game.name), kind="replaced")
-    mafia = [(s.number, s.name) for s in seats if s.role == Role.MAFIA]
-    card = texts.role_card(
-        game.name,
-        target.number,
-        Role(target.role),
-        Item(target.item) if target.item and not target.item_used else None,
-        mafia if target.role == Role.MAFIA else [],
-        game.commitment,
-    )
-    send_message(game, [vk_user_id], card, kind="role_card", keyboard=menu_keyboard())
     if game.status == GameStatus.RUNNING:
+        # Before the start, game_start sends every card (the new player's included).
+        mafia = [(s.number, s.name) for s in seats if s.role == Role.MAFIA]
+        card = texts.role_card(
+            game.name,
+            target.number,
+            Role(target.role),
+            Item(target.item) if target.item and not target.item_used else None,
+            mafia if target.role == Role.MAFIA else [],
+            game.commitment,
+        )
+        send_message(game, [vk_user_id], card, kind="role_card", keyboard=menu_keyboard())
         post_board(game, texts.replaced_public(target.number, old_label, name), kind="replace")
     return target
 

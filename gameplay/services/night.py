@@ -31,6 +31,7 @@ from gameplay.rules import (
     Slot,
     Submission,
     amend_night,
+    dawn,
     decide_winner,
     resolve_night,
     validate_action,
@@ -258,7 +259,9 @@ def night_publish(
 def _publish(
     game: Game, phase: Phase, seats: list[Seat], now: datetime, *, by: str
 ) -> NightResolution:
-    res = NightResolution.from_dict(phase.result["draft"])
+    # Recompute dawn from the seats as they are now: the GM may have modkilled, replaced,
+    # struck or forgiven someone during the review.
+    res = dawn(table_of(seats), NightResolution.from_dict(phase.result["draft"]))
     by_number = {s.number: s for s in seats}
     standing = {
         a.act: a

@@ -433,11 +433,6 @@ def _night_under_review_with_a_missed_heal(game, *, prior_strike):
     return doctor
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: night_publish writes the dawn strike count computed at night_close; a manual "
-    "strike given during the review is overwritten, so the second strike is not a modkill (P3)",
-)
 def test_a_manual_strike_during_the_review_makes_the_dawn_strike_a_second_one(game):
     doctor = _night_under_review_with_a_missed_heal(game, prior_strike=False)
     services.strike_give(game_id=game.pk, seat=doctor.number, by="gm:test")
@@ -448,11 +443,6 @@ def test_a_manual_strike_during_the_review_makes_the_dawn_strike_a_second_one(ga
     assert not doctor.alive and doctor.death_cause == DeathCause.MODKILL
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: night_publish applies the draft's dawn modkill although the GM forgave the "
-    "earlier strike during the review; the dawn strike is then a first one (+2 votes)",
-)
 def test_a_strike_forgiven_during_the_review_is_not_counted_at_dawn(game):
     doctor = _night_under_review_with_a_missed_heal(game, prior_strike=True)
     [first] = Strike.objects.filter(seat=doctor)
@@ -464,11 +454,6 @@ def test_a_strike_forgiven_during_the_review_is_not_counted_at_dawn(game):
     assert doctor.alive and doctor.strikes == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: after seat_replace during the review, night_publish gives the new player the "
-    "old player's strike count + 1 and modkills them (P6: strikes are the person's)",
-)
 def test_a_player_replaced_during_the_review_does_not_inherit_the_old_strikes(game):
     doctor = _night_under_review_with_a_missed_heal(game, prior_strike=True)
     services.seat_replace(
@@ -482,11 +467,6 @@ def test_a_player_replaced_during_the_review_does_not_inherit_the_old_strikes(ga
     assert doctor.alive and doctor.strikes <= 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: seat_modkill during a night under review re-resolves the night from the "
-    "actions and drops the GM's night_draft_edit (G1 override lost)",
-)
 def test_a_modkill_during_the_review_keeps_the_gms_edit_of_the_draft(game):
     to_night(game)
     duty_actions(game)

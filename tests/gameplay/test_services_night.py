@@ -605,11 +605,6 @@ def test_replay_source_sends_no_echo(game):
     assert outbox(game, after=mark) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: night_draft_edit (rules.amend_night) does not redo step 5: a commissar the GM "
-    "adds to the night's deaths still gets the check result at publication (§5 step 5)",
-)
 def test_a_commissar_the_gm_kills_in_the_draft_gets_no_check_result(game):
     commissar = seat(game, Role.COMMISSAR)
     duty_actions(game, skip=[Role.COMMISSAR])
