@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.db import connections
 
 from gameplay import services
 from gameplay.models import Game, GameEvent, GameStatus, Phase, Seat, SeatStatus
@@ -44,12 +45,16 @@ pytestmark = [
 
 
 @pytest.fixture
-def page(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+def page(live_server: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A Chromium tab; closed before the live server stops."""
     from playwright.sync_api import sync_playwright
 
     # Playwright's sync API keeps an event loop in this thread; the test's own ORM calls
     # (players acting through the services) are plain synchronous code all the same.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    # The browser keeps HTTP connections alive: the server's request threads must not keep
+    # persistent database connections open past the test (PostgreSQL's teardown waits).
+    monkeypatch.setitem(connections.settings["default"], "CONN_MAX_AGE", 0)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         context = browser.new_context(viewport={"width": 1360, "height": 860}, locale="ru-RU")
