@@ -41,9 +41,7 @@ class _Phase:
     number: int
     entries: list[dict[str, Any]] = field(default_factory=list)
     gm_before: list[dict[str, Any]] = field(default_factory=list)
-    gm_after: list[dict[str, Any]] = field(default_factory=list)
     closed: bool = False
-    in_review: bool = False
 
 
 @dataclass(frozen=True)
@@ -84,7 +82,6 @@ def export_game(game: Game) -> Export:
     phases: list[_Phase] = []
     early_gm: list[dict[str, Any]] = []  # GM entries before Day 1 opened
     after_last: list[dict[str, Any]] = []  # GM entries after the last phase closed
-    modkilled: set[int] = set()
 
     def current() -> _Phase | None:
         return phases[-1] if phases and not phases[-1].closed else None
@@ -107,9 +104,6 @@ def export_game(game: Game) -> Export:
         elif kind == "mafia_shot_reopened" and ph is not None:
             # G2: the shot is sent again; without a new one the night has no mafia shot.
             ph.entries = [e for e in ph.entries if e["act"] != "mafia_shot"]
-            ph.in_review = False
-        elif kind == "night_closed" and ph is not None:
-            ph.in_review = True
         elif kind in ("day_closed", "night_published") and ph is not None:
             ph.closed = True
         elif kind == "modkill":
@@ -120,15 +114,13 @@ def export_game(game: Game) -> Export:
             else:
                 warnings += _drop_for_modkill(ph, seat)
                 ph.gm_before.append(gm)
-            modkilled.add(seat)
         elif kind == "replace":
             gm = {"phase": "gm", "action": "replace", "seat": int(data["seat"])}
             if ph is None:
                 (after_last if phases else early_gm).append(gm)
-            elif ph.in_review:
-                # The draft (its dawn strikes) was made before the seat changed hands.
-                ph.gm_after.append(gm)
             else:
+                # Strikes are the person's (P6) and only count at the phase's close or, for
+                # a night under review, at its publication: before the phase is the same.
                 ph.gm_before.append(gm)
         elif kind == "night_edited":
             if data.get("deaths") != data.get("before"):
@@ -157,11 +149,9 @@ def export_game(game: Game) -> Export:
             # A phase cut short by the game's end needs no entry; a running one is left out.
             if ph.entries and game.status == GameStatus.RUNNING:
                 warnings.append(f"{_phase_name(ph)} ещё идёт: её голоса и действия не выгружены.")
-            out += ph.gm_after
             break
         key = "votes" if ph.kind == PhaseKind.DAY else "actions"
         out.append({"phase": ph.kind, key: ph.entries})
-        out += ph.gm_after
     out += after_last
     scenario = {
         "settings": {"early_close": game.early_close},

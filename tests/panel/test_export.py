@@ -151,3 +151,43 @@ def test_export_of_a_running_game_leaves_out_the_open_phase(gm) -> None:
     assert any("ещё идёт" in w for w in export.warnings)
     assert [p["seat"] for p in export.scenario["players"]] == list(range(1, 8))
     assert Seat.objects.filter(game=game).count() == 7
+
+
+def test_gm_actions_during_a_night_replay_the_same(gm) -> None:
+    """A modkill of an actor during the open night, then a replacement and a modkill while the
+    draft is under review: the export places them before the night and replays the same."""
+    game = make_game(gm, players=10, seed="night-gm")
+    vote_round(game)
+    services.day_close(game_id=game.pk)
+    alive = living(game)
+    by_role = {s.role: s for s in alive}
+    mafia = [s for s in alive if s.role == Role.MAFIA]
+    civilians = [s for s in alive if s.role == Role.CIVILIAN]
+    services.night_action_submit(game_id=game.pk, actor=mafia[0].number, act="mafia_shot",
+                                 target=civilians[0].number)
+    services.night_action_submit(game_id=game.pk, actor=by_role[Role.MANIAC].number,
+                                 act="maniac_shot", target=civilians[1].number)
+    services.night_action_submit(game_id=game.pk, actor=by_role[Role.COMMISSAR].number,
+                                 act="check", target=mafia[0].number)
+    # The maniac is removed while the night is open: his shot goes with him.
+    services.seat_modkill(game_id=game.pk, seat=by_role[Role.MANIAC].number, by="gm:t")
+    services.night_close(game_id=game.pk)  # the doctor missed the night: a strike at dawn
+    services.seat_replace(game_id=game.pk, seat=by_role[Role.DOCTOR].number,
+                          vk_user_id=77_777, name="Новый доктор", by="gm:t")
+    services.seat_modkill(game_id=game.pk, seat=civilians[2].number, by="gm:t")
+    services.night_publish(game_id=game.pk)
+    vote_round(game, skip=1)
+    services.day_close(game_id=game.pk)
+
+    export = export_game(game)
+    assert export.warnings == []
+    kinds = [(p["phase"], p.get("action"), p.get("seat")) for p in export.scenario["phases"]]
+    assert kinds[1:5] == [
+        ("gm", "modkill", by_role[Role.MANIAC].number),
+        ("gm", "replace", by_role[Role.DOCTOR].number),
+        ("gm", "modkill", civilians[2].number),
+        ("night", None, None),
+    ]
+    night = export.scenario["phases"][4]["actions"]
+    assert all(a["actor"] != by_role[Role.MANIAC].number for a in night)
+    assert replay_check(game) == []
