@@ -13,10 +13,13 @@ from __future__ import annotations
 import re
 import sys
 import types
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
+import pytest_asyncio
+from asgiref.sync import sync_to_async
+from django.db import connections
 
 from gameplay import services
 from gameplay.models import GameEvent, Outbox, Source, VkEvent, Vote
@@ -31,6 +34,15 @@ SECRET = "callback-secret-42"
 CONFIRMATION_CODE = "c0nf1rm"
 ROLES = (Role.MAFIA, Role.COMMISSAR, Role.DOCTOR, Role.CIVILIAN, Role.CIVILIAN)
 VOTE = re.compile(r"^голос\s+(\d+)$", re.IGNORECASE)
+
+
+@pytest_asyncio.fixture(autouse=True)
+async def close_db_thread_connections() -> AsyncIterator[None]:
+    """Close the connections asgiref's database thread opened in the test (autouse where
+    imported): a connection left open there would keep PostgreSQL from dropping the test
+    database at the end of the run."""
+    yield
+    await sync_to_async(connections.close_all, thread_sensitive=True)()
 
 
 def configure(settings: Any, *, api_url: str = "http://127.0.0.1:9/method/") -> None:

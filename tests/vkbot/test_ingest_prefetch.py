@@ -14,7 +14,13 @@ from django.test import Client
 from vkbottle.http import SingleAiohttpClient
 
 from gameplay.models import VkEvent
-from tests.vkbot.ingest_support import SECRET, configure, message_update, use_dispatch
+from tests.vkbot.ingest_support import (
+    SECRET,
+    close_db_thread_connections,  # noqa: F401
+    configure,
+    message_update,
+    use_dispatch,
+)
 from tests.vkbot.localvk_support import GROUP_ID, GROUP_TOKEN, make_state
 from vkbot.localvk import FaultConfig, ServerThread, running_server
 from vkbot.longpoll import Backoff, LongPoller

@@ -18,7 +18,13 @@ from vkbottle.http import SingleAiohttpClient
 from gameplay import services
 from gameplay.models import GameEvent, Outbox, PollState, Seat, SeatStatus, VkEvent, Vote
 from gameplay.rules import RoleCounts
-from tests.vkbot.ingest_support import SECRET, VK_BASE, configure, make_game
+from tests.vkbot.ingest_support import (
+    SECRET,
+    VK_BASE,
+    close_db_thread_connections,  # noqa: F401
+    configure,
+    make_game,
+)
 from tests.vkbot.localvk_support import GROUP_ID, GROUP_TOKEN, make_state
 from vkbot.localvk import running_server
 from vkbot.longpoll import Backoff, LongPoller

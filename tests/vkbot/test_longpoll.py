@@ -22,6 +22,7 @@ from vkbottle.http import SingleAiohttpClient
 from gameplay.models import PollState
 from tests.vkbot.ingest_support import (
     VK_BASE,
+    close_db_thread_connections,  # noqa: F401
     configure,
     make_game,
     record_dispatch,
