@@ -23,6 +23,7 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, InterfaceError, OperationalError, transaction
 
+from config.env import EnvError
 from gameplay.models import PollState, VkEvent
 from gameplay.services.common import send_message
 from vkbot import pipeline_texts
@@ -66,7 +67,9 @@ def event_id_of(update: Mapping[str, Any]) -> str:
             return event_id
         return "sha256:" + hashlib.sha256(event_id.encode()).hexdigest()
     body = {key: value for key, value in update.items() if key != "secret"}
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    canonical = json.dumps(
+        body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    )
     return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -95,6 +98,14 @@ def sender_of(update: Mapping[str, Any]) -> int | None:
     if path is None or isinstance(value, bool) or not isinstance(value, int):
         return None
     return value if value > 0 else None
+
+
+def _group(group_id: int | None) -> int:
+    if group_id is not None:
+        return int(group_id)
+    if settings.VK_GROUP_ID is None:
+        raise EnvError("VK_GROUP_ID is not set: the long-poll position belongs to a community.")
+    return int(settings.VK_GROUP_ID)
 
 
 def _check(update: Any) -> str:
@@ -130,7 +141,7 @@ def apply_updates(
     ``group_id`` (``VK_GROUP_ID``) in the same transaction as the last update. Returns how
     many updates were applied (duplicates and foreign updates are not counted). ``facts``,
     if given, holds each update's prefetched facts (None where there are none)."""
-    group = int(group_id if group_id is not None else settings.VK_GROUP_ID)
+    group = _group(group_id)
     batch = list(updates)
     known = list(facts) if facts is not None else []
     known += [None] * (len(batch) - len(known))
@@ -146,13 +157,13 @@ def apply_updates(
 
 def store_ts(ts: str | int, group_id: int | None = None) -> None:
     """Remember where the long poll goes on for ``group_id`` (``VK_GROUP_ID``)."""
-    group = int(group_id if group_id is not None else settings.VK_GROUP_ID)
+    group = _group(group_id)
     PollState.objects.update_or_create(group_id=group, defaults={"ts": str(ts)})
 
 
 def stored_ts(group_id: int | None = None) -> str | None:
     """The long-poll ts the last applied batch left for ``group_id`` (``VK_GROUP_ID``)."""
-    group = int(group_id if group_id is not None else settings.VK_GROUP_ID)
+    group = _group(group_id)
     ts = PollState.objects.filter(group_id=group).values_list("ts", flat=True).first()
     return ts or None
 

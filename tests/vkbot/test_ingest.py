@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from django.db import OperationalError, connection, connections
 
+from config.env import EnvError
 from gameplay.models import GameEvent, Outbox, PollState, VkEvent
 from gameplay.services.common import lock_game, log_event
 from tests.vkbot.ingest_support import (
@@ -283,3 +284,10 @@ def test_two_processes_racing_on_one_event_apply_it_once(monkeypatch: pytest.Mon
         t.join(30)
     assert sorted(results, key=str) == [False, False, True]
     assert votes_cast(game_id) == 1 and vote_events(game_id) == 1
+
+
+def test_the_poll_position_needs_a_community(settings: Any) -> None:
+    settings.VK_GROUP_ID = None
+    with pytest.raises(EnvError, match="VK_GROUP_ID"):
+        apply_updates([], "5")
+    assert not PollState.objects.exists()
