@@ -149,6 +149,32 @@ async def test_a_killed_poller_restarts_from_the_stored_ts(
     assert await db(stored_ts) == str(server.state.longpoll.ts)
 
 
+async def test_pollers_killed_mid_stream_lose_and_repeat_nothing(
+    server: RunningServer, game_id: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_dispatch(monkeypatch, record_dispatch(game_id))
+    texts = [f"s{i}" for i in range(12)]
+
+    async def stream() -> None:
+        for text in texts:
+            say(server, text)
+            await asyncio.sleep(0.015)
+
+    bot = Poller(server)
+    await polling(server)
+    users = asyncio.create_task(stream())
+    for kill_at in (4, 8):
+        await eventually(lambda n=kill_at: len(recorded_texts(game_id)) >= n, timeout=5)
+        await bot.kill()  # wherever it is: waiting, prefetching or applying
+        bot = Poller(server)
+    await users
+    await eventually(lambda: len(recorded_texts(game_id)) >= len(texts))
+    await asyncio.sleep(0.2)
+    await bot.stop()
+    assert await db(recorded_texts, game_id) == texts
+    assert await db(stored_ts) == str(server.state.longpoll.ts)
+
+
 async def test_a_crash_in_the_middle_of_a_batch_loses_and_repeats_nothing(
     server: RunningServer, game_id: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
