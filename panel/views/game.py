@@ -8,9 +8,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from gameplay.models import GameStatus, PhaseKind, PhaseStatus
-from gameplay.rules import RuleViolation, Winner, decide_winner
+from gameplay.rules import Winner, decide_winner
 from gameplay.selectors.panel import game_page
-from gameplay.services.common import table_of
+from gameplay.services.common import players, table_of
 from gameplay.services.gm import game_open, game_settings_update
 from gameplay.services.phases import game_end
 from panel.access import actor, attempt, game_url, gm_view, render_panel
@@ -35,14 +35,11 @@ def game_create(request: HttpRequest) -> HttpResponse:
         form = GameSettingsForm(request.POST)
         if form.is_valid():
             values = form.settings()
-            try:
-                game = game_open(
-                    name=values.pop("name"), counts=form.counts(), gm=request.user,
-                    co_gms=list(form.cleaned_data["co_gms"]), **values,
-                )
-            except RuleViolation as e:
-                form.add_error(None, e.reason)
-            else:
+            ok, game = attempt(
+                request, game_open, name=values.pop("name"), counts=form.counts(),
+                gm=request.user, co_gms=list(form.cleaned_data["co_gms"]), **values,
+            )
+            if ok:
                 messages.success(request, f"Игра «{game.name}» создана. Запишите игроков.")
                 return HttpResponseRedirect(game_url(game))
     else:
@@ -107,8 +104,6 @@ def game_end_view(request: HttpRequest, game) -> HttpResponse:
     running = game.status == GameStatus.RUNNING
     suggested = None
     if running:
-        from gameplay.services.common import players
-
         suggested = decide_winner(table_of(players(game)))
     if request.method == "POST":
         form = EndGameForm(request.POST)

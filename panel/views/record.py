@@ -10,11 +10,11 @@ from django.utils.text import slugify
 from gameplay.export import export_game, replay_check
 from gameplay.models import Outbox, OutboxStatus, Phase
 from gameplay.rules import RuleViolation
+from gameplay.selectors.history import player_history
 from gameplay.selectors.panel import (
     event_kinds,
     event_log,
     outbox_rows,
-    player_history,
     spectator_page,
 )
 from gameplay.services.gm import outbox_retry, outbox_retry_all, spectator_chat_link

@@ -100,12 +100,23 @@ def test_another_gm_gets_403_or_404_and_changes_nothing(
     assert snapshot(victim_game) == before
 
 
-def test_the_games_own_gm_reaches_every_page(victim_game: Game, gm_client: Client) -> None:
+#: English words of Django admin and of templates that print a missing value.
+NOT_RUSSIAN = ("Django administration", "Welcome,", "Log out", "View site", ">None<", " None ",
+               "Home</a>")
+
+
+def test_the_games_own_gm_reaches_every_page_in_russian(
+    victim_game: Game, gm_client: Client
+) -> None:
     for pattern in game_patterns():
         if pattern.name == "gameplay_game_delete":
             continue  # games are never deleted from the panel
         response = gm_client.get(fill(pattern, victim_game))
         assert response.status_code in (200, 302, 405), (pattern.name, response.status_code)
+        if response.status_code == 200 and response["Content-Type"].startswith("text/html"):
+            html = response.content.decode()
+            assert '<html lang="ru"' in html
+            assert not [w for w in NOT_RUSSIAN if w in html], pattern.name
 
 
 def test_anonymous_requests_are_sent_to_the_login_page(victim_game: Game) -> None:

@@ -1,0 +1,120 @@
+"""A player's history across games, by VK user id: games, roles, results and wins.
+
+Roles of a game stay secret until its end, so a viewer sees finished games and the games they
+run; other GMs' unfinished games are only counted.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from gameplay.models import Game, GameStatus, Replacement, Seat, SeatStatus
+from gameplay.rules import Faction, Role, Winner
+from gameplay.rules.roles import ROLE_TITLES
+
+from .panel import games_for
+
+
+@dataclass
+class HistoryRow:
+    game: Game
+    number: int | None
+    name: str
+    role: str
+    item: str
+    state: str
+    result: str
+    won: bool | None
+    note: str = ""
+    #: The viewer runs this game (the panel may link to it).
+    mine: bool = False
+
+
+@dataclass
+class PlayerHistory:
+    vk_user_id: int
+    rows: list[HistoryRow]
+    hidden: int
+    games: int
+    wins: int
+    by_role: list[tuple[str, int, int]]
+
+
+def _won(role: str, winner: str) -> bool | None:
+    if not role or not winner or winner == Winner.DRAW:
+        return None
+    faction = Role(role).faction
+    return {Faction.MAFIA: Winner.MAFIA, Faction.TOWN: Winner.TOWN,
+            Faction.NEUTRAL: Winner.MANIAC}[faction] == winner
+
+
+def _result(game: Game, role: str, replaced_out: bool) -> tuple[str, bool | None]:
+    if game.status == GameStatus.CANCELLED:
+        return "игра отменена", None
+    if game.status != GameStatus.FINISHED:
+        return game.get_status_display().lower(), None
+    if replaced_out:
+        return "передал место", None
+    if not game.winner:
+        return "без победителя", None
+    if game.winner == Winner.DRAW:
+        return "ничья", None
+    won = _won(role, game.winner)
+    return ("победа" if won else "поражение"), won
+
+
+def player_history(vk_user_id: int, viewer: Any) -> PlayerHistory:
+    """The games of a VK user: finished ones, and any game the viewer runs. Roles of other
+    GMs' unfinished games stay secret (they are only counted in ``hidden``)."""
+    seats = list(
+        Seat.objects.filter(vk_user_id=vk_user_id)
+        .exclude(status=SeatStatus.WITHDRAWN).select_related("game").order_by("-game__created_at")
+    )
+    left = list(
+        Replacement.objects.filter(old_vk_user_id=vk_user_id)
+        .select_related("seat__game").order_by("-created_at")
+    )
+    mine = set(games_for(viewer).values_list("pk", flat=True))
+    public = (GameStatus.FINISHED, GameStatus.CANCELLED)
+    rows: list[HistoryRow] = []
+    hidden: set[int] = set()
+    entries = [(s, False, "") for s in seats] + [
+        (r.seat, True, f"передал место {r.new_name} (id{r.new_vk_user_id})") for r in left
+    ]
+    for seat, replaced_out, note in entries:
+        game = seat.game
+        if game.pk not in mine and game.status not in public:
+            hidden.add(game.pk)
+            continue
+        if seat.status == SeatStatus.RESERVE and not replaced_out:
+            result, won = "в запасе", None
+        else:
+            result, won = _result(game, seat.role, replaced_out)
+        rows.append(HistoryRow(
+            game=game,
+            number=seat.number,
+            name=seat.name,
+            role=ROLE_TITLES[Role(seat.role)] if seat.role else "",
+            item=seat.get_item_display() if seat.item else "",
+            state="" if replaced_out or not seat.role else ("жив" if seat.alive else
+                                                               seat.get_death_cause_display()),
+            result=result,
+            won=won,
+            note=note,
+            mine=game.pk in mine,
+        ))
+    played = [r for r in rows if r.won is not None]
+    by_role: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for r in played:
+        by_role[r.role][0] += 1
+        by_role[r.role][1] += int(bool(r.won))
+    return PlayerHistory(
+        vk_user_id=vk_user_id,
+        rows=rows,
+        hidden=len(hidden),
+        games=len({r.game.pk for r in rows if r.number is not None}),
+        wins=sum(1 for r in played if r.won),
+        by_role=sorted((role, g, w) for role, (g, w) in by_role.items()),
+    )
