@@ -121,10 +121,10 @@ async def test_vk_trouble_leaves_the_facts_unknown(
 async def test_a_slow_vk_is_given_up_on(settings: Any, recorder: Recorder) -> None:
     async with running_server(make_state()) as srv:
         configure(settings, api_url=srv.api_url)
-        srv.state.faults.configure(FaultConfig(delay=2.0, methods=frozenset({"users.get"})))
+        srv.state.faults.configure(FaultConfig(delay=0.5, methods=frozenset({"users.get"})))
         try:
             facts = await prefetch(
-                make_api(GROUP_TOKEN), message_update(SIGNER, "+"), group_id=GROUP_ID, timeout=0.2
+                make_api(GROUP_TOKEN), message_update(SIGNER, "+"), group_id=GROUP_ID, timeout=0.1
             )
         finally:
             await SingleAiohttpClient().close()
