@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "gameplay",
     "panel",
     "vkbot",
+    "demo",
 ]
 
 MIDDLEWARE = [
@@ -122,6 +123,28 @@ VK_GROUP_TOKEN = env.get_str("VK_GROUP_TOKEN")
 VK_USER_TOKEN = env.get_str("VK_USER_TOKEN")
 VK_CALLBACK_SECRET = env.get_str("VK_CALLBACK_SECRET")
 VK_CONFIRMATION_CODE = env.get_str("VK_CONFIRMATION_CODE")
+
+# --- Outbox delivery (vkbot.delivery) ----------------------------------------------------------
+
+# After a commit that queued Outbox rows, enqueue the drain job on the "vk" queue (at most one
+# waiting at a time). Off: rows stay pending until a worker or `manage.py deliver` drains them.
+OUTBOX_DELIVERY_ENABLED = env.get_bool("OUTBOX_DELIVERY_ENABLED", True)
+OUTBOX_DELIVERY_QUEUE = "vk"
+OUTBOX_DELIVERY_JOB = "vkbot.delivery.jobs.drain_outbox"
+# Requests per second per token, shared by every worker through Redis (VK.md: 20 and 3).
+VK_GROUP_RPS = env.get_int("VK_GROUP_RPS", 20, minimum=1)
+VK_USER_RPS = env.get_int("VK_USER_RPS", 3, minimum=1)
+# The limiter's window: VK's 1 s plus a margin for the jitter between our clock and VK's.
+VK_RATE_WINDOW_SECONDS = 1.15
+VK_HTTP_TIMEOUT_SECONDS = env.get_int("VK_HTTP_TIMEOUT_SECONDS", 20, minimum=1)
+# How long a worker holds the rows it is sending; an expired lease lets another worker re-send
+# them (a no-op at VK: same random_id / guid).
+OUTBOX_LEASE_SECONDS = env.get_int("OUTBOX_LEASE_SECONDS", 60, minimum=2)
+# Retries on VK errors 6/9/10 and network errors: exponential backoff from the base, capped,
+# with jitter; after OUTBOX_MAX_ATTEMPTS the row fails and the GM is told.
+OUTBOX_RETRY_BASE_MS = env.get_int("OUTBOX_RETRY_BASE_MS", 1000, minimum=1)
+OUTBOX_RETRY_MAX_SECONDS = env.get_int("OUTBOX_RETRY_MAX_SECONDS", 600, minimum=1)
+OUTBOX_MAX_ATTEMPTS = env.get_int("OUTBOX_MAX_ATTEMPTS", 20, minimum=1)
 
 # --- Auth --------------------------------------------------------------------------------------
 

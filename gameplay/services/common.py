@@ -23,6 +23,8 @@ from gameplay.models import (
 from gameplay.rules import Item, Role, SeatState, Table
 from gameplay.rules.errors import GameNotRunning, InvalidCommand, NotInGame
 
+from .outbox import request_delivery
+
 #: Recipients of one messages.send (VK.md: peer_ids up to 100).
 MAX_PEERS = 100
 
@@ -122,19 +124,27 @@ def send_message(
         )
         for i in range(0, len(peers), MAX_PEERS)
     ]
-    return Outbox.objects.bulk_create(rows) if rows else []
+    if not rows:
+        return []
+    created = Outbox.objects.bulk_create(rows)
+    request_delivery()  # the drain job runs once this transaction commits
+    return created
 
 
 def post_board(game: Game, text: str, *, kind: str) -> Outbox | None:
     """Queue a post in the game's discussion topic (a game without a topic posts nothing)."""
     if game.topic_id is None:
         return None
-    return Outbox.objects.create(
+    row = Outbox.objects.create(
         game=game, channel=OutboxChannel.BOARD, topic_id=game.topic_id, text=text, kind=kind
     )
+    request_delivery()
+    return row
 
 
 def post_chat(game: Game, peer_id: int, text: str, *, kind: str) -> Outbox:
-    return Outbox.objects.create(
+    row = Outbox.objects.create(
         game=game, channel=OutboxChannel.CHAT, peer_ids=[peer_id], text=text, kind=kind
     )
+    request_delivery()
+    return row

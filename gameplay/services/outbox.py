@@ -1,0 +1,530 @@
+"""Writes on Outbox rows: the delivery worker's lease and outcomes, and the GM's retry button.
+
+The delivery worker (``vkbot.delivery``) drains pending rows in rounds:
+
+1. :func:`outbox_claim` leases due rows: ``locked_until`` is set to the lease's end, and that
+   exact value is the lease's fence — every later write of the round is conditional on it, so
+   a worker whose lease expired (it was slow, or killed and replaced) changes nothing.
+2. :func:`outbox_record` stores, *before* the call to VK, how the rows will be sent: the
+   ``random_id`` each row's recipients get (the row's own, or the lowest row's of a group of
+   rows with the same text merged into one ``peer_ids`` send) and the board comment a post is
+   merged into (its ``guid`` and members). A retry after a crash re-sends exactly that, so VK
+   drops the repeat.
+3. :func:`outbox_settle` records what VK answered: sent (with VK's ids in ``result``), retry
+   later (exponential backoff with jitter; failed after ``OUTBOX_MAX_ATTEMPTS``), or failed
+   (VK's error in ``last_error``). A failure the GM should know of becomes a ModerationFlag of
+   kind ``delivery`` — one open flag per player (or board topic) collects them.
+
+``result`` keys written here and read by the worker: ``random_id``, ``sent`` (recipient →
+VK message id), ``failed`` (recipient → error), ``progress`` (recipient → parts delivered of a
+long text), ``link`` (an invite's link), ``board`` (``guid``, ``group``, ``parts``, ``done``),
+``answer`` (what VK answered for the other channels).
+
+The drain job is enqueued after each commit that queued rows (:func:`request_delivery`, called
+by ``common``), by dotted path (``settings.OUTBOX_DELIVERY_JOB``): gameplay never imports vkbot.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from gameplay import texts_delivery
+from gameplay.models import (
+    FlagKind,
+    FlagStatus,
+    ModerationFlag,
+    Outbox,
+    OutboxChannel,
+    OutboxStatus,
+    Seat,
+)
+from gameplay.rules.errors import InvalidCommand
+
+log = logging.getLogger(__name__)
+
+#: Redis keys: a drain job is waiting in the queue / one is scheduled for a later time.
+DRAIN_QUEUED_KEY = "vkmafia:outbox:drain:queued"
+DRAIN_SCHEDULED_KEY = "vkmafia:outbox:drain:scheduled"
+#: A flag outlives a lost job (Redis flushed, worker gone) by at most this many seconds.
+DRAIN_FLAG_TTL = 300
+DRAIN_JOB_TIMEOUT = 600
+
+#: At most this many board topics are looked at per claim.
+MAX_TOPICS_PER_CLAIM = 50
+#: An open delivery flag keeps at most this many lines (the newest).
+MAX_FLAG_LINES = 40
+
+Outcome = Literal["sent", "retry", "failed", "again"]
+
+
+# --- enqueueing the drain ---------------------------------------------------------------------
+
+
+def request_delivery() -> None:
+    """Enqueue a drain of the Outbox once the current transaction commits (once per
+    transaction; at once outside a transaction). Never raises into the caller's command."""
+    if not settings.OUTBOX_DELIVERY_ENABLED:
+        return
+    if connection.in_atomic_block and _requested_in_this_transaction():
+        return
+    transaction.on_commit(_enqueue_after_commit)
+
+
+def _requested_in_this_transaction() -> bool:
+    pending = getattr(connection, "run_on_commit", None) or []
+    return any(len(entry) > 1 and entry[1] is _enqueue_after_commit for entry in pending)
+
+
+def _enqueue_after_commit() -> None:
+    try:
+        enqueue_delivery()
+    except Exception as error:  # noqa: BLE001 - the command has committed; the rows wait
+        log.warning(
+            "Could not enqueue the Outbox drain (%s); the rows stay pending until the next drain",
+            error,
+        )
+
+
+def enqueue_delivery(*, delay: float = 0.0) -> bool:
+    """Enqueue the drain job (``settings.OUTBOX_DELIVERY_JOB``) on the delivery queue, now or
+    in ``delay`` seconds (the worker's scheduler moves it to the queue then), unless one is
+    already waiting for that time or earlier. Returns whether a job was enqueued.
+
+    Raises ``redis.exceptions.RedisError`` when Redis cannot be reached."""
+    if not settings.OUTBOX_DELIVERY_ENABLED:
+        return False
+    import django_rq
+
+    # "auto": enqueue now — this runs after the commit already (or outside any transaction).
+    queue = django_rq.get_queue(settings.OUTBOX_DELIVERY_QUEUE, commit_mode="auto")
+    redis = queue.connection
+    options: dict[str, Any] = {
+        "job_timeout": DRAIN_JOB_TIMEOUT,
+        "result_ttl": 600,
+        "failure_ttl": 7 * 24 * 3600,
+        "description": "drain the Outbox to VK",
+    }
+    if delay <= 0:
+        if not redis.set(DRAIN_QUEUED_KEY, "1", nx=True, ex=DRAIN_FLAG_TTL):
+            return False
+        try:
+            queue.enqueue(settings.OUTBOX_DELIVERY_JOB, **options)
+        except Exception:
+            redis.delete(DRAIN_QUEUED_KEY)
+            raise
+        return True
+    at = time.time() + delay
+    current = redis.get(DRAIN_SCHEDULED_KEY)
+    if current is not None and float(current) <= at + 1.0:
+        return False
+    redis.set(DRAIN_SCHEDULED_KEY, repr(at), ex=int(delay) + DRAIN_FLAG_TTL)
+    queue.enqueue_in(timedelta(seconds=delay), settings.OUTBOX_DELIVERY_JOB, **options)
+    return True
+
+
+def delivery_started() -> None:
+    """The drain job calls this first: a commit from now on enqueues another drain, so no row
+    committed while this one runs can be missed."""
+    import django_rq
+
+    redis = django_rq.get_queue(settings.OUTBOX_DELIVERY_QUEUE).connection
+    redis.delete(DRAIN_QUEUED_KEY)
+    current = redis.get(DRAIN_SCHEDULED_KEY)
+    if current is not None and float(current) <= time.time() + 1.0:
+        redis.delete(DRAIN_SCHEDULED_KEY)
+
+
+# --- the worker's lease -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Lease:
+    """A worker's hold on the rows it claimed: ``until`` is the ``locked_until`` written on
+    them, and every write of the round is conditional on it."""
+
+    until: datetime
+
+    def seconds_left(self, now: datetime | None = None) -> float:
+        return (self.until - (now or timezone.now())).total_seconds()
+
+
+def _due(now: datetime) -> Q:
+    return (
+        Q(status=OutboxStatus.PENDING)
+        & (Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
+        & (Q(locked_until__isnull=True) | Q(locked_until__lt=now))
+    )
+
+
+def is_due(row: Outbox, now: datetime) -> bool:
+    return (
+        row.status == OutboxStatus.PENDING
+        and (row.next_attempt_at is None or row.next_attempt_at <= now)
+        and (row.locked_until is None or row.locked_until < now)
+    )
+
+
+def board_group(row: Outbox) -> list[int]:
+    """The rows recorded as one board comment with this one (empty: not yet planned)."""
+    board = (row.result or {}).get("board") or {}
+    return [int(i) for i in board.get("group") or ()]
+
+
+@transaction.atomic
+def outbox_claim(
+    *,
+    limit: int,
+    lease_seconds: float,
+    channels: Collection[str] | None = None,
+    now: datetime | None = None,
+) -> tuple[Lease, list[Outbox]]:
+    """Lease up to ``limit`` due rows (plus up to ``limit`` board posts) for one round.
+
+    Board posts are taken per topic in order: a post waits while an earlier post of its topic
+    is pending (in backoff, or being sent by another worker), and the rows recorded as one
+    comment are taken together or not at all. Each claim counts as an attempt.
+    """
+    now = now or timezone.now()
+    lease = Lease(now + timedelta(seconds=lease_seconds))
+    wanted = set(channels) if channels is not None else set(OutboxChannel.values)
+    rows: list[Outbox] = []
+    others = sorted(wanted - {OutboxChannel.BOARD})
+    if others and limit > 0:
+        rows.extend(
+            Outbox.objects.select_for_update(skip_locked=True)
+            .filter(_due(now), channel__in=others)
+            .order_by("id")[:limit]
+        )
+    if OutboxChannel.BOARD in wanted and limit > 0:
+        rows.extend(_claim_board(now, limit))
+    if not rows:
+        return lease, []
+    ids = [row.pk for row in rows]
+    Outbox.objects.filter(pk__in=ids).update(locked_until=lease.until, attempts=F("attempts") + 1)
+    for row in rows:
+        row.locked_until = lease.until
+        row.attempts += 1
+    rows.sort(key=lambda row: row.pk)
+    return lease, rows
+
+
+def _claim_board(now: datetime, limit: int) -> list[Outbox]:
+    topics = list(
+        Outbox.objects.filter(_due(now), channel=OutboxChannel.BOARD)
+        .order_by()
+        .values_list("topic_id", flat=True)
+        .distinct()[:MAX_TOPICS_PER_CLAIM]
+    )
+    if not topics:
+        return []
+    # Locked in id order (as every other write here), so two transactions never deadlock.
+    pending = list(
+        Outbox.objects.select_for_update()
+        .filter(status=OutboxStatus.PENDING, channel=OutboxChannel.BOARD, topic_id__in=topics)
+        .order_by("id")
+    )
+    by_topic: dict[int, list[Outbox]] = {}
+    for row in pending:
+        by_topic.setdefault(int(row.topic_id or 0), []).append(row)
+    taken: list[Outbox] = []
+    for topic_rows in by_topic.values():
+        prefix: list[Outbox] = []
+        for row in topic_rows:
+            if not is_due(row, now) or len(prefix) >= limit:
+                break
+            prefix.append(row)
+        taken.extend(_whole_groups(prefix))
+        if len(taken) >= limit:
+            break
+    return taken
+
+
+def _whole_groups(prefix: list[Outbox]) -> list[Outbox]:
+    ids = {row.pk for row in prefix}
+    for index, row in enumerate(prefix):
+        if not set(board_group(row)) <= ids:
+            return prefix[:index]
+    return prefix
+
+
+def _held(lease: Lease, ids: Iterable[int]) -> dict[int, Outbox]:
+    """The rows among ``ids`` still held under ``lease``, locked, in id order."""
+    rows = (
+        Outbox.objects.select_for_update()
+        .filter(pk__in=list(ids), locked_until=lease.until, status=OutboxStatus.PENDING)
+        .order_by("id")
+    )
+    return {row.pk: row for row in rows}
+
+
+@transaction.atomic
+def outbox_record(*, lease: Lease, results: Mapping[int, dict[str, Any]]) -> set[int]:
+    """Store each row's new ``result`` (how it will be sent) before the call to VK; returns the
+    ids still held under ``lease`` (the others must not be sent by this worker)."""
+    rows = _held(lease, results)
+    for row in rows.values():
+        row.result = results[row.pk]
+    Outbox.objects.bulk_update(list(rows.values()), ["result"])
+    return set(rows)
+
+
+@transaction.atomic
+def outbox_release(*, lease: Lease, ids: Iterable[int]) -> int:
+    """Give rows back unsent (due again at once; the claim does not count as an attempt)."""
+    rows = _held(lease, ids)
+    return Outbox.objects.filter(pk__in=list(rows)).update(
+        locked_until=None, attempts=F("attempts") - 1
+    )
+
+
+# --- outcomes -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why VK did not take something: its error code and text, or a network error (no code)."""
+
+    code: int | None
+    message: str
+    #: Set when retries stopped: the number of attempts made.
+    gave_up_after: int | None = None
+
+    def __str__(self) -> str:
+        text = (
+            f"network error: {self.message}"
+            if self.code is None
+            else f"VK error {self.code}: {self.message}"
+        )
+        if self.gave_up_after is not None:
+            text += f" (gave up after {self.gave_up_after} attempts)"
+        return text
+
+    @property
+    def for_gm(self) -> str:
+        why = texts_delivery.reason(self.code, self.message)
+        if self.gave_up_after is not None:
+            why = texts_delivery.gave_up(self.gave_up_after, why)
+        return why
+
+
+@dataclass
+class Settlement:
+    """What became of one leased row in a round.
+
+    ``sent``: done (``undelivered`` lists recipients VK refused for good, flagged to the GM);
+    ``retry``: not (all) done, try again after a backoff (``waiting``: recipients still to
+    reach, for the GM if the row gives up); ``failed``: VK refused it for good (flagged unless
+    ``flag`` is false); ``again``: due again at once (an invite whose link is now known).
+    """
+
+    outbox_id: int
+    outcome: Outcome
+    result: dict[str, Any] | None = None
+    failure: Failure | None = None
+    undelivered: Mapping[int, Failure] = field(default_factory=dict)
+    waiting: Sequence[int] = ()
+    flag: bool = True
+
+
+def retry_delay(attempts: int, *, rng: random.Random | None = None) -> float:
+    """Seconds before attempt ``attempts + 1``: exponential from ``OUTBOX_RETRY_BASE_MS``,
+    capped at ``OUTBOX_RETRY_MAX_SECONDS``, with jitter (between half and all of it)."""
+    base = settings.OUTBOX_RETRY_BASE_MS / 1000.0
+    cap = float(settings.OUTBOX_RETRY_MAX_SECONDS)
+    delay = min(cap, base * 2.0 ** min(max(attempts - 1, 0), 40))
+    return delay / 2 + (rng or random).uniform(0, delay / 2)
+
+
+@transaction.atomic
+def outbox_settle(
+    *, lease: Lease, settlements: Sequence[Settlement], now: datetime | None = None
+) -> int:
+    """Apply a round's outcomes to the rows still held under ``lease``; returns how many."""
+    now = now or timezone.now()
+    rows = _held(lease, [s.outbox_id for s in settlements])
+    changed: list[Outbox] = []
+    for settlement in settlements:
+        row = rows.get(settlement.outbox_id)
+        if row is None:
+            continue  # the lease expired and another worker has the row: its outcome counts
+        _apply(row, settlement, now)
+        changed.append(row)
+    Outbox.objects.bulk_update(
+        changed,
+        ["status", "result", "locked_until", "next_attempt_at", "last_error", "sent_at"],
+    )
+    return len(changed)
+
+
+def _apply(row: Outbox, settlement: Settlement, now: datetime) -> None:
+    if settlement.result is not None:
+        row.result = settlement.result
+    row.locked_until = None
+    failure = settlement.failure
+    outcome = settlement.outcome
+    undelivered = dict(settlement.undelivered)
+    if outcome == "retry" and row.attempts >= settings.OUTBOX_MAX_ATTEMPTS:
+        why = failure or Failure(None, "no answer")
+        failure = Failure(why.code, why.message, gave_up_after=row.attempts)
+        undelivered.update({peer: failure for peer in settlement.waiting})
+        if settlement.waiting:
+            result = dict(row.result or {})
+            failed = dict(result.get("failed") or {})
+            failed.update({str(peer): str(failure) for peer in settlement.waiting})
+            result["failed"] = failed
+            row.result = result
+        sent = (row.result or {}).get("sent") or {}
+        outcome = "sent" if sent and settlement.waiting else "failed"
+    if outcome == "sent":
+        row.status = OutboxStatus.SENT
+        row.sent_at = now
+        row.next_attempt_at = None
+        row.last_error = _summary(undelivered) if undelivered else ""
+    elif outcome == "again":
+        row.next_attempt_at = None
+    elif outcome == "retry":
+        row.next_attempt_at = now + timedelta(seconds=retry_delay(row.attempts))
+        row.last_error = str(failure) if failure else ""
+    else:
+        row.status = OutboxStatus.FAILED
+        row.next_attempt_at = None
+        row.last_error = str(failure) if failure else "failed"
+    if settlement.flag and (outcome == "failed" or undelivered):
+        _flag(row, failure, undelivered)
+
+
+def _summary(undelivered: Mapping[int, Failure]) -> str:
+    parts = [f"{peer}: {failure}" for peer, failure in sorted(undelivered.items())]
+    return "not delivered to " + "; ".join(parts)
+
+
+# --- flags for the GM ---------------------------------------------------------------------------
+
+
+def _flag(row: Outbox, failure: Failure | None, undelivered: Mapping[int, Failure]) -> None:
+    if row.game_id is None:
+        log.warning("Outbox #%s (no game) failed: %s", row.pk, failure or _summary(undelivered))
+        return
+    if row.channel == OutboxChannel.BOARD:
+        why = (failure or Failure(None, "?")).for_gm
+        line = texts_delivery.board_failed(row.pk, row.kind, row.topic_id, why)
+        _add_flag_line(row, line, topic_id=row.topic_id)
+        return
+    if row.channel in (OutboxChannel.KICK, OutboxChannel.INVITE) and not undelivered:
+        why = (failure or Failure(None, "?")).for_gm
+        member = (row.payload or {}).get("member_id")
+        line = texts_delivery.chat_action_failed(row.pk, row.kind, why)
+        _add_flag_line(row, line, vk_user_id=int(member) if member else None)
+        return
+    recipients = dict(undelivered)
+    if not recipients:
+        recipients = {int(peer): failure or Failure(None, "?") for peer in row.peer_ids or ()}
+    for peer, peer_failure in sorted(recipients.items()):
+        line = texts_delivery.message_failed(row.pk, row.kind, peer_failure.for_gm)
+        _add_flag_line(row, line, vk_user_id=peer)
+
+
+def _add_flag_line(
+    row: Outbox, line: str, *, vk_user_id: int | None = None, topic_id: int | None = None
+) -> None:
+    """Append to the open delivery flag of this player (or topic) in the game, or open one."""
+    open_flags = ModerationFlag.objects.select_for_update().filter(
+        game_id=row.game_id, kind=FlagKind.DELIVERY, status=FlagStatus.OPEN
+    )
+    if vk_user_id is not None:
+        open_flags = open_flags.filter(vk_user_id=vk_user_id)
+    elif topic_id is not None:
+        open_flags = open_flags.filter(vk_user_id__isnull=True, topic_id=topic_id)
+    else:
+        open_flags = open_flags.filter(vk_user_id__isnull=True, topic_id__isnull=True)
+    flag = open_flags.order_by("id").first()
+    if flag is not None:
+        lines = [*flag.text.splitlines(), line][-MAX_FLAG_LINES:]
+        flag.text = "\n".join(lines)
+        flag.save(update_fields=["text"])
+        return
+    seat = None
+    if vk_user_id is not None:
+        seat = Seat.objects.filter(game_id=row.game_id, vk_user_id=vk_user_id).first()
+    ModerationFlag.objects.create(
+        game_id=row.game_id,
+        seat=seat,
+        vk_user_id=vk_user_id,
+        kind=FlagKind.DELIVERY,
+        text=line,
+        topic_id=topic_id,
+    )
+
+
+# --- the GM's retry button ----------------------------------------------------------------------
+
+
+@transaction.atomic
+def outbox_retry(*, outbox_id: int, by: str, game_id: int | None = None) -> Outbox:
+    """Queue a failed message again: the whole row if it failed, or the recipients VK refused
+    if it was delivered to the others. A board post is retried with the posts it was merged
+    with, under the same ``guid`` (so a post VK did publish is not published twice).
+
+    ``game_id``, when given, must be the row's game. Refusals (Russian): no such message, it
+    is still queued, or it was delivered to everyone."""
+    from .common import lock_game, log_event
+
+    meta = Outbox.objects.filter(pk=outbox_id).values("game_id").first()
+    if meta is None:
+        raise InvalidCommand("Такого сообщения нет.")
+    if game_id is not None and meta["game_id"] != game_id:
+        raise InvalidCommand("Такого сообщения нет в этой игре.")
+    game = lock_game(meta["game_id"]) if meta["game_id"] is not None else None
+    row = Outbox.objects.select_for_update().get(pk=outbox_id)
+    failed = dict((row.result or {}).get("failed") or {})
+    error = row.last_error
+    if row.status == OutboxStatus.PENDING:
+        raise InvalidCommand("Это сообщение ещё в очереди на отправку.")
+    if row.status == OutboxStatus.SENT and not failed:
+        raise InvalidCommand("Это сообщение уже доставлено.")
+    rows = [row]
+    group = board_group(row) if row.channel == OutboxChannel.BOARD else []
+    if group:
+        guid = row.result["board"].get("guid")
+        rows = [
+            member
+            for member in Outbox.objects.select_for_update().filter(pk__in=group).order_by("id")
+            if member.status == OutboxStatus.FAILED
+            and ((member.result or {}).get("board") or {}).get("guid") == guid
+        ]
+    for member in rows:
+        result = dict(member.result or {})
+        result.pop("failed", None)
+        member.result = result
+        member.status = OutboxStatus.PENDING
+        member.attempts = 0
+        member.next_attempt_at = None
+        member.locked_until = None
+        member.last_error = ""
+    Outbox.objects.bulk_update(
+        rows, ["result", "status", "attempts", "next_attempt_at", "locked_until", "last_error"]
+    )
+    if game is not None:
+        log_event(
+            game,
+            "outbox_retried",
+            by=by,
+            outbox_ids=[member.pk for member in rows],
+            outbox_kind=row.kind,
+            recipients=sorted(int(peer) for peer in failed),
+            error=error,
+        )
+    request_delivery()
+    row.refresh_from_db()
+    return row

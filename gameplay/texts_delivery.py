@@ -1,0 +1,62 @@
+"""What the GM reads about messages VK did not accept (moderation flags of kind ``delivery``).
+
+Russian, short: one line per undelivered message, so that several failures to one player (or
+in one topic) collect in one open flag.
+"""
+
+from __future__ import annotations
+
+#: VK error codes the GM may meet, in the GM's words (VK.md; VKCOM/vk-api-schema errors.json).
+REASONS: dict[int, str] = {
+    5: "токен VK недействителен — сообщите администратору",
+    6: "VK ограничил частоту запросов",
+    7: "у сообщества нет прав на это действие",
+    9: "VK ограничил число сообщений этому адресату (flood control)",
+    10: "внутренняя ошибка VK",
+    14: "VK требует капчу",
+    15: "нет доступа: тема закрыта или удалена",
+    27: "токен сообщества не подходит для этого действия — сообщите администратору",
+    29: "исчерпан дневной лимит запросов VK",
+    100: "VK отклонил параметры запроса",
+    901: "игрок не разрешил сообщения от сообщества",
+    902: "игрок запретил сообщения по настройкам приватности",
+    911: "неверная клавиатура",
+    914: "слишком длинный текст",
+    917: "у сообщества нет доступа к беседе",
+    919: "сообщество не видит ссылку-приглашение: оно не администратор беседы",
+    925: "сообщество не администратор беседы",
+    927: "беседы не существует",
+    932: "сообщество не может писать этому адресату",
+    935: "пользователя нет в беседе",
+    936: "контакт не найден",
+}
+
+
+def reason(code: int | None, message: str) -> str:
+    """A VK error in the GM's words, with VK's own text for the record."""
+    if code is None:
+        return f"VK не ответил ({message})"
+    known = REASONS.get(code)
+    return f"{known} (ошибка VK {code})" if known else f"ошибка VK {code}: {message}"
+
+
+def gave_up(attempts: int, why: str) -> str:
+    return f"{why}; попыток: {attempts}, отправка остановлена"
+
+
+def message_failed(outbox_id: int, kind: str, why: str) -> str:
+    what = f"«{kind}»" if kind else "без темы"
+    return f"Сообщение №{outbox_id} ({what}) не доставлено: {why}. Повторить — в панели."
+
+
+def board_failed(outbox_id: int, kind: str, topic_id: int | None, why: str) -> str:
+    what = f"«{kind}»" if kind else "без темы"
+    return (
+        f"Пост №{outbox_id} ({what}) не опубликован в обсуждении {topic_id}: {why}. "
+        "Повторить — в панели."
+    )
+
+
+def chat_action_failed(outbox_id: int, kind: str, why: str) -> str:
+    what = f"«{kind}»" if kind else "без темы"
+    return f"Действие в беседе №{outbox_id} ({what}) не выполнено: {why}. Повторить — в панели."
