@@ -1,0 +1,365 @@
+"""Delivery of the Outbox against the local VK server (real vkbottle over HTTP), in-process."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+from rq import Queue
+
+from gameplay import services
+from gameplay.models import (
+    FlagKind,
+    ModerationFlag,
+    Outbox,
+    OutboxChannel,
+    OutboxStatus,
+    Seat,
+)
+from gameplay.services.common import post_board, post_chat, send_message
+from gameplay.services.outbox import (
+    DRAIN_QUEUED_KEY,
+    DRAIN_SCHEDULED_KEY,
+    outbox_claim,
+    outbox_record,
+)
+from tests.vkbot.delivery_support import (
+    deliver,
+    make_game,
+    message_row,
+    received,
+    requests,
+    vk_fixture,  # noqa: F401 (the ``vk`` fixture)
+)
+from vkbot.delivery.batch import pack
+from vkbot.delivery.jobs import drain_outbox
+from vkbot.delivery.plan import plan_round
+from vkbot.delivery.transport import Transport
+from vkbot.localvk import RunningServer
+
+pytestmark = pytest.mark.django_db
+
+
+def test_role_cards_of_a_26_player_game_cost_two_requests(vk: RunningServer) -> None:
+    topic = vk.state.create_topic("Машина времени")
+    game = make_game(topic_id=topic.id, players=26)
+    services.game_deal(game_id=game.pk, seed="delivery", by="gm:test")
+    before = {kind: requests(vk, kind) for kind in ("group", "user")}
+    sent_before = received(vk)
+    services.game_start(game_id=game.pk, by="gm:test")
+    cards = list(Outbox.objects.filter(game=game, kind="role_card"))
+    assert len(cards) == 26
+
+    report = deliver()
+
+    assert report.failed == 0
+    assert requests(vk, "group") - before["group"] <= 2
+    assert requests(vk, "user") - before["user"] <= 1  # roster and Day 1 in one comment
+    got = received(vk) - sent_before
+    for seat in Seat.objects.filter(game=game, number__isnull=False):
+        card = next(c for c in cards if seat.vk_user_id in c.peer_ids)
+        assert got[(seat.vk_user_id, card.text)] == 1
+    comments = [c.text for c in vk.state.topic(topic.id).comments]
+    assert len(comments) == 1
+    roster, day = Outbox.objects.filter(game=game, channel=OutboxChannel.BOARD).order_by("id")
+    assert comments[0] == f"{roster.text}\n\n{day.text}"
+    assert not Outbox.objects.exclude(status=OutboxStatus.SENT).exists()
+
+
+def test_one_text_to_many_players_goes_as_peer_ids(vk: RunningServer) -> None:
+    peers = list(range(2001, 2151))
+    rows = send_message(None, peers, "Ночь 1 наступила.", kind="night")
+    extra = message_row([3001, 3002], "Ночь 1 наступила.")  # same text, other players: merged
+    assert len(rows) == 2  # 100 + 50 (the service splits by VK's limit)
+
+    deliver()
+
+    sends = vk.state.calls("messages.send")
+    assert sum(len(c.params["peer_ids"].split(",")) for c in sends) == 152
+    assert len(sends) == 2  # 100 + 52 recipients in two peer_ids calls
+    assert requests(vk, "group") == 1  # both in one execute
+    got = received(vk)
+    assert all(got[(peer, "Ночь 1 наступила.")] == 1 for peer in [*peers, 3001, 3002])
+    rows = [*rows, extra]
+    for row in rows:
+        row.refresh_from_db()
+        assert row.status == OutboxStatus.SENT
+        assert set(row.result["sent"]) == {str(p) for p in row.peer_ids}
+    # The 50-recipient row and the extra row are one group under the lower row's random_id;
+    # the full row (100 recipients) has room for no one and keeps its own.
+    assert [row.result["random_id"] for row in rows] == [
+        rows[0].random_id,
+        *[rows[1].random_id] * 2,
+    ]
+
+
+def test_individual_texts_are_batched_in_execute(vk: RunningServer) -> None:
+    for n in range(60):
+        message_row([4000 + n], f"Ваша проверка №{n}: не мафия.")
+
+    report = deliver()
+
+    assert report.sent == 60
+    assert requests(vk, "group") == 3  # 25 + 25 + 10 calls
+    assert [len(c.params["code"]) > 0 for c in vk.state.calls("execute")] == [True] * 3
+    assert all(count == 1 for count in received(vk).values())
+    assert len(received(vk)) == 60
+
+
+def test_a_refused_recipient_fails_alone_and_the_gm_is_told(vk: RunningServer) -> None:
+    game = make_game(players=3)
+    vk.state.set_messages_allowed(1002, False)
+    both = send_message(game, [1001, 1002, 1003], "Голосование открыто.", kind="day")[0]
+    only = send_message(game, [1002], "Вам штраф.", kind="penalty")[0]
+
+    deliver()
+
+    both.refresh_from_db()
+    only.refresh_from_db()
+    assert both.status == OutboxStatus.SENT
+    assert set(both.result["sent"]) == {"1001", "1003"}
+    assert both.result["failed"]["1002"].startswith("VK error 901")
+    assert "1002" in both.last_error
+    assert only.status == OutboxStatus.FAILED
+    assert only.last_error.startswith("VK error 901: Can't send messages")
+    flags = list(ModerationFlag.objects.filter(game=game, kind=FlagKind.DELIVERY))
+    assert len(flags) == 1  # one open flag per player collects the failures
+    flag = flags[0]
+    assert flag.vk_user_id == 1002
+    assert flag.seat == Seat.objects.get(game=game, vk_user_id=1002)
+    assert f"№{both.pk}" in flag.text and f"№{only.pk}" in flag.text
+    assert "не разрешил сообщения" in flag.text
+
+
+def test_errors_6_9_10_are_retried_until_delivered_once(vk: RunningServer) -> None:
+    vk.state.faults.configure(error_rates={6: 0.2, 9: 0.2, 10: 0.2}, seed=3)
+    rows = [message_row([5000 + n], f"Текст {n}") for n in range(30)]
+    rows += send_message(None, range(6000, 6040), "Общий текст", kind="all")
+
+    deliver(max_seconds=30)
+
+    assert vk.state.faults.injected  # some requests did fail
+    for row in rows:
+        row.refresh_from_db()
+        assert row.status == OutboxStatus.SENT
+    assert any(row.attempts > 1 for row in rows)
+    got = received(vk)
+    assert sum(got.values()) == 70 and set(got.values()) == {1}
+
+
+def test_answers_lost_after_vk_acted_do_not_duplicate(vk: RunningServer) -> None:
+    vk.state.faults.configure(drop_after_rate=0.5, seed=0)  # the first two are lost
+    topic = vk.state.create_topic("Игра")
+    game = make_game(topic_id=topic.id)
+    for n in range(20):
+        message_row([7000 + n], f"Личное {n}")
+    for n in range(4):
+        post_board(game, f"Пост {n}", kind="post")
+
+    deliver(max_seconds=30)
+
+    assert vk.state.faults.injected.get("drop_after")
+    assert set(received(vk).values()) == {1} and len(received(vk)) == 20
+    text = "\n\n".join(c.text for c in vk.state.topic(topic.id).comments)
+    assert all(text.count(f"Пост {n}") == 1 for n in range(4))
+    assert not Outbox.objects.exclude(status=OutboxStatus.SENT).exists()
+
+
+def test_a_crashed_worker_is_replaced_and_its_resend_is_a_no_op(vk: RunningServer) -> None:
+    topic = vk.state.create_topic("Игра")
+    game = make_game(topic_id=topic.id)
+    send_message(game, [8001, 8002, 8003], "Общий", kind="all")
+    message_row([8004], "Отдельно", game=game)
+    message_row([8005], "Общий", game=game)  # merged with the first row
+    post_board(game, "Первый пост", kind="post")
+    post_board(game, "Второй пост", kind="post")
+
+    # A worker claims, records its plan and sends — and dies before writing the outcome.
+    lease, rows = outbox_claim(limit=100, lease_seconds=60)
+    plan = plan_round(rows, group_id=vk.state.group_id)
+    outbox_record(lease=lease, results=plan.results)
+    with Transport() as transport:
+        transport.send(pack(plan.calls), timeout=10)
+    first = received(vk)
+    assert sum(first.values()) == 5
+    # Its lease runs out; another worker takes the rows and sends them again.
+    Outbox.objects.update(locked_until=timezone.now() - timedelta(seconds=1))
+
+    deliver()
+
+    assert received(vk) == first  # nothing delivered twice
+    assert len(vk.state.topic(topic.id).comments) == 1
+    assert len(vk.state.calls("board.createComment")) == 2  # the repeat, answered by its guid
+    sends = [c for c in vk.state.calls("messages.send")]
+    assert len(sends) == 4  # «Общий» to 4 players in one call, «Отдельно»: each made twice
+    assert not Outbox.objects.exclude(status=OutboxStatus.SENT).exists()
+    for row in Outbox.objects.filter(channel=OutboxChannel.MESSAGE):
+        assert row.attempts == 2
+
+
+def test_board_posts_of_a_topic_merge_and_a_long_one_is_split(vk: RunningServer) -> None:
+    first = vk.state.create_topic("Игра 1")
+    second = vk.state.create_topic("Игра 2")
+    one = make_game(topic_id=first.id)
+    two = make_game(topic_id=second.id)
+    for n in range(5):
+        post_board(one, f"Голос {n}", kind="vote")
+    long_text = "\n".join(f"Строка итогов {n:05d}." for n in range(700))  # ~14 000 characters
+    post_board(two, long_text, kind="game_over")
+
+    deliver()
+
+    assert [c.text for c in vk.state.topic(first.id).comments] == [
+        "\n\n".join(f"Голос {n}" for n in range(5))
+    ]
+    parts = [c.text for c in vk.state.topic(second.id).comments]
+    assert len(parts) == 2 and all(len(p) <= 9000 for p in parts)
+    assert "\n".join(parts) == long_text
+    assert all(c.params["from_group"] == "1" for c in vk.state.calls("board.createComment"))
+    assert requests(vk, "user") <= 3
+
+
+def test_a_closed_topic_fails_the_posts_and_flags_the_gm(vk: RunningServer) -> None:
+    topic = vk.state.create_topic("Закрытая")
+    topic.is_closed = True
+    game = make_game(topic_id=topic.id)
+    post = post_board(game, "Итоги ночи", kind="night_result")
+
+    deliver()
+
+    post.refresh_from_db()
+    assert post.status == OutboxStatus.FAILED
+    assert post.last_error.startswith("VK error 15")
+    flag = ModerationFlag.objects.get(game=game, kind=FlagKind.DELIVERY)
+    assert flag.topic_id == topic.id and flag.vk_user_id is None
+    assert "тема закрыта" in flag.text
+
+
+def test_board_posts_keep_their_order_behind_a_retry(vk: RunningServer) -> None:
+    topic = vk.state.create_topic("Игра")
+    game = make_game(topic_id=topic.id)
+    early = post_board(game, "Раньше", kind="post")
+    Outbox.objects.filter(pk=early.pk).update(next_attempt_at=timezone.now() + timedelta(seconds=1))
+    post_board(game, "Позже", kind="post")
+
+    deliver(wait_up_to=0.1)
+    assert vk.state.topic(topic.id).comments == []  # the later post waits for the earlier
+
+    deliver(wait_up_to=3)
+    assert [c.text for c in vk.state.topic(topic.id).comments] == ["Раньше\n\nПозже"]
+
+
+def test_invites_kicks_and_button_answers(vk: RunningServer) -> None:
+    chat = vk.state.create_chat("Зрители", [9001, 9003])
+    game = make_game()
+    post_chat(game, chat.peer_id, "Добро пожаловать, зрители.", kind="spectators")
+    invite = Outbox.objects.create(
+        game=game,
+        channel=OutboxChannel.INVITE,
+        peer_ids=[9002],
+        text="Вход в беседу зрителей: {link}",
+        payload={"chat_peer_id": chat.peer_id},
+        kind="spectator_invite",
+    )
+    kick = Outbox.objects.create(
+        game=game,
+        channel=OutboxChannel.KICK,
+        text="Посторонний в беседе",
+        payload={"chat_id": chat.chat_id, "member_id": 9003},
+        kind="intruder",
+    )
+    gone = Outbox.objects.create(
+        game=game,
+        channel=OutboxChannel.KICK,
+        text="Уже ушёл",
+        payload={"chat_id": chat.chat_id, "member_id": 9999},
+        kind="intruder",
+    )
+    update = vk.state.inject_message_event(9001, {"cmd": "status"})
+    event_id = update["object"]["event_id"]
+    answer = Outbox.objects.create(
+        game=game,
+        channel=OutboxChannel.EVENT_ANSWER,
+        text="",
+        payload={
+            "event_id": event_id,
+            "user_id": 9001,
+            "peer_id": 9001,
+            "event_data": {"type": "show_snackbar", "text": "Принято"},
+        },
+        kind="event_answer",
+    )
+
+    deliver()
+
+    for row in (invite, kick, gone, answer):
+        row.refresh_from_db()
+        assert row.status == OutboxStatus.SENT, (row.kind, row.last_error)
+    link = chat.invite_link
+    assert link and invite.result["link"] == link
+    assert received(vk)[(9002, f"Вход в беседу зрителей: {link}")] == 1
+    assert received(vk)[(chat.peer_id, "Добро пожаловать, зрители.")] == 1
+    assert 9003 not in vk.state.chat(chat.chat_id).members
+    assert gone.result["answer"] == "not in the chat"
+    assert vk.state.callback_events[event_id].answer == {"type": "show_snackbar", "text": "Принято"}
+
+
+def test_an_expired_button_answer_fails_quietly(vk: RunningServer) -> None:
+    game = make_game()
+    row = Outbox.objects.create(
+        game=game,
+        channel=OutboxChannel.EVENT_ANSWER,
+        text="",
+        payload={"event_id": "nope", "user_id": 1, "peer_id": 1},
+        kind="event_answer",
+    )
+    deliver()
+    row.refresh_from_db()
+    assert row.status == OutboxStatus.FAILED
+    assert not ModerationFlag.objects.exists()
+
+
+def test_invalid_rows_fail_without_calling_vk(vk: RunningServer) -> None:
+    game = make_game()
+    row = Outbox.objects.create(
+        game=game, channel=OutboxChannel.KICK, text="x", payload={"chat_id": 1}, kind="intruder"
+    )
+    deliver()
+    row.refresh_from_db()
+    assert row.status == OutboxStatus.FAILED
+    assert "member_id" in row.last_error
+    assert vk.state.calls() == []
+
+
+def test_manage_py_deliver_once(vk: RunningServer, capsys: pytest.CaptureFixture[str]) -> None:
+    for n in range(3):
+        message_row([9100 + n], f"Сообщение {n}")
+    call_command("deliver", "--once", "--wait", "1")
+    out = capsys.readouterr().out
+    assert "Delivered 3 rows, 0 to retry, 0 failed" in out and "nothing pending" in out
+    assert Counter(received(vk).values()) == Counter({1: 3})
+
+
+def test_the_job_drains_and_schedules_itself_for_a_later_retry(
+    vk: RunningServer, rq_queues: dict[str, Queue]
+) -> None:
+    queue = rq_queues["vk"]
+    queue.connection.delete(DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY)
+    message_row([9200], "Сейчас")
+    later = message_row([9201], "Позже")
+    Outbox.objects.filter(pk=later.pk).update(
+        next_attempt_at=timezone.now() + timedelta(seconds=30)
+    )
+    try:
+        report = drain_outbox()
+        assert report["sent"] == 1 and 20 < report["next_due_in"] <= 30
+        assert received(vk) == Counter({(9200, "Сейчас"): 1})
+        (job_id,) = queue.scheduled_job_registry.get_job_ids()
+        assert queue.fetch_job(job_id).func_name == "vkbot.delivery.jobs.drain_outbox"
+    finally:
+        for job_id in queue.scheduled_job_registry.get_job_ids():
+            queue.scheduled_job_registry.remove(job_id, delete_job=True)
+        queue.connection.delete(DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY)

@@ -1,0 +1,216 @@
+"""Done when (issue 3, Delivery): against the real PostgreSQL and Redis, 1,000 messages to 300
+players with 20% injected errors and a worker killed mid-run are all delivered exactly once, and
+the local server never sees more than 20 requests in any second on the community token or 3 on
+the user token.
+
+The local VK runs in a thread of this process; the workers are separate processes on the
+test's database: first ``manage.py rqworker vk --burst`` running the drain job the commit
+enqueued — killed with SIGKILL (with rq's work horse) while it has rows in flight — then two
+``manage.py deliver --once`` side by side.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import pytest
+import redis
+from django.db import connection, transaction
+from django.utils import timezone
+from rq import Queue
+
+from gameplay.models import Outbox, OutboxChannel, OutboxStatus
+from gameplay.services.common import post_board, send_message
+from gameplay.services.outbox import DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY
+from tests.vkbot.delivery_support import (
+    GROUP_ID,
+    GROUP_TOKEN,
+    USER_TOKEN,
+    make_game,
+    make_vk,
+    received,
+)
+from vkbot.delivery.ratelimit import token_key
+from vkbot.localvk import ServerThread
+
+ROOT = Path(__file__).resolve().parents[2]
+PLAYERS = [10_001 + n for n in range(300)]
+E2E_REDIS_DB = 9
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(
+        not (
+            os.environ.get("DATABASE_URL", "").startswith("postgres")
+            and os.environ.get("REDIS_URL")
+        ),
+        reason="needs PostgreSQL and Redis shared with worker processes "
+        "(set DATABASE_URL=postgres://… and REDIS_URL=redis://…, as CI does)",
+    ),
+]
+
+
+def _database_url() -> str:
+    db = connection.settings_dict  # the test database (pytest-django's test_… name)
+    auth = quote(db["USER"] or "")
+    if db.get("PASSWORD"):
+        auth += ":" + quote(db["PASSWORD"])
+    host = db.get("HOST") or "127.0.0.1"
+    return f"postgres://{auth}@{host}:{db.get('PORT') or 5432}/{db['NAME']}"
+
+
+def _kill_tree(pid: int) -> None:
+    """SIGKILL a process and its descendants (rq's work horse runs in a session of its own)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    todo, family = [pid], []
+    while todo:
+        current = todo.pop()
+        family.append(current)
+        todo.extend(children.get(current, []))
+    for member in family:
+        try:
+            os.kill(member, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _worker(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, str(ROOT / "manage.py"), *args],
+        cwd=ROOT,
+        env=env,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+    )
+
+
+def _private_redis_url() -> str:
+    """REDIS_URL with a database of the test's own, so that no other worker on the same Redis
+    (a demo, another test run) takes the test's job."""
+    parts = urlsplit(os.environ["REDIS_URL"])
+    return urlunsplit(parts._replace(path=f"/{E2E_REDIS_DB}"))
+
+
+def test_1000_messages_with_errors_and_a_killed_worker(tmp_path: Path, settings: Any) -> None:
+    settings.OUTBOX_DELIVERY_ENABLED = False  # the job is enqueued below, on the workers' Redis
+    redis_url = _private_redis_url()
+    private = redis.Redis.from_url(redis_url)
+    queue = Queue(settings.OUTBOX_DELIVERY_QUEUE, connection=private)
+    queue.empty()
+    private.delete(
+        DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY, token_key(GROUP_TOKEN), token_key(USER_TOKEN)
+    )
+    state = make_vk()
+    # 20% errors 6/9/10, some answers lost after VK acted, some slow answers.
+    state.faults.configure(
+        error_rates={6: 0.07, 9: 0.07, 10: 0.06},
+        drop_after_rate=0.03,
+        delay=0.25,
+        delay_rate=0.4,
+        seed=11,
+    )
+    rng = random.Random(2024)
+    with ServerThread(state) as server:
+        topics = [state.create_topic("Игра 1").id, state.create_topic("Игра 2").id]
+        games = [make_game(topic_id=t) for t in topics]
+        expected: Counter[tuple[int, str]] = Counter()
+        with transaction.atomic():
+            for n in range(400):
+                peer = PLAYERS[n % 300]
+                text = f"Личное сообщение №{n}"
+                send_message(games[n % 2], [peer], text, kind="private")
+                expected[(peer, text)] += 1
+            for n in range(560):
+                text = f"Рассылка {n % 14}: день {n % 14 + 1} открыт."
+                audience = rng.sample(PLAYERS, rng.randint(1, 60))
+                send_message(games[n % 2], audience, text, kind="broadcast")
+                expected.update((peer, text) for peer in audience)
+            for n in range(40):
+                post_board(games[n % 2], f"Пост №{n} в обсуждении.", kind="post")
+        total = Outbox.objects.count()
+        assert total == 1000
+        queue.enqueue(settings.OUTBOX_DELIVERY_JOB)  # what the commit does (test_delivery_outbox)
+
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "DATABASE_URL": _database_url(),
+            "REDIS_URL": redis_url,
+            "VK_API_URL": server.api_url,
+            "VK_GROUP_TOKEN": GROUP_TOKEN,
+            "VK_USER_TOKEN": USER_TOKEN,
+            "VK_GROUP_ID": str(GROUP_ID),
+            "OUTBOX_LEASE_SECONDS": "4",
+            "OUTBOX_RETRY_BASE_MS": "100",
+            "OUTBOX_RETRY_MAX_SECONDS": "2",
+            "LOG_LEVEL": "WARNING",
+        }
+        started = time.monotonic()
+        first = _worker(["rqworker", "vk", "--burst"], env, tmp_path / "rqworker.log")
+        try:
+            in_flight = 0
+            while time.monotonic() - started < 40:
+                sent = Outbox.objects.filter(status=OutboxStatus.SENT).count()
+                in_flight = Outbox.objects.filter(
+                    status=OutboxStatus.PENDING,
+                    locked_until__gt=timezone.now(),
+                    result__isnull=False,
+                ).count()
+                if sent >= 100 and in_flight:
+                    break
+                assert first.poll() is None, (tmp_path / "rqworker.log").read_text()[-3000:]
+                time.sleep(0.02)
+            _kill_tree(first.pid)
+            first.wait(10)
+        finally:
+            if first.poll() is None:
+                _kill_tree(first.pid)
+        assert first.returncode == -signal.SIGKILL
+        sent_at_kill = Outbox.objects.filter(status=OutboxStatus.SENT).count()
+        assert 100 <= sent_at_kill < total and in_flight > 0, (sent_at_kill, in_flight)
+
+        replacements = [
+            _worker(
+                ["deliver", "--once", "--wait", "15", "--max-seconds", "90"],
+                env,
+                tmp_path / f"deliver{n}.log",
+            )
+            for n in range(2)
+        ]
+        try:
+            for n, worker in enumerate(replacements):
+                assert worker.wait(100) == 0, (tmp_path / f"deliver{n}.log").read_text()[-3000:]
+        finally:
+            for worker in replacements:
+                if worker.poll() is None:
+                    _kill_tree(worker.pid)
+        elapsed = time.monotonic() - started
+
+        statuses = Counter(Outbox.objects.values_list("status", flat=True))
+        assert statuses == Counter({OutboxStatus.SENT: total}), statuses
+        assert received(server) == expected  # every (row, player) exactly once
+        for topic, game in zip(topics, games, strict=True):
+            comments = "\n\n".join(c.text for c in state.topic(topic).comments)
+            for post in Outbox.objects.filter(game=game, channel=OutboxChannel.BOARD):
+                assert comments.count(post.text) == 1
+        injected = state.faults.injected
+        assert sum(injected.get(f"error_{code}", 0) for code in (6, 9, 10)) >= 5
+        assert state.max_requests_per_second("group") <= 20
+        assert state.max_requests_per_second("user") <= 3
+        assert elapsed < 60

@@ -1,0 +1,108 @@
+"""The per-token rate limiter in Redis: it waits instead of failing, and two processes share
+one budget (a real Redis with ``REDIS_URL``, else a fakeredis TCP server in this process)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from vkbot.delivery.ratelimit import RateLimiter, token_key
+from vkbot.localvk.limits import max_in_window
+
+ROOT = Path(__file__).resolve().parents[2]
+
+CHILD = """
+import json, sys, time
+import redis
+from vkbot.delivery.ratelimit import RateLimiter
+url, key, limit, window, count = sys.argv[1:6]
+limiter = RateLimiter(redis.Redis.from_url(url), key, int(limit), float(window))
+sys.stdout.write("ready\\n"); sys.stdout.flush()
+start = float(sys.stdin.readline())
+time.sleep(max(0.0, start - time.time()))
+moments = []
+for _ in range(int(count)):
+    limiter.acquire(timeout=30)
+    moments.append(time.time())
+print(json.dumps(moments))
+"""
+
+
+@pytest.fixture
+def redis_url() -> Iterator[str]:
+    """A Redis several processes can reach."""
+    url = os.environ.get("REDIS_URL")
+    if url:
+        yield url
+        return
+    from fakeredis import TcpFakeServer
+
+    server = TcpFakeServer(("127.0.0.1", 0))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    host, port = server.server_address[:2]
+    try:
+        yield f"redis://{host}:{port}/0"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_budget_is_waited_for_not_failed(redis_url: str) -> None:
+    limiter = RateLimiter(redis.Redis.from_url(redis_url), "test:rl:wait", limit=3, window=0.3)
+    limiter.reset()
+    started = time.monotonic()
+    waits = [limiter.acquire(timeout=5) for _ in range(7)]
+    elapsed = time.monotonic() - started
+    assert waits[:3] == pytest.approx([0, 0, 0], abs=0.05)
+    assert elapsed >= 0.6  # 7 requests at 3 per 0.3 s need two more windows
+    limiter.reset()
+    assert [limiter.try_acquire() for _ in range(3)] == [0, 0, 0]
+    assert 0 < limiter.try_acquire() <= 0.3  # full: how long until the oldest leaves
+    with pytest.raises(TimeoutError):
+        limiter.acquire(timeout=0.0)
+    limiter.reset()
+
+
+@pytest.mark.slow
+def test_two_processes_share_one_budget(redis_url: str) -> None:
+    key = token_key(f"cross-process-{os.getpid()}-{time.time()}")
+    limit, window, count = 5, 0.4, 12
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", CHILD, redis_url, key, str(limit), str(window), str(count)],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    try:
+        for child in children:
+            assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        start = time.time() + 0.2  # both start at the same moment
+        outputs = [child.communicate(f"{start}\n", timeout=60)[0] for child in children]
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+    moments = sorted(m for out in outputs for m in json.loads(out.strip().splitlines()[-1]))
+    assert len(moments) == 2 * count
+    # Never more than `limit` in any window (a little shorter: the moments are taken just after
+    # each acquire, in two processes), and the whole run took as long as the budget demands.
+    assert max_in_window(moments, window * 0.9) <= limit
+    assert moments[-1] - moments[0] >= (2 * count / limit - 1) * window * 0.9
+    assert all(json.loads(out.strip().splitlines()[-1]) for out in outputs)
+    redis.Redis.from_url(redis_url).delete(key)
