@@ -13,7 +13,7 @@ The delivery worker (``vkbot.delivery``) drains pending rows in rounds:
 3. :func:`outbox_settle` records what VK answered: sent (with VK's ids in ``result``), retry
    later (exponential backoff with jitter; failed after ``OUTBOX_MAX_ATTEMPTS``), or failed
    (VK's error in ``last_error``). A failure the GM should know of becomes a ModerationFlag of
-   kind ``delivery`` — one open flag per player (or board topic) collects them.
+   kind ``delivery`` (``outbox_flags``) — one open flag per player (or topic) collects them.
 
 ``result`` keys written here and read by the worker: ``random_id``, ``sent`` (recipient →
 VK message id), ``failed`` (recipient → error), ``progress`` (recipient → parts delivered of a
@@ -40,16 +40,10 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from gameplay import texts_delivery
-from gameplay.models import (
-    FlagKind,
-    FlagStatus,
-    ModerationFlag,
-    Outbox,
-    OutboxChannel,
-    OutboxStatus,
-    Seat,
-)
+from gameplay.models import Outbox, OutboxChannel, OutboxStatus
 from gameplay.rules.errors import InvalidCommand
+
+from .outbox_flags import flag_failed_delivery
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +56,6 @@ DRAIN_JOB_TIMEOUT = 600
 
 #: At most this many board topics are looked at per claim.
 MAX_TOPICS_PER_CLAIM = 50
-#: An open delivery flag keeps at most this many lines (the newest).
-MAX_FLAG_LINES = 40
 
 Outcome = Literal["sent", "retry", "failed", "again"]
 
@@ -111,7 +103,7 @@ def enqueue_delivery(*, delay: float = 0.0) -> bool:
     redis = queue.connection
     options: dict[str, Any] = {
         "job_timeout": DRAIN_JOB_TIMEOUT,
-        "result_ttl": 600,
+        "result_ttl": 120,
         "failure_ttl": 7 * 24 * 3600,
         "description": "drain the Outbox to VK",
     }
@@ -416,55 +408,8 @@ def _flag(row: Outbox, failure: Failure | None, undelivered: Mapping[int, Failur
     if row.game_id is None:
         log.warning("Outbox #%s (no game) failed: %s", row.pk, failure or _summary(undelivered))
         return
-    if row.channel == OutboxChannel.BOARD:
-        why = (failure or Failure(None, "?")).for_gm
-        line = texts_delivery.board_failed(row.pk, row.kind, row.topic_id, why)
-        _add_flag_line(row, line, topic_id=row.topic_id)
-        return
-    if row.channel in (OutboxChannel.KICK, OutboxChannel.INVITE) and not undelivered:
-        why = (failure or Failure(None, "?")).for_gm
-        member = (row.payload or {}).get("member_id")
-        line = texts_delivery.chat_action_failed(row.pk, row.kind, why)
-        _add_flag_line(row, line, vk_user_id=int(member) if member else None)
-        return
-    recipients = dict(undelivered)
-    if not recipients:
-        recipients = {int(peer): failure or Failure(None, "?") for peer in row.peer_ids or ()}
-    for peer, peer_failure in sorted(recipients.items()):
-        line = texts_delivery.message_failed(row.pk, row.kind, peer_failure.for_gm)
-        _add_flag_line(row, line, vk_user_id=peer)
-
-
-def _add_flag_line(
-    row: Outbox, line: str, *, vk_user_id: int | None = None, topic_id: int | None = None
-) -> None:
-    """Append to the open delivery flag of this player (or topic) in the game, or open one."""
-    open_flags = ModerationFlag.objects.select_for_update().filter(
-        game_id=row.game_id, kind=FlagKind.DELIVERY, status=FlagStatus.OPEN
-    )
-    if vk_user_id is not None:
-        open_flags = open_flags.filter(vk_user_id=vk_user_id)
-    elif topic_id is not None:
-        open_flags = open_flags.filter(vk_user_id__isnull=True, topic_id=topic_id)
-    else:
-        open_flags = open_flags.filter(vk_user_id__isnull=True, topic_id__isnull=True)
-    flag = open_flags.order_by("id").first()
-    if flag is not None:
-        lines = [*flag.text.splitlines(), line][-MAX_FLAG_LINES:]
-        flag.text = "\n".join(lines)
-        flag.save(update_fields=["text"])
-        return
-    seat = None
-    if vk_user_id is not None:
-        seat = Seat.objects.filter(game_id=row.game_id, vk_user_id=vk_user_id).first()
-    ModerationFlag.objects.create(
-        game_id=row.game_id,
-        seat=seat,
-        vk_user_id=vk_user_id,
-        kind=FlagKind.DELIVERY,
-        text=line,
-        topic_id=topic_id,
-    )
+    why = (failure or Failure(None, "?")).for_gm
+    flag_failed_delivery(row, why, {peer: f.for_gm for peer, f in undelivered.items()})
 
 
 # --- the GM's retry button ----------------------------------------------------------------------

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import timedelta
+from typing import Any
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.utils import timezone
 from rq import Queue
 
@@ -35,6 +36,7 @@ from tests.vkbot.delivery_support import (
     vk_fixture,  # noqa: F401 (the ``vk`` fixture)
 )
 from vkbot.delivery.batch import pack
+from vkbot.delivery.drain import Drainer
 from vkbot.delivery.jobs import drain_outbox
 from vkbot.delivery.plan import plan_round
 from vkbot.delivery.transport import Transport
@@ -363,3 +365,32 @@ def test_the_job_drains_and_schedules_itself_for_a_later_retry(
         for job_id in queue.scheduled_job_registry.get_job_ids():
             queue.scheduled_job_registry.remove(job_id, delete_job=True)
         queue.connection.delete(DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY)
+
+
+def test_deliver_forever_picks_up_new_rows_until_stopped(vk: RunningServer) -> None:
+    from vkbot.management.commands.deliver import Command
+
+    message_row([9300], "Первое")
+    looks = {"count": 0}
+
+    def stop() -> bool:
+        looks["count"] += 1
+        if looks["count"] == 5:
+            message_row([9301], "Второе")  # written while the loop runs
+        return received(vk)[(9301, "Второе")] == 1 or looks["count"] > 500
+
+    with Drainer() as drainer:
+        report = Command()._forever(drainer, 0.05, stop)
+    assert received(vk) == Counter({(9300, "Первое"): 1, (9301, "Второе"): 1})
+    assert report.sent == 2 and report.stopped == "asked to stop"
+
+
+def test_deliver_refuses_bad_options_and_missing_tokens(vk: RunningServer, settings: Any) -> None:
+    with pytest.raises(CommandError, match="--wait must not be negative"):
+        call_command("deliver", "--once", "--wait", "-1")
+    with pytest.raises(CommandError):
+        call_command("deliver")  # --once or --forever
+    settings.VK_GROUP_TOKEN = ""
+    settings.VK_USER_TOKEN = ""
+    with pytest.raises(CommandError, match="No VK token is configured"):
+        call_command("deliver", "--once")

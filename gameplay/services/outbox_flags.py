@@ -1,0 +1,66 @@
+"""ModerationFlags of kind ``delivery``: what the GM reads about messages VK refused.
+
+One open flag per player (or per board topic) in a game collects the failures, a line each
+(the newest ``MAX_FLAG_LINES``), so a player who has not allowed messages from the community
+makes one flag, not one per message. Called by ``outbox`` inside its transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from gameplay import texts_delivery
+from gameplay.models import FlagKind, FlagStatus, ModerationFlag, Outbox, OutboxChannel, Seat
+
+#: An open delivery flag keeps at most this many lines (the newest).
+MAX_FLAG_LINES = 40
+
+
+def flag_failed_delivery(row: Outbox, why: str, recipients: Mapping[int, str]) -> None:
+    """Tell the GM of the row's game: ``recipients`` maps each player VK refused to the reason
+    in the GM's words; ``why`` is the reason for the row as a whole (a board post, a chat
+    action, or a message none of whose recipients is listed)."""
+    if row.channel == OutboxChannel.BOARD:
+        line = texts_delivery.board_failed(row.pk, row.kind, row.topic_id, why)
+        add_flag_line(row, line, topic_id=row.topic_id)
+        return
+    if row.channel in (OutboxChannel.KICK, OutboxChannel.INVITE) and not recipients:
+        member = (row.payload or {}).get("member_id")
+        line = texts_delivery.chat_action_failed(row.pk, row.kind, why)
+        add_flag_line(row, line, vk_user_id=int(member) if member else None)
+        return
+    reasons = dict(recipients) or {int(peer): why for peer in row.peer_ids or ()}
+    for peer, reason in sorted(reasons.items()):
+        add_flag_line(row, texts_delivery.message_failed(row.pk, row.kind, reason), vk_user_id=peer)
+
+
+def add_flag_line(
+    row: Outbox, line: str, *, vk_user_id: int | None = None, topic_id: int | None = None
+) -> None:
+    """Append to the open delivery flag of this player (or topic) in the game, or open one."""
+    open_flags = ModerationFlag.objects.select_for_update().filter(
+        game_id=row.game_id, kind=FlagKind.DELIVERY, status=FlagStatus.OPEN
+    )
+    if vk_user_id is not None:
+        open_flags = open_flags.filter(vk_user_id=vk_user_id)
+    elif topic_id is not None:
+        open_flags = open_flags.filter(vk_user_id__isnull=True, topic_id=topic_id)
+    else:
+        open_flags = open_flags.filter(vk_user_id__isnull=True, topic_id__isnull=True)
+    flag = open_flags.order_by("id").first()
+    if flag is not None:
+        lines = [*flag.text.splitlines(), line][-MAX_FLAG_LINES:]
+        flag.text = "\n".join(lines)
+        flag.save(update_fields=["text"])
+        return
+    seat = None
+    if vk_user_id is not None:
+        seat = Seat.objects.filter(game_id=row.game_id, vk_user_id=vk_user_id).first()
+    ModerationFlag.objects.create(
+        game_id=row.game_id,
+        seat=seat,
+        vk_user_id=vk_user_id,
+        kind=FlagKind.DELIVERY,
+        text=line,
+        topic_id=topic_id,
+    )
