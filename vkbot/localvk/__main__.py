@@ -6,10 +6,12 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
 
+from . import persist
 from .server import start_site
 from .state import LocalVK
 
@@ -40,6 +42,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--group-rps", type=int, default=20)
     parser.add_argument("--user-rps", type=int, default=3)
+    parser.add_argument(
+        "--state-file",
+        default=None,
+        metavar="PATH",
+        help="load the community's content from this JSON file at start (if it exists) and "
+        "save it there while running and on exit",
+    )
     parser.add_argument("--log-level", default="INFO")
     return parser
 
@@ -57,13 +66,23 @@ def state_from_args(args: argparse.Namespace) -> LocalVK:
     )
 
 
-async def serve(state: LocalVK, host: str, port: int) -> None:
-    """Serve until SIGINT/SIGTERM."""
+async def serve(
+    state: LocalVK, host: str, port: int, *, state_file: str | os.PathLike[str] | None = None
+) -> None:
+    """Serve until SIGINT/SIGTERM; with ``state_file``, load it first and keep it saved."""
+    saver = None
+    if state_file is not None:
+        if persist.load(state, state_file):
+            logger.info("local VK state loaded from %s", state_file)
+        saver = persist.AutoSaver(state, state_file)
     runner, bound_port = await start_site(state, host, port)
     logger.info(
-        "local VK for group %s listening on http://%s:%s (API: http://%s:%s/method/)",
-        state.group_id, host, bound_port, host, bound_port,
+        "local VK for group %s listening on http://%s:%s (API: http://%s:%s/method/, "
+        "player page: http://%s:%s/sandbox/)",
+        state.group_id, host, bound_port, host, bound_port, host, bound_port,
     )  # fmt: skip
+    if saver is not None:
+        saver.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -75,6 +94,9 @@ async def serve(state: LocalVK, host: str, port: int) -> None:
     finally:
         state.longpoll.close()
         await runner.cleanup()
+        if saver is not None:
+            await saver.stop()
+            logger.info("local VK state saved to %s", state_file)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -85,8 +107,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(state, args.host, args.port))
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(serve(state, args.host, args.port, state_file=args.state_file))
+    except persist.StateFileError as exc:
+        print(f"error: {args.state_file}: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

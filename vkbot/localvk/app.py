@@ -1,4 +1,5 @@
-"""The aiohttp application: VK's ``/method/<name>``, the long-poll endpoint, and ``/_test/``."""
+"""The aiohttp application: VK's ``/method/<name>``, the long-poll endpoint, ``/_test/``, and
+the player page ``/sandbox/`` (:mod:`vkbot.localvk.sandbox`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from aiohttp import web
 from .control import add_control_routes
 from .dispatch import handle_api_call
 from .longpoll import MAX_WAIT
+from .sandbox import add_sandbox_routes
 from .state import LocalVK
 
 logger = logging.getLogger(__name__)
@@ -104,6 +106,7 @@ def make_app(state: LocalVK | None = None) -> web.Application:
     app.router.add_route("*", "/method/{method}", handle_method)
     app.router.add_route("*", "/lp/{group_id}", handle_longpoll)
     add_control_routes(app, STATE_KEY)
+    add_sandbox_routes(app, STATE_KEY)
     app.on_startup.append(_on_startup)
     app.on_shutdown.append(_on_shutdown)
     return app

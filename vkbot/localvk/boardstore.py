@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import asdict
 from typing import Any
 
 from .longpoll import LongPollQueue
@@ -90,6 +91,52 @@ class Board:
                 if comment.id == comment_id and not comment.deleted:
                     return comment
             raise ValueError(f"no comment {comment_id} in topic {topic.id}")
+
+    # --- persistence (vkbot.localvk.persist) ---------------------------------------------
+
+    def export(self) -> dict[str, Any]:
+        with self.lock:
+            return {
+                "topic_seq": self._topic_seq,
+                "comment_seq": self._comment_seq,
+                "topics": [
+                    {
+                        "id": t.id,
+                        "title": t.title,
+                        "created_by": t.created_by,
+                        "date": t.date,
+                        "is_closed": t.is_closed,
+                        "comments": [asdict(c) for c in t.comments],
+                    }
+                    for t in self.topics.values()
+                ],
+                "guids": [
+                    [token, topic_id, guid, comment.id]
+                    for (token, topic_id, guid), comment in self._by_guid.items()
+                ],
+            }
+
+    def restore(self, data: dict[str, Any]) -> None:
+        with self.lock:
+            self.clear()
+            comments: dict[int, Comment] = {}
+            for raw in data["topics"]:
+                topic = Topic(
+                    id=int(raw["id"]),
+                    title=str(raw["title"]),
+                    created_by=int(raw["created_by"]),
+                    date=int(raw["date"]),
+                    is_closed=bool(raw["is_closed"]),
+                    comments=[Comment(**c) for c in raw["comments"]],
+                )
+                self.topics[topic.id] = topic
+                comments.update((c.id, c) for c in topic.comments)
+            for token, topic_id, guid, comment_id in data["guids"]:
+                comment = comments.get(int(comment_id))
+                if comment is not None:
+                    self._by_guid[(str(token), int(topic_id), str(guid))] = comment
+            self._topic_seq = max(int(data["topic_seq"]), max(self.topics, default=0))
+            self._comment_seq = max(int(data["comment_seq"]), max(comments, default=0))
 
     # --- what users do -------------------------------------------------------------------
 

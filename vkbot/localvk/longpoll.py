@@ -114,6 +114,33 @@ class LongPollQueue:
         with self._lock:
             self._closed = False
 
+    # --- persistence (vkbot.localvk.persist) ---------------------------------------------
+
+    def export(self, *, keep: int | None = None) -> dict[str, Any]:
+        """The numbering, the event-id salt and the kept events (the newest ``keep``)."""
+        with self._lock:
+            events = list(self._events)
+            if keep is not None:
+                events = events[-keep:] if keep > 0 else []
+            return {
+                "next_seq": self._next_seq,
+                "salt": self._salt,
+                "events": [{"seq": e.seq, "update": e.update} for e in events],
+            }
+
+    def restore(self, data: dict[str, Any]) -> None:
+        """Continue from an :meth:`export`: the same ts and event ids; keys are new, so a
+        poller gets ``failed: 2`` and keeps its ts, as after a VK server restart."""
+        with self._lock:
+            events = [LongPollEvent(int(e["seq"]), dict(e["update"])) for e in data["events"]]
+            next_seq = int(data["next_seq"])
+            if any(e.seq >= next_seq for e in events) or next_seq < 1:
+                raise ValueError("long-poll events must be numbered below next_seq")
+            self._events.clear()
+            self._events.extend(sorted(events, key=lambda e: e.seq))
+            self._next_seq = next_seq
+            self._salt = str(data["salt"])
+
     # --- poller side ---------------------------------------------------------------------
 
     def check(self, key: str, ts: str) -> dict[str, Any]:

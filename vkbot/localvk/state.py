@@ -104,6 +104,9 @@ class LocalVK:
         self.chats: dict[int, Chat] = {}
         self.board.clear()
         self.callback_events: dict[str, CallbackEvent] = {}
+        #: Users a person plays on the player page (vkbot.localvk.sandbox): simulated
+        #: players leave them alone.
+        self.taken_over: set[int] = set()
 
     # --- configuration -------------------------------------------------------------------
 
@@ -135,6 +138,14 @@ class LocalVK:
                 return known
         first, last, sex = generated_name(user_id)
         return User(user_id, first, last, sex)
+
+    def set_taken_over(self, user_id: int, taken: bool = True) -> None:
+        """Mark a user as played by a person (simulated players then leave them alone)."""
+        with self.lock:
+            if taken:
+                self.taken_over.add(user_id)
+            else:
+                self.taken_over.discard(user_id)
 
     def set_messages_allowed(self, user_id: int, allowed: bool = True) -> None:
         """Whether the user lets the community write to them (else ``messages.send`` → 901).

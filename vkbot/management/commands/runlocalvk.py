@@ -14,6 +14,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from vkbot.localvk.__main__ import serve
+from vkbot.localvk.persist import StateFileError
 from vkbot.localvk.state import LocalVK
 
 DEFAULT_GROUP_TOKEN = "group-token"
@@ -32,9 +33,16 @@ class Command(BaseCommand):
             "--user-token", action="append", dest="user_tokens", default=None, metavar="TOKEN"
         )
         parser.add_argument("--admin-user-id", type=int, default=100)
+        parser.add_argument("--group-name", default="Мафия (локальный VK)")
         parser.add_argument("--deny-messages-by-default", action="store_true")
         parser.add_argument("--group-rps", type=int, default=20)
         parser.add_argument("--user-rps", type=int, default=3)
+        parser.add_argument(
+            "--state-file",
+            default=None,
+            metavar="PATH",
+            help="load the content from this JSON file at start and keep it saved there",
+        )
 
     def build_state(self, options: dict[str, Any]) -> LocalVK:
         group_id = options["group_id"] or getattr(settings, "VK_GROUP_ID", None) or 1
@@ -50,6 +58,7 @@ class Command(BaseCommand):
                 group_token=group_token,
                 user_tokens=user_tokens,
                 admin_user_id=options["admin_user_id"],
+                group_name=options["group_name"],
                 allow_messages_by_default=not options["deny_messages_by_default"],
                 group_rps=options["group_rps"],
                 user_rps=options["user_rps"],
@@ -62,7 +71,11 @@ class Command(BaseCommand):
         host, port = options["host"], options["port"]
         self.stdout.write(
             f"Local VK for group {state.group_id} on http://{host}:{port} "
-            f"(VK_API_URL=http://{host}:{port}/method/). Ctrl+C to stop."
+            f"(VK_API_URL=http://{host}:{port}/method/; player page "
+            f"http://{host}:{port}/sandbox/). Ctrl+C to stop."
         )
-        with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(serve(state, host, port))
+        try:
+            with contextlib.suppress(KeyboardInterrupt):
+                asyncio.run(serve(state, host, port, state_file=options["state_file"]))
+        except StateFileError as exc:
+            raise CommandError(f"{options['state_file']}: {exc}") from exc
