@@ -18,6 +18,8 @@ export HYPOTHESIS_PROFILE
 DEMO_HOST ?= 127.0.0.1:8000
 DEMO_GM_USER ?= gm
 DEMO_GM_PASSWORD ?= gm
+DEMO_VK_PORT ?= 8081
+DEMO_ARGS ?=
 BIND ?= 0.0.0.0:8000
 WEB_CONCURRENCY ?= 2
 
@@ -52,21 +54,15 @@ format: $(STAMP)
 migrate: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
 
-# The panel on the embedded default (SQLite file + in-process fakeredis unless DATABASE_URL /
-# REDIS_URL say otherwise), with a GM superuser. Issue 6 extends this target with the bot, the
-# worker and the local VK server.
-demo: migrate
-	@$(BIN)/python manage.py shell --no-imports -c "\
-	from django.contrib.auth import get_user_model; \
-	User = get_user_model(); \
-	user, _ = User.objects.get_or_create(username='$(DEMO_GM_USER)'); \
-	user.is_staff = user.is_superuser = True; \
-	user.set_password('$(DEMO_GM_PASSWORD)'); \
-	user.save()"
-	@if $(BIN)/python manage.py help demo_seed >/dev/null 2>&1; then \
-		$(BIN)/python manage.py demo_seed; fi
-	@echo "GM panel: http://$(DEMO_HOST)/admin/  user: $(DEMO_GM_USER)  password: $(DEMO_GM_PASSWORD)"
-	$(BIN)/python manage.py runserver $(DEMO_HOST)
+# The whole project on the embedded default, in one command (demo/stack.py): the GM panel, the
+# local VK server with its player page, the bot, a worker with the scheduler and simulated
+# players around a 26-player demo game, sharing .demo/db.sqlite3 and a Redis stand-in.
+# Ctrl-C stops everything; the next `make demo` continues the same game. More options:
+# `make demo DEMO_ARGS="--day-minutes 10 --auto-publish"` (see `manage.py demo --help`).
+demo: $(STAMP)
+	@$(BIN)/python manage.py demo --host $(word 1,$(subst :, ,$(DEMO_HOST))) \
+		--web-port $(word 2,$(subst :, ,$(DEMO_HOST))) --vk-port $(DEMO_VK_PORT) \
+		--gm-user '$(DEMO_GM_USER)' --gm-password '$(DEMO_GM_PASSWORD)' $(DEMO_ARGS)
 
 # The web process as in production: migrations, static files, gunicorn.
 run: migrate

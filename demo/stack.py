@@ -1,0 +1,215 @@
+"""What ``make demo`` runs, in order: the Redis stand-in and the local VK server (with the
+player page) while the setup migrates the database and then (once they answer) sets the demo
+game up; then, side by side, the GM panel, the worker (delivery and deadline ticks, with the
+scheduler), the bot and the simulated players."""
+
+from __future__ import annotations
+
+import socket
+import sys
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import config
+from .config import DemoLayout
+from .supervisor import Service, Supervisor
+
+#: rq's routine lines (every job, every registry cleaning) and the delivery's per-run report.
+WORKER_MUTE = r" INFO (rq\.\w+|vkbot\.delivery\.jobs) \["
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    layout: DemoLayout
+    project_dir: Path
+    gm_user: str = "gm"
+    gm_password: str = "gm"
+    day_minutes: int = 5
+    night_minutes: int = 5
+    auto_publish: bool = False
+    seed: str | None = None
+    new_game: bool = False
+    players: bool = True
+    min_delay: float = 3.0
+    max_delay: float = 150.0
+    players_seed: int | None = None
+
+
+def free_port(host: str) -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def port_in_use(host: str, port: int) -> bool:
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
+def http_ok(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return bool(response.status == 200)
+    except OSError:
+        return False
+
+
+def redis_ok(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=2) as sock:
+            sock.sendall(b"*1\r\n$4\r\nPING\r\n")
+            return sock.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def _manage(options: DemoOptions, *args: str) -> list[str]:
+    return [sys.executable, str(options.project_dir / "manage.py"), *args]
+
+
+def setup_step(options: DemoOptions) -> list[str]:
+    """The database migration and the game's setup (it waits for the servers)."""
+    seed = _manage(
+        options, "demo_seed", "--migrate", "--wait", "90",
+        "--vk-url", options.layout.vk_url,
+        "--gm-user", options.gm_user,
+        "--gm-password", options.gm_password,
+        "--day-minutes", str(options.day_minutes),
+        "--night-minutes", str(options.night_minutes),
+    )
+    if options.auto_publish:
+        seed.append("--auto-publish")
+    if options.seed:
+        seed += ["--seed", options.seed]
+    if options.new_game:
+        seed.append("--new-game")
+    return seed
+
+
+def servers(options: DemoOptions) -> list[Service]:
+    """The Redis stand-in and the local VK: needed by the setup."""
+    layout = options.layout
+    return [
+        Service(
+            "redis",
+            [sys.executable, "-m", "demo.redis_server", "--host", layout.host,
+             "--port", str(layout.redis_port)],
+            probe=lambda: redis_ok(layout.host, layout.redis_port),
+            ready_timeout=20,
+            stop_timeout=3,
+        ),
+        Service(
+            "localvk",
+            _manage(
+                options, "runlocalvk",
+                "--host", layout.host,
+                "--port", str(layout.vk_port),
+                "--group-id", str(config.GROUP_ID),
+                "--group-name", config.GROUP_NAME,
+                "--group-token", config.GROUP_TOKEN,
+                "--user-token", config.USER_TOKEN,
+                "--admin-user-id", str(config.ADMIN_USER_ID),
+                "--state-file", str(layout.localvk_state),
+            ),
+            probe=lambda: http_ok(f"{layout.vk_url}/_test/stats"),
+            stop_timeout=8,
+        ),
+    ]
+
+
+def processes(options: DemoOptions) -> list[Service]:
+    """The panel, the worker, the bot and the simulated players."""
+    layout = options.layout
+    services = [
+        Service(
+            "web",
+            _manage(options, "runserver", f"{layout.host}:{layout.web_port}", "--noreload"),
+            probe=lambda: http_ok(f"{layout.web_url}/admin/login/"),
+            stop_timeout=5,
+        ),
+        Service(
+            "worker",
+            _manage(options, "rqworker", "default", "vk", "--with-scheduler",
+                    "--worker-class", "gameplay.worker.SimpleWorker"),
+            ready_line=r"Listening on",
+            mute=WORKER_MUTE,
+            stop_timeout=15,
+        ),
+        Service(
+            "bot",
+            _manage(options, "runbot"),
+            ready_line=r"runbot: long poll",
+            stop_timeout=10,
+        ),
+    ]
+    if options.players:
+        players = _manage(
+            options, "demo_players",
+            "--vk-url", layout.vk_url,
+            "--min-delay", str(options.min_delay),
+            "--max-delay", str(options.max_delay),
+        )
+        if options.players_seed is not None:
+            players += ["--seed", str(options.players_seed)]
+        services.append(
+            Service("players", players, ready_line=r"demo players:", stop_timeout=5)
+        )
+    return services
+
+
+def banner(options: DemoOptions) -> list[str]:
+    layout = options.layout
+    return [
+        "The demo is running. Ctrl-C stops everything; `make demo` again continues the game.",
+        f"  GM panel:     {layout.web_url}/admin/  (user {options.gm_user}, "
+        f"password {options.gm_password})",
+        f"  Player page:  {layout.sandbox_url}",
+        f"  Local VK API: {layout.api_url}",
+        f"  Data:         {layout.data_dir} (SQLite database and the local VK's state)",
+    ]
+
+
+def run(options: DemoOptions, supervisor: Supervisor) -> int:
+    """Start the demo and supervise it until stopped; returns the exit status."""
+    from .supervisor import Interrupted, StartupError
+
+    layout = options.layout
+    busy = [f"{name} port {port}" for name, port in
+            (("web", layout.web_port), ("local VK", layout.vk_port),
+             ("Redis stand-in", layout.redis_port))
+            if port_in_use(layout.host, port)]
+    if busy:
+        supervisor.say(
+            "cannot start: in use on " + layout.host + ": " + ", ".join(busy)
+            + ". Is another demo running? Stop it, or choose other ports (see "
+            "`manage.py demo --help`)."
+        )
+        return 2
+    layout.data_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        # The servers start while the setup migrates the database; it waits for them.
+        started = supervisor.spawn_group(servers(options))
+        supervisor.run_step("setup", setup_step(options))
+        supervisor.wait_group(started)
+        supervisor.start_group(processes(options))
+    except Interrupted:
+        supervisor.say("interrupted while starting")
+        supervisor.stop_all()
+        return 130
+    except StartupError as exc:
+        supervisor.say(f"cannot start the demo: {exc}")
+        supervisor.stop_all()
+        return 1
+    for line in banner(options):
+        supervisor.say(line)
+    status = supervisor.watch()
+    supervisor.say("stopping the demo…")
+    supervisor.stop_all()
+    supervisor.say("stopped.")
+    return status

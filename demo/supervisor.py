@@ -1,0 +1,296 @@
+"""A small process supervisor: one-shot steps, then long-running services started in order,
+each waited for until ready; their output prefixed with their name; a crashed service
+restarted with back-off; and on SIGINT/SIGTERM every service stopped in reverse order
+(SIGTERM to its process group, SIGKILL after its timeout). No orphans: each service runs in
+its own process group through :mod:`demo.launch`, which also has the kernel end it if the
+supervisor itself dies.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import IO
+
+Probe = Callable[[], bool]
+
+COLORS = ("36", "33", "35", "32", "34", "31", "96", "93")
+#: Restarts allowed within RESTART_WINDOW seconds before the supervisor gives up.
+MAX_RESTARTS = 5
+RESTART_WINDOW = 120.0
+
+
+class StartupError(Exception):
+    """A step failed or a service did not become ready (the supervisor stops then)."""
+
+
+class Interrupted(Exception):
+    """A stop was requested while starting."""
+
+
+@dataclass
+class Service:
+    name: str
+    argv: Sequence[str]
+    #: Ready when this returns True (polled) …
+    probe: Probe | None = None
+    #: … or when a line of its output matches this.
+    ready_line: str | None = None
+    ready_timeout: float = 60.0
+    stop_timeout: float = 10.0
+    #: Output lines matching this are not shown (unless the supervisor is verbose).
+    mute: str | None = None
+    restart: bool = True
+
+
+@dataclass
+class Child:
+    service: Service
+    process: subprocess.Popen[bytes]
+    ready: threading.Event = field(default_factory=threading.Event)
+    reader: threading.Thread | None = None
+
+
+class Supervisor:
+    def __init__(
+        self,
+        *,
+        env: dict[str, str],
+        cwd: str,
+        out: IO[str] | None = None,
+        color: bool | None = None,
+        verbose: bool = False,
+    ) -> None:
+        self.env = env
+        self.cwd = cwd
+        self.out = out or sys.stdout
+        self.color = self.out.isatty() if color is None else color
+        self.verbose = verbose
+        self.children: list[Child] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._force = False
+        self._restarts: dict[str, list[float]] = {}
+        self._width = 8
+
+    # --- output --------------------------------------------------------------------------
+
+    def say(self, text: str, name: str = "demo") -> None:
+        self._write(name, text)
+
+    def _write(self, name: str, line: str) -> None:
+        prefix = f"{name:<{self._width}}|"
+        if self.color:
+            code = COLORS[sum(map(ord, name)) % len(COLORS)]
+            prefix = f"\033[{code}m{prefix}\033[0m"
+        with self._lock:
+            self.out.write(f"{prefix} {line}\n")
+            self.out.flush()
+
+    def _pump(self, name: str, stream: IO[bytes], ready_line: str | None,
+              ready: threading.Event | None, mute: str | None) -> None:
+        pattern = re.compile(ready_line) if ready_line else None
+        muted = re.compile(mute) if mute and not self.verbose else None
+        for raw in iter(stream.readline, b""):
+            line = raw.decode("utf-8", errors="replace").rstrip()
+            if pattern is not None and ready is not None and pattern.search(line):
+                ready.set()
+            if muted is not None and muted.search(line):
+                continue
+            self._write(name, line)
+        stream.close()
+
+    # --- signals -------------------------------------------------------------------------
+
+    def install_signal_handlers(self) -> None:
+        def handler(signum: int, frame: object) -> None:
+            if self._stop.is_set():
+                self._force = True  # a second Ctrl-C: do not wait for graceful stops
+            self._stop.set()
+
+        signal.signal(signal.SIGINT, handler)
+        signal.signal(signal.SIGTERM, handler)
+
+    def request_stop(self) -> None:
+        self._stop.set()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    # --- processes -----------------------------------------------------------------------
+
+    def _spawn(self, name: str, argv: Sequence[str]) -> subprocess.Popen[bytes]:
+        self._width = max(self._width, len(name))
+        command = [sys.executable, "-m", "demo.launch", str(os.getpid()), *argv]
+        return subprocess.Popen(
+            command,
+            cwd=self.cwd,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def run_step(self, name: str, argv: Sequence[str], *, timeout: float = 300.0) -> None:
+        """Run a one-shot command to its end, its output prefixed; raise on failure."""
+        if self._stop.is_set():
+            raise Interrupted()
+        process = self._spawn(name, argv)
+        assert process.stdout is not None
+        reader = threading.Thread(target=self._pump, args=(name, process.stdout, None, None,
+                                                           None), daemon=True)
+        reader.start()
+        deadline = time.monotonic() + timeout
+        while process.poll() is None:
+            if self._stop.is_set():
+                self._terminate(process, 5.0)
+                raise Interrupted()
+            if time.monotonic() > deadline:
+                self._terminate(process, 5.0)
+                raise StartupError(f"{name} did not finish within {timeout:.0f} s")
+            time.sleep(0.05)
+        reader.join(2.0)
+        if process.returncode != 0:
+            raise StartupError(f"{name} failed with exit status {process.returncode}")
+
+    def start(self, service: Service) -> Child:
+        """Start a service and wait until it is ready."""
+        return self.start_group([service])[0]
+
+    def start_group(self, services: Sequence[Service]) -> list[Child]:
+        """Start services side by side, then wait until every one is ready."""
+        started = self.spawn_group(services)
+        self.wait_group(started)
+        return started
+
+    def wait_group(self, children: Sequence[Child]) -> None:
+        for child in children:
+            self._wait_ready(child)
+
+    def spawn_group(self, services: Sequence[Service]) -> list[Child]:
+        """Start services side by side without waiting (see :meth:`wait_group`)."""
+        if self._stop.is_set():
+            raise Interrupted()
+        started = []
+        for service in services:
+            process = self._spawn(service.name, service.argv)
+            child = Child(service, process)
+            assert process.stdout is not None
+            child.reader = threading.Thread(
+                target=self._pump,
+                args=(service.name, process.stdout, service.ready_line, child.ready,
+                      service.mute),
+                daemon=True,
+            )
+            child.reader.start()
+            self.children.append(child)
+            started.append(child)
+        return started
+
+    def _wait_ready(self, child: Child) -> None:
+        service = child.service
+        deadline = time.monotonic() + service.ready_timeout
+        next_probe = 0.0
+        while True:
+            if self._stop.is_set():
+                raise Interrupted()
+            if child.process.poll() is not None:
+                child.reader and child.reader.join(2.0)
+                raise StartupError(
+                    f"{service.name} exited with status {child.process.returncode} while "
+                    "starting"
+                )
+            if child.ready.is_set():
+                return
+            now = time.monotonic()
+            if service.probe is not None and now >= next_probe:
+                next_probe = now + 0.25
+                try:
+                    if service.probe():
+                        child.ready.set()
+                        return
+                except Exception:  # noqa: BLE001 - not ready yet
+                    pass
+            if service.probe is None and service.ready_line is None:
+                return
+            if now > deadline:
+                raise StartupError(
+                    f"{service.name} was not ready after {service.ready_timeout:.0f} s"
+                )
+            time.sleep(0.05)
+
+    def watch(self, poll: float = 0.2) -> int:
+        """Keep the services running until a stop is requested; 0, or 1 if one kept
+        crashing."""
+        while not self._stop.wait(poll):
+            for index, child in enumerate(list(self.children)):
+                code = child.process.poll()
+                if code is None or self._stop.is_set():
+                    continue
+                name = child.service.name
+                if not child.service.restart or not self._may_restart(name):
+                    self.say(f"{name} exited with status {code} and keeps failing: stopping")
+                    return 1
+                delay = min(30.0, 2.0 ** (len(self._restarts[name]) - 1))
+                self.say(f"{name} exited with status {code}; restarting in {delay:.0f} s")
+                if self._stop.wait(delay):
+                    break
+                try:
+                    self._restart(index)
+                except (StartupError, Interrupted) as exc:
+                    self.say(f"{name} could not be restarted: {exc}")
+                    return 1
+        return 0
+
+    def _may_restart(self, name: str) -> bool:
+        now = time.monotonic()
+        recent = [t for t in self._restarts.get(name, []) if now - t < RESTART_WINDOW]
+        recent.append(now)
+        self._restarts[name] = recent
+        return len(recent) <= MAX_RESTARTS
+
+    def _restart(self, index: int) -> None:
+        child = self.start(self.children[index].service)
+        # start() appended it: put it in its predecessor's place (the order of the stop).
+        self.children.pop()
+        self.children[index] = child
+
+    def stop_all(self) -> None:
+        """Stop every service, the last started first."""
+        for child in reversed(self.children):
+            timeout = 0.0 if self._force else child.service.stop_timeout
+            if child.process.poll() is None:
+                self.say(f"stopping {child.service.name}")
+            self._terminate(child.process, timeout)
+            if child.reader is not None:
+                child.reader.join(2.0)
+        self.children.clear()
+
+    def _terminate(self, process: subprocess.Popen[bytes], timeout: float) -> None:
+        """SIGTERM the process group, wait up to ``timeout`` (a second Ctrl-C cuts it
+        short), then SIGKILL whatever is left of the group."""
+        group = process.pid
+        if process.poll() is None:
+            _signal_group(group, signal.SIGTERM)
+            deadline = time.monotonic() + timeout
+            while process.poll() is None and time.monotonic() < deadline and not self._force:
+                time.sleep(0.05)
+        _signal_group(group, signal.SIGKILL)  # stragglers of the group (e.g. rq's scheduler)
+        if process.poll() is None:
+            process.wait(5.0)
+
+
+def _signal_group(group: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(group, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
