@@ -1,0 +1,63 @@
+"""The demo's Redis stand-in: a fakeredis TCP server that rq's worker can use, shared by
+several processes, stopping promptly on SIGTERM."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import redis
+from rq import Queue, SimpleWorker
+
+from tests.demo.conftest import PROJECT, free_port
+
+pytestmark = pytest.mark.slow
+
+
+def test_rq_works_across_clients_and_sigterm_stops_it() -> None:
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "demo.redis_server", "--port", str(port)],
+        cwd=PROJECT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+    try:
+        assert server.stdout is not None
+        assert b"listening on" in server.stdout.readline()
+        one = redis.Redis(port=port)
+        two = redis.Redis(port=port)
+        info = one.client_info()  # rq's worker reads its address this way
+        assert info["addr"].startswith("127.0.0.1:")
+        one.set("k", "v")
+        assert two.get("k") == b"v"
+        queue = Queue("default", connection=one)
+        job = queue.enqueue(len, "abc")
+        worker = SimpleWorker([Queue("default", connection=two)], connection=two)
+        assert worker.work(burst=True)
+        job.refresh()
+        assert job.return_value() == 3
+        started = time.monotonic()
+        server.send_signal(signal.SIGTERM)  # while clients are still connected
+        assert server.wait(10) == 0
+        assert time.monotonic() - started < 5
+    finally:
+        if server.poll() is None:
+            server.kill()
+
+
+def test_a_busy_port_is_a_clear_error() -> None:
+    port = free_port()
+    first = subprocess.Popen([sys.executable, "-m", "demo.redis_server", "--port", str(port)],
+                             cwd=PROJECT, stdout=subprocess.PIPE)
+    try:
+        assert first.stdout is not None and first.stdout.readline()
+        second = subprocess.run(
+            [sys.executable, "-m", "demo.redis_server", "--port", str(port)],
+            cwd=PROJECT, capture_output=True, timeout=30,
+        )
+        assert second.returncode == 2 and b"cannot listen" in second.stderr
+    finally:
+        first.terminate()
+        first.wait(10)

@@ -1,0 +1,321 @@
+"""The simulated players: what they read (the bot's own texts), what they choose, and that
+their moves reach the local VK as users' actions — and never for a taken-over player."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import aiohttp
+import pytest
+import pytest_asyncio
+
+from demo.sim import brain
+from demo.sim.knowledge import Me, Table, buttons_of, deadline_of, is_confirmation
+from demo.sim.runner import Pace, Players, SandboxClient
+from gameplay import bot_texts, texts
+from gameplay.keyboards import Payload, choice_keyboard, targets_keyboard
+from gameplay.rules import Act, Item, Role
+from vkbot.localvk import LocalVK, RunningServer, running_server
+from vkbot.localvk.sandbox.views import keyboard_view
+
+GAME = "Машина времени (демо)"
+TZ = "Europe/Moscow"
+NAMES = {n: f"Игрок{n} Фамилия" for n in range(1, 27)}
+MAFIA = [3, 7, 11, 15, 19, 23]
+
+
+def as_message(text: str, board: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    """A message as the player page's feed shows it."""
+    data = {"id": extra.pop("id", 1), "peer_id": extra.pop("peer_id", 1001), "text": text,
+            "from_community": True, **extra}
+    if board is not None:
+        data["keyboard"] = keyboard_view(board)
+    return data
+
+
+def table_after_start() -> Table:
+    table = Table()
+    table.read_board(5, texts.roster(GAME, list(NAMES.items()), "abc") + "\n\n"
+                     + texts.day_opened(1, None, TZ))
+    return table
+
+
+def mafia_me(number: int = 3) -> Me:
+    me = Me(1000 + number)
+    me.read_private(texts.role_card(GAME, number, Role.MAFIA, None,
+                                    [(n, NAMES[n]) for n in MAFIA], "abc"))
+    return me
+
+
+# --- knowledge -------------------------------------------------------------------------------
+
+
+def test_a_role_card_tells_the_number_the_role_and_the_team() -> None:
+    me = mafia_me(7)
+    assert (me.game, me.number, me.role, me.team) == (GAME, 7, "mafia", set(MAFIA))
+    doctor = Me(1001)
+    doctor.read_private(texts.role_card(GAME, 1, Role.DOCTOR, Item.BOOK, [], "abc"))
+    assert (doctor.number, doctor.role, doctor.team, doctor.playing) == (1, "doctor", set(), True)
+    doctor.read_private(texts.check_result(1, "№3 X", True))
+    assert doctor.checked == {3: True}
+    doctor.read_private(texts.you_died())
+    assert not doctor.playing
+
+
+def test_the_board_tells_the_roster_the_day_and_the_deaths() -> None:
+    table = table_after_start()
+    assert (table.game, table.topic_id, table.day) == (GAME, 5, 1)
+    assert table.living() == list(range(1, 27))
+    table.read_board(5, texts.day_result(1, {4: 9, 5: 3}, NAMES, 4, Role.CIVILIAN, {}, [], False)
+                     + "\n\n" + texts.night_opened(1, None, TZ))
+    assert table.closed_days == {1} and 4 not in table.living()
+    table.read_board(5, texts.night_result(1, [(9, NAMES[9], None)], [(10, NAMES[10],
+                                           Role.MANIAC)], [(12, NAMES[12])]))
+    assert table.published_nights == {1}
+    assert {4, 9, 10} <= table.dead and 12 not in table.dead
+    table.read_board(5, texts.modkilled_public(f"№13 {NAMES[13]}", Role.CIVILIAN))
+    assert 13 in table.dead
+    table.read_board(6, texts.day_opened(7, None, TZ))  # another topic: not this game
+    assert table.day == 1
+    table.read_board(5, texts.game_over(GAME, None, [], [], [], "seed", "abc"))
+    assert table.over
+
+
+def test_deadlines_and_confirmations_are_read_from_the_prompts() -> None:
+    now = datetime(2026, 11, 30, 4, 0, tzinfo=UTC)  # 07:00 in Moscow
+    text = bot_texts.day_prompt(1, now + timedelta(minutes=5), TZ, False)
+    deadline = deadline_of(text, TZ, now)
+    assert deadline is not None and 5 * 60 <= (deadline - now).total_seconds() < 6 * 60
+    assert deadline_of("без срока", TZ, now) is None
+    assert is_confirmation(texts.action_accepted(Act.HEAL, "№1 X", None))
+    assert is_confirmation(texts.vote_accepted("№1 X", False, False))
+    assert not is_confirmation(texts.you_died())
+
+
+# --- choices ---------------------------------------------------------------------------------
+
+
+def vote_prompt() -> dict[str, Any]:
+    base = Payload("vote", game=1, phase=10)
+    pairs = [(n, NAMES[n]) for n in range(1, 27) if n != 3]
+    return as_message(bot_texts.day_prompt(1, None, TZ, False), targets_keyboard(pairs, base))
+
+
+def test_votes_never_go_to_oneself_or_a_fellow_mafioso() -> None:
+    table = table_after_start()
+    me = mafia_me(3)
+    buttons = buttons_of(vote_prompt())
+    kinds = set()
+    for seed in range(300):
+        move = brain.vote_move(me, table, buttons, 1, random.Random(seed))
+        kinds.add(type(move).__name__)
+        if isinstance(move, brain.Press):
+            target = next(b for b in buttons if (b.row, b.column) == (move.row, move.column))
+            number = target.payload.target
+        else:
+            number = int(move.text.split()[-1].lstrip("№"))
+        assert number not in MAFIA
+    assert kinds == {"Press", "Write", "Post"}
+
+
+def test_the_town_herds_around_the_days_suspects() -> None:
+    table = table_after_start()
+    me = Me(1001, number=1, role="civilian")
+    suspects = set(brain.suspects(table, 1)) - {1}
+    votes = [brain.vote_move(me, table, [], 1, random.Random(seed)) for seed in range(200)]
+    chosen = [int(v.text.split()[-1].lstrip("№")) for v in votes]
+    assert sum(n in suspects for n in chosen) > 120
+
+
+def night_prompt(act: Act, me: Me, *, phase: int = 11) -> dict[str, Any]:
+    base = Payload(act.value, game=1, phase=phase)
+    pairs = [(n, NAMES[n]) for n in range(1, 27) if act is Act.HEAL or n != me.number]
+    return as_message(bot_texts.act_prompt(1, act, None, TZ), targets_keyboard(pairs, base))
+
+
+def test_the_mafia_leader_shoots_the_town_and_the_others_mostly_wait() -> None:
+    table = table_after_start()
+    leader, other = mafia_me(3), mafia_me(7)
+    prompt = buttons_of(night_prompt(Act.MAFIA_SHOT, leader))
+    shots = [brain.night_move(leader, table, prompt, random.Random(s)) for s in range(100)]
+    assert all(shot is not None for shot in shots)
+    for shot in shots:
+        if isinstance(shot, brain.Write):
+            assert int(shot.text.split()[-1]) not in MAFIA
+        else:
+            assert prompt[shot.row * 2 + shot.column].payload.target not in MAFIA
+    waits = [brain.night_move(other, table, prompt, random.Random(s)) for s in range(100)]
+    assert sum(move is None for move in waits) > 70
+    table.dead.add(3)  # the leader is dead: the next one leads
+    assert brain.is_leader(other, table)
+
+
+def test_the_commissar_chooses_then_shoots_a_known_mafioso() -> None:
+    table = table_after_start()
+    me = Me(1002, number=2, role="commissar")
+    base = Payload("", game=1, phase=11)
+    choice = buttons_of(as_message(
+        bot_texts.commissar_prompt(1, None, TZ),
+        choice_keyboard([("Проверка", base.but(action="check")),
+                         ("Выстрел", base.but(action="commissar_shot"))])))
+    moves = [brain.night_move(me, table, choice, random.Random(s)) for s in range(50)]
+    presses = [m for m in moves if isinstance(m, brain.Press)]
+    assert presses and all(m.what.startswith("выбор") for m in presses)
+    assert all(m.text.startswith("проверка") for m in moves if isinstance(m, brain.Write))
+    me.checked = {7: True, 8: False}
+    page = buttons_of(night_prompt(Act.COMMISSAR_SHOT, me))
+    for seed in range(30):
+        move = brain.night_move(me, table, page, random.Random(seed), followup=True)
+        target = (move.text.split()[-1] if isinstance(move, brain.Write)
+                  else str(page[move.row * 2 + move.column].payload.target))
+        assert target == "7"
+
+
+def test_the_doctor_heals_only_whom_the_buttons_allow() -> None:
+    table = table_after_start()
+    me = Me(1005, number=5, role="doctor")
+    base = Payload("heal", game=1, phase=11)
+    allowed = [(n, NAMES[n]) for n in (1, 2, 5, 6)]
+    buttons = buttons_of(as_message("Ночь 1. Кого лечите?", targets_keyboard(allowed, base)))
+    for seed in range(50):
+        move = brain.night_move(me, table, buttons, random.Random(seed))
+        assert isinstance(move, brain.Press)
+        assert buttons[move.row * 2 + move.column].payload.target in (1, 2, 5, 6)
+
+
+def test_the_role_strike_guess_page_gets_a_guess() -> None:
+    table = table_after_start()
+    me = mafia_me(3)
+    base = Payload("role_strike", game=1, phase=11, target=9)
+    page = buttons_of(as_message("Какую роль?", choice_keyboard(
+        [(label, base.but(guess=role.value)) for role, label in
+         bot_texts.GUESS_LABELS.items()], color="negative")))
+    move = brain.night_move(me, table, page, random.Random(1), followup=True)
+    assert isinstance(move, brain.Press) and move.what.startswith("role_strike")
+
+
+def test_a_pace_stays_inside_the_phase() -> None:
+    pace = Pace(3, 150)
+    rng = random.Random(1)
+    assert all(3 <= pace.delay(rng, 300) <= 150 for _ in range(100))
+    assert all(3 <= pace.delay(rng, 60) <= 26 for _ in range(100))
+    assert all(pace.delay(rng, 5) == pytest.approx(3) for _ in range(10))
+
+
+# --- the loop against a local VK ---------------------------------------------------------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest_asyncio.fixture
+async def local() -> AsyncIterator[tuple[RunningServer, aiohttp.ClientSession]]:
+    async with running_server(LocalVK(group_rps=10_000, user_rps=10_000)) as srv:
+        async with aiohttp.ClientSession() as http:
+            yield srv, http
+
+
+def community_says(state: LocalVK, peer: int, text: str, board: dict[str, Any] | None = None
+                   ) -> int:
+    return state.send_message(token=state.group_token, token_kind="group",
+                              sender_id=state.community_id, peer_id=peer, text=text,
+                              random_id=0, keyboard=board).id
+
+
+def start_game(state: LocalVK) -> int:
+    topic = state.create_topic("Игра", texts.roster(GAME, list(NAMES.items()), "abc") + "\n\n"
+                               + texts.day_opened(1, None, TZ))
+    for n in range(1, 27):
+        role = Role.MAFIA if n in MAFIA else Role.CIVILIAN
+        team = [(m, NAMES[m]) for m in MAFIA] if role is Role.MAFIA else []
+        community_says(state, 1000 + n, texts.role_card(GAME, n, role, None, team, "abc"))
+    return topic.id
+
+
+def user_moves(state: LocalVK, since: int) -> list[tuple[str, int]]:
+    """(update type, user) of what users did since the long-poll ts ``since``."""
+    out = []
+    for update in state.longpoll.events():
+        obj = update["object"]
+        sender = (obj.get("message") or {}).get("from_id") or obj.get("user_id") or obj.get(
+            "from_id")
+        if update["type"] in ("message_new", "message_event", "board_post_new") and sender > 0:
+            out.append((update["type"], sender))
+    return out[since:]
+
+
+async def test_players_vote_when_the_time_comes_except_the_taken_over(
+    local: tuple[RunningServer, aiohttp.ClientSession],
+) -> None:
+    srv, http = local
+    state = srv.state
+    start_game(state)
+    clock = Clock()
+    players = Players(SandboxClient(srv.url, http), rng=random.Random(5), pace=Pace(3, 10),
+                      time_zone=TZ, clock=clock)
+    await players.catch_up()
+    assert sum(me.playing for me in players.me.values()) == 26
+    assert players.table.day == 1
+    state.set_taken_over(1001)
+    prompt = vote_prompt()
+    for n in range(1, 27):
+        community_says(state, 1000 + n, prompt["text"], json.loads(json.dumps(
+            targets_keyboard([(m, NAMES[m]) for m in range(1, 27) if m != n],
+                             Payload("vote", game=1, phase=10)))))
+    await players.poll()
+    assert await players.run_due() == 0  # nobody moves at once
+    clock.now += 11
+    assert await players.run_due() >= 25
+    movers = {user for _, user in user_moves(state, 0)}
+    assert movers == {1000 + n for n in range(2, 27)}  # every player but the taken-over one
+
+
+async def test_answered_prompts_are_not_played_again_after_a_restart(
+    local: tuple[RunningServer, aiohttp.ClientSession],
+) -> None:
+    srv, http = local
+    state = srv.state
+    start_game(state)
+    board = targets_keyboard([(m, NAMES[m]) for m in range(2, 27)],
+                             Payload("vote", game=1, phase=10))
+    community_says(state, 1001, vote_prompt()["text"], board)
+    community_says(state, 1001, texts.vote_accepted("№2 X", False, False))
+    community_says(state, 1002, vote_prompt()["text"], board)  # not answered yet
+    clock = Clock()
+    players = Players(SandboxClient(srv.url, http), rng=random.Random(2), pace=Pace(1, 2),
+                      time_zone=TZ, clock=clock)
+    await players.catch_up()
+    assert {plan.user_id for plan in players.plans if plan.kind == "vote"} == {1002}
+
+
+async def test_a_commissar_page_is_followed_up_quickly(
+    local: tuple[RunningServer, aiohttp.ClientSession],
+) -> None:
+    srv, http = local
+    state = srv.state
+    start_game(state)
+    clock = Clock()
+    players = Players(SandboxClient(srv.url, http), rng=random.Random(0), pace=Pace(30, 60),
+                      time_zone=TZ, clock=clock)
+    await players.catch_up()
+    me = players.me[1002]
+    me.role = "commissar"
+    players.awaiting[1002] = 11
+    page = targets_keyboard([(m, NAMES[m]) for m in range(1, 27) if m != 2],
+                            Payload("check", game=1, phase=11))
+    community_says(state, 1002, bot_texts.pick_target(Act.CHECK), page)
+    await players.poll()
+    (plan,) = players.plans
+    assert plan.followup and plan.due - clock.now <= 3
+    clock.now += 3
+    assert await players.run_due() == 1
+    assert user_moves(state, 0)[-1][1] == 1002

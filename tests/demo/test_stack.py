@@ -1,0 +1,62 @@
+"""What ``make demo`` runs (demo/stack.py), without starting it."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import socket
+from pathlib import Path
+
+from demo import config
+from demo.config import DemoLayout
+from demo.stack import WORKER_MUTE, DemoOptions, processes, run, servers, setup_step
+from demo.supervisor import Supervisor
+from tests.demo.conftest import PROJECT
+
+
+def options(tmp_path: Path, **changes: object) -> DemoOptions:
+    layout = DemoLayout(data_dir=tmp_path, web_port=18001, vk_port=18082, redis_port=16391)
+    return DemoOptions(layout=layout, project_dir=PROJECT, **changes)  # type: ignore[arg-type]
+
+
+def test_the_processes_and_their_settings(tmp_path: Path) -> None:
+    demo = options(tmp_path, seed="s1", auto_publish=True, players_seed=3)
+    env = demo.layout.env()
+    assert env["DATABASE_URL"] == f"sqlite:///{tmp_path / 'db.sqlite3'}"
+    assert env["REDIS_URL"] == "redis://127.0.0.1:16391/0"
+    assert env["VK_API_URL"] == "http://127.0.0.1:18082/method/"
+    assert env["VK_GROUP_TOKEN"] == config.GROUP_TOKEN and env["VK_USER_TOKEN"]
+    assert [s.name for s in servers(demo)] == ["redis", "localvk"]
+    assert "--state-file" in servers(demo)[1].argv
+    assert [s.name for s in processes(demo)] == ["web", "worker", "bot", "players"]
+    worker = processes(demo)[1]
+    assert "--with-scheduler" in worker.argv and "gameplay.worker.SimpleWorker" in worker.argv
+    step = setup_step(demo)
+    assert step[2:5] == ["demo_seed", "--migrate", "--wait"]
+    assert "--auto-publish" in step and step[step.index("--seed") + 1] == "s1"
+    assert [s.name for s in processes(options(tmp_path, players=False))] == [
+        "web", "worker", "bot"]
+
+
+def test_the_worker_hides_rq_routine_lines_only() -> None:
+    mute = re.compile(WORKER_MUTE)
+    assert mute.search("2026-11-30 07:12:01,186 INFO rq.worker [13332] Job OK (x)")
+    assert mute.search("2026-11-30 07:12:01,186 INFO vkbot.delivery.jobs [1] Delivery run: {}")
+    assert not mute.search("2026-11-30 07:28:35,943 INFO gameplay.services.deadlines [21830] "
+                           "Deadline tick: 1 closed")
+    assert not mute.search("2026-11-30 07:28:35,943 ERROR rq.worker [1] Traceback")
+
+
+def test_a_busy_port_stops_the_demo_before_anything_starts(tmp_path: Path) -> None:
+    out = io.StringIO()
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        busy = sock.getsockname()[1]
+        demo = DemoOptions(layout=DemoLayout(data_dir=tmp_path / "d", web_port=busy,
+                                             vk_port=1, redis_port=2), project_dir=PROJECT)
+        supervisor = Supervisor(env=dict(os.environ), cwd=str(PROJECT), out=out, color=False)
+        assert run(demo, supervisor) == 2
+    assert f"web port {busy}" in out.getvalue() and "Is another demo running?" in out.getvalue()
+    assert not (tmp_path / "d").exists() and supervisor.children == []

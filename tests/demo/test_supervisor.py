@@ -1,0 +1,209 @@
+"""The demo's process supervisor with small stand-in processes: readiness, prefixed output,
+restarts, and a stop that leaves nothing running — not even when the supervisor itself is
+killed."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from demo import supervisor as sup
+from demo.supervisor import Interrupted, Service, StartupError, Supervisor
+from tests.demo.conftest import PROJECT, alive
+
+pytestmark = pytest.mark.slow
+
+PY = sys.executable
+
+
+def script(code: str) -> list[str]:
+    return [PY, "-u", "-c", textwrap.dedent(code)]
+
+
+def make(out: io.StringIO | None = None) -> Supervisor:
+    return Supervisor(env=dict(os.environ), cwd=str(PROJECT), out=out or io.StringIO(),
+                      color=False)
+
+
+SLEEPER = script("""
+    import time
+    print("ready", flush=True)
+    time.sleep(600)
+""")
+
+
+def wait_dead(pid: int, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_services_start_when_ready_and_their_output_is_prefixed() -> None:
+    out = io.StringIO()
+    supervisor = make(out)
+    ready_file_probe = {"n": 0}
+
+    def probe() -> bool:
+        ready_file_probe["n"] += 1
+        return ready_file_probe["n"] >= 3
+
+    try:
+        first, second = supervisor.start_group([
+            Service("alpha", SLEEPER, ready_line=r"^ready$"),
+            Service("beta", SLEEPER, probe=probe),
+        ])
+        assert first.ready.is_set() and second.ready.is_set()
+        supervisor.run_step("setup", script("print('Готово'); print('hidden?')"))
+        supervisor.say("hello")
+    finally:
+        supervisor.stop_all()
+    lines = out.getvalue().splitlines()
+    assert "alpha   | ready" in lines
+    assert "setup   | Готово" in lines
+    assert "demo    | hello" in lines
+    assert not alive(first.process.pid) and not alive(second.process.pid)
+
+
+def test_muted_lines_are_hidden_unless_verbose() -> None:
+    for verbose, shown in ((False, False), (True, True)):
+        out = io.StringIO()
+        supervisor = Supervisor(env=dict(os.environ), cwd=str(PROJECT), out=out, color=False,
+                                verbose=verbose)
+        code = script("print('x INFO rq.worker [1] Job OK'); print('ready'); "
+                      "import time; time.sleep(60)")
+        try:
+            supervisor.start(Service("worker", code, ready_line="ready", mute=r"INFO rq\."))
+            time.sleep(0.2)
+        finally:
+            supervisor.stop_all()
+        assert ("Job OK" in out.getvalue()) is shown
+
+
+def test_a_failing_start_is_reported() -> None:
+    supervisor = make()
+    try:
+        with pytest.raises(StartupError, match="exited with status 3 while starting"):
+            supervisor.start(Service("crash", script("import sys; sys.exit(3)"),
+                                     ready_line="never"))
+        with pytest.raises(StartupError, match="not ready after 1 s"):
+            supervisor.start(Service("slow", script("import time; time.sleep(60)"),
+                                     ready_line="never", ready_timeout=1))
+        with pytest.raises(StartupError, match="failed with exit status 4"):
+            supervisor.run_step("step", script("import sys; sys.exit(4)"))
+    finally:
+        supervisor.stop_all()
+
+
+def test_a_stop_request_interrupts_the_start() -> None:
+    supervisor = make()
+    timer = threading.Timer(0.5, supervisor.request_stop)
+    timer.start()
+    try:
+        with pytest.raises(Interrupted):
+            supervisor.start(Service("slow", script("import time; time.sleep(60)"),
+                                     ready_line="never"))
+        with pytest.raises(Interrupted):
+            supervisor.run_step("late", SLEEPER)
+    finally:
+        supervisor.stop_all()
+
+
+def test_stop_kills_a_stubborn_service_and_its_children(tmp_path: Path) -> None:
+    pidfile = tmp_path / "grandchild"
+    stubborn = script(f"""
+        import signal, subprocess, sys, time
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        open({str(pidfile)!r}, "w").write(str(child.pid))
+        print("ready", flush=True)
+        time.sleep(600)
+    """)
+    graceful = script("""
+        import signal, sys, time
+        def bye(*args):
+            print("bye", flush=True)
+            sys.exit(0)
+        signal.signal(signal.SIGTERM, bye)
+        print("ready", flush=True)
+        time.sleep(600)
+    """)
+    out = io.StringIO()
+    supervisor = make(out)
+    children = supervisor.start_group([
+        Service("graceful", graceful, ready_line="ready", stop_timeout=5),
+        Service("stubborn", stubborn, ready_line="ready", stop_timeout=1),
+    ])
+    grandchild = int(pidfile.read_text())
+    started = time.monotonic()
+    supervisor.stop_all()
+    assert time.monotonic() - started < 8
+    assert all(not alive(c.process.pid) for c in children)
+    assert wait_dead(grandchild, 5)
+    assert children[1].process.returncode == -signal.SIGKILL
+    assert children[0].process.returncode == 0 and "graceful| bye" in out.getvalue()
+    # The last started stops first.
+    text = out.getvalue()
+    assert text.index("stopping stubborn") < text.index("stopping graceful")
+
+
+def test_a_crashed_service_is_restarted_then_given_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sup, "MAX_RESTARTS", 2)
+    out = io.StringIO()
+    supervisor = make(out)
+    flaky = script("print('ready', flush=True); import time; time.sleep(0.3)")
+    try:
+        supervisor.start(Service("flaky", flaky, ready_line="ready"))
+        status = supervisor.watch(poll=0.05)
+    finally:
+        supervisor.stop_all()
+    assert status == 1
+    text = out.getvalue()
+    assert text.count("restarting in") == 2
+    assert "keeps failing: stopping" in text
+
+
+def test_watch_returns_on_a_stop_request() -> None:
+    supervisor = make()
+    try:
+        supervisor.start(Service("calm", SLEEPER, ready_line="ready"))
+        threading.Timer(0.3, supervisor.request_stop).start()
+        assert supervisor.watch(poll=0.05) == 0
+    finally:
+        supervisor.stop_all()
+
+
+def test_services_die_with_a_killed_supervisor(tmp_path: Path) -> None:
+    pidfile = tmp_path / "service"
+    runner = script(f"""
+        import io, os, time
+        from demo.supervisor import Service, Supervisor
+        s = Supervisor(env=dict(os.environ), cwd={str(PROJECT)!r}, out=io.StringIO())
+        child = s.start(Service("sleeper", {SLEEPER!r}, ready_line="ready"))
+        open({str(pidfile)!r}, "w").write(str(child.process.pid))
+        print("started", flush=True)
+        time.sleep(600)
+    """)
+    process = subprocess.Popen(runner, cwd=PROJECT, stdout=subprocess.PIPE)
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == b"started"
+        service = int(pidfile.read_text())
+        assert alive(service)
+        process.kill()  # SIGKILL: the supervisor cannot clean up
+        process.wait(10)
+        assert wait_dead(service, 10), "the service outlived its supervisor"
+    finally:
+        if process.poll() is None:
+            process.kill()
