@@ -28,7 +28,14 @@ from tests.vkbot.ingest_support import (
 )
 from tests.vkbot.localvk_support import GROUP_ID
 from vkbot import pipeline_texts
-from vkbot.pipeline import apply_update, apply_updates, event_id_of, sender_of, stored_ts
+from vkbot.pipeline import (
+    CHUNK,
+    apply_update,
+    apply_updates,
+    event_id_of,
+    sender_of,
+    stored_ts,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -223,22 +230,25 @@ def test_a_batch_cut_short_by_an_outage_resumes_without_repeats(
 ) -> None:
     use_dispatch(monkeypatch, record_dispatch(game_id))
     apply_updates([], "10")
-    batch = [message_update(42, f"m{i}", event_id=f"c{i}") for i in range(5)]
+    size = CHUNK + 5  # two transactions: a full chunk, then the rest
+    batch = [message_update(42, f"m{i}", event_id=f"c{i}") for i in range(size)]
+    texts = [f"m{i}" for i in range(size)]
     healthy = record_dispatch(game_id)
 
     def flaky(update: dict[str, Any]) -> None:
-        if update["event_id"] == "c2":
+        if update["event_id"] == f"c{CHUNK + 2}":
             raise OperationalError("connection lost")
         healthy(update)
 
     use_dispatch(monkeypatch, flaky)
     with pytest.raises(OperationalError):
         apply_updates(batch, "15")
-    assert recorded_texts(game_id) == ["m0", "m1"] and stored_ts() == "10"
+    # The first chunk committed; the one the outage hit rolled back whole; no ts stored.
+    assert recorded_texts(game_id) == texts[:CHUNK] and stored_ts() == "10"
 
     use_dispatch(monkeypatch, healthy)  # the poller polls from ts 10 again: the same batch
-    assert apply_updates(batch, "15") == 3
-    assert recorded_texts(game_id) == ["m0", "m1", "m2", "m3", "m4"] and stored_ts() == "15"
+    assert apply_updates(batch, "15") == 5
+    assert recorded_texts(game_id) == texts and stored_ts() == "15"
 
 
 def test_the_ts_of_a_batch_is_kept_when_its_last_update_is_a_duplicate(
