@@ -32,7 +32,11 @@ from vkbot.handlers import dispatch
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
+#: Each example is a database round trip (a savepoint, the handlers, a rollback): at most 200
+#: of them per test keeps the suite within CI's time on two cores; the pure parsers and
+#: keyboards get the profile's full count (tests/vkbot/test_parsing.py, test_keyboards.py).
 FUZZ = settings(
+    max_examples=min(settings.default.max_examples, 200),
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     deadline=None,
 )
