@@ -116,3 +116,55 @@ def describe_event(event: GameEvent) -> str:
     if k == "gms_changed":
         return ", ".join(d.get("gms") or [])
     return ""
+
+
+#: What an Outbox row is about (``Outbox.kind``), for the deliveries page.
+OUTBOX_KIND_LABELS: dict[str, str] = {
+    "signup": "запись",
+    "withdraw": "снятие",
+    "role_card": "карточка роли",
+    "roster": "состав игры",
+    "day_opened": "начало дня",
+    "night_opened": "начало ночи",
+    "night_prompt": "ночной запрос",
+    "vote": "голос в теме",
+    "vote_echo": "голос принят",
+    "vote_voided": "голос аннулирован",
+    "day_result": "итоги дня",
+    "action_echo": "действие принято",
+    "mafia_shot": "выстрел мафии",
+    "mafia_strike": "ролевой удар",
+    "mafia_reopened": "выстрел открыт заново",
+    "mafia_relay": "переписка мафии",
+    "mafia_relay_sent": "переписка мафии",
+    "check_result": "результат проверки",
+    "night_result": "итоги ночи",
+    "you_died": "выбывание",
+    "modkill": "модкилл",
+    "replaced": "замена",
+    "replace": "замена",
+    "penalty": "штраф",
+    "game_over": "конец игры",
+    "reminder": "напоминание",
+    "deadline_extended": "продление срока",
+    "spectators": "беседа ЗЗ",
+    "spectator_invite": "приглашение в ЗЗ",
+    "intruder_removed": "удаление из ЗЗ",
+    "event_answer": "ответ на кнопку",
+    "board_reply": "ответ в теме",
+    "day_prompt": "кнопки голосования",
+    "vote_page": "кнопки голосования",
+    "vote_refused": "голос не принят",
+    "vote_count": "подсчёт голосов",
+    "night_page": "ночные кнопки",
+    "signup_choice": "запись",
+    "status": "статус",
+    "help": "помощь",
+    "menu": "меню",
+    "refusal": "отказ",
+    "internal_error": "сбой бота",
+}
+
+
+def outbox_kind_label(kind: str) -> str:
+    return OUTBOX_KIND_LABELS.get(kind, kind or "—")

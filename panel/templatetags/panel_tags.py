@@ -75,3 +75,10 @@ def winner_title(value: str) -> str:
 @register.filter
 def attr_name(seat: Any) -> str:
     return getattr(seat, "name", "") or ""
+
+
+@register.filter
+def outbox_kind(value: str) -> str:
+    from panel.labels import outbox_kind_label
+
+    return outbox_kind_label(value)

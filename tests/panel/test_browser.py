@@ -63,6 +63,9 @@ def page(live_server: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         try:
             yield tab
         finally:
+            # The test's ORM calls ran beside Playwright's event loop, where Django keeps
+            # separate connections: close them here, in the same context.
+            connections.close_all()
             context.close()
             browser.close()
 
