@@ -37,12 +37,14 @@ $(STAMP): pyproject.toml constraints.txt
 test: $(STAMP)
 	$(BIN)/pytest -q
 
-# The panel's screenshots in docs/screenshots (the README shows them): the browser test with
-# Debian's Chromium (/usr/bin/chromium; apt-get install chromium).
+# The panel's and the player page's screenshots in docs/screenshots (the README shows them): the
+# browser tests with Debian's Chromium (/usr/bin/chromium; apt-get install chromium).
 screenshots: $(STAMP)
 	@test -x /usr/bin/chromium || { echo "Install Chromium first: apt-get install chromium" >&2; exit 1; }
 	PANEL_SCREENSHOTS_DIR=$(CURDIR)/docs/screenshots $(BIN)/pytest -q -p no:randomly -m browser \
 		tests/panel/test_browser.py
+	SANDBOX_SCREENSHOTS_DIR=$(CURDIR)/docs/screenshots $(BIN)/pytest -q -p no:randomly -m browser \
+		tests/demo/test_demo_browser.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -103,6 +103,7 @@ def servers(options: DemoOptions) -> list[Service]:
             probe=lambda: redis_ok(layout.host, layout.redis_port),
             ready_timeout=20,
             stop_timeout=3,
+            stop_group="servers",
         ),
         Service(
             "localvk",
@@ -119,6 +120,7 @@ def servers(options: DemoOptions) -> list[Service]:
             ),
             probe=lambda: http_ok(f"{layout.vk_url}/_test/stats"),
             stop_timeout=8,
+            stop_group="servers",
         ),
     ]
 
@@ -132,6 +134,7 @@ def processes(options: DemoOptions) -> list[Service]:
             _manage(options, "runserver", f"{layout.host}:{layout.web_port}", "--noreload"),
             probe=lambda: http_ok(f"{layout.web_url}/admin/login/"),
             stop_timeout=5,
+            stop_group="back",
         ),
         Service(
             "worker",
@@ -140,12 +143,14 @@ def processes(options: DemoOptions) -> list[Service]:
             ready_line=r"Listening on",
             mute=WORKER_MUTE,
             stop_timeout=15,
+            stop_group="back",
         ),
         Service(
             "bot",
             _manage(options, "runbot"),
             ready_line=r"runbot: long poll",
             stop_timeout=10,
+            stop_group="front",
         ),
     ]
     if options.players:
@@ -158,7 +163,8 @@ def processes(options: DemoOptions) -> list[Service]:
         if options.players_seed is not None:
             players += ["--seed", str(options.players_seed)]
         services.append(
-            Service("players", players, ready_line=r"demo players:", stop_timeout=5)
+            Service("players", players, ready_line=r"demo players:", stop_timeout=5,
+                    stop_group="front")
         )
     return services
 

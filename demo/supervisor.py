@@ -48,6 +48,8 @@ class Service:
     #: Output lines matching this are not shown (unless the supervisor is verbose).
     mute: str | None = None
     restart: bool = True
+    #: Services next to each other in the stop order with the same group stop side by side.
+    stop_group: str | None = None
 
 
 @dataclass
@@ -265,14 +267,33 @@ class Supervisor:
         self.children[index] = child
 
     def stop_all(self) -> None:
-        """Stop every service, the last started first."""
+        """Stop every service, the last started first (a run of services of the same
+        ``stop_group`` side by side)."""
+        waves: list[list[Child]] = []
         for child in reversed(self.children):
-            timeout = 0.0 if self._force else child.service.stop_timeout
-            if child.process.poll() is None:
-                self.say(f"stopping {child.service.name}")
-            self._terminate(child.process, timeout)
-            if child.reader is not None:
-                child.reader.join(2.0)
+            group = child.service.stop_group
+            if waves and group is not None and waves[-1][0].service.stop_group == group:
+                waves[-1].append(child)
+            else:
+                waves.append([child])
+        for wave in waves:
+            running = [c for c in wave if c.process.poll() is None]
+            if running:
+                self.say("stopping " + ", ".join(c.service.name for c in running))
+            stoppers = [
+                threading.Thread(
+                    target=self._terminate,
+                    args=(c.process, 0.0 if self._force else c.service.stop_timeout),
+                )
+                for c in wave
+            ]
+            for thread in stoppers:
+                thread.start()
+            for thread in stoppers:
+                thread.join()
+            for child in wave:
+                if child.reader is not None:
+                    child.reader.join(2.0)
         self.children.clear()
 
     def _terminate(self, process: subprocess.Popen[bytes], timeout: float) -> None:

@@ -207,3 +207,22 @@ def test_services_die_with_a_killed_supervisor(tmp_path: Path) -> None:
     finally:
         if process.poll() is None:
             process.kill()
+
+
+def test_a_stop_group_stops_side_by_side() -> None:
+    deaf = script("""
+        import signal, time
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        print("ready", flush=True)
+        time.sleep(600)
+    """)
+    out = io.StringIO()
+    supervisor = make(out)
+    supervisor.start_group([
+        Service(name, deaf, ready_line="ready", stop_timeout=1.5, stop_group="front")
+        for name in ("one", "two", "three")
+    ])
+    started = time.monotonic()
+    supervisor.stop_all()
+    assert time.monotonic() - started < 4  # not 3 × 1.5 s
+    assert "stopping three, two, one" in out.getvalue()
