@@ -18,9 +18,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from gameplay.models import FlagStatus, Game, ModerationFlag, Outbox, OutboxStatus
+from gameplay.models import FlagStatus, Game, ModerationFlag
 from gameplay.rules import RuleViolation
-from gameplay.selectors.panel import games_for
+from gameplay.selectors.panel import games_for, retryable_outbox
 
 View = Callable[..., HttpResponse]
 
@@ -75,7 +75,7 @@ def back(request: HttpRequest, game: Game, default: str = "panel_game") -> HttpR
 def tab_counts(game: Game) -> dict[str, int]:
     return {
         "open_flags": ModerationFlag.objects.filter(game=game, status=FlagStatus.OPEN).count(),
-        "failed_outbox": Outbox.objects.filter(game=game, status=OutboxStatus.FAILED).count(),
+        "failed_outbox": retryable_outbox(game).count(),
     }
 
 

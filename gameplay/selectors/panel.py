@@ -243,7 +243,7 @@ def game_page(game: Game) -> GamePage:
         .annotate(m=Max("deal_round")).values("m")[:1]
     ))
     open_flags = ModerationFlag.objects.filter(game=game, status=FlagStatus.OPEN).count()
-    failed = Outbox.objects.filter(game=game, status=OutboxStatus.FAILED).count()
+    failed = retryable_outbox(game).count()
 
     by_pk = {s.pk: s for s in seats}
     phase_by_pk = {p.pk: p for p in phases}
@@ -418,7 +418,17 @@ def event_kinds(game: Game) -> list[str]:
     return sorted(set(GameEvent.objects.filter(game=game).values_list("kind", flat=True)))
 
 
+def retryable_outbox(game: Game | int) -> QuerySet[Outbox]:
+    """Deliveries the GM may retry: failed, or sent to some of their recipients only."""
+    return Outbox.objects.filter(game=game).filter(
+        Q(status=OutboxStatus.FAILED) | Q(status=OutboxStatus.SENT, result__has_key="failed")
+    )
+
+
 def outbox_rows(game: Game, status: str = "") -> QuerySet[Outbox]:
+    """The game's deliveries, newest first; ``failed`` includes the partly delivered."""
+    if status == OutboxStatus.FAILED:
+        return retryable_outbox(game).order_by("-id")
     qs = Outbox.objects.filter(game=game).order_by("-id")
     return qs.filter(status=status) if status else qs
 

@@ -23,17 +23,17 @@ from gameplay.models import (
     Game,
     GameStatus,
     ModerationFlag,
-    Outbox,
-    OutboxStatus,
     PhaseStatus,
     Seat,
     SeatStatus,
 )
 from gameplay.rules import EarlyClose, Role, RoleCounts
 from gameplay.rules.errors import InvalidCommand, SetupError
+from gameplay.selectors.panel import retryable_outbox
 
 from .common import current_phase, lock_game, log_event, now_or, players, post_board, send_message
 from .discipline import seat_modkill, strike_give
+from .outbox import board_group, outbox_retry
 from .setup import game_create, signup_create, signup_withdraw
 
 #: VK peer ids of chats start here (peer_id = 2000000000 + chat_id).
@@ -416,33 +416,19 @@ def flag_resolve(
 _PUNISH_NOTES = {"penalty": "Штраф", "modkill": "Модкилл"}
 
 
-@transaction.atomic
-def outbox_retry(*, game_id: int, outbox_id: int, by: str) -> Outbox:
-    """Put a failed delivery back in the queue (pending, attempts from zero)."""
-    game = lock_game(game_id)
-    row = Outbox.objects.select_for_update().filter(pk=outbox_id, game=game).first()
-    if row is None:
-        raise InvalidCommand("Такого сообщения нет в этой игре.")
-    if row.status != OutboxStatus.FAILED:
-        raise InvalidCommand("Повторить можно только сообщение, которое не удалось доставить.")
-    error = row.last_error
-    row.status = OutboxStatus.PENDING
-    row.attempts = 0
-    row.next_attempt_at = None
-    row.locked_until = None
-    row.save(update_fields=["status", "attempts", "next_attempt_at", "locked_until"])
-    log_event(game, "outbox_retry", by=by, outbox=row.pk, outbox_kind=row.kind, error=error)
-    return row
-
-
 def outbox_retry_all(*, game_id: int, by: str) -> int:
-    """Retry every failed delivery of the game; returns how many were re-queued."""
+    """Queue again every delivery of the game that failed, wholly or for some recipients
+    (``outbox.outbox_retry`` for each, in one transaction); returns how many rows."""
     with transaction.atomic():
         lock_game(game_id)
-        ids = list(Outbox.objects.filter(game_id=game_id, status=OutboxStatus.FAILED)
-                   .values_list("pk", flat=True))
+        ids = list(retryable_outbox(game_id).order_by("id").values_list("pk", flat=True))
         if not ids:
             raise InvalidCommand("Недоставленных сообщений нет.")
+        done: set[int] = set()
         for pk in ids:
-            outbox_retry(game_id=game_id, outbox_id=pk, by=by)
+            if pk in done:
+                continue  # queued with a board post it was merged with
+            row = outbox_retry(game_id=game_id, outbox_id=pk, by=by)
+            done.add(row.pk)
+            done.update(board_group(row))
     return len(ids)

@@ -15,10 +15,12 @@ from gameplay.selectors.panel import (
     event_kinds,
     event_log,
     outbox_rows,
+    retryable_outbox,
     spectator_page,
 )
-from gameplay.services.gm import outbox_retry, outbox_retry_all, spectator_chat_link
+from gameplay.services.gm import outbox_retry_all, spectator_chat_link
 from gameplay.services.gm import spectator_chat_set_open as chat_set_open
+from gameplay.services.outbox import outbox_retry
 from panel.access import actor, attempt, back, gm_view, render_panel
 from panel.forms import ChatLinkForm, HistoryLookupForm, LogFilterForm
 from panel.labels import describe_event, event_label
@@ -94,6 +96,7 @@ def outbox_view(request: HttpRequest, game) -> HttpResponse:
     page = Paginator(outbox_rows(game, "" if status == "all" else status), 50).get_page(
         request.GET.get("page"))
     totals = {s.value: Outbox.objects.filter(game=game, status=s).count() for s in OutboxStatus}
+    totals[OutboxStatus.FAILED] = retryable_outbox(game).count()
     return render_panel(request, game, "panel/outbox.html", {
         "page_obj": page, "status": status, "totals": totals,
         "statuses": [(s.value, s.label) for s in OutboxStatus] + [("all", "все")],

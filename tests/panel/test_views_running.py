@@ -253,20 +253,31 @@ def test_spectator_chat(game: Game, gm_client: Client) -> None:
 
 
 def test_failed_deliveries_are_retried(game: Game, gm_client: Client) -> None:
-    rows = list(Outbox.objects.filter(game=game)[:3])
-    Outbox.objects.filter(pk__in=[r.pk for r in rows]).update(
+    rows = list(Outbox.objects.filter(game=game, channel="message").order_by("id")[:3])
+    Outbox.objects.filter(pk__in=[r.pk for r in rows[:2]]).update(
         status=OutboxStatus.FAILED, attempts=5, last_error="901: can't send")
-    page = gm_client.get(url("panel_outbox", game)).content.decode()
-    assert "901: can&#x27;t send" in page or "901: can't send" in page
+    # the third reached some recipients only
+    Outbox.objects.filter(pk=rows[2].pk).update(
+        status=OutboxStatus.SENT, last_error="not delivered to 1: 901",
+        result={"failed": {"1": "901"}})
+    page = gm_client.get(url("panel_outbox", game))
+    assert [r.pk for r in page.context["page_obj"]] == [rows[2].pk, rows[1].pk, rows[0].pk]
+    assert "доставлено не всем" in page.content.decode()
+    assert page.context["counts"]["failed_outbox"] == 3
     gm_client.post(url("panel_outbox_retry", game, outbox_id=rows[0].pk))
     rows[0].refresh_from_db()
     assert (rows[0].status, rows[0].attempts) == (OutboxStatus.PENDING, 0)
     r = gm_client.post(url("panel_outbox_retry", game, outbox_id=rows[0].pk), follow=True)
-    assert "только сообщение, которое не удалось доставить" in msgs(r)
+    assert "ещё в очереди" in msgs(r)
     r = gm_client.post(url("panel_outbox_retry_all", game), follow=True)
     assert "Снова в очереди: 2" in msgs(r)
     assert not Outbox.objects.filter(game=game, status=OutboxStatus.FAILED).exists()
-    assert GameEvent.objects.filter(game=game, kind="outbox_retry").count() == 3
+    rows[2].refresh_from_db()
+    assert rows[2].status == OutboxStatus.PENDING and "failed" not in (rows[2].result or {})
+    assert GameEvent.objects.filter(game=game, kind="outbox_retried", actor="gm:ведущий"
+                                    ).count() == 3
+    r = gm_client.post(url("panel_outbox_retry_all", game), follow=True)
+    assert "Недоставленных сообщений нет." in msgs(r)
 
 
 def test_log_filters(game: Game, gm_client: Client) -> None:
