@@ -464,6 +464,10 @@ class VkEvent(models.Model):
     source = models.CharField(max_length=16, default="longpoll")
     game = models.ForeignKey(Game, null=True, blank=True, on_delete=models.SET_NULL)
     received_at = models.DateTimeField(auto_now_add=True)
+    #: "<ExceptionClass>: <message>" when a handler crashed on the event (its effects were
+    #: rolled back; the event is not retried). A database default, because the ingestion
+    #: records events with a raw multi-row INSERT.
+    error = models.TextField(blank=True, db_default="")
 
     class Meta:
         indexes = [models.Index(fields=["received_at"])]

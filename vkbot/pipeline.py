@@ -247,8 +247,11 @@ def _dispatch(update: Mapping[str, Any], event_id: str, kind: str, source: str, 
                 handlers.dispatch(dict(update), facts=facts)
     except _INFRASTRUCTURE_ERRORS:
         raise
-    except Exception:
-        # A bug: its changes are rolled back with the savepoint; the event stays recorded.
+    except Exception as exc:
+        # A bug: its changes are rolled back with the savepoint; the event stays recorded,
+        # with what went wrong for the operator.
+        note = f"{type(exc).__name__}: {exc}"[:2000]
+        VkEvent.objects.filter(event_id=event_id).update(error=note)
         logger.exception(
             "The handler failed on VK event %s (%s) from %s; its changes were rolled back and "
             "the event will not be retried. Update: %s",
