@@ -18,8 +18,10 @@ from gameplay.models import (
     ModerationFlag,
     Outbox,
     OutboxStatus,
+    Phase,
     Seat,
     Strike,
+    Vote,
 )
 from tests.panel.support import make_game, vote_round
 
@@ -53,8 +55,13 @@ def snapshot(game: Game) -> tuple:
     return (
         tuple((f.name, getattr(game, f.attname)) for f in Game._meta.concrete_fields),
         tuple(Seat.objects.filter(game=game).order_by("pk").values_list()),
+        tuple(Phase.objects.filter(game=game).order_by("pk").values_list(
+            "status", "deadline", "result")),
+        tuple(Strike.objects.filter(seat__game=game).order_by("pk").values_list(
+            "forgiven", "count")),
+        tuple(Vote.objects.filter(phase__game=game).order_by("pk").values_list("current", "void")),
         GameEvent.objects.filter(game=game).count(),
-        Outbox.objects.filter(game=game).count(),
+        tuple(Outbox.objects.filter(game=game).order_by("pk").values_list("status", flat=True)),
         tuple(ModerationFlag.objects.filter(game=game).values_list("status", flat=True)),
     )
 
