@@ -70,6 +70,8 @@ class Game(models.Model):
     topic_id = models.BigIntegerField("тема игры", null=True, blank=True)
     spectator_chat_id = models.BigIntegerField("беседа ЗЗ (peer_id)", null=True, blank=True)
     spectator_chat_open = models.BooleanField("беседа ЗЗ открыта", default=False)
+    #: VK ids of the GMs' own accounts: they may sit in the spectator chat.
+    gm_vk_ids = models.JSONField("VK id ведущих", default=list, blank=True)
 
     # The verifiable deal (RULES.md §1): the seed stays secret until the end.
     seed = models.CharField(max_length=128, blank=True)

@@ -375,7 +375,9 @@ def spectator_joined(*, game_id: int, member_id: int) -> bool:
     stay."""
     game = lock_game(game_id)
     seat = sel.seat_in_game(game.pk, member_id)
-    refusal = spectator_eligible(game, seat)
+    # The GMs' own VK accounts are always welcome (they are no player's team).
+    is_gm = member_id in {int(x) for x in game.gm_vk_ids or [] if str(x).lstrip("-").isdigit()}
+    refusal = None if is_gm else spectator_eligible(game, seat)
     status = SpectatorStatus.REMOVED if refusal else SpectatorStatus.JOINED
     SpectatorMember.objects.update_or_create(
         game=game, vk_user_id=member_id,

@@ -179,3 +179,16 @@ def test_unknown_text_and_stickers_are_answered() -> None:
     make_game()
     assert "Не понял команду" in run(pm(1001, "как дела?"))[0].text
     assert "только текст" in run(pm(1001, ""))[0].text
+
+
+def test_the_gms_own_account_may_sit_in_the_spectator_chat() -> None:
+    game = make_game()
+    open_chat(game)
+    Game.objects.filter(pk=game.pk).update(gm_vk_ids=[7777])
+    assert run(chat_action(CHAT_PEER, 7777, "chat_invite_user_by_link")) == []
+    member = SpectatorMember.objects.get(game=game, vk_user_id=7777)
+    assert member.status == "joined"
+    assert not ModerationFlag.objects.filter(game=game, kind=FlagKind.INTRUDER).exists()
+    # anyone else joining is still removed
+    out = run(chat_action(CHAT_PEER, 7778, "chat_invite_user_by_link"))
+    assert [o.channel for o in out] == [OutboxChannel.KICK]
