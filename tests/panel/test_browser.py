@@ -125,13 +125,24 @@ def test_gm_runs_a_whole_game_in_the_browser(
     assert Seat.objects.filter(game=game, status=SeatStatus.PLAYER).count() == 26
 
     # Randomise: every draw is shown, and the accepted one puts exactly one item with the mafia.
+    # Re-deal (confirmed on its own page) until a deal needed more than one draw, so that the
+    # page shows a rejected draw too.
     page.click("#deal-button")
+    for _ in range(12):
+        game.refresh_from_db()
+        if game.draws.filter(deal_round=game.draws.order_by("-deal_round")[0].deal_round
+                             ).count() > 1:
+            break
+        page.click("a:has-text('Перераздать…')")
+        assert "Перераздать роли и предметы?" in page.locator("#confirm").inner_text()
+        page.click("#confirm-button")
     draws = page.locator("#draws tbody tr")
     accepted = page.locator("#draws tbody tr.lead")
     assert accepted.count() == 1
     assert accepted.locator("td").nth(4).inner_text().strip() == "1"
     game.refresh_from_db()
-    assert draws.count() == game.draws.count()
+    last_round = game.draws.order_by("-deal_round")[0].deal_round
+    assert draws.count() == game.draws.filter(deal_round=last_round).count()
     mafia_items = Seat.objects.filter(game=game, role=Role.MAFIA).exclude(item="").count()
     assert mafia_items == 1
     assert game.commitment in page.locator("#commitment").inner_text()
