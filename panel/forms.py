@@ -121,6 +121,12 @@ class GameSettingsForm(forms.Form):
         label="Публиковать итоги ночи без проверки ведущим", required=False
     )
     time_zone = forms.CharField(label="Часовой пояс", max_length=64, initial="Europe/Moscow")
+    gm_vk_ids = forms.CharField(
+        label="VK-страницы ведущих", required=False, max_length=2000,
+        widget=forms.TextInput(attrs={"class": "vTextField",
+                                      "placeholder": "vk.com/id123, vk.com/id456"}),
+        help_text="Ваши страницы VK: бот не удаляет их из беседы зрителей. Через запятую.",
+    )
     co_gms = forms.ModelMultipleChoiceField(
         label="Ведущие", queryset=get_user_model().objects.none(), required=False,
         widget=forms.CheckboxSelectMultiple,
@@ -166,8 +172,21 @@ class GameSettingsForm(forms.Form):
             "reveal_on_night_death": game.reveal_on_night_death,
             "auto_publish": game.auto_publish,
             "time_zone": game.time_zone,
+            "gm_vk_ids": ", ".join(f"vk.com/id{i}" for i in game.gm_vk_ids or []),
             "co_gms": list(game.gms.all()),
         }
+
+    def clean_gm_vk_ids(self) -> list[int]:
+        ids: list[int] = []
+        for part in re.split(r"[,;\s]+", self.cleaned_data["gm_vk_ids"].strip()):
+            if part:
+                try:
+                    vk_id = parse_vk_user(part)
+                except InvalidCommand as e:
+                    raise forms.ValidationError(e.reason) from None
+                if vk_id not in ids:
+                    ids.append(vk_id)
+        return ids
 
     def clean_time_zone(self) -> str:
         tz = self.cleaned_data["time_zone"].strip()
@@ -218,6 +237,7 @@ class GameSettingsForm(forms.Form):
             "reveal_on_night_death": d["reveal_on_night_death"],
             "auto_publish": d["auto_publish"],
             "time_zone": d["time_zone"],
+            "gm_vk_ids": d["gm_vk_ids"],
         }
 
 

@@ -90,6 +90,7 @@ SETTINGS_FIELDS = (
     "reveal_on_night_death",
     "auto_publish",
     "time_zone",
+    "gm_vk_ids",
 )
 COUNT_FIELDS = ("mafia_count", "commissar_count", "doctor_count", "maniac_count",
                 "civilian_count")
@@ -109,6 +110,13 @@ def _check_settings(values: dict[str, Any]) -> None:
             for m in reminders
         ):
             raise SetupError("Напоминания — минуты до срока, от 1 до 10080.")
+    if "gm_vk_ids" in values:
+        ids = values["gm_vk_ids"]
+        if not isinstance(ids, list) or any(
+            isinstance(i, bool) or not isinstance(i, int) or not 0 < i < CHAT_PEER_BASE
+            for i in ids
+        ):
+            raise SetupError("VK-страницы ведущих — список id пользователей VK.")
     if "early_close" in values and values["early_close"] not in {e.value for e in EarlyClose}:
         raise SetupError("Правило досрочного закрытия: «большинство» или «все».")
     if "time_zone" in values:

@@ -18,7 +18,7 @@ NEW_GAME = {
     "vk_group_id": "", "mafia_count": "6", "commissar_count": "1", "doctor_count": "1",
     "maniac_count": "1", "civilian_count": "17", "day_length": "24:00",
     "night_length": "12:30", "reminders": "60, 180, 60", "early_close": "majority",
-    "time_zone": "Europe/Moscow",
+    "time_zone": "Europe/Moscow", "gm_vk_ids": "vk.com/id5, id6 vk.com/id5",
 }
 
 
@@ -45,6 +45,7 @@ def test_creating_a_game(gm: Any, gm_client: Client) -> None:
     assert "создана" in " ".join(messages_of(response))
     assert (game.vk_group_id, game.topic_id, game.recruit_topic_id) == (555, 42, 41)
     assert game.reminders == [180, 60]
+    assert game.gm_vk_ids == [5, 6]
     assert game.night_length.total_seconds() == 12.5 * 3600
     assert list(game.gms.all()) == [gm]
     assert GameEvent.objects.get(game=game, kind="game_created").actor == "gm:ведущий"
@@ -60,6 +61,7 @@ def test_creating_a_game(gm: Any, gm_client: Client) -> None:
     ({"topic": "vk.com/durov"}, "vk.com/topic-"),
     ({"recruit_topic": "vk.com/topic-1_2"}, "одном сообществе"),
     ({"time_zone": "Марс/Олимп"}, "Неизвестный часовой пояс"),
+    ({"gm_vk_ids": "vk.com/durov"}, "Короткое имя"),
     ({"name": "  "}, "Обязательное поле"),
 ])
 def test_impossible_setups_are_refused(gm_client: Client, change: dict, error: str) -> None:
