@@ -130,6 +130,7 @@ def test_a_long_message_goes_in_pieces_with_their_own_random_ids() -> None:
 def test_split_text_keeps_everything_within_the_limit(text: str, limit: int) -> None:
     pieces = split_text(text, limit)
     assert all(len(p) <= limit for p in pieces)
+    assert len(pieces) == 1 or all(p.strip() for p in pieces)  # never a blank piece
     assert "".join(pieces).replace(" ", "").replace("\n", "") == text.replace(" ", "").replace(
         "\n", ""
     )

@@ -100,9 +100,11 @@ def split_text(text: str, limit: int) -> list[str]:
                 break
         if cut <= 0:
             cut = limit
-        pieces.append(rest[:cut].rstrip() or rest[:cut])
-        rest = rest[cut:].lstrip() or rest[cut:]
-    pieces.append(rest)
+        if rest[:cut].strip():  # a piece of only blanks is not sent (VK refuses it)
+            pieces.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    if rest.strip() or not pieces:
+        pieces.append(rest)
     return pieces
 
 

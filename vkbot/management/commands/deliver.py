@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import close_old_connections
+from django.db import close_old_connections, connection
 
 from vkbot.delivery.drain import Drainer, DrainReport
 
@@ -76,7 +76,8 @@ class Command(BaseCommand):
 
     def _forever(self, drainer: Drainer, poll: float, stop: Any) -> DrainReport:
         while not stop():
-            close_old_connections()  # a broken or too old connection, as Django does per request
+            if not connection.in_atomic_block:  # drop a broken or too old connection
+                close_old_connections()
             report = drainer.run(max_seconds=60.0, wait_up_to=poll, stop=stop)
             if stop():
                 break
