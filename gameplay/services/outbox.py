@@ -184,8 +184,8 @@ def outbox_claim(
     """Lease up to ``limit`` due rows (plus up to ``limit`` board posts) for one round.
 
     Board posts are taken per topic in order: a post waits while an earlier post of its topic
-    is pending (in backoff, or being sent by another worker), and the rows recorded as one
-    comment are taken together or not at all. Each claim counts as an attempt.
+    is pending (in backoff, or being sent by another worker), and the pending rows recorded as
+    one comment are taken together or not at all. Each claim counts as an attempt.
     """
     now = now or timezone.now()
     lease = Lease(now + timedelta(seconds=lease_seconds))
@@ -236,16 +236,18 @@ def _claim_board(now: datetime, limit: int) -> list[Outbox]:
             if not is_due(row, now) or len(prefix) >= limit:
                 break
             prefix.append(row)
-        taken.extend(_whole_groups(prefix))
+        taken.extend(_whole_groups(prefix, {row.pk for row in topic_rows}))
         if len(taken) >= limit:
             break
     return taken
 
 
-def _whole_groups(prefix: list[Outbox]) -> list[Outbox]:
+def _whole_groups(prefix: list[Outbox], pending: set[int]) -> list[Outbox]:
+    """The prefix up to the first recorded comment whose pending members are not all in it
+    (members already sent or failed do not hold it back: the comment is re-sent whole)."""
     ids = {row.pk for row in prefix}
     for index, row in enumerate(prefix):
-        if not set(board_group(row)) <= ids:
+        if not (set(board_group(row)) & pending) <= ids:
             return prefix[:index]
     return prefix
 

@@ -26,6 +26,7 @@ from gameplay.services.outbox import (
     DRAIN_SCHEDULED_KEY,
     outbox_claim,
     outbox_record,
+    outbox_retry,
 )
 from tests.vkbot.delivery_support import (
     deliver,
@@ -394,3 +395,28 @@ def test_deliver_refuses_bad_options_and_missing_tokens(vk: RunningServer, setti
     settings.VK_USER_TOKEN = ""
     with pytest.raises(CommandError, match="No VK token is configured"):
         call_command("deliver", "--once")
+
+
+def test_a_post_retried_alone_is_sent_in_its_recorded_comment(vk: RunningServer) -> None:
+    """A retry that re-queues one post of a failed merged comment (the panel's button resets
+    one row): the comment goes out whole under its guid, once; nothing waits forever."""
+    topic = vk.state.create_topic("Игра")
+    topic.is_closed = True
+    game = make_game(topic_id=topic.id)
+    first = post_board(game, "Первый", kind="post")
+    second = post_board(game, "Второй", kind="post")
+    deliver()
+    assert set(Outbox.objects.values_list("status", flat=True)) == {OutboxStatus.FAILED}
+    topic.is_closed = False
+    Outbox.objects.filter(pk=second.pk).update(status=OutboxStatus.PENDING, attempts=0)
+
+    report = deliver(wait_up_to=1)
+
+    assert report.sent == 1
+    assert [c.text for c in vk.state.topic(topic.id).comments] == ["Первый\n\nВторой"]
+    assert Outbox.objects.get(pk=second.pk).status == OutboxStatus.SENT
+    assert Outbox.objects.get(pk=first.pk).status == OutboxStatus.FAILED
+    outbox_retry(outbox_id=first.pk, by="gm:test")
+    deliver(wait_up_to=1)
+    assert len(vk.state.topic(topic.id).comments) == 1  # its guid: VK has it already
+    assert Outbox.objects.get(pk=first.pk).status == OutboxStatus.SENT

@@ -169,7 +169,14 @@ def test_a_recorded_board_group_is_resent_as_recorded() -> None:
         (board_guid(3), "Третий"),
     ]
     incomplete = plan_round([post(1, "Первый", result={"board": record})], group_id=42)
-    assert incomplete.calls == []  # never part of a recorded comment
+    assert incomplete.calls == []  # never another text under a recorded comment's guid
+    # The other member was sent or failed meanwhile: the comment is re-sent whole, for row 1.
+    alone = plan_round(
+        [post(1, "Первый", result={"board": record})], group_id=42, texts={2: "Второй"}
+    )
+    assert [(c.params["message"], c.row_ids) for c in alone.calls] == [("Первый\n\nВторой", (1,))]
+    deleted = plan_round([post(1, "Первый", result={"board": record})], group_id=42, texts={2: ""})
+    assert deleted.calls[0].params["message"] == "Первый"
 
 
 def test_a_long_post_is_split_and_sent_piece_by_piece() -> None:

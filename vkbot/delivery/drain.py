@@ -23,6 +23,7 @@ from gameplay.services.outbox import (
     Failure,
     Lease,
     Settlement,
+    board_group,
     is_due,
     outbox_claim,
     outbox_record,
@@ -140,7 +141,7 @@ class Drainer:
     def _deliver(
         self, lease: Lease, rows: list[Outbox], lease_seconds: float
     ) -> list[Settlement] | None:
-        plan = plan_round(rows, group_id=self.group_id)
+        plan = plan_round(rows, group_id=self.group_id, texts=_unclaimed_members(rows))
         if plan.results:
             held = outbox_record(lease=lease, results=plan.results)
             if held != set(plan.results):  # the lease ran out already: start over
@@ -194,6 +195,17 @@ class Drainer:
             time.sleep(max(delay, IDLE_SLEEP))
         self.report.next_due_in = next_due_in(self.channels) if self.channels else None
         return self.report
+
+
+def _unclaimed_members(rows: list[Outbox]) -> dict[int, str]:
+    """Texts of the rows recorded in the same board comment as a claimed post but not claimed
+    with it (sent or failed meanwhile); "" for one that was deleted."""
+    claimed = {row.pk for row in rows}
+    wanted = {pk for row in rows for pk in board_group(row)} - claimed
+    if not wanted:
+        return {}
+    found = dict(Outbox.objects.filter(pk__in=wanted).values_list("pk", "text"))
+    return {pk: found.get(pk, "") for pk in wanted}
 
 
 def drain(

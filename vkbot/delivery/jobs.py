@@ -25,6 +25,8 @@ log = logging.getLogger(__name__)
 #: One run's bounds: its length, and how far ahead it waits for a retry instead of ending.
 RUN_SECONDS = 20.0
 WAIT_UP_TO = 5.0
+#: After a run that could claim nothing although rows were due, look again this much later.
+LOOK_AGAIN_AFTER = 5.0
 #: After a run that failed (the database unreachable, …), try again this much later.
 RETRY_FAILED_RUN_AFTER = 30.0
 
@@ -41,7 +43,10 @@ def drain_outbox() -> dict[str, Any]:
     finally:
         _refresh_db_connection()
     if report.next_due_in is not None:
-        _enqueue_quietly(report.next_due_in)
+        delay = report.next_due_in
+        if report.claimed == 0:  # due, yet nothing could be taken (another worker holds it)
+            delay = max(delay, LOOK_AGAIN_AFTER)
+        _enqueue_quietly(delay)
     log.info("Delivery run: %s", report.as_dict())
     return report.as_dict()
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,8 +64,12 @@ class Plan:
         return ids
 
 
-def plan_round(rows: Sequence[Outbox], *, group_id: int | None) -> Plan:
-    """Calls for the claimed rows. Board posts need ``group_id`` (the community's id)."""
+def plan_round(
+    rows: Sequence[Outbox], *, group_id: int | None, texts: Mapping[int, str] | None = None
+) -> Plan:
+    """Calls for the claimed rows. Board posts need ``group_id`` (the community's id), and
+    ``texts`` of the members of their recorded comments that were not claimed (already sent or
+    failed: the comment is re-sent whole; "" for a row that no longer exists)."""
     plan = Plan()
     ordered = sorted(rows, key=lambda row: row.pk)
     _plan_messages([r for r in ordered if _is_message(r)], plan)
@@ -79,7 +83,9 @@ def plan_round(rows: Sequence[Outbox], *, group_id: int | None) -> Plan:
             _plan_kick(row, plan)
         elif row.channel not in (*_MESSAGE_CHANNELS, OutboxChannel.BOARD):
             plan.settled.append(_invalid(row, f"unknown channel {row.channel!r}"))
-    _plan_board([r for r in ordered if r.channel == OutboxChannel.BOARD], plan, group_id)
+    _plan_board(
+        [r for r in ordered if r.channel == OutboxChannel.BOARD], plan, group_id, texts or {}
+    )
     return plan
 
 
@@ -348,7 +354,9 @@ def board_text(members: Sequence[Outbox]) -> str:
     return COMMENT_SEPARATOR.join(m.text for m in sorted(members, key=lambda m: m.pk))
 
 
-def _plan_board(rows: list[Outbox], plan: Plan, group_id: int | None) -> None:
+def _plan_board(
+    rows: list[Outbox], plan: Plan, group_id: int | None, others: Mapping[int, str]
+) -> None:
     if not rows:
         return
     if group_id is None:
@@ -377,11 +385,15 @@ def _plan_board(rows: list[Outbox], plan: Plan, group_id: int | None) -> None:
                 member_result["board"] = dict(record)
             grouped[record["guid"]] = members
     for guid, members in sorted(grouped.items(), key=lambda item: item[1][0].pk):
-        missing = [pk for pk in _group_of(members[0], plan) if pk not in by_id]
-        if missing:  # outbox_claim takes groups whole; never send part of one
-            continue
+        texts = {m.pk: m.text for m in members}
+        for pk in _group_of(members[0], plan):
+            if pk not in by_id and pk in others:
+                texts[pk] = others[pk]
+        if any(pk not in texts for pk in _group_of(members[0], plan)):
+            continue  # the comment's text is not all known: never send another text under its guid
         record = _board_record(members[0], plan)
-        parts = split_text(board_text(members), MAX_COMMENT_LENGTH)
+        comment = COMMENT_SEPARATOR.join(texts[pk] for pk in sorted(texts) if texts[pk])
+        parts = split_text(comment, MAX_COMMENT_LENGTH)
         done = record.get("comments") or {}
         part = next((i for i in range(len(parts)) if str(i) not in done), None)
         if part is None:
