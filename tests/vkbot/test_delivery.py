@@ -420,3 +420,22 @@ def test_a_post_retried_alone_is_sent_in_its_recorded_comment(vk: RunningServer)
     deliver(wait_up_to=1)
     assert len(vk.state.topic(topic.id).comments) == 1  # its guid: VK has it already
     assert Outbox.objects.get(pk=first.pk).status == OutboxStatus.SENT
+
+
+def test_a_message_requeued_from_scratch_reaches_the_refused_player(vk: RunningServer) -> None:
+    """Any retry that puts a failed row back with ``attempts=0`` (as the panel's button does)
+    tries the recipients VK refused again, under the same random_id."""
+    game = make_game(players=2)
+    vk.state.set_messages_allowed(1002, False)
+    row = send_message(game, [1001, 1002], "Итоги дня", kind="day_result")[0]
+    deliver()
+    row.refresh_from_db()
+    assert row.status == OutboxStatus.SENT and "1002" in row.result["failed"]
+    vk.state.set_messages_allowed(1002, True)
+    Outbox.objects.filter(pk=row.pk).update(status=OutboxStatus.PENDING, attempts=0)
+
+    deliver()
+
+    row.refresh_from_db()
+    assert row.status == OutboxStatus.SENT and "failed" not in row.result
+    assert received(vk) == Counter({(1001, "Итоги дня"): 1, (1002, "Итоги дня"): 1})

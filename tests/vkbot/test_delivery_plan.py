@@ -88,11 +88,22 @@ def test_delivered_and_refused_recipients_are_not_sent_again() -> None:
         [1, 2, 3],
         "Итоги",
         result={"random_id": 1, "sent": {"1": 4}, "failed": {"2": "VK error 901: x"}},
+        attempts=2,  # its second claim
     )
-    finished = row(2, [1], "Старое", result={"random_id": 2, "sent": {"1": 5}})
+    finished = row(2, [1], "Старое", result={"random_id": 2, "sent": {"1": 5}}, attempts=2)
     plan = plan_round([done, finished], group_id=1)
     assert sends(plan.calls) == [("Итоги", "3", 1)]
     assert [(s.outbox_id, s.outcome) for s in plan.settled] == [(2, "sent")]
+
+
+def test_a_row_requeued_from_scratch_tries_its_refused_recipients_again() -> None:
+    refused = {"random_id": 1, "sent": {"1": 4}, "failed": {"2": "VK error 901: x"}}
+    retried = row(1, [1, 2], "Итоги", result=refused, attempts=1)  # attempts reset, claimed
+    plan = plan_round([retried], group_id=1)
+    assert sends(plan.calls) == [("Итоги", "2", 1)]
+    assert plan.results[1] == {"random_id": 1, "sent": {"1": 4}}  # recorded before the send
+    again = plan_round([row(1, [1, 2], "Итоги", result=refused, attempts=3)], group_id=1)
+    assert again.calls == [] and again.settled[0].outcome == "sent"
 
 
 def test_more_than_100_recipients_are_chunked_under_one_random_id() -> None:

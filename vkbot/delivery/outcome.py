@@ -44,7 +44,7 @@ def settle_round(
         elif call.kind == "board":
             settlements.extend(_settle_board(call, answer, by_id, plan))
         elif call.kind == "link":
-            settlements.extend(_settle_link(call, answer, by_id))
+            settlements.extend(_settle_link(call, answer, by_id, plan))
         elif call.kind == "kick":
             settlements.append(_settle_kick(call, answer, by_id))
         else:
@@ -174,13 +174,15 @@ def _settle_board(
     return settlements
 
 
-def _settle_link(call: Call, answer: CallResult, rows: dict[int, Outbox]) -> list[Settlement]:
+def _settle_link(
+    call: Call, answer: CallResult, rows: dict[int, Outbox], plan: Plan
+) -> list[Settlement]:
     value = answer.value if isinstance(answer.value, dict) else {}
     link = value.get("link") if answer.failure is None else None
     settlements = []
     for row_id in call.row_ids:
         row = rows[row_id]
-        result = dict(row.result or {})
+        result = _result(row, plan)
         if link:
             result["link"] = str(link)
             settlements.append(Settlement(row_id, "again", result=result))

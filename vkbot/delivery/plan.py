@@ -174,10 +174,20 @@ def _invalid(row: Outbox, why: str) -> Settlement:
 # --- messages ------------------------------------------------------------------------------------
 
 
+def fresh_result(row: Outbox, plan: Plan) -> dict[str, Any]:
+    """The row's ``result`` to work from. A row re-queued from scratch (a retry sets
+    ``attempts`` to 0; this claim made it 1) tries the recipients VK refused before again."""
+    result = dict(row.result or {})
+    if row.attempts <= 1 and result.get("failed"):
+        del result["failed"]
+        plan.results[row.pk] = result
+    return result
+
+
 def _plan_messages(rows: list[Outbox], plan: Plan) -> None:
     live: list[tuple[Outbox, dict[str, Any], list[int], list[str]]] = []
     for row in rows:
-        result = dict(row.result or {})
+        result = fresh_result(row, plan)
         left = remaining(row, result)
         if not left:
             plan.settled.append(finished(row, result))
@@ -283,8 +293,9 @@ def _plan_links(rows: list[Outbox], plan: Plan) -> None:
         if not isinstance(chat, int) or isinstance(chat, bool):
             plan.settled.append(_invalid(row, "payload lacks chat_peer_id"))
             continue
-        if not remaining(row, dict(row.result or {})):
-            plan.settled.append(finished(row, dict(row.result or {})))
+        result = fresh_result(row, plan)
+        if not remaining(row, result):
+            plan.settled.append(finished(row, result))
             continue
         by_chat.setdefault(chat, []).append(row.pk)
     for chat, row_ids in by_chat.items():
