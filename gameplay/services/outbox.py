@@ -15,6 +15,9 @@ The delivery worker (``vkbot.delivery``) drains pending rows in rounds:
    (VK's error in ``last_error``). A failure the GM should know of becomes a ModerationFlag of
    kind ``delivery`` (``outbox_flags``) — one open flag per player (or topic) collects them.
 
+A retry (:func:`outbox_retry`, or any code that puts a row back to pending with ``attempts``
+0) makes the delivery try the recipients VK refused again, under the same ``random_id``.
+
 ``result`` keys written here and read by the worker: ``random_id``, ``sent`` (recipient →
 VK message id), ``failed`` (recipient → error), ``progress`` (recipient → parts delivered of a
 long text), ``link`` (an invite's link), ``board`` (``guid``, ``group``, ``parts``, ``done``),
