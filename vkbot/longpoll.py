@@ -28,7 +28,7 @@ from vkbottle import API, BotPolling
 from vkbottle.exception_factory import ErrorHandler, VKAPIError
 
 from vkbot.pipeline import LONGPOLL, apply_updates, group_id_of, store_ts, stored_ts
-from vkbot.prefetch import prefetch
+from vkbot.prefetch import group_limiter, prefetch, wait_for_slot
 
 logger = logging.getLogger(__name__)
 
@@ -89,6 +89,12 @@ class DatabasePolling(BotPolling):
 
     def save_server_ts(self, server: dict[str, Any]) -> None:
         """Nothing: the ts is stored with the batch it follows (vkbot.pipeline)."""
+
+    async def get_server(self) -> dict[str, Any]:
+        """``groups.getLongPollServer``, after the community token's shared rate limiter
+        allows it (the delivery spends the same budget)."""
+        await wait_for_slot(group_limiter(), "groups.getLongPollServer")
+        return await super().get_server()
 
     async def get_event(self, server: dict[str, Any]) -> dict[str, Any]:
         ts = str(server["ts"])

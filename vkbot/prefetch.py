@@ -7,6 +7,11 @@ A few updates need to know something only VK can tell: a sign-up wants the playe
 transaction, so no database lock waits on the network, and the answers reach
 ``vkbot.handlers.dispatch(update, facts=...)``. Anything VK does not answer in time stays
 unknown: the handlers then fall back (a name like ``id123``), and the update is applied anyway.
+
+Every request waits for the community token's shared rate limiter
+(:func:`vkbot.delivery.ratelimit.limiter_for`), the one the delivery uses: VK counts the bot's
+requests and the delivery's against one budget, and a burst of sign-ups (a recruitment topic
+filling up) must not trip error 6 for either.
 """
 
 from __future__ import annotations
@@ -14,16 +19,19 @@ from __future__ import annotations
 import asyncio
 import atexit
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import aiohttp
 from asgiref.sync import async_to_sync
 from django.conf import settings
+from redis.exceptions import RedisError
 from vkbottle import API
 from vkbottle.exception_factory import VKAPIError
 from vkbottle.http import AiohttpClient
+
+from vkbot.delivery.ratelimit import RateLimiter, limiter_for
 
 logger = logging.getLogger(__name__)
 
@@ -73,15 +81,20 @@ async def fetch(api: API, want: Wanted, *, group_id: int, timeout: float = TIMEO
     names: dict[int, str] = {}
     allowed: dict[int, bool] = {}
 
+    limiter = group_limiter()
+
     async def ask() -> None:
         if want.names:
-            found = await _guarded("users.get", want.names, _names(api, want.names))
+            found = await _guarded(
+                "users.get", want.names, lambda: _names(api, want.names), limiter
+            )
             names.update(found or {})
         for user_id in want.pm_allowed:
             may = await _guarded(
                 "messages.isMessagesFromGroupAllowed",
                 (user_id,),
-                _may_write(api, group_id, user_id),
+                lambda user_id=user_id: _may_write(api, group_id, user_id),
+                limiter,
             )
             if may is not None:
                 allowed[user_id] = may
@@ -93,9 +106,40 @@ async def fetch(api: API, want: Wanted, *, group_id: int, timeout: float = TIMEO
     return want.facts_type(names=names, pm_allowed=allowed)
 
 
-async def _guarded(method: str, users: tuple[int, ...], call: Awaitable[T]) -> T | None:
+def group_limiter() -> RateLimiter | None:
+    """The community token's request limiter, shared with the delivery (VK counts the bot's
+    requests and the delivery's against one budget of ``VK_GROUP_RPS`` a second). None
+    without a token, or when Redis cannot be reached (then the requests go unlimited)."""
+    token = settings.VK_GROUP_TOKEN
+    if not token:
+        return None
     try:
-        return await call
+        return limiter_for(token, "group")
+    except (RedisError, ValueError) as exc:
+        logger.warning("No request limiter for the community token (%s); asking VK anyway", exc)
+        return None
+
+
+async def wait_for_slot(limiter: RateLimiter | None, method: str) -> None:
+    """Wait until ``limiter`` allows one more request (never raises: with Redis away, the
+    request goes at once)."""
+    if limiter is None:
+        return
+    try:
+        await limiter.acquire_async()
+    except RedisError as exc:
+        logger.warning("The request limiter is unavailable (%s); calling %s anyway", exc, method)
+
+
+async def _guarded(
+    method: str,
+    users: tuple[int, ...],
+    call: Callable[[], Awaitable[T]],
+    limiter: RateLimiter | None = None,
+) -> T | None:
+    await wait_for_slot(limiter, method)
+    try:
+        return await call()
     except (VKAPIError, aiohttp.ClientError, KeyError, TypeError, ValueError) as exc:
         logger.warning(
             "Could not ask VK for %s about users %s (%s: %s); the handlers get what is known",
