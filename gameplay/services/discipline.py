@@ -161,7 +161,7 @@ def seat_replace(
         status=SeatStatus.WITHDRAWN
     )
     name = (name or f"id{vk_user_id}").strip()[:200]
-    old_label = texts.seat_label(target.number, target.name)
+    old_name = target.name
     Replacement.objects.create(
         seat=target,
         phase=current_phase(game),
@@ -201,7 +201,7 @@ def seat_replace(
             game.commitment,
         )
         send_message(game, [vk_user_id], card, kind="role_card", keyboard=menu_keyboard())
-        post_board(game, texts.replaced_public(target.number, old_label, name), kind="replace")
+        post_board(game, texts.replaced_public(target.number, old_name, name), kind="replace")
     return target
 
 

@@ -508,3 +508,12 @@ def test_discipline_commands_need_a_running_game():
         with pytest.raises(RuleViolation):
             call()
     assert snapshot(game) == before
+
+
+def test_the_replacement_announcement_names_the_seat_once(game):
+    old = civilians(game)[0]
+    mark = last_outbox_id()
+    services.seat_replace(game_id=game.pk, seat=old.number, vk_user_id=4242, name="Ёжик",
+                          by="gm:test")
+    [public] = board(game, "replace", after=mark)
+    assert public.text == f"Замена: место №{old.number} ({old.name}) занимает Ёжик."
