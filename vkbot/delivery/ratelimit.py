@@ -6,8 +6,8 @@ is allowed while fewer than ``limit`` are there. Otherwise the script answers ho
 oldest leaves the window, and the caller sleeps that long and asks again — the budget is waited
 for, never failed. The clock is Redis's (``TIME``), so workers on several hosts agree.
 
-The window is VK's second plus a margin (``settings.VK_RATE_WINDOW_SECONDS``): our moment of
-asking and VK's moment of counting differ by the network and scheduling jitter.
+The window is VK's second plus a margin (``settings.VK_RATE_WINDOW_SECONDS``, per token kind):
+our moment of asking and VK's moment of counting differ by the network and scheduling jitter.
 
 No Django here (:func:`limiter_for` reads the settings lazily), so a plain process can share a
 limiter with the workers.
@@ -112,6 +112,5 @@ def limiter_for(token: str, kind: str, client: redis.Redis | None = None) -> Rat
         import django_rq
 
         client = django_rq.get_connection(settings.OUTBOX_DELIVERY_QUEUE)
-    return RateLimiter(
-        client, token_key(token), int(limits[kind]), float(settings.VK_RATE_WINDOW_SECONDS)
-    )
+    window = float(settings.VK_RATE_WINDOW_SECONDS[kind])
+    return RateLimiter(client, token_key(token), int(limits[kind]), window)
