@@ -18,9 +18,19 @@ from demo import seed as demo_seed
 from demo.vk import LocalVkClient, VkCallError
 from gameplay.models import Game, GameEvent, GameStatus, Outbox, Phase, PollState, Seat
 from gameplay.rules import Role
+from gameplay.services.outbox import DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY
 from vkbot.localvk import LocalVK, ServerThread
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def drain_flags(rq_queues: Any) -> Iterator[None]:
+    """The seed enqueues Outbox drains: leave no «drain queued» flag to the next tests."""
+    redis = rq_queues["vk"].connection
+    redis.delete(DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY)
+    yield
+    redis.delete(DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY)
 
 
 def local_vk() -> LocalVK:

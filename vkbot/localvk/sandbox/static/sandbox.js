@@ -115,14 +115,18 @@ async function loadUsers() {
   $("dialog-title").textContent = data.group.name;
   $("group-avatar").textContent = (data.group.name || "С").trim().charAt(0).toUpperCase();
   const select = $("user-select");
-  const chosen = view.userId;
-  select.replaceChildren(...data.users.map((user) => {
-    const option = el("option", null,
-      user.name + " (id" + user.id + ")" + (user.taken_over ? " — играете вы" : ""));
-    option.value = String(user.id);
-    return option;
-  }));
-  if (chosen !== null) select.value = String(chosen);
+  const labels = data.users.map((user) =>
+    user.name + " (id" + user.id + ")" + (user.taken_over ? " — играете вы" : ""));
+  const key = data.users.map((user, i) => user.id + labels[i]).join("|");
+  if (select.dataset.key !== key) {  // rebuilt only on a change: an open list stays open
+    select.dataset.key = key;
+    select.replaceChildren(...data.users.map((user, i) => {
+      const option = el("option", null, labels[i]);
+      option.value = String(user.id);
+      return option;
+    }));
+  }
+  if (view.userId !== null) select.value = String(view.userId);
   return data.users;
 }
 
