@@ -52,6 +52,7 @@ from . import setup
 from .common import current_phase, lock_game, log_event, players, post_board, send_message
 from .day import VoteOutcome, vote_submit
 from .night import ActionOutcome, night_action_submit
+from .outbox import request_delivery
 
 CHAT_PEER_BASE = 2_000_000_000
 #: A vote count is posted in the topic after every this many votes of a day.
@@ -93,7 +94,7 @@ def reply(
     kind: str = "reply",
 ) -> Outbox:
     """Queue a private message to one user (the bot's answer to what they sent)."""
-    return Outbox.objects.create(
+    row = Outbox.objects.create(
         game_id=_game_id(game),
         channel=OutboxChannel.MESSAGE,
         peer_ids=[int(vk_user_id)],
@@ -101,6 +102,8 @@ def reply(
         keyboard=keyboard,
         kind=kind,
     )
+    request_delivery()
+    return row
 
 
 @transaction.atomic
@@ -116,7 +119,7 @@ def answer_event(
     params: dict[str, Any] = {"event_id": event_id, "user_id": user_id, "peer_id": peer_id}
     if snackbar:
         params["event_data"] = {"type": "show_snackbar", "text": snackbar[:SNACKBAR_MAX]}
-    return Outbox.objects.create(
+    row = Outbox.objects.create(
         game_id=_game_id(game),
         channel=OutboxChannel.EVENT_ANSWER,
         peer_ids=[peer_id],
@@ -124,15 +127,19 @@ def answer_event(
         payload=params,
         kind="event_answer",
     )
+    request_delivery()
+    return row
 
 
 @transaction.atomic
 def board_reply(*, game_id: int, topic_id: int, text: str, kind: str = "board_reply") -> Outbox:
     """Queue a short answer in one of the game's topics (game or recruitment topic)."""
-    return Outbox.objects.create(
+    row = Outbox.objects.create(
         game_id=game_id, channel=OutboxChannel.BOARD, topic_id=topic_id, text=text[:9000],
         kind=kind,
     )
+    request_delivery()
+    return row
 
 
 # --- sign-up ---------------------------------------------------------------------------------
@@ -364,6 +371,7 @@ def spectator_request(*, game_id: int, vk_user_id: int) -> SpectatorMember:
         text=bot_texts.spectator_invite(game.name),
         payload={"chat_peer_id": int(game.spectator_chat_id)}, kind="spectator_invite",
     )
+    request_delivery()
     log_event(game, "spectator_invited", by=f"vk:{vk_user_id}", vk_user_id=vk_user_id)
     return member
 
@@ -393,6 +401,7 @@ def spectator_joined(*, game_id: int, member_id: int) -> bool:
         payload={"chat_id": chat - CHAT_PEER_BASE, "member_id": member_id},
         kind="intruder_removed",
     )
+    request_delivery()
     ModerationFlag.objects.create(
         game=game, seat=seat, vk_user_id=member_id, kind=FlagKind.INTRUDER, text=note,
         phase=current_phase(game),
