@@ -9,10 +9,11 @@ retried), and the user who sent it gets a short apology; the poller goes on.
 
 :func:`apply_updates` applies a long-poll batch in transactions of up to :data:`CHUNK`
 updates each (one ``INSERT … ON CONFLICT DO NOTHING`` records a chunk's event ids and says
-which are new; each new update then runs in its own savepoint) and stores the poll's next
-``ts`` in :class:`~gameplay.models.PollState` in the transaction of the last chunk, so a
-restarted bot continues exactly after the last batch it applied. A database outage rolls back
-the chunk it hit, whose updates are then applied when the batch is polled again.
+which are new; the new updates' handlers then run in one savepoint, or, should one of them
+crash, each in its own) and stores the poll's next ``ts`` in
+:class:`~gameplay.models.PollState` in the transaction of the last chunk, so a restarted bot
+continues exactly after the last batch it applied. A database outage rolls back the chunk it
+hit, whose updates are then applied when the batch is polled again.
 """
 
 from __future__ import annotations
@@ -198,21 +199,37 @@ def _accept(update: Any, source: str) -> tuple[str, str] | None:
 
 def _apply_chunk(updates: Sequence[Any], facts: Sequence[Any], source: str) -> int:
     """Record the updates' event ids and run the handlers of those recorded now; runs inside
-    a transaction. Returns how many were applied."""
+    a transaction. Returns how many were applied.
+
+    The handlers of a chunk run in one savepoint. Should one of them crash (a bug), the whole
+    savepoint is rolled back and the chunk runs again with a savepoint per update, so that
+    only the crashing update's changes are lost (see :func:`_dispatch`)."""
     accepted = [
         (u, f, *k) for u, f in zip(updates, facts, strict=True) if (k := _accept(u, source))
     ]
     new = _record([(event_id, kind, group_id_of(u)) for u, _, kind, event_id in accepted], source)
-    applied = 0
+    todo = []
     for update, update_facts, kind, event_id in accepted:
         if event_id not in new:
             logger.info("VK event %s (%s) from %s was already applied; skipped",
                         event_id, kind, source)  # fmt: skip
             continue
         new.discard(event_id)  # the same event twice in one batch: applied once
+        todo.append((update, update_facts, kind, event_id))
+    if len(todo) > 1:
+        try:
+            with transaction.atomic():
+                for update, update_facts, _, _ in todo:
+                    _handle(update, update_facts)
+            return len(todo)
+        except _INFRASTRUCTURE_ERRORS:
+            raise
+        except Exception:  # noqa: BLE001 - found again, and logged, update by update below
+            logger.warning("A handler failed in a chunk of %d VK events; applying them one "
+                           "by one", len(todo))  # fmt: skip
+    for update, update_facts, kind, event_id in todo:
         _dispatch(update, event_id, kind, source, update_facts)
-        applied += 1
-    return applied
+    return len(todo)
 
 
 def _record(events: Sequence[tuple[str, str, int | None]], source: str) -> set[str]:
@@ -236,15 +253,20 @@ def _record(events: Sequence[tuple[str, str, int | None]], source: str) -> set[s
         return {row[0] for row in cursor.fetchall()}
 
 
-def _dispatch(update: Mapping[str, Any], event_id: str, kind: str, source: str, facts: Any) -> None:
+def _handle(update: Mapping[str, Any], facts: Any) -> None:
     from vkbot import handlers  # lazily: the handlers import the whole bot
 
+    if facts is None:
+        handlers.dispatch(dict(update))
+    else:
+        handlers.dispatch(dict(update), facts=facts)
+
+
+def _dispatch(update: Mapping[str, Any], event_id: str, kind: str, source: str, facts: Any) -> None:
+    """Run the handlers of one update in a savepoint: a crash rolls back its changes only."""
     try:
         with transaction.atomic():
-            if facts is None:
-                handlers.dispatch(dict(update))
-            else:
-                handlers.dispatch(dict(update), facts=facts)
+            _handle(update, facts)
     except _INFRASTRUCTURE_ERRORS:
         raise
     except Exception as exc:

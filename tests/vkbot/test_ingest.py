@@ -167,6 +167,29 @@ def test_a_crashing_handler_is_rolled_back_recorded_and_apologised_for(
     assert Outbox.objects.count() == outbox_before + 1
 
 
+def test_a_crash_inside_a_batch_loses_only_the_crashing_update(
+    game_id: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    healthy = record_dispatch(game_id)
+
+    def crash_on_m1(update: dict[str, Any]) -> None:
+        healthy(update)
+        if update["event_id"] == "k1":
+            raise ZeroDivisionError("bug")
+
+    use_dispatch(monkeypatch, crash_on_m1)
+    outbox_before = Outbox.objects.count()
+    batch = [message_update(VK_BASE + 2, f"m{i}", event_id=f"k{i}") for i in range(3)]
+
+    assert apply_updates(batch, "20", source="longpoll") == 3
+    # The chunk ran again update by update: the others stand, the crash left nothing.
+    assert recorded_texts(game_id) == ["m0", "m2"] and stored_ts() == "20"
+    assert VkEvent.objects.get(event_id="k1").error.startswith("ZeroDivisionError")
+    assert VkEvent.objects.get(event_id="k0").error == ""
+    [apology] = Outbox.objects.all()[outbox_before:]
+    assert apology.text == pipeline_texts.INTERNAL_ERROR
+
+
 def test_a_crash_without_a_known_user_sends_nothing(
     game_id: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
