@@ -21,6 +21,7 @@ from gameplay.models import (
     Vote,
 )
 from gameplay.rules import (
+    EARLY_VOTE_FROM_DAY,
     Ballot,
     DayInput,
     DayResult,
@@ -145,7 +146,10 @@ def vote_submit(
             kind="vote_echo",
         )
     result = None
-    if early_close_reached(table, phase.number, ballots_of(phase), EarlyClose(game.early_close)):
+    # Early votes count from Day 3 (V6): before, there is nothing to look up for every vote.
+    if phase.number >= EARLY_VOTE_FROM_DAY and early_close_reached(
+        table, phase.number, ballots_of(phase), EarlyClose(game.early_close)
+    ):
         result = _close(game, phase, seats, now, by="system", early=True)
     return VoteOutcome(vote, accepted.early_ignored, previous is not None, result)
 
