@@ -85,16 +85,17 @@ def _moderate(
     if not seat.alive:
         players.flag(kind=FlagKind.DEAD_POST, **common)
         return
+    words = moderation.reveal(text)
+    if not words:
+        return  # (the text first: most posts need no look at the phase)
     phase = sel.current_phase(game)
     in_review = (
         phase is not None and phase.kind == PhaseKind.NIGHT and phase.closed_at is not None
         and phase.published_at is None
     )
     if in_review:
-        words = moderation.reveal(text)
-        if words:
-            players.flag(kind=FlagKind.REVEAL, note=f"Ночь {phase.number} закрыта, итоги не "
-                         "опубликованы. Слова: " + ", ".join(sorted(set(words))[:10]), **common)
+        players.flag(kind=FlagKind.REVEAL, note=f"Ночь {phase.number} закрыта, итоги не "
+                     "опубликованы. Слова: " + ", ".join(sorted(set(words))[:10]), **common)
 
 
 def _vote_of(game: Game, post_id: int | None) -> Vote | None:

@@ -63,10 +63,13 @@ def from_private(sender: Sender, cmd: parsing.Command) -> None:
         if cmd.target is None:
             show_page(seat, Payload("vote", game=seat.game_id, early=cmd.early))
             return
+        target = cmd.target.number
+        if target is None:  # a name or a mention: resolved against the roster
+            target = _target_number(sel.roster(seat.game_id), cmd.target, seat)
         players.vote_cast(
             game_id=seat.game_id,
             vk_user_id=sender.vk_user_id,
-            target=_target_number(sel.roster(seat.game_id), cmd.target, seat),
+            target=target,
             early=cmd.early,
             source=Source.PM,
         )
