@@ -23,22 +23,22 @@ VK message id), ``failed`` (recipient → error), ``progress`` (recipient → pa
 long text), ``link`` (an invite's link), ``board`` (``guid``, ``group``, ``parts``, ``done``),
 ``answer`` (what VK answered for the other channels).
 
-The drain job is enqueued after each commit that queued rows (:func:`request_delivery`, called
-by ``common``), by dotted path (``settings.OUTBOX_DELIVERY_JOB``): gameplay never imports vkbot.
+The drain job is enqueued after each commit that queued rows (``outbox_queue``; its functions
+are importable from here), by dotted path (``settings.OUTBOX_DELIVERY_JOB``): gameplay never
+imports vkbot.
 """
 
 from __future__ import annotations
 
 import logging
 import random
-import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -47,97 +47,20 @@ from gameplay.models import Outbox, OutboxChannel, OutboxStatus
 from gameplay.rules.errors import InvalidCommand
 
 from .outbox_flags import flag_failed_delivery
+from .outbox_queue import (  # noqa: F401 (the drain's public API, imported from here)
+    DRAIN_QUEUED_KEY,
+    DRAIN_SCHEDULED_KEY,
+    delivery_started,
+    enqueue_delivery,
+    request_delivery,
+)
 
 log = logging.getLogger(__name__)
-
-#: Redis keys: a drain job is waiting in the queue / one is scheduled for a later time.
-DRAIN_QUEUED_KEY = "vkmafia:outbox:drain:queued"
-DRAIN_SCHEDULED_KEY = "vkmafia:outbox:drain:scheduled"
-#: A flag outlives a lost job (Redis flushed, worker gone) by at most this many seconds.
-DRAIN_FLAG_TTL = 300
-DRAIN_JOB_TIMEOUT = 600
 
 #: At most this many board topics are looked at per claim.
 MAX_TOPICS_PER_CLAIM = 50
 
 Outcome = Literal["sent", "retry", "failed", "again"]
-
-
-# --- enqueueing the drain ---------------------------------------------------------------------
-
-
-def request_delivery() -> None:
-    """Enqueue a drain of the Outbox once the current transaction commits (once per
-    transaction; at once outside a transaction). Never raises into the caller's command."""
-    if not settings.OUTBOX_DELIVERY_ENABLED:
-        return
-    if connection.in_atomic_block and _requested_in_this_transaction():
-        return
-    transaction.on_commit(_enqueue_after_commit)
-
-
-def _requested_in_this_transaction() -> bool:
-    pending = getattr(connection, "run_on_commit", None) or []
-    return any(len(entry) > 1 and entry[1] is _enqueue_after_commit for entry in pending)
-
-
-def _enqueue_after_commit() -> None:
-    try:
-        enqueue_delivery()
-    except Exception as error:  # noqa: BLE001 - the command has committed; the rows wait
-        log.warning(
-            "Could not enqueue the Outbox drain (%s); the rows stay pending until the next drain",
-            error,
-        )
-
-
-def enqueue_delivery(*, delay: float = 0.0) -> bool:
-    """Enqueue the drain job (``settings.OUTBOX_DELIVERY_JOB``) on the delivery queue, now or
-    in ``delay`` seconds (the worker's scheduler moves it to the queue then), unless one is
-    already waiting for that time or earlier. Returns whether a job was enqueued.
-
-    Raises ``redis.exceptions.RedisError`` when Redis cannot be reached."""
-    if not settings.OUTBOX_DELIVERY_ENABLED:
-        return False
-    import django_rq
-
-    # "auto": enqueue now — this runs after the commit already (or outside any transaction).
-    queue = django_rq.get_queue(settings.OUTBOX_DELIVERY_QUEUE, commit_mode="auto")
-    redis = queue.connection
-    options: dict[str, Any] = {
-        "job_timeout": DRAIN_JOB_TIMEOUT,
-        "result_ttl": 120,
-        "failure_ttl": 7 * 24 * 3600,
-        "description": "drain the Outbox to VK",
-    }
-    if delay <= 0:
-        if not redis.set(DRAIN_QUEUED_KEY, "1", nx=True, ex=DRAIN_FLAG_TTL):
-            return False
-        try:
-            queue.enqueue(settings.OUTBOX_DELIVERY_JOB, **options)
-        except Exception:
-            redis.delete(DRAIN_QUEUED_KEY)
-            raise
-        return True
-    at = time.time() + delay
-    current = redis.get(DRAIN_SCHEDULED_KEY)
-    if current is not None and float(current) <= at + 1.0:
-        return False
-    redis.set(DRAIN_SCHEDULED_KEY, repr(at), ex=int(delay) + DRAIN_FLAG_TTL)
-    queue.enqueue_in(timedelta(seconds=delay), settings.OUTBOX_DELIVERY_JOB, **options)
-    return True
-
-
-def delivery_started() -> None:
-    """The drain job calls this first: a commit from now on enqueues another drain, so no row
-    committed while this one runs can be missed."""
-    import django_rq
-
-    redis = django_rq.get_queue(settings.OUTBOX_DELIVERY_QUEUE).connection
-    redis.delete(DRAIN_QUEUED_KEY)
-    current = redis.get(DRAIN_SCHEDULED_KEY)
-    if current is not None and float(current) <= time.time() + 1.0:
-        redis.delete(DRAIN_SCHEDULED_KEY)
 
 
 # --- the worker's lease -------------------------------------------------------------------------

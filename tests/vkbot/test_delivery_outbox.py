@@ -276,17 +276,36 @@ def test_no_drain_when_delivery_is_off(
 
 
 def test_a_redis_failure_after_commit_does_not_reach_the_caller(
-    clean_flags: dict[str, Queue], django_capture_on_commit_callbacks: Any, monkeypatch: Any
+    clean_flags: dict[str, Queue],
+    django_capture_on_commit_callbacks: Any,
+    monkeypatch: Any,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     import redis
 
+    calls: list[dict[str, Any]] = []
+
     def broken(**kwargs: Any) -> bool:
+        calls.append(kwargs)
         raise redis.exceptions.ConnectionError("down")
 
-    monkeypatch.setattr("gameplay.services.outbox.enqueue_delivery", broken)
+    monkeypatch.setattr("gameplay.services.outbox_queue.enqueue_delivery", broken)
     with django_capture_on_commit_callbacks(execute=True):
-        rows = send_message(None, [1], "Текст", kind="x")
+        rows = send_message(None, [1], "Текст", kind="x")  # no exception reaches the caller
+    assert calls == [{}]
+    assert "Could not enqueue the Outbox drain (down)" in caplog.text
     assert Outbox.objects.get(pk=rows[0].pk).status == OutboxStatus.PENDING
+
+
+def test_a_flag_whose_job_is_gone_does_not_block_the_next_drain(
+    clean_flags: dict[str, Queue],
+) -> None:
+    queue = clean_flags["vk"]
+    assert enqueue_delivery() is True
+    assert enqueue_delivery() is False  # one is waiting
+    queue.empty()  # an operator empties the queue; the flag stays
+    assert enqueue_delivery() is True
+    assert len(_drain_jobs(queue)) == 1
 
 
 def test_a_later_drain_is_scheduled_once(clean_flags: dict[str, Queue]) -> None:
