@@ -59,7 +59,10 @@ class VoteOutcome:
 
 
 def open_day_phase(game: Game) -> Phase:
-    phase = current_phase(game)
+    return _as_open_day(current_phase(game))
+
+
+def _as_open_day(phase: Phase | None) -> Phase:
     if phase is None or phase.kind != PhaseKind.DAY:
         raise WrongPhase("Сейчас ночь: голосование откроется днём.")
     if phase.status != PhaseStatus.OPEN:
@@ -94,11 +97,32 @@ def vote_submit(
     A vote sent by private message is also posted in the day's topic, so every vote is public
     (V3). From Day 3 the day closes at once when enough early votes are held.
     """
-    now = now_or(now)
     game = lock_game(game_id)
+    return vote_submit_locked(
+        game, current_phase(game), None, voter=voter, target=target, early=early,
+        source=source, vk_post_id=vk_post_id, now=now,
+    )
+
+
+def vote_submit_locked(
+    game: Game,
+    phase: Phase | None,
+    seats: list[Seat] | None,
+    *,
+    voter: int,
+    target: int,
+    early: bool = False,
+    source: str = Source.PM,
+    vk_post_id: int | None = None,
+    now: datetime | None = None,
+) -> VoteOutcome:
+    """:func:`vote_submit` for a service that has locked ``game`` in its transaction and read
+    its current ``phase`` (and its ``players``, or None) already: the same checks and writes,
+    without reading them again."""
+    now = now_or(now)
     require_running(game)
-    phase = open_day_phase(game)
-    seats = players(game)
+    phase = _as_open_day(phase)
+    seats = players(game) if seats is None else seats
     table = table_of(seats)
     previous = (
         Vote.objects.filter(phase=phase, voter__number=voter, voter__game=game, current=True)

@@ -60,7 +60,10 @@ class ActionOutcome:
 
 
 def _night(game: Game, status: str = PhaseStatus.OPEN) -> Phase:
-    phase = current_phase(game)
+    return _as_night(current_phase(game), status)
+
+
+def _as_night(phase: Phase | None, status: str = PhaseStatus.OPEN) -> Phase:
     if phase is None or phase.kind != PhaseKind.NIGHT:
         raise WrongPhase("Сейчас день: ночные действия принимаются ночью.")
     if phase.status != status:
@@ -90,13 +93,33 @@ def night_action_submit(
 ) -> ActionOutcome:
     """Send or change a night action (RULES.md §4). A later one in the same slot replaces it."""
     game = lock_game(game_id)
+    return night_action_submit_locked(
+        game, current_phase(game), None, actor=actor, act=act, target=target, guess=guess,
+        source=source,
+    )
+
+
+def night_action_submit_locked(
+    game: Game,
+    phase: Phase | None,
+    seats: list[Seat] | None,
+    *,
+    actor: int,
+    act: Act | str,
+    target: int,
+    guess: Role | str | None = None,
+    source: str = Source.PM,
+) -> ActionOutcome:
+    """:func:`night_action_submit` for a service that has locked ``game`` in its transaction
+    and read its current ``phase`` (and its ``players``, or None) already: the same checks
+    and writes, without reading them again."""
     require_running(game)
-    phase = _night(game)
+    phase = _as_night(phase)
     act = Act(act)
     guess_role = Role(guess) if guess else None
     if phase.reopened_for and act.slot.value != phase.reopened_for:
         raise PhaseNotOpen("Ведущий открыл заново только выстрел мафии.")
-    seats = players(game)
+    seats = players(game) if seats is None else seats
     table = table_of(seats)
     sub = validate_action(table, night_context(game, phase, seats), actor, act, target, guess_role)
     actor_seat = seat_by_number(seats, actor)

@@ -50,8 +50,8 @@ from gameplay.texts import seat_label
 
 from . import setup
 from .common import current_phase, lock_game, log_event, players, post_board, send_message
-from .day import VoteOutcome, vote_submit
-from .night import ActionOutcome, night_action_submit
+from .day import VoteOutcome, vote_submit_locked
+from .night import ActionOutcome, night_action_submit_locked
 from .outbox import request_delivery
 
 CHAT_PEER_BASE = 2_000_000_000
@@ -177,12 +177,16 @@ def signup(
 # --- night actions and votes -----------------------------------------------------------------
 
 
-def _seat_for(game: Game, vk_user_id: int) -> Seat:
-    seat = (
-        Seat.objects.filter(game=game, vk_user_id=vk_user_id, status=SeatStatus.PLAYER)
-        .exclude(number__isnull=True)
-        .first()
-    )
+def _seat_for(game: Game, vk_user_id: int, seats: list[Seat] | None = None) -> Seat:
+    """The user's living seat in the game (``seats``: its players, if already read)."""
+    if seats is None:
+        seat = (
+            Seat.objects.filter(game=game, vk_user_id=vk_user_id, status=SeatStatus.PLAYER)
+            .exclude(number__isnull=True)
+            .first()
+        )
+    else:
+        seat = next((s for s in seats if s.vk_user_id == vk_user_id), None)
     if seat is None:
         raise NotInGame()
     if not seat.alive:
@@ -213,15 +217,16 @@ def night_act(
     """A night action sent from VK (text or a button naming ``phase_id``). The mafia sees the
     team's role strike and who sent it, as it sees the team's shot."""
     game = lock_game(game_id)
-    seat = _seat_for(game, vk_user_id)
-    _check_phase(game, phase_id)
-    outcome = night_action_submit(
-        game_id=game.pk, actor=seat.number, act=act, target=target, guess=guess,
+    seats = players(game)
+    seat = _seat_for(game, vk_user_id, seats)
+    phase = _check_phase(game, phase_id)
+    outcome = night_action_submit_locked(
+        game, phase, seats, actor=seat.number, act=act, target=target, guess=guess,
         source=Source.PM,
     )
     action = outcome.action
     if action.act == Act.ROLE_STRIKE:
-        team = [s.vk_user_id for s in players(game) if s.alive and s.role == Role.MAFIA
+        team = [s.vk_user_id for s in seats if s.alive and s.role == Role.MAFIA
                 and s.pk != seat.pk]
         if team:
             send_message(
@@ -252,10 +257,11 @@ def vote_cast(
     or a board post (``source="board"`` with its ``vk_post_id``). A count follows every
     ``COUNT_EVERY`` votes of the day."""
     game = lock_game(game_id)
-    seat = _seat_for(game, vk_user_id)
+    seats = players(game)
+    seat = _seat_for(game, vk_user_id, seats)
     phase = _check_phase(game, phase_id)
-    outcome = vote_submit(
-        game_id=game.pk, voter=seat.number, target=target, early=early, source=source,
+    outcome = vote_submit_locked(
+        game, phase, seats, voter=seat.number, target=target, early=early, source=source,
         vk_post_id=vk_post_id,
     )
     if outcome.day_result is None and phase is not None:
