@@ -34,8 +34,9 @@ class Cast:
     sends the wrong role strike on Night 2. Civilians: ``skipper`` skips the Day 1 vote,
     ``decoy`` is the mafia's first shot on Night 1 and ``victim`` its last (the dead player who
     joins the spectator chat), ``healed1`` the doctor's (blocked) heal, ``replaced`` leaves on
-    Day 2, ``buttoned`` is killed by the red button and ``saved`` saved by the book on Night 2,
-    ``intruder`` a living player who tries the spectator chat, ``other`` a vote sink."""
+    Day 2, ``buttoned`` is hit by the red button on Night 2 (the GM's edit of the draft spares
+    them), ``saved`` is saved by the book, ``intruder`` is a living player who tries the
+    spectator chat, ``other`` a vote sink."""
 
     mafia: tuple[int, ...]
     clock: int

@@ -1,6 +1,7 @@
 """The days of the end-to-end game: votes in the board («голос 5», «голос: Имя», a mention),
-by message and by buttons, a skipped vote and its penalty; the replacement, the spectator chat
-and the modkill of Day 2; Day 3 closed early, and the end."""
+by message and by buttons, an edited vote post, a skipped vote and its penalty; the
+replacement, the spectator chat, the refused dead, stale and foreign buttons and the modkill of
+Day 2; Day 3 closed early, and the end."""
 
 from __future__ import annotations
 
@@ -192,7 +193,7 @@ async def day_3(s: Script) -> None:
     assert c is not None
     day = s.marks["day 3"]
     living = sorted(await s.alive())
-    assert len(living) == 18  # 10 early votes close the day (more than half)
+    assert len(living) == 19  # 10 early votes close the day (more than half)
     voters = [n for n in living if n != c.clock]
     ordinary, by_button, by_pm, board = voters[:3], voters[3:5], voters[5], voters[6:14]
     for n in ordinary:  # changeable votes
@@ -262,6 +263,8 @@ async def day_3(s: Script) -> None:
     assert overrides == [
         "Ночь 1: мафии разрешено изменить выстрел. раскрытие хода до итогов ночи",
         f"Модкилл №{c.modkilled} {s.seat(c.modkilled).name}. оскорбления в обсуждении",
+        f"Ночь 2: Ведущий: выживают №{c.buttoned} (Мирный житель). Причина: кнопку нажали "
+        "после срока",
     ]
     for x in seats:
         assert s.seat(x.number).received("Игра «Машина времени» окончена. Победа: Мирный город."

@@ -1,6 +1,7 @@
 """The nights of the end-to-end game: every night action and item, by message and by buttons,
 a changed mafia shot, the mafia's channel, «статус», «помощь» and the menu, the dead refused,
-a reveal flagged and the mafia's shot re-opened by the GM (G2), the publication."""
+a reveal flagged and the mafia's shot re-opened by the GM (G2), the GM's edit of a draft, the
+publication."""
 
 from __future__ import annotations
 
@@ -148,12 +149,17 @@ async def night_2(s: Script) -> None:
         assert s.seat(n).received(f"Принято: {what} ", night), n
     assert s.seat(c.victim).texts(night)[-1] == DEAD
 
-    await s.gm(services.night_close)
+    draft = await s.gm(services.night_close)
+    assert sorted(draft.deaths) == sorted([c.striker, c.maniac, c.buttoned])
+    # G1: the GM edits the draft — the red button's victim survives (an override, published
+    # at the end); the button is spent all the same.
+    await s.gm(services.night_draft_edit, deaths=[c.striker, c.maniac],
+               reason="кнопку нажали после срока")
     before = s.last_comment_id()
     mark = s.mark()
     await s.gm(services.night_publish)
     [morning] = s.posts("Утро после ночи 2.", before)
-    dead = sorted([c.striker, c.maniac, c.buttoned])  # not the saved one nor the healed one
+    dead = sorted([c.striker, c.maniac])  # not the saved one, the healed one, the spared one
     assert morning.splitlines()[1:] == [
         f"Этой ночью погиб №{n} {s.seat(n).name}." for n in dead]
     assert not s.seat(c.commissar).received("проверка:", mark)  # he shot, no check tonight

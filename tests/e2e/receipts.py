@@ -48,8 +48,7 @@ async def what_everyone_received(s: Script) -> None:
     assert got("Выстрел мафии: №") <= mafia_vk and got("Ролевой удар мафии:") <= mafia_vk
     assert got("(отправил №") <= mafia_vk
     # Every death was told to the dead.
-    dead = {c.executed1, c.victim, c.shot1, c.checked, c.striker, c.maniac, c.buttoned,
-            c.clock}
+    dead = {c.executed1, c.victim, c.shot1, c.checked, c.striker, c.maniac, c.clock}
     assert got("Вы выбыли из игры. Спасибо за игру!") == {holders[n] for n in dead}
     assert got("Ведущий исключил вас из игры.") == {holders[c.modkilled]}
     # Day prompts: to every living player at each day's start (Day 2's to the player who then
@@ -58,7 +57,7 @@ async def what_everyone_received(s: Script) -> None:
     assert got("День 1. Голосуйте") == set(first.values())
     day_2 = set(range(1, PLAYERS + 1)) - {c.executed1, c.victim, c.shot1}
     assert got("День 2. Голосуйте") == {first[n] for n in day_2} | {holders[c.replaced]}
-    day_3 = day_2 - {c.modkilled, c.checked, c.striker, c.maniac, c.buttoned}
+    day_3 = day_2 - {c.modkilled, c.checked, c.striker, c.maniac}
     assert got("День 3. Голосуйте") == {holders[n] for n in day_3}
     # Exactly once: each recipient of each Outbox row got it once, and nothing else came.
     assert Counter(received(s)) == Counter(await db(queued)), "VK holds other messages"

@@ -2,17 +2,23 @@
 over HTTP.
 
 The players act only as VK users can — private messages, buttons of the keyboards the community
-sent them, board posts, joining a chat by its link — and the GM acts through the services the
-panel calls. The bot is ``manage.py runbot``'s long-poll loop, the Outbox goes out through the
-delivery (``manage.py deliver``'s drainer) after every step. The game: sign-up in the
-recruitment topic and by message (one player the bot cannot write to yet, one who withdraws, a
-reserve), a deal from a fixed seed, Day 1 with votes in the board («голос 5», «голос: Имя», a
-mention), by message and by buttons and a skipped vote (+2), Night 1 with a changed mafia shot,
-the maniac's shot, a check, a blocked heal and the clock, Day 2 with a replacement, the
-spectator chat (a dead civilian joins, two intruders are removed) and a modkill that voids
-votes, Night 2 with a wrong role strike, the commissar's shot, a heal, the red button and the
-book, and Day 3 closed early by early votes, to the town's win. Then: what every player
-received, and the leak scan over every message and board post the local VK holds.
+sent them, board posts and edits, joining a chat by its link — and the GM acts through the
+services the panel calls. The bot is ``manage.py runbot``'s long-poll loop, the Outbox goes out
+through the delivery (``manage.py deliver``'s drainer) after every step (tests/e2e/harness.py).
+
+The game (tests/e2e/cast.py says who plays what): sign-up in the recruitment topic and by
+message (one player the bot cannot write to yet, one who withdraws, a reserve); a deal from a
+fixed seed and the role cards; Day 1 with votes in the board («голос 5», «голос: Имя», a
+mention), by message and by buttons, an edited vote post and a skipped vote (+2); Night 1 with
+a changed mafia shot, the mafia's channel, the maniac's shot, a check, a heal blocked by the
+clock, a reveal flagged and the mafia's shot re-opened by the GM (G2); Day 2 with a
+replacement, the spectator chat (a dead civilian joins, two intruders are removed), stale and
+foreign buttons, an insult flagged and punished by a modkill that voids votes; Night 2 with a
+wrong role strike, the commissar's shot, a heal, the book, and the red button whose victim the
+GM's edit of the draft spares; Day 3 closed early by early votes, to the town's win and the
+final post with every role, the night log, the GM's overrides and the seed. Then
+(tests/e2e/receipts.py): what every player received, exactly once, and the leak scan
+(tests/e2e/leaks.py) over every message and board post the local VK holds.
 """
 
 from __future__ import annotations
