@@ -23,7 +23,7 @@ DEMO_ARGS ?=
 BIND ?= 0.0.0.0:8000
 WEB_CONCURRENCY ?= 2
 
-.PHONY: venv test lint format migrate demo run constraints clean screenshots
+.PHONY: venv test lint format migrate demo run constraints clean screenshots bench soak
 
 venv: $(STAMP)
 
@@ -36,6 +36,23 @@ $(STAMP): pyproject.toml constraints.txt
 
 test: $(STAMP)
 	$(BIN)/pytest -q
+
+# Benchmarks (bench/, README "Benchmarks"): needs PostgreSQL and Redis, BENCH_DATABASE_URL
+# (default postgres://postgres@127.0.0.1:5432/vkmafia_bench, recreated) and BENCH_REDIS_URL
+# (default redis://127.0.0.1:6379/15, flushed). Prints the table, writes bench/results.json.
+bench: $(STAMP)
+	$(BIN)/python -m bench $(BENCH_ARGS)
+
+# The soak test's long version (tests/soak; CI runs the short one with `make test`): 100 games,
+# 4 phases, the bot and a worker killed in each; needs PostgreSQL and Redis.
+SOAK_GAMES ?= 100
+SOAK_PHASES ?= 4
+SOAK_DATABASE_URL ?= $(or $(DATABASE_URL),postgres://postgres@127.0.0.1:5432/vkmafia_soak)
+SOAK_REDIS_URL ?= $(or $(REDIS_URL),redis://127.0.0.1:6379/14)
+soak: $(STAMP)
+	SOAK_GAMES=$(SOAK_GAMES) SOAK_PHASES=$(SOAK_PHASES) SOAK_REPORT=$(CURDIR)/soak-result.json \
+		DATABASE_URL=$(SOAK_DATABASE_URL) REDIS_URL=$(SOAK_REDIS_URL) \
+		$(BIN)/pytest -q -p no:randomly -m soak -s tests/soak
 
 # The panel's and the player page's screenshots in docs/screenshots (the README shows them): the
 # browser tests with Debian's Chromium (/usr/bin/chromium; apt-get install chromium).

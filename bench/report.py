@@ -1,0 +1,104 @@
+"""The benchmark's results: ``bench/results.json`` and the table printed at the end (Markdown,
+so that it can go into the README as it is)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+PHASE_TITLES = {
+    "start": "start: roster, role cards, Day 1 opens",
+    "day": "a day: 26 votes, the close, Night 1 opens",
+    "night": "a night: 12 actions, the close",
+    "publication": "publication: the night's result, Day 2 opens",
+}
+
+
+def _fmt(value: float, digits: int = 0) -> str:
+    return f"{value:,.{digits}f}".replace(",", " ")
+
+
+def _e2e(results: dict[str, Any], mode: str, games: int) -> dict[str, Any] | None:
+    for run in results.get("e2e", []):
+        if run["mode"] == mode and run["games"] == games:
+            return run
+    return None
+
+
+def table(results: dict[str, Any]) -> str:
+    rows: list[tuple[str, str, str, str]] = []
+    for phase in results.get("requests", []):
+        rows.append(
+            (
+                f"VK requests — {PHASE_TITLES.get(phase['phase'], phase['phase'])}",
+                str(phase["project"]),
+                str(phase["naive"]),
+                f"lower bound {phase['bound']}",
+            )
+        )
+    for count in results.get("queries", []):
+        rows.append(
+            (
+                f"SQL queries per {count['event']}",
+                f"{count['one_game']} (1 game) / {count['many_games']} ({count['games']} games)",
+                "—",
+                "the baseline differs in delivery only",
+            )
+        )
+    for games in sorted({run["games"] for run in results.get("e2e", [])}):
+        project, naive = _e2e(results, "project", games), _e2e(results, "naive", games)
+        if project is None:
+            continue
+        label = f"{games} game" + ("s at once" if games > 1 else "")
+        note = "target ≥ 300" if games >= 100 else ""
+        rows.append(
+            (
+                f"end-to-end events/s, {label} ({project['events']} events)",
+                _fmt(project["events_per_second"]),
+                _fmt(naive["events_per_second"]) + (" (projected)" if naive["projected"] else "")
+                if naive
+                else "—",
+                note,
+            )
+        )
+        rows.append(
+            (
+                f"end-to-end time, {label}",
+                f"{project['seconds']:.1f} s",
+                f"{naive['seconds']:.1f} s" + (" (projected)" if naive["projected"] else "")
+                if naive
+                else "—",
+                f"requests: {project['requests']} vs {naive['requests']}" if naive else "",
+            )
+        )
+    night = results.get("night_resolution")
+    if night:
+        rows.append(
+            (
+                f"night resolution, {night['players']} players (pure rules)",
+                f"{night['median_us']:.0f} µs median, {night['p95_us']:.0f} µs p95",
+                "—",
+                f"{night['runs']} runs",
+            )
+        )
+    memory = results.get("memory")
+    if memory:
+        for process in ("bot", "worker"):
+            rows.append(
+                (
+                    f"peak memory (RSS) of the {process}, e2e with "
+                    f"{memory['games']} games",
+                    f"{memory['project'][process]:.0f} MB",
+                    f"{memory['naive'][process]:.0f} MB" if memory.get("naive") else "—",
+                    "",
+                )
+            )
+    header = ("figure", "project", "naive baseline", "note")
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def write(results: dict[str, Any], path: Path) -> None:
+    path.write_text(json.dumps(results, ensure_ascii=False, indent=2) + "\n")
