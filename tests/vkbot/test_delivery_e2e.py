@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
@@ -100,16 +103,58 @@ def _worker(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen
     )
 
 
-def _private_redis_url() -> str:
-    """REDIS_URL with a database of the test's own, so that no other worker on the same Redis
-    (a demo, another test run) takes the test's job."""
-    parts = urlsplit(os.environ["REDIS_URL"])
-    return urlunsplit(parts._replace(path=f"/{E2E_REDIS_DB}"))
+@pytest.fixture
+def private_redis_url(tmp_path: Path) -> Iterator[str]:
+    """A Redis of the test's own, so that no other worker (a demo, another test run on the
+    same machine) takes the test's job: a private redis-server when one is installed (CI),
+    else a database of REDIS_URL's server that the project leaves unused."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        parts = urlsplit(os.environ["REDIS_URL"])
+        yield urlunsplit(parts._replace(path=f"/{E2E_REDIS_DB}"))
+        return
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(tmp_path),
+        ],  # fmt: skip
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"redis://127.0.0.1:{port}/0"
+    try:
+        client = redis.Redis.from_url(url)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                client.ping()
+                break
+            except redis.exceptions.ConnectionError:
+                assert time.monotonic() < deadline, "the private redis-server did not start"
+                time.sleep(0.05)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(10)
 
 
-def test_1000_messages_with_errors_and_a_killed_worker(tmp_path: Path, settings: Any) -> None:
+def test_1000_messages_with_errors_and_a_killed_worker(
+    tmp_path: Path, settings: Any, private_redis_url: str
+) -> None:
     settings.OUTBOX_DELIVERY_ENABLED = False  # the job is enqueued below, on the workers' Redis
-    redis_url = _private_redis_url()
+    redis_url = private_redis_url
     private = redis.Redis.from_url(redis_url)
     queue = Queue(settings.OUTBOX_DELIVERY_QUEUE, connection=private)
     queue.empty()
