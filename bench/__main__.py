@@ -1,9 +1,14 @@
 """``python -m bench`` (``make bench``): every figure of the benchmark, the project beside the
 naive baseline, measured in one run. Writes ``bench/results.json`` and prints the table.
 
+The games every run starts from are kept as database snapshots (PostgreSQL templates) and
+reused while the migrations and the bench's games are unchanged.
+
 Options: ``--games N`` (default 100: the "many games at once" of the end-to-end run and of the
 query counts), ``--naive-cap S`` (seconds a naive end-to-end phase may run before its time is
-projected; default 20), ``--keep`` (leave the bench databases behind).
+projected; default 15), ``--rebuild`` (build the snapshots even if they could be reused),
+``--keep`` (leave the working database behind too), ``--clean`` (drop the snapshots at the
+end).
 """
 
 from __future__ import annotations
@@ -32,8 +37,10 @@ RESULTS = ROOT / "bench" / "results.json"
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--games", type=int, default=100)
-    parser.add_argument("--naive-cap", type=float, default=20.0)
+    parser.add_argument("--naive-cap", type=float, default=15.0)
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--rebuild", action="store_true")
+    parser.add_argument("--clean", action="store_true")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     if args.games < 1:
@@ -65,10 +72,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench: {title} ({time.monotonic() - started:.0f} s)", file=sys.stderr, flush=True)
 
     try:
-        step(f"building {args.games} games")
-        results["setup_seconds"] = {
-            k: round(v, 1) for k, v in snapshots.build(databases, args.games).items()
-        }
+        step(f"the snapshots of {args.games} games")
+        built = snapshots.ensure(databases, args.games, rebuild=args.rebuild)
+        results["setup_seconds"] = {k: round(v, 1) for k, v in built.items()} or "reused"
         step("VK requests per phase")
         results["requests"] = [r.as_dict() for r in vkrequests.measure(services, databases)]
         step("SQL queries per event")
@@ -99,8 +105,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench: failed: {error}\n(process logs in {logs})", file=sys.stderr)
         raise
     finally:
-        if not args.keep:
+        if args.clean:
             databases.drop_all()
+        elif not args.keep:
+            databases.drop_working()
     results["seconds"] = round(time.monotonic() - started, 1)
     report.write(results, args.out)
     print(report.table(results))

@@ -187,6 +187,29 @@ class Databases:
         names = [self.name, *(self.snapshot_name(k) for k in self.SNAPSHOTS)]
         self._admin(*(f'DROP DATABASE IF EXISTS "{n}" WITH (FORCE)' for n in names))
 
+    def drop_working(self) -> None:
+        """Drop the bench database, keep the snapshots (the next run may reuse them)."""
+        self._close_django()
+        self._admin(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
+
+    def label(self, kind: str, text: str) -> None:
+        """Remember ``text`` with snapshot ``kind`` (a database comment)."""
+        quoted = text.replace("'", "''")
+        self._admin(f"COMMENT ON DATABASE \"{self.snapshot_name(kind)}\" IS '{quoted}'")
+
+    def labels(self) -> dict[str, str | None]:
+        """Each snapshot's label (None: no label, or no such snapshot)."""
+        import psycopg
+
+        with psycopg.connect(_admin_dsn(self.services), autocommit=True) as conn:
+            rows = conn.execute(
+                "SELECT datname, shobj_description(oid, 'pg_database') FROM pg_database "
+                "WHERE datname = ANY(%s)",
+                [[self.snapshot_name(k) for k in self.SNAPSHOTS]],
+            ).fetchall()
+        found = dict(rows)
+        return {k: found.get(self.snapshot_name(k)) for k in self.SNAPSHOTS}
+
 
 def flush_redis(services: Services) -> None:
     """Empty the bench's Redis database (queues, rate limiters, drain flags)."""

@@ -11,18 +11,21 @@ every run measures only what its own events cause.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 
+import django
 from django.core.management import call_command
 from django.db import connections, transaction
 
 from gameplay import services
 from gameplay.models import Source
 
-from .env import Databases
+from .env import ROOT, Databases
 from .games import BenchGame, create_game, day_votes, drop_pending_outbox
 
 
@@ -33,6 +36,28 @@ def play_day(game: BenchGame) -> None:
             services.vote_submit(game_id=game.game_id, voter=voter, target=target,
                                  source=Source.BOARD)
         services.day_close(game_id=game.game_id, by="bench")
+
+
+def fingerprint(games: int) -> str:
+    """What the snapshots depend on: the migrations, the bench's games, their number."""
+    digest = hashlib.sha256(f"{games}:{django.get_version()}".encode())
+    sources = sorted(ROOT.glob("*/migrations/*.py"))
+    sources += [ROOT / "bench" / "games.py", Path(__file__)]
+    for path in sources:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return "vkmafia-bench " + digest.hexdigest()[:20]
+
+
+def ensure(databases: Databases, games: int, *, rebuild: bool = False) -> dict[str, float]:
+    """The snapshots for ``games`` games: kept from an earlier run when nothing they depend on
+    changed (an empty dict is returned then), else built (the timings of the steps)."""
+    label = fingerprint(games)
+    if not rebuild and set(databases.labels().values()) == {label}:
+        return {}
+    timings = build(databases, games)
+    for kind in databases.SNAPSHOTS:
+        databases.label(kind, label)
+    return timings
 
 
 def build(databases: Databases, games: int) -> dict[str, float]:
