@@ -38,8 +38,9 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F, Q
+from django.db import connection, transaction
+from django.db.models import Case, F, Q, Value, When
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from gameplay import texts_delivery
@@ -289,19 +290,31 @@ _OUTCOME_FIELDS = ("status", "locked_until", "next_attempt_at", "last_error", "s
 
 
 def _save_settled(rows: list[Outbox]) -> None:
-    """Save settled rows: ``result`` per row, the other fields with one ``UPDATE`` per distinct
-    combination of values (a round of sent rows is one). A bulk update of every field would
-    compile a CASE of one branch per row and field: most of a round's cost."""
-    groups: dict[tuple[Any, ...], list[int]] = {}
+    """Save settled rows with one ``UPDATE`` per distinct combination of the outcome fields (a
+    round of sent rows is one), ``result`` set per row in it. A bulk update of every field
+    would compile a CASE of one branch per row and field: most of a round's cost.
+
+    Each row is updated once: a second update of a row in the same transaction would have
+    PostgreSQL check its foreign key to the game (a share lock on the game row, which the bot
+    may hold while it waits for this transaction: a deadlock)."""
+    groups: dict[tuple[Any, ...], list[Outbox]] = {}
     for row in rows:
-        key = tuple(getattr(row, name) for name in _OUTCOME_FIELDS)
-        groups.setdefault(key, []).append(row.pk)
+        groups.setdefault(tuple(getattr(row, name) for name in _OUTCOME_FIELDS), []).append(row)
     if len(groups) > 4:  # retries each have their own time: one statement after all
         Outbox.objects.bulk_update(rows, ["result", *_OUTCOME_FIELDS])
         return
-    Outbox.objects.bulk_update(rows, ["result"])
-    for values, ids in groups.items():
-        Outbox.objects.filter(pk__in=ids).update(**dict(zip(_OUTCOME_FIELDS, values, strict=True)))
+    result_field = Outbox._meta.get_field("result")
+    for values, members in groups.items():
+        results = Case(
+            *(When(pk=row.pk, then=Value(row.result, output_field=result_field))
+              for row in members),
+            output_field=result_field,
+        )  # fmt: skip
+        if connection.features.requires_casted_case_in_updates:  # as bulk_update does
+            results = Cast(results, output_field=result_field)
+        Outbox.objects.filter(pk__in=[row.pk for row in members]).update(
+            result=results, **dict(zip(_OUTCOME_FIELDS, values, strict=True))
+        )
 
 
 def _apply(row: Outbox, settlement: Settlement, now: datetime) -> None:
