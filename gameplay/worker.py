@@ -17,6 +17,7 @@ tick itself.
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 from typing import Any
@@ -93,14 +94,20 @@ class DeadlineTickerMixin:
 
 
 def preload_jobs() -> None:
-    """Import the project's jobs (by their dotted paths) before the first fork: rq's forking
-    worker runs each job in a child process, which would otherwise import the job's modules
-    anew every time (the Outbox drain brings in vkbottle: about a second of CPU per job)."""
+    """Import the project's jobs (by their dotted paths) before the first fork, and freeze
+    what is loaded then out of the garbage collector's sight.
+
+    rq's forking worker runs each job in a child process. Without this, every child imports
+    the job's modules anew (the Outbox drain brings in vkbottle: about a second of CPU per
+    job), and its first full garbage collection walks every object it inherited, writing to
+    — so copying — most of the parent's memory pages."""
     for path in (settings.OUTBOX_DELIVERY_JOB, "gameplay.jobs.tick"):
         try:
             import_string(path)
         except ImportError as error:  # the job itself reports it when it runs
             log.warning("Could not preload the job %s: %s", path, error)
+    gc.collect()
+    gc.freeze()
 
 
 class Worker(DeadlineTickerMixin, RqWorker):
