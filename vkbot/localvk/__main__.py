@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from . import persist
+from .callback import add_callback_arguments, configure_callbacks
 from .server import start_site
 from .state import LocalVK
 
@@ -50,11 +51,13 @@ def build_parser() -> argparse.ArgumentParser:
         "save it there while running and on exit",
     )
     parser.add_argument("--log-level", default="INFO")
+    add_callback_arguments(parser)
     return parser
 
 
 def state_from_args(args: argparse.Namespace) -> LocalVK:
-    return LocalVK(
+    """The community the options describe; ValueError (an operator-facing message) if wrong."""
+    state = LocalVK(
         group_id=args.group_id,
         group_token=args.group_token,
         user_tokens=args.user_tokens or ["user-token"],
@@ -64,6 +67,16 @@ def state_from_args(args: argparse.Namespace) -> LocalVK:
         group_rps=args.group_rps,
         user_rps=args.user_rps,
     )
+    configure_callbacks(
+        state,
+        args.callback_urls,
+        confirmation_code=args.callback_confirmation,
+        secret=args.callback_secret,
+        concurrency=args.callback_concurrency,
+        retries=args.callback_retries,
+        duplicate_rate=args.callback_duplicate_rate,
+    )
+    return state
 
 
 async def serve(
@@ -81,6 +94,11 @@ async def serve(
         "player page: http://%s:%s/sandbox/)",
         state.group_id, host, bound_port, host, bound_port, host, bound_port,
     )  # fmt: skip
+    if state.callbacks.config is not None:
+        logger.info(
+            "Callback API: pushing every event to %s once confirmed",
+            ", ".join(state.callbacks.config.urls),
+        )
     if saver is not None:
         saver.start()
     stop = asyncio.Event()

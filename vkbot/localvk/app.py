@@ -1,5 +1,6 @@
 """The aiohttp application: VK's ``/method/<name>``, the long-poll endpoint, ``/_test/``, and
-the player page ``/sandbox/`` (:mod:`vkbot.localvk.sandbox`)."""
+the player page ``/sandbox/`` (:mod:`vkbot.localvk.sandbox`); while it runs, the Callback API
+pusher (:mod:`vkbot.localvk.callback`) posts the events to the configured server."""
 
 from __future__ import annotations
 
@@ -93,10 +94,15 @@ async def handle_longpoll(request: web.Request) -> web.StreamResponse:
 
 async def _on_startup(app: web.Application) -> None:
     app[STATE_KEY].longpoll.reopen()
+    await app[STATE_KEY].callbacks.start()
 
 
 async def _on_shutdown(app: web.Application) -> None:
     app[STATE_KEY].longpoll.close()
+
+
+async def _on_cleanup(app: web.Application) -> None:
+    await app[STATE_KEY].callbacks.stop()
 
 
 def make_app(state: LocalVK | None = None) -> web.Application:
@@ -109,4 +115,5 @@ def make_app(state: LocalVK | None = None) -> web.Application:
     add_sandbox_routes(app, STATE_KEY)
     app.on_startup.append(_on_startup)
     app.on_shutdown.append(_on_shutdown)
+    app.on_cleanup.append(_on_cleanup)
     return app

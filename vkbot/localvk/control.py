@@ -14,6 +14,11 @@ Every endpoint takes and returns JSON. A bad request is HTTP 400 ``{"error": "â€
   ``{id, first_name, last_name, sex?}``
 - ``POST /_test/longpoll/expire_keys``; ``POST /_test/longpoll/drop_history``
 - ``GET/POST/DELETE /_test/faults`` (see :class:`~vkbot.localvk.faults.FaultConfig`)
+- ``GET /_test/callback`` (the Callback API pusher's state and counters); ``POST
+  /_test/callback`` ``{urls, confirmation_code, secret?, concurrency?, retries?, backoff?,
+  timeout?, confirm_interval?}`` (push to that server, after it confirms; see
+  :class:`~vkbot.localvk.callback.CallbackConfig`); ``DELETE /_test/callback`` (stop pushing);
+  ``GET /_test/callback/deliveries?since=`` (every POST with its answer)
 - ``GET /_test/calls?method=&token_kind=&since=&include_inner=``, ``GET /_test/stats``,
   ``GET /_test/messages?peer_id=&sent=``, ``GET /_test/events``, ``GET /_test/state``
 - ``POST /_test/reset``
@@ -28,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from .callback import CallbackConfig
 from .faults import FaultConfig
 
 if TYPE_CHECKING:
@@ -217,6 +223,25 @@ def add_control_routes(app: web.Application, state_key: web.AppKey[LocalVK]) -> 
         with state.lock:
             state.faults.clear()
         return {"config": state.faults.config.to_dict()}
+
+    @route("GET", "callback")
+    def get_callback(state: LocalVK, _: web.Request, __: dict[str, Any]) -> Any:
+        return state.callbacks.stats()
+
+    @route("POST", "callback")
+    def set_callback(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:
+        state.callbacks.configure(CallbackConfig.from_dict(data))
+        return state.callbacks.stats()
+
+    @route("DELETE", "callback")
+    def clear_callback(state: LocalVK, _: web.Request, __: dict[str, Any]) -> Any:
+        state.callbacks.configure(None)
+        return state.callbacks.stats()
+
+    @route("GET", "callback/deliveries")
+    def callback_deliveries(state: LocalVK, request: web.Request, _: dict[str, Any]) -> Any:
+        found = state.callbacks.deliveries(since=_int(request.query, "since", 0))
+        return {"deliveries": [delivery.to_dict() for delivery in found]}
 
     @route("GET", "calls")
     def calls(state: LocalVK, request: web.Request, _: dict[str, Any]) -> Any:

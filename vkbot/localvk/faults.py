@@ -1,7 +1,9 @@
-"""Fault injection for API calls: transient VK errors, slow answers and dropped connections.
+"""Fault injection for API calls: transient VK errors, slow answers and dropped connections;
+and for the Callback API: events delivered twice.
 
 Every API request draws the same number of values from one seeded RNG, so a test that makes
-the same requests in the same order sees the same faults.
+the same requests in the same order sees the same faults. Callback events draw from a second
+RNG of the same seed, so pushing events does not change which API calls fail.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ class FaultConfig:
     share of connections closed before the call runs (nothing happens on the server);
     ``drop_after_rate`` the share closed after the call ran (its effects stay, the answer is
     lost: what exactly-once delivery must survive). ``methods`` restricts all of it to some
-    methods (None: every method).
+    methods (None: every method). ``callback_duplicate_rate`` is the share of events the
+    Callback API pusher (:mod:`vkbot.localvk.callback`) sends twice, to different URLs.
     """
 
     error_rates: Mapping[int, float] = field(default_factory=dict)
@@ -34,6 +37,7 @@ class FaultConfig:
     drop_rate: float = 0.0
     drop_after_rate: float = 0.0
     methods: frozenset[str] | None = None
+    callback_duplicate_rate: float = 0.0
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -48,6 +52,7 @@ class FaultConfig:
         _check_rate("delay_rate", self.delay_rate)
         _check_rate("drop_rate", self.drop_rate)
         _check_rate("drop_after_rate", self.drop_after_rate)
+        _check_rate("callback_duplicate_rate", self.callback_duplicate_rate)
         if self.drop_rate + self.drop_after_rate > 1.0:
             raise ValueError("drop rates add up to more than 1")
 
@@ -65,6 +70,7 @@ class FaultConfig:
             "drop_rate": self.drop_rate,
             "drop_after_rate": self.drop_after_rate,
             "methods": sorted(self.methods) if self.methods is not None else None,
+            "callback_duplicate_rate": self.callback_duplicate_rate,
             "seed": self.seed,
         }
 
@@ -88,6 +94,7 @@ class FaultConfig:
                 drop_rate=float(data.get("drop_rate", 0.0)),
                 drop_after_rate=float(data.get("drop_after_rate", 0.0)),
                 methods=frozenset(str(m) for m in methods) if methods is not None else None,
+                callback_duplicate_rate=float(data.get("callback_duplicate_rate", 0.0)),
                 seed=int(data.get("seed", 0)),
             )
         except (TypeError, ValueError) as exc:
@@ -119,6 +126,7 @@ class FaultInjector:
     def __init__(self, config: FaultConfig | None = None) -> None:
         self.config = config or FaultConfig()
         self._rng = random.Random(self.config.seed)
+        self._callback_rng = random.Random(f"callback:{self.config.seed}")
         self.injected: dict[str, int] = {}
 
     def configure(self, config: FaultConfig | None = None, **changes: Any) -> FaultConfig:
@@ -134,6 +142,7 @@ class FaultInjector:
             base = replace(base, **changes)
         self.config = base
         self._rng = random.Random(base.seed)
+        self._callback_rng = random.Random(f"callback:{base.seed}")
         return base
 
     def clear(self) -> None:
@@ -152,6 +161,14 @@ class FaultInjector:
         )
         self._count(decision)
         return decision
+
+    def duplicate_callback(self) -> bool:
+        """Whether the Callback API sends the next event twice."""
+        rate = self.config.callback_duplicate_rate
+        if not rate or self._callback_rng.random() >= rate:
+            return False
+        self.injected["callback_duplicate"] = self.injected.get("callback_duplicate", 0) + 1
+        return True
 
     def _pick_error(self, draw: float) -> int | None:
         threshold = 0.0

@@ -15,6 +15,7 @@ import hashlib
 import secrets
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +53,7 @@ class LongPollQueue:
         self._current_key: str | None = None
         self._waiters: set[asyncio.Future[None]] = set()
         self._closed = False
+        self._listeners: list[Callable[[dict[str, Any]], None]] = []
 
     # --- server side ---------------------------------------------------------------------
 
@@ -67,8 +69,15 @@ class LongPollQueue:
                 self._keys.add(self._current_key)
             return self._current_key
 
+    def add_listener(self, listener: Callable[[dict[str, Any]], None]) -> None:
+        """Call ``listener(update)`` with every event as it is appended (under the queue's
+        lock, so in the events' order; it must not block): the Callback API pusher."""
+        with self._lock:
+            self._listeners.append(listener)
+
     def publish(self, event_type: str, obj: dict[str, Any]) -> dict[str, Any]:
-        """Append an event and wake the pollers; returns the update as it will be delivered."""
+        """Append an event, wake the pollers and tell the listeners; returns the update as it
+        will be delivered."""
         with self._lock:
             seq = self._next_seq
             self._next_seq += 1
@@ -82,6 +91,8 @@ class LongPollQueue:
             }
             self._events.append(LongPollEvent(seq, update))
             self._wake()
+            for listener in self._listeners:
+                listener(update)
             return update
 
     def events(self) -> list[dict[str, Any]]:

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .boardstore import Board
+from .callback import CallbackPusher
 from .errors import VKError
 from .faults import FaultInjector
 from .limits import FloodControl, TokenRateLimits
@@ -89,6 +90,9 @@ class LocalVK:
         self.faults = FaultInjector()
         self.log = CallLog()
         self.longpoll = LongPollQueue(group_id, history_size=history_size, lock=self.lock)
+        #: The Callback API: pushes every event to the configured server (none by default).
+        self.callbacks = CallbackPusher(group_id, self.faults, self.lock)
+        self.longpoll.add_listener(self.callbacks.submit)
         self.board = Board(
             self.community_id, self.longpoll, self.lock, echo_own_posts=echo_own_board_posts
         )
@@ -444,6 +448,7 @@ class LocalVK:
             stats["faults_injected"] = dict(self.faults.injected)
             stats["messages_sent"] = len(self.sent_messages())
             stats["longpoll_ts"] = self.longpoll.ts
+            stats["callback"] = self.callbacks.stats()
             return stats
 
     def expire_longpoll_keys(self) -> None:
@@ -453,10 +458,12 @@ class LocalVK:
         self.longpoll.drop_history()
 
     def reset(self) -> None:
-        """Forget content, calls, limits and faults; keep tokens, users and the long-poll
-        numbering and keys, so a bot that is polling goes on undisturbed."""
+        """Forget content, calls, limits and faults; keep tokens, users, the long-poll
+        numbering and keys, and the Callback API server (its records are forgotten), so a bot
+        that is polling or serving callbacks goes on undisturbed."""
         with self.lock:
             self._reset_content()
+            self.callbacks.reset()
             self.log.clear()
             self.limits.reset()
             self.flood.reset()

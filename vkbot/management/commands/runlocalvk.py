@@ -1,7 +1,9 @@
 """``manage.py runlocalvk``: the local VK server, configured from Django settings.
 
 The defaults come from ``VK_GROUP_ID``, ``VK_GROUP_TOKEN`` and ``VK_USER_TOKEN``; point the bot
-at it with ``VK_API_URL=http://127.0.0.1:8081/method/``.
+at it with ``VK_API_URL=http://127.0.0.1:8081/method/``. With ``--callback-url`` (repeatable) it
+also pushes every event to the web process(es) as VK's Callback API does; the confirmation code
+and the secret default to ``VK_CONFIRMATION_CODE`` and ``VK_CALLBACK_SECRET``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from vkbot.localvk.__main__ import serve
+from vkbot.localvk.callback import add_callback_arguments, configure_callbacks
 from vkbot.localvk.persist import StateFileError
 from vkbot.localvk.state import LocalVK
 
@@ -43,6 +46,7 @@ class Command(BaseCommand):
             metavar="PATH",
             help="load the content from this JSON file at start and keep it saved there",
         )
+        add_callback_arguments(parser)
 
     def build_state(self, options: dict[str, Any]) -> LocalVK:
         group_id = options["group_id"] or getattr(settings, "VK_GROUP_ID", None) or 1
@@ -52,8 +56,9 @@ class Command(BaseCommand):
         user_tokens = options["user_tokens"] or [
             getattr(settings, "VK_USER_TOKEN", "") or DEFAULT_USER_TOKEN
         ]
+        urls = options["callback_urls"]
         try:
-            return LocalVK(
+            state = LocalVK(
                 group_id=int(group_id),
                 group_token=group_token,
                 user_tokens=user_tokens,
@@ -63,8 +68,21 @@ class Command(BaseCommand):
                 group_rps=options["group_rps"],
                 user_rps=options["user_rps"],
             )
+            configure_callbacks(
+                state,
+                urls,
+                # The settings' code and secret count only when pushing is asked for.
+                confirmation_code=options["callback_confirmation"]
+                or (getattr(settings, "VK_CONFIRMATION_CODE", "") if urls else None),
+                secret=options["callback_secret"]
+                or (getattr(settings, "VK_CALLBACK_SECRET", "") if urls else None),
+                concurrency=options["callback_concurrency"],
+                retries=options["callback_retries"],
+                duplicate_rate=options["callback_duplicate_rate"],
+            )
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
+        return state
 
     def handle(self, *args: Any, **options: Any) -> None:
         state = self.build_state(options)
@@ -74,6 +92,11 @@ class Command(BaseCommand):
             f"(VK_API_URL=http://{host}:{port}/method/; player page "
             f"http://{host}:{port}/sandbox/). Ctrl+C to stop."
         )
+        if state.callbacks.config is not None:
+            self.stdout.write(
+                "Callback API: every event goes to "
+                f"{', '.join(state.callbacks.config.urls)} once confirmed."
+            )
         try:
             with contextlib.suppress(KeyboardInterrupt):
                 asyncio.run(serve(state, host, port, state_file=options["state_file"]))
