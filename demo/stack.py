@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import socket
 import sys
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from ops.probes import http_ok, port_in_use
+from ops.supervisor import Service, Supervisor
+
 from . import config
 from .config import DemoLayout
-from .supervisor import Service, Supervisor
 
 #: rq's routine lines (every job, every registry cleaning) and the delivery's per-run report.
 WORKER_MUTE = r" INFO (rq\.\w+|vkbot\.delivery\.jobs) \["
@@ -34,30 +35,6 @@ class DemoOptions:
     min_delay: float = 3.0
     max_delay: float = 150.0
     players_seed: int | None = None
-
-
-def free_port(host: str) -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
-
-
-def port_in_use(host: str, port: int) -> bool:
-    with socket.socket() as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError:
-            return True
-    return False
-
-
-def http_ok(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:
-            return bool(response.status == 200)
-    except OSError:
-        return False
 
 
 def redis_ok(host: str, port: int) -> bool:
@@ -183,7 +160,7 @@ def banner(options: DemoOptions) -> list[str]:
 
 def run(options: DemoOptions, supervisor: Supervisor) -> int:
     """Start the demo and supervise it until stopped; returns the exit status."""
-    from .supervisor import Interrupted, StartupError
+    from ops.supervisor import Interrupted, StartupError
 
     layout = options.layout
     busy = [f"{name} port {port}" for name, port in

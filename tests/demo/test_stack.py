@@ -11,7 +11,7 @@ from pathlib import Path
 from demo import config
 from demo.config import DemoLayout
 from demo.stack import WORKER_MUTE, DemoOptions, processes, run, servers, setup_step
-from demo.supervisor import Supervisor
+from ops.supervisor import Supervisor
 from tests.demo.conftest import PROJECT
 
 

@@ -16,8 +16,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from demo.config import DemoLayout
-from demo.stack import DemoOptions, free_port, run
-from demo.supervisor import Supervisor
+from demo.stack import DemoOptions, run
+from ops.probes import free_port
+from ops.supervisor import Supervisor
 
 
 def _port(value: str) -> int:
@@ -105,7 +106,7 @@ class Command(BaseCommand):
         )
         env = {**os.environ, **layout.env()}
         supervisor = Supervisor(env=env, cwd=str(project), out=sys.stdout,
-                                verbose=options["verbose"])
+                                verbose=options["verbose"], name="demo")
         supervisor.install_signal_handlers()
         status = run(demo, supervisor)
         if status:

@@ -1,4 +1,4 @@
-"""``python -m demo.launch PARENT_PID COMMAND...``: run COMMAND so that it dies with its
+"""``python -m ops.launch PARENT_PID COMMAND...``: run COMMAND so that it dies with its
 supervisor.
 
 On Linux the process asks the kernel for SIGTERM when its parent dies (``PR_SET_PDEATHSIG``,
@@ -30,7 +30,7 @@ def die_with_parent() -> None:
 
 def main(argv: list[str]) -> int:
     if len(argv) < 2 or not argv[0].isdigit():
-        print("usage: python -m demo.launch PARENT_PID COMMAND...", file=sys.stderr)
+        print("usage: python -m ops.launch PARENT_PID COMMAND...", file=sys.stderr)
         return 2
     die_with_parent()
     if os.getppid() != int(argv[0]):

@@ -1,6 +1,6 @@
-"""The demo's process supervisor with small stand-in processes: readiness, prefixed output,
-restarts, and a stop that leaves nothing running — not even when the supervisor itself is
-killed."""
+"""The process supervisor of ``make demo`` and ``make run`` with small stand-in processes:
+readiness, prefixed output, restarts, and a stop that leaves nothing running — not even when
+the supervisor itself is killed."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from demo import supervisor as sup
-from demo.supervisor import Interrupted, Service, StartupError, Supervisor
+from ops import supervisor as sup
+from ops.supervisor import Interrupted, Service, StartupError, Supervisor
 from tests.demo.conftest import PROJECT, alive
 
 pytestmark = pytest.mark.slow
@@ -72,7 +72,7 @@ def test_services_start_when_ready_and_their_output_is_prefixed() -> None:
     lines = out.getvalue().splitlines()
     assert "alpha   | ready" in lines
     assert "setup   | Готово" in lines
-    assert "demo    | hello" in lines
+    assert "supervisor| hello" in lines
     assert not alive(first.process.pid) and not alive(second.process.pid)
 
 
@@ -94,9 +94,10 @@ def test_muted_lines_are_hidden_unless_verbose() -> None:
 def test_a_failing_start_is_reported() -> None:
     supervisor = make()
     try:
-        with pytest.raises(StartupError, match="exited with status 3 while starting"):
+        with pytest.raises(StartupError, match="exited with status 3 while starting") as info:
             supervisor.start(Service("crash", script("import sys; sys.exit(3)"),
                                      ready_line="never"))
+        assert info.value.status == 3
         with pytest.raises(StartupError, match="not ready after 1 s"):
             supervisor.start(Service("slow", script("import time; time.sleep(60)"),
                                      ready_line="never", ready_timeout=1))
@@ -188,7 +189,7 @@ def test_services_die_with_a_killed_supervisor(tmp_path: Path) -> None:
     pidfile = tmp_path / "service"
     runner = script(f"""
         import io, os, time
-        from demo.supervisor import Service, Supervisor
+        from ops.supervisor import Service, Supervisor
         s = Supervisor(env=dict(os.environ), cwd={str(PROJECT)!r}, out=io.StringIO())
         child = s.start(Service("sleeper", {SLEEPER!r}, ready_line="ready"))
         open({str(pidfile)!r}, "w").write(str(child.process.pid))
@@ -226,3 +227,73 @@ def test_a_stop_group_stops_side_by_side() -> None:
     supervisor.stop_all()
     assert time.monotonic() - started < 4  # not 3 × 1.5 s
     assert "stopping three, two, one" in out.getvalue()
+
+
+def test_steps_run_side_by_side_and_a_failure_ends_the_others() -> None:
+    out = io.StringIO()
+    supervisor = make(out)
+    started = time.monotonic()
+    supervisor.run_steps([
+        ("one", script("import time; time.sleep(1); print('one done')")),
+        ("two", script("import time; time.sleep(1); print('two done')")),
+    ])
+    assert time.monotonic() - started < 1.9  # not 2 s one after the other
+    assert "one     | one done" in out.getvalue() and "two     | two done" in out.getvalue()
+    started = time.monotonic()
+    with pytest.raises(StartupError, match="broken failed with exit status 5") as info:
+        supervisor.run_steps([
+            ("long", script("import time; time.sleep(60)")),
+            ("broken", script("import sys; sys.exit(5)")),
+        ])
+    assert info.value.status == 5
+    assert time.monotonic() - started < 10
+
+
+def test_a_configuration_error_stops_everything_without_a_restart() -> None:
+    out = io.StringIO()
+    supervisor = make(out)
+    misconfigured = script("""
+        import sys, time
+        print("ready", flush=True)
+        time.sleep(0.3)
+        print("Configuration error: VK refused the long poll.", file=sys.stderr, flush=True)
+        sys.exit(2)
+    """)
+    try:
+        calm = supervisor.start(Service("calm", SLEEPER, ready_line="ready"))
+        supervisor.start(Service("bot", misconfigured, ready_line="ready"))
+        assert supervisor.watch(poll=0.05) == 2
+    finally:
+        supervisor.stop_all()
+    text = out.getvalue()
+    assert "bot     | Configuration error: VK refused the long poll." in text
+    assert "bot exited with status 2, a configuration error" in text
+    assert "restarting" not in text
+    assert not alive(calm.process.pid)
+
+
+def test_a_restart_that_does_not_get_ready_is_retried_then_given_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sup, "MAX_RESTART_DELAY", 0.1)
+    marker = tmp_path / "started-once"
+    # Ready the first time; every later start exits before it is ready.
+    fragile = script(f"""
+        import os, sys, time
+        if os.path.exists({str(marker)!r}):
+            sys.exit(7)
+        open({str(marker)!r}, "w").close()
+        print("ready", flush=True)
+        time.sleep(0.2)
+    """)
+    out = io.StringIO()
+    supervisor = Supervisor(env=dict(os.environ), cwd=str(PROJECT), out=out, color=False,
+                            max_restarts=3)
+    try:
+        supervisor.start(Service("fragile", fragile, ready_line="ready"))
+        assert supervisor.watch(poll=0.05) == 1
+    finally:
+        supervisor.stop_all()
+    text = out.getvalue()
+    assert text.count("could not be restarted: fragile exited with status 7 while starting") == 3
+    assert "fragile exited with status 7 and keeps failing: stopping" in text

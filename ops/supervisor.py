@@ -1,9 +1,10 @@
-"""A small process supervisor: one-shot steps, then long-running services started in order,
-each waited for until ready; their output prefixed with their name; a crashed service
-restarted with back-off; and on SIGINT/SIGTERM every service stopped in reverse order
-(SIGTERM to its process group, SIGKILL after its timeout). No orphans: each service runs in
-its own process group through :mod:`demo.launch`, which also has the kernel end it if the
-supervisor itself dies.
+"""A small process supervisor (``make demo`` and ``make run``): one-shot steps, then
+long-running services started in order, each waited for until ready; their output prefixed with
+their name; a service that exits restarted with back-off (1 s, doubling up to 30 s) until it
+keeps failing, except after a configuration error (exit status 2), which stops everything; and
+on SIGINT/SIGTERM every service stopped in reverse order (SIGTERM to its process group, SIGKILL
+after its timeout). No orphans: each service runs in its own process group through
+:mod:`ops.launch`, which also has the kernel end it if the supervisor itself dies.
 """
 
 from __future__ import annotations
@@ -19,16 +20,26 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
+from config.env import ENV_ERROR_EXIT_STATUS
+
 Probe = Callable[[], bool]
 
 COLORS = ("36", "33", "35", "32", "34", "31", "96", "93")
-#: Restarts allowed within RESTART_WINDOW seconds before the supervisor gives up.
+#: Restarts allowed within RESTART_WINDOW seconds before the supervisor gives up (defaults of
+#: :class:`Supervisor`).
 MAX_RESTARTS = 5
 RESTART_WINDOW = 120.0
+#: The longest wait before a restart (the wait doubles from 1 s).
+MAX_RESTART_DELAY = 30.0
 
 
 class StartupError(Exception):
     """A step failed or a service did not become ready (the supervisor stops then)."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        #: The exit status of the process that failed, if it exited.
+        self.status = status
 
 
 class Interrupted(Exception):
@@ -50,6 +61,9 @@ class Service:
     restart: bool = True
     #: Services next to each other in the stop order with the same group stop side by side.
     stop_group: str | None = None
+    #: Exit statuses a restart cannot help (the project's configuration error): the supervisor
+    #: stops everything instead.
+    fatal_statuses: tuple[int, ...] = (ENV_ERROR_EXIT_STATUS,)
 
 
 @dataclass
@@ -69,23 +83,30 @@ class Supervisor:
         out: IO[str] | None = None,
         color: bool | None = None,
         verbose: bool = False,
+        name: str = "supervisor",
+        max_restarts: int | None = None,
+        restart_window: float | None = None,
     ) -> None:
         self.env = env
         self.cwd = cwd
         self.out = out or sys.stdout
         self.color = self.out.isatty() if color is None else color
         self.verbose = verbose
+        #: The prefix of the supervisor's own lines.
+        self.name = name
+        self.max_restarts = MAX_RESTARTS if max_restarts is None else max_restarts
+        self.restart_window = RESTART_WINDOW if restart_window is None else restart_window
         self.children: list[Child] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._force = False
         self._restarts: dict[str, list[float]] = {}
-        self._width = 8
+        self._width = 8  # grows with the longest service name
 
     # --- output --------------------------------------------------------------------------
 
-    def say(self, text: str, name: str = "demo") -> None:
-        self._write(name, text)
+    def say(self, text: str, name: str | None = None) -> None:
+        self._write(name or self.name, text)
 
     def _write(self, name: str, line: str) -> None:
         prefix = f"{name:<{self._width}}|"
@@ -131,7 +152,7 @@ class Supervisor:
 
     def _spawn(self, name: str, argv: Sequence[str]) -> subprocess.Popen[bytes]:
         self._width = max(self._width, len(name))
-        command = [sys.executable, "-m", "demo.launch", str(os.getpid()), *argv]
+        command = [sys.executable, "-m", "ops.launch", str(os.getpid()), *argv]
         return subprocess.Popen(
             command,
             cwd=self.cwd,
@@ -144,25 +165,49 @@ class Supervisor:
 
     def run_step(self, name: str, argv: Sequence[str], *, timeout: float = 300.0) -> None:
         """Run a one-shot command to its end, its output prefixed; raise on failure."""
+        self.run_steps([(name, argv)], timeout=timeout)
+
+    def run_steps(self, steps: Sequence[tuple[str, Sequence[str]]], *,
+                  timeout: float = 300.0) -> None:
+        """Run one-shot commands side by side to their end, their output prefixed; raise on
+        the first failure (the others are ended then)."""
         if self._stop.is_set():
             raise Interrupted()
-        process = self._spawn(name, argv)
-        assert process.stdout is not None
-        reader = threading.Thread(target=self._pump, args=(name, process.stdout, None, None,
-                                                           None), daemon=True)
-        reader.start()
-        deadline = time.monotonic() + timeout
-        while process.poll() is None:
-            if self._stop.is_set():
+        running: list[tuple[str, subprocess.Popen[bytes], threading.Thread]] = []
+        for name, argv in steps:
+            process = self._spawn(name, argv)
+            assert process.stdout is not None
+            reader = threading.Thread(target=self._pump, args=(name, process.stdout, None,
+                                                               None, None), daemon=True)
+            reader.start()
+            running.append((name, process, reader))
+
+        def end_all() -> None:
+            for _, process, _ in running:
                 self._terminate(process, 5.0)
+
+        deadline = time.monotonic() + timeout
+        while True:
+            statuses = [process.poll() for _, process, _ in running]  # every one, each time
+            for (name, _, reader), status in zip(running, statuses, strict=True):
+                if status not in (None, 0):
+                    reader.join(2.0)
+                    end_all()
+                    raise StartupError(f"{name} failed with exit status {status}", status)
+            if None not in statuses:
+                break
+            if self._stop.is_set():
+                end_all()
                 raise Interrupted()
             if time.monotonic() > deadline:
-                self._terminate(process, 5.0)
-                raise StartupError(f"{name} did not finish within {timeout:.0f} s")
+                end_all()
+                names = [name for name, _, _ in running]
+                late = ", ".join(n for n, status in zip(names, statuses, strict=True)
+                                 if status is None)
+                raise StartupError(f"{late} did not finish within {timeout:.0f} s")
             time.sleep(0.05)
-        reader.join(2.0)
-        if process.returncode != 0:
-            raise StartupError(f"{name} failed with exit status {process.returncode}")
+        for _, _, reader in running:
+            reader.join(2.0)
 
     def start(self, service: Service) -> Child:
         """Start a service and wait until it is ready."""
@@ -182,21 +227,21 @@ class Supervisor:
         """Start services side by side without waiting (see :meth:`wait_group`)."""
         if self._stop.is_set():
             raise Interrupted()
-        started = []
-        for service in services:
-            process = self._spawn(service.name, service.argv)
-            child = Child(service, process)
-            assert process.stdout is not None
-            child.reader = threading.Thread(
-                target=self._pump,
-                args=(service.name, process.stdout, service.ready_line, child.ready,
-                      service.mute),
-                daemon=True,
-            )
-            child.reader.start()
-            self.children.append(child)
-            started.append(child)
+        started = [self._launch(service) for service in services]
+        self.children.extend(started)
         return started
+
+    def _launch(self, service: Service) -> Child:
+        process = self._spawn(service.name, service.argv)
+        child = Child(service, process)
+        assert process.stdout is not None
+        child.reader = threading.Thread(
+            target=self._pump,
+            args=(service.name, process.stdout, service.ready_line, child.ready, service.mute),
+            daemon=True,
+        )
+        child.reader.start()
+        return child
 
     def _wait_ready(self, child: Child) -> None:
         service = child.service
@@ -209,7 +254,8 @@ class Supervisor:
                 child.reader and child.reader.join(2.0)
                 raise StartupError(
                     f"{service.name} exited with status {child.process.returncode} while "
-                    "starting"
+                    "starting",
+                    child.process.returncode,
                 )
             if child.ready.is_set():
                 return
@@ -231,40 +277,65 @@ class Supervisor:
             time.sleep(0.05)
 
     def watch(self, poll: float = 0.2) -> int:
-        """Keep the services running until a stop is requested; 0, or 1 if one kept
-        crashing."""
+        """Keep the services running until a stop is requested, restarting a service that
+        exits. Returns 0 after a stop request; a service's fatal status (a configuration
+        error) when one exits with it; 1 when one kept failing (more than ``max_restarts``
+        exits within ``restart_window`` seconds) or must not be restarted."""
         while not self._stop.wait(poll):
             for index, child in enumerate(list(self.children)):
                 code = child.process.poll()
                 if code is None or self._stop.is_set():
                     continue
-                name = child.service.name
-                if not child.service.restart or not self._may_restart(name):
-                    self.say(f"{name} exited with status {code} and keeps failing: stopping")
-                    return 1
-                delay = min(30.0, 2.0 ** (len(self._restarts[name]) - 1))
-                self.say(f"{name} exited with status {code}; restarting in {delay:.0f} s")
-                if self._stop.wait(delay):
-                    break
-                try:
-                    self._restart(index)
-                except (StartupError, Interrupted) as exc:
-                    self.say(f"{name} could not be restarted: {exc}")
-                    return 1
+                status = self._recover(index, code)
+                if status is not None:
+                    return status
         return 0
+
+    def _recover(self, index: int, code: int) -> int | None:
+        """Restart the exited service at ``index`` after its back-off; the status to stop
+        with when it must not be restarted."""
+        service = self.children[index].service
+        name = service.name
+        if code in service.fatal_statuses:
+            self.say(f"{name} exited with status {code}, a configuration error (see its "
+                     "message above): stopping")
+            return code
+        if not service.restart:
+            self.say(f"{name} exited with status {code}: stopping")
+            return 1
+        if not self._may_restart(name):
+            self.say(f"{name} exited with status {code} and keeps failing: stopping")
+            return 1
+        delay = min(MAX_RESTART_DELAY, 2.0 ** (len(self._restarts[name]) - 1))
+        self.say(f"{name} exited with status {code}; restarting in {delay:.0f} s")
+        if self._stop.wait(delay):
+            return None
+        try:
+            self._restart(index)
+        except Interrupted:
+            return None
+        except StartupError as exc:
+            # The failed process stays in its place: the next round restarts it again.
+            self.say(f"{name} could not be restarted: {exc}")
+        return None
 
     def _may_restart(self, name: str) -> bool:
         now = time.monotonic()
-        recent = [t for t in self._restarts.get(name, []) if now - t < RESTART_WINDOW]
+        recent = [t for t in self._restarts.get(name, []) if now - t < self.restart_window]
         recent.append(now)
         self._restarts[name] = recent
-        return len(recent) <= MAX_RESTARTS
+        return len(recent) <= self.max_restarts
 
     def _restart(self, index: int) -> None:
-        child = self.start(self.children[index].service)
-        # start() appended it: put it in its predecessor's place (the order of the stop).
-        self.children.pop()
+        """Start the service at ``index`` again, in its predecessor's place (the order of the
+        stop), and wait until it is ready; one that does not get ready is ended."""
+        child = self._launch(self.children[index].service)
         self.children[index] = child
+        try:
+            self._wait_ready(child)
+        except StartupError:
+            self._terminate(child.process, child.service.stop_timeout)
+            raise
 
     def stop_all(self) -> None:
         """Stop every service, the last started first (a run of services of the same
