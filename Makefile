@@ -20,8 +20,7 @@ DEMO_GM_USER ?= gm
 DEMO_GM_PASSWORD ?= gm
 DEMO_VK_PORT ?= 8081
 DEMO_ARGS ?=
-BIND ?= 0.0.0.0:8000
-WEB_CONCURRENCY ?= 2
+RUN_ARGS ?=
 
 .PHONY: venv test lint format migrate demo run constraints clean screenshots bench soak
 
@@ -83,11 +82,19 @@ demo: $(STAMP)
 		--web-port $(word 2,$(subst :, ,$(DEMO_HOST))) --vk-port $(DEMO_VK_PORT) \
 		--gm-user '$(DEMO_GM_USER)' --gm-password '$(DEMO_GM_PASSWORD)' $(DEMO_ARGS)
 
-# The web process as in production: migrations, static files, gunicorn.
-run: migrate
-	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
-	$(BIN)/gunicorn config.wsgi --bind $(BIND) --workers $(WEB_CONCURRENCY) \
-		--access-logfile - --error-logfile -
+# The whole deployment against VK (ops/serve.py, `manage.py serve`): checks the configuration
+# (VK_GROUP_ID, VK_GROUP_TOKEN, VK_USER_TOKEN, a PostgreSQL DATABASE_URL and REDIS_URL; one line
+# and exit status 2 when something is missing), migrates, collects the static files, then runs
+# the web (gunicorn on BIND, default 0.0.0.0:8000, WEB_CONCURRENCY processes, default 2),
+# RUN_WORKERS rq workers (default 1; queues default and vk, with the scheduler) and the bot (long
+# poll; none with RUN_CALLBACK=true, when VK pushes events to /vk/callback/). A process that
+# exits is restarted with back-off; Ctrl-C stops everything. The variables come from .env when
+# it exists, unless the environment sets them (`make run BIND=127.0.0.1:9000` or
+# `RUN_WORKERS=3 make run`); more options: `make run RUN_ARGS="--workers 3 --no-migrate"` (see
+# `manage.py serve --help`).
+run: $(STAMP)
+	@shell_env="$$(export -p)"; set -a; if [ -f .env ]; then . ./.env; fi; set +a; \
+	eval "$$shell_env"; exec $(BIN)/python manage.py serve $(RUN_ARGS)
 
 # Re-pin constraints.txt from a fresh virtualenv (after changing dependencies in pyproject.toml).
 constraints:

@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "panel",
     "vkbot",
     "demo",
+    "ops",
 ]
 
 MIDDLEWARE = [
@@ -167,7 +168,8 @@ USE_TZ = True
 # --- Static files ------------------------------------------------------------------------------
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# Where collectstatic puts the files the web serves (whitenoise). Default: staticfiles/.
+STATIC_ROOT = Path(env.get_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     # Production (DEBUG false) serves hashed, compressed files collected by collectstatic.

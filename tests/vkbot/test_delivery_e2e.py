@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,7 +21,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote
 
 import pytest
 import redis
@@ -34,6 +32,7 @@ from rq import Queue
 from gameplay.models import Outbox, OutboxChannel, OutboxStatus
 from gameplay.services.common import post_board, send_message
 from gameplay.services.outbox import DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY
+from tests.redis_support import private_redis
 from tests.vkbot.delivery_support import (
     GROUP_ID,
     GROUP_TOKEN,
@@ -105,49 +104,9 @@ def _worker(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen
 
 @pytest.fixture
 def private_redis_url(tmp_path: Path) -> Iterator[str]:
-    """A Redis of the test's own, so that no other worker (a demo, another test run on the
-    same machine) takes the test's job: a private redis-server when one is installed (CI),
-    else a database of REDIS_URL's server that the project leaves unused."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        parts = urlsplit(os.environ["REDIS_URL"])
-        yield urlunsplit(parts._replace(path=f"/{E2E_REDIS_DB}"))
-        return
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen(
-        [
-            binary,
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(tmp_path),
-        ],  # fmt: skip
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"redis://127.0.0.1:{port}/0"
-    try:
-        client = redis.Redis.from_url(url)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                client.ping()
-                break
-            except redis.exceptions.ConnectionError:
-                assert time.monotonic() < deadline, "the private redis-server did not start"
-                time.sleep(0.05)
+    """A Redis of the test's own (tests/redis_support.py)."""
+    with private_redis(tmp_path, E2E_REDIS_DB) as url:
         yield url
-    finally:
-        server.terminate()
-        server.wait(10)
 
 
 def test_1000_messages_with_errors_and_a_killed_worker(

@@ -1,0 +1,326 @@
+"""What ``make run`` (``manage.py serve``) runs against VK: after the operator's configuration
+is checked, the migrations and ``collectstatic`` (one-shot), then side by side the web (gunicorn),
+the workers (``rqworker default vk --with-scheduler``) and — unless VK pushes the events to the
+web through the Callback API — the bot (``runbot``, the long poll). Stopped in reverse order:
+the bot first, then the workers, then the web.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from config import env
+from config.env import ENV_ERROR_EXIT_STATUS, EnvError
+
+from .probes import http_status, port_in_use
+from .supervisor import Interrupted, Service, StartupError, Supervisor
+
+DEFAULT_BIND = "0.0.0.0:8000"
+DEFAULT_WEB_CONCURRENCY = 2
+DEFAULT_WORKERS = 1
+#: A service that exits is restarted after 1, 2, 4 … 30 s; after this many exits within
+#: RESTART_WINDOW seconds it counts as broken and everything stops (an outer supervisor such
+#: as systemd may then start `make run` again).
+MAX_RESTARTS = 10
+RESTART_WINDOW = 600.0
+#: Django's system checks run once, in serve itself (after its own checks); the steps and
+#: services skip them (a faster start and restart).
+SKIP_CHECKS = ("--skip-checks",)
+#: The endpoint VK pushes events to in callback mode (vkbot/urls.py, mounted at /vk/).
+CALLBACK_PATH = "/vk/callback/"
+
+
+@dataclass(frozen=True)
+class Bind:
+    """Where gunicorn listens: ``HOST:PORT`` (``[V6]:PORT``) or ``unix:PATH``."""
+
+    text: str
+    host: str | None = None
+    port: int | None = None
+
+    @property
+    def is_tcp(self) -> bool:
+        return self.port is not None
+
+    @property
+    def probe_host(self) -> str:
+        """The address to reach the web at from this machine."""
+        if self.host in (None, "", "0.0.0.0", "*"):
+            return "127.0.0.1"
+        if self.host == "::":
+            return "::1"
+        return self.host
+
+    @property
+    def url(self) -> str:
+        host = self.probe_host
+        return f"http://{f'[{host}]' if ':' in host else host}:{self.port}"
+
+
+def parse_bind(value: str) -> Bind:
+    """``--bind`` / ``BIND``; :class:`EnvError` when it is neither form."""
+    text = value.strip()
+    if text.startswith("unix:") and len(text) > len("unix:"):
+        return Bind(text)
+    if text.startswith("["):
+        host, sep, port = text[1:].partition("]:")
+    else:
+        host, sep, port = text.rpartition(":")
+        if ":" in host:
+            sep = ""  # an IPv6 address goes in brackets
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise EnvError(f"BIND must be HOST:PORT (e.g. 0.0.0.0:8000) or unix:PATH, got {value!r}.")
+    return Bind(text, host or "0.0.0.0", int(port))
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    project_dir: Path
+    bind: Bind
+    web_concurrency: int = DEFAULT_WEB_CONCURRENCY
+    workers: int = DEFAULT_WORKERS
+    #: VK pushes the events to the web (Callback API): no long-poll bot.
+    callback: bool = False
+    migrate: bool = True
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _not_set(names: list[str]) -> str:
+    return f"{_and(names)} {'is' if len(names) == 1 else 'are'} not set"
+
+
+def check_config(settings: Any, *, callback: bool) -> None:
+    """The operator's configuration for a real deployment; :class:`EnvError` with one line
+    for the first problem (the settings module itself already refused bad values, and
+    SECRET_KEY/ALLOWED_HOSTS when DEBUG is off)."""
+    missing = [
+        name
+        for name, value in (
+            ("VK_GROUP_ID", settings.VK_GROUP_ID),
+            ("VK_GROUP_TOKEN", settings.VK_GROUP_TOKEN),
+            ("VK_USER_TOKEN", settings.VK_USER_TOKEN),
+        )
+        if not value
+    ]
+    if missing:
+        raise EnvError(
+            f"{_not_set(missing)}: `make run` talks to VK as the community (VK_GROUP_ID, its "
+            "token VK_GROUP_TOKEN) and a community admin (VK_USER_TOKEN); see .env.example."
+        )
+    embedded = [
+        name
+        for name, value in (
+            ("DATABASE_URL", env.get_str("DATABASE_URL")),
+            ("REDIS_URL", settings.REDIS_URL),
+        )
+        if not value
+    ]
+    if embedded:
+        raise EnvError(
+            f"{_not_set(embedded)}: `make run` needs PostgreSQL and Redis (DATABASE_URL, "
+            "REDIS_URL); the embedded SQLite and in-process Redis default is for `make demo`."
+        )
+    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+        raise EnvError(
+            "DATABASE_URL points at SQLite: `make run` needs PostgreSQL (postgres://…); "
+            "SQLite is the embedded default of `make demo`."
+        )
+    if callback:
+        missing = [
+            name
+            for name in ("VK_CALLBACK_SECRET", "VK_CONFIRMATION_CODE")
+            if not getattr(settings, name)
+        ]
+        if missing:
+            raise EnvError(
+                f"{_not_set(missing)}: the Callback API (--callback, RUN_CALLBACK) needs the "
+                "secret key and the confirmation string from the community's Callback API "
+                "settings."
+            )
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0].strip() if text else type(error).__name__
+
+
+def check_services(settings: Any) -> None:
+    """Whether PostgreSQL and Redis answer; :class:`EnvError` with one line when not."""
+    import redis
+    from django.db import connections
+
+    db = settings.DATABASES["default"]
+    where = f"{db.get('HOST') or 'localhost'}:{db.get('PORT') or 5432}"
+    connection = connections["default"]
+    # Only this check's connection (serve uses none later): a dead host fails in 10 s.
+    connection.settings_dict.setdefault("OPTIONS", {}).setdefault("connect_timeout", 10)
+    try:
+        connection.ensure_connection()
+    except Exception as exc:  # noqa: BLE001 - psycopg raises several types
+        raise EnvError(
+            f"DATABASE_URL: cannot connect to the database {db['NAME']!r} on {where}: "
+            f"{_first_line(exc)}"
+        ) from None
+    finally:
+        connection.close()
+    client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=5, socket_timeout=5)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        given = client.connection_pool.connection_kwargs
+        where = given.get("path") or f"{given.get('host', '?')}:{given.get('port', '?')}"
+        raise EnvError(f"REDIS_URL: cannot reach Redis on {where}: {_first_line(exc)}") from None
+    finally:
+        client.close()
+
+
+def check_bind(bind: Bind) -> None:
+    if bind.is_tcp and bind.port is not None and port_in_use(bind.host or "0.0.0.0", bind.port):
+        raise EnvError(
+            f"cannot listen on {bind.text}: the port is in use (another `make run`?); "
+            "choose another with BIND or --bind."
+        )
+
+
+def _probe_host(settings: Any, bind: Bind) -> str:
+    """A ``Host`` header the site answers to (the first of ALLOWED_HOSTS that names a host)."""
+    for host in settings.ALLOWED_HOSTS:
+        name = host.lstrip(".")
+        if name and name != "*":
+            return name
+    return bind.probe_host
+
+
+def _manage(options: ServeOptions, *args: str) -> list[str]:
+    return [sys.executable, str(options.project_dir / "manage.py"), *args]
+
+
+def steps(options: ServeOptions) -> list[tuple[str, list[str]]]:
+    """The one-shot commands before the services, side by side: the migrations and the static
+    files."""
+    found = []
+    if options.migrate:
+        found.append(("migrate", _manage(options, "migrate", "--noinput", *SKIP_CHECKS)))
+    found.append(
+        ("static", _manage(options, "collectstatic", "--noinput", "--verbosity", "0", *SKIP_CHECKS))
+    )
+    return found
+
+
+def services(options: ServeOptions, settings: Any) -> list[Service]:
+    """The web, the workers and (in long-poll mode) the bot, in their order of start."""
+    bind = options.bind
+    web_ready: dict[str, Any]
+    if bind.is_tcp:
+        url, host = f"{bind.url}/admin/login/", _probe_host(settings, bind)
+
+        def web_answers() -> bool:  # any answer but a server error: Django is up
+            status = http_status(url, host=host)
+            return status is not None and status < 500
+
+        web_ready = {"probe": web_answers}
+    else:
+        web_ready = {"ready_line": r"Booting worker with pid"}
+    found = [
+        Service(
+            "web",
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "config.wsgi",
+                "--bind",
+                bind.text,
+                "--workers",
+                str(options.web_concurrency),
+                "--graceful-timeout",
+                "10",
+                # The supervisor manages the processes: no control socket in $HOME.
+                "--no-control-socket",
+                "--access-logfile",
+                "-",
+                "--error-logfile",
+                "-",
+            ],
+            ready_timeout=90,
+            stop_timeout=15,
+            **web_ready,
+        ),
+    ]
+    for number in range(1, options.workers + 1):
+        found.append(
+            Service(
+                "worker" if options.workers == 1 else f"worker{number}",
+                _manage(options, "rqworker", "default", "vk", "--with-scheduler", *SKIP_CHECKS),
+                ready_line=r"Listening on",
+                ready_timeout=90,
+                # A warm shutdown finishes the job at hand; a cut-off delivery is taken over
+                # by another worker after OUTBOX_LEASE_SECONDS (a no-op at VK).
+                stop_timeout=30,
+                stop_group="workers",
+            )
+        )
+    if not options.callback:
+        found.append(
+            Service(
+                "bot",
+                _manage(options, "runbot", *SKIP_CHECKS),
+                ready_line=r"runbot: long poll",
+                ready_timeout=90,
+                stop_timeout=15,
+            )
+        )
+    return found
+
+
+def banner(options: ServeOptions, settings: Any) -> list[str]:
+    bind = options.bind
+    web = bind.url if bind.is_tcp else bind.text
+    workers = f"{options.workers} worker{'s' if options.workers > 1 else ''}"
+    events = (
+        f"VK pushes events to {CALLBACK_PATH} (Callback API)"
+        if options.callback
+        else "the bot reads the long poll"
+    )
+    lines = [
+        f"running for VK community {settings.VK_GROUP_ID} via {settings.VK_API_URL}: "
+        f"web on {web} ({options.web_concurrency} gunicorn workers, GM panel at /admin/), "
+        f"{workers} (queues default and vk, deadline ticks), {events}.",
+        "Ctrl-C stops everything.",
+    ]
+    if settings.DEBUG:
+        lines.append(
+            "warning: DEBUG is on; set DEBUG=false (with SECRET_KEY and ALLOWED_HOSTS) "
+            "before the site is public."
+        )
+    return lines
+
+
+def run(options: ServeOptions, supervisor: Supervisor, settings: Any) -> int:
+    """Start everything and supervise it until stopped; returns the exit status: 0 after
+    Ctrl-C/SIGTERM, 2 after a configuration error (a process exited with 2), 1 when a step
+    failed or a process kept failing, 130 when interrupted while starting."""
+    try:
+        try:
+            supervisor.run_steps(steps(options))
+            supervisor.start_group(services(options, settings))
+        except Interrupted:
+            supervisor.say("interrupted while starting")
+            return 130
+        except StartupError as exc:
+            supervisor.say(f"cannot start: {exc}")
+            return ENV_ERROR_EXIT_STATUS if exc.status == ENV_ERROR_EXIT_STATUS else 1
+        for line in banner(options, settings):
+            supervisor.say(line)
+        status = supervisor.watch()
+        supervisor.say("stopping…")
+        return status
+    finally:
+        supervisor.stop_all()
+        supervisor.say("stopped.")
