@@ -151,7 +151,7 @@ def cluster(tmp_path: Path, rq_queues: Any) -> Iterator[Cluster]:
             port, access_log = free_port(), tmp_path / f"{name}.access.log"
             command = [
                 sys.executable, "-m", "gunicorn", "config.wsgi", "--chdir", str(ROOT),
-                "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
+                "--bind", f"127.0.0.1:{port}", "--workers", str(workers), "--no-control-socket",
                 "--access-logfile", str(access_log), "--access-logformat", ACCESS_FORMAT,
             ]  # fmt: skip
             process = Managed(name, command, env, tmp_path / f"{name}.log")

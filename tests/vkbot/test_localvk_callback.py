@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -237,7 +238,9 @@ async def test_events_take_turns_over_the_urls_and_a_retry_goes_to_the_next_one(
 async def test_a_dead_url_is_retried_at_the_next(
     server: RunningServer, receivers: list[Receiver]
 ) -> None:
-    dead = "http://127.0.0.1:9/vk/callback/"  # the discard port: nothing listens
+    with socket.socket() as probe:  # a free port: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}/vk/callback/"
     alive = receivers[0]
     server.state.callbacks.configure(
         CallbackConfig(urls=(alive.url, dead), confirmation_code=CODE, secret=SECRET, **FAST)
