@@ -234,6 +234,18 @@ def parse_board(raw: object) -> Command | None:
     return _mention_vote(text)
 
 
+#: In a chat: asks the bot for the chat's number for the GM panel («номер беседы»).
+_CHAT_NUMBER_WORDS = {"номер беседы", "/номер", "/номер беседы", "id беседы", "peer_id"}
+#: A mention of a community at the start of a chat message («[club77|Мафия] номер беседы»).
+_CLUB_MENTION_RE = re.compile(r"^\s*(?:\[club\d{1,12}\|[^\]]{0,200}\]|@club\d{1,12})[\s,:]*", re.I)
+
+
+def is_chat_number_request(raw: object) -> bool:
+    """A chat message asking for the chat's number (the community may be mentioned first)."""
+    text = _CLUB_MENTION_RE.sub("", clean(raw)[:200])
+    return _words_only(text).rstrip("? ") in _CHAT_NUMBER_WORDS
+
+
 def mention(vk_user_id: int, name: str) -> str:
     """A VK mention for a board answer (brackets and bars in the name would break it)."""
     safe = re.sub(r"[\[\]|]", "", name).strip() or f"id{vk_user_id}"

@@ -204,3 +204,24 @@ def signup_choice_label(game: Game) -> str:
 
 
 NO_SPECTATOR_CHAT = "Беседа зрителей сейчас не открыта ни в одной вашей игре."
+
+
+def chat_number(peer_id: int, game_name: str | None, *, added: bool) -> str:
+    """The bot's answer in a chat it was added to (or asked «номер беседы» in): the chat's
+    number in the community, which the GM types into the panel, and the admin reminder."""
+    number = peer_id - 2_000_000_000
+    lines = ["Спасибо, что добавили сообщество в беседу."] if added else []
+    lines.append(f"Номер этой беседы для панели ведущего: {number} (peer_id {peer_id}).")
+    if game_name:
+        lines.append(f"Она привязана к игре «{game_name}» как беседа зрителей (ЗЗ).")
+    else:
+        lines.append(
+            "Чтобы сделать её беседой зрителей (ЗЗ), откройте игру в панели ведущего → "
+            f"вкладка «Беседа ЗЗ», впишите {number} в поле «Беседа» и нажмите «Привязать»."
+        )
+    lines.append(
+        "Сообщество должно быть администратором беседы (настройки беседы → участники → "
+        "сообщество → «Назначить администратором»): иначе бот не сможет выдавать "
+        "ссылки-приглашения и удалять посторонних."
+    )
+    return "\n".join(lines)

@@ -142,9 +142,14 @@ def post_board(game: Game, text: str, *, kind: str) -> Outbox | None:
     return row
 
 
-def post_chat(game: Game, peer_id: int, text: str, *, kind: str) -> Outbox:
+def post_chat(game: Game | int | None, peer_id: int, text: str, *, kind: str) -> Outbox:
+    """Queue a message in a chat (``peer_id`` ≥ 2000000001), of a game or of none."""
     row = Outbox.objects.create(
-        game=game, channel=OutboxChannel.CHAT, peer_ids=[peer_id], text=text, kind=kind
+        game_id=game.pk if isinstance(game, Game) else game,
+        channel=OutboxChannel.CHAT,
+        peer_ids=[peer_id],
+        text=text,
+        kind=kind,
     )
     request_delivery()
     return row

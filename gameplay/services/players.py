@@ -17,6 +17,8 @@ Outbox rows this module writes besides ordinary messages (see ``OutboxChannel``)
   ``payload = {"chat_id", "member_id"}``; ``text`` is a note for the GM.
 - channel ``board`` with ``kind="board_reply"`` posts in ``topic_id``, which may be the
   recruitment topic.
+- channel ``chat`` (``chat_reply``): the bot's answer in a chat, e.g. its number for the panel
+  when the community is added to a chat.
 """
 
 from __future__ import annotations
@@ -49,7 +51,15 @@ from gameplay.selectors import bot as sel
 from gameplay.texts import seat_label
 
 from . import setup
-from .common import current_phase, lock_game, log_event, players, post_board, send_message
+from .common import (
+    current_phase,
+    lock_game,
+    log_event,
+    players,
+    post_board,
+    post_chat,
+    send_message,
+)
 from .day import VoteOutcome, vote_submit_locked
 from .night import ActionOutcome, night_action_submit_locked
 from .outbox import request_delivery
@@ -104,6 +114,16 @@ def reply(
     )
     request_delivery()
     return row
+
+
+@transaction.atomic
+def chat_reply(
+    *, peer_id: int, text: str, game: Game | int | None = None, kind: str = "chat_reply"
+) -> Outbox:
+    """Queue the bot's message in a chat (``peer_id`` = 2000000000 + the chat's id)."""
+    if peer_id <= CHAT_PEER_BASE:
+        raise InvalidCommand("Это не беседа.")
+    return post_chat(_game_id(game), peer_id, text[:9000], kind=kind)
 
 
 @transaction.atomic

@@ -174,6 +174,13 @@ def chat_action(peer_id: int, member_id: int, kind: str, from_id: int | None = N
     return _update("message_new", {"message": message, "client_info": {}})
 
 
+def chat_text(peer_id: int, from_id: int, text: str) -> dict[str, Any]:
+    """An ordinary message in a chat."""
+    message = {"id": 0, "date": 1, "from_id": from_id, "peer_id": peer_id, "out": 0,
+               "text": text, "conversation_message_id": 10}
+    return _update("message_new", {"message": message, "client_info": {}})
+
+
 def run(update: dict[str, Any], facts: VkFacts | None = None) -> list[Outbox]:
     """Dispatch as the pipeline does (inside a transaction); the Outbox rows it wrote."""
     last = Outbox.objects.order_by("-id").values_list("id", flat=True).first() or 0

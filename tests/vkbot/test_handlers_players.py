@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from gameplay import services
@@ -15,9 +17,11 @@ from gameplay.models import (
 )
 from tests.vkbot.bot_support import (
     CHAT_PEER,
+    GROUP_ID,
     assert_no_leaks,
     board_post,
     chat_action,
+    chat_text,
     kill,
     make_game,
     pm,
@@ -179,6 +183,29 @@ def test_unknown_text_and_stickers_are_answered() -> None:
     make_game()
     assert "Не понял команду" in run(pm(1001, "как дела?"))[0].text
     assert "только текст" in run(pm(1001, ""))[0].text
+
+
+def test_the_community_added_to_a_chat_tells_its_number(settings: Any) -> None:
+    settings.VK_GROUP_ID = GROUP_ID
+    out = run(chat_action(CHAT_PEER + 3, -GROUP_ID, "chat_invite_user", from_id=4242))
+    assert [(o.channel, o.peer_ids, o.kind, o.game_id) for o in out] == [
+        (OutboxChannel.CHAT, [CHAT_PEER + 3], "chat_number", None)]
+    text = out[0].text
+    assert "Номер этой беседы для панели ведущего: 8 (peer_id 2000000008)" in text
+    assert "впишите 8 в поле «Беседа» и нажмите «Привязать»" in text
+    assert "Сообщество должно быть администратором беседы" in text
+    # Another community, or this one in a chat it is removed from: nothing to say.
+    assert run(chat_action(CHAT_PEER + 3, -GROUP_ID - 1, "chat_invite_user", from_id=4242)) == []
+    assert run(chat_action(CHAT_PEER + 3, -GROUP_ID, "chat_kick_user", from_id=4242)) == []
+    # «номер беседы» in a chat already linked to a game.
+    game = make_game()
+    open_chat(game)
+    out = run(chat_text(CHAT_PEER, 1005, "[club77|Мафия] Номер беседы?"))
+    assert [(o.channel, o.peer_ids, o.game_id) for o in out] == [
+        (OutboxChannel.CHAT, [CHAT_PEER], game.pk)]
+    assert "Номер этой беседы для панели ведущего: 5" in out[0].text
+    assert "привязана к игре «Машина времени»" in out[0].text
+    assert run(chat_text(CHAT_PEER, 1005, "какой номер у беседы, интересно")) == []
 
 
 def test_the_gms_own_account_may_sit_in_the_spectator_chat() -> None:

@@ -1,16 +1,22 @@
 """The spectator chat («ЗЗ», RULES.md G6): «в ЗЗ» gets an eligible dead player the invite
-link; anyone else who joins the chat is removed by the bot and the GM is told (a flag)."""
+link; anyone else who joins the chat is removed by the bot and the GM is told (a flag).
+
+In any chat, the bot tells the chat's number in the community (what the GM types into the
+panel to link it) when the community is added to the chat, or when someone writes «номер
+беседы» there; the GM's own VK shows the chat under another number (their own)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+
 from gameplay.rules import RuleViolation
 from gameplay.selectors import bot as sel
 from gameplay.services import players
-from vkbot import texts
+from vkbot import parsing, texts
 
-from .base import Sender, as_dict, as_str, refuse, user_id
+from .base import Sender, as_dict, as_int, as_str, refuse, user_id
 
 JOINS = frozenset({"chat_invite_user", "chat_invite_user_by_link"})
 LEAVES = frozenset({"chat_kick_user"})
@@ -34,14 +40,21 @@ def request(sender: Sender) -> None:
 
 
 def chat_message(peer_id: int, message: dict[str, Any]) -> None:
-    """A message in a chat: only joins and leaves of a game's spectator chat matter."""
+    """A message in a chat: joins and leaves of a game's spectator chat; the community being
+    added to a chat, and «номер беседы», get the chat's number."""
     action = as_dict(message.get("action"))
     kind = as_str(action.get("type"), 64)
+    if not action and parsing.is_chat_number_request(message.get("text")):
+        tell_number(peer_id, added=False)
+        return
     if kind not in JOINS and kind not in LEAVES:
+        return
+    if kind == "chat_invite_user" and is_community(action.get("member_id")):
+        tell_number(peer_id, added=True)
         return
     member = user_id(action.get("member_id"))
     if member is None:
-        return  # the community itself, or garbage
+        return  # a community, or garbage
     game = sel.game_for_chat(peer_id)
     if game is None:
         return
@@ -49,3 +62,17 @@ def chat_message(peer_id: int, message: dict[str, Any]) -> None:
         players.spectator_joined(game_id=game.pk, member_id=member)
     else:
         players.spectator_left(game_id=game.pk, member_id=member)
+
+
+def is_community(member_id: Any) -> bool:
+    """Whether a chat action's ``member_id`` is this community (``-VK_GROUP_ID``)."""
+    member = as_int(member_id)
+    group = settings.VK_GROUP_ID
+    return member is not None and group is not None and member == -int(group)
+
+
+def tell_number(peer_id: int, *, added: bool) -> None:
+    """Answer in the chat with its number and how to link it (through the Outbox)."""
+    game = sel.game_for_chat(peer_id)
+    text = texts.chat_number(peer_id, game.name if game else None, added=added)
+    players.chat_reply(peer_id=peer_id, text=text, game=game, kind="chat_number")
