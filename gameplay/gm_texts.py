@@ -34,3 +34,9 @@ def spectator_chat_opened_public() -> str:
     return (
         "Беседа зрителей открыта. Выбывшие мирные игроки и маньяк могут написать боту «в ЗЗ»."
     )
+
+
+def spectator_chat_title(game_name: str) -> str:
+    """The title of the spectator chat the community creates (VK allows long titles; a game's
+    name is at most 200 characters)."""
+    return f"ЗЗ — {game_name}"

@@ -395,6 +395,11 @@ class OutboxChannel(models.TextChoices):
     INVITE = "invite", "Приглашение в беседу"
     #: messages.removeChatUser: ``payload`` holds ``{"chat_id", "member_id"}``.
     KICK = "kick", "Удаление из беседы"
+    #: messages.createChat (the community becomes the chat's owner): ``payload`` holds
+    #: ``{"title", "user_ids", "by"}``, ``text`` the title. Sent at most once: the request is
+    #: recorded in ``result`` before the call, and a row whose answer was lost is not sent
+    #: again (see ``vkbot.delivery.plan``). The new chat's peer id is linked to ``game``.
+    CREATE_CHAT = "create_chat", "Создание беседы"
 
 
 class OutboxStatus(models.TextChoices):

@@ -60,3 +60,31 @@ def board_failed(outbox_id: int, kind: str, topic_id: int | None, why: str) -> s
 def chat_action_failed(outbox_id: int, kind: str, why: str) -> str:
     what = f"«{kind}»" if kind else "без темы"
     return f"Действие в беседе №{outbox_id} ({what}) не выполнено: {why}. Повторить — в панели."
+
+
+def chat_create_failed(outbox_id: int, title: str, why: str) -> str:
+    """VK refused to create the spectator chat: nothing was created."""
+    return (
+        f"Беседа зрителей «{title}» (запрос №{outbox_id}) не создана: {why}. "
+        "Создать заново — кнопка «Создать беседу» на вкладке «Беседа ЗЗ»."
+    )
+
+
+def chat_create_unknown(outbox_id: int, title: str, why: str) -> str:
+    """The request to create the chat went out and its answer was lost: the chat may exist.
+    It is not sent again, so that no second chat appears."""
+    return (
+        f"Неизвестно, создана ли беседа зрителей «{title}» (запрос №{outbox_id}): {why}. "
+        "Повторно бот её не создаёт, чтобы не появилось двух бесед. Если беседа появилась у вас "
+        "в VK — напишите в ней «номер беседы»: бот ответит номером для привязки. Если беседы "
+        "нет — нажмите «Создать беседу» ещё раз."
+    )
+
+
+def chat_created_not_linked(outbox_id: int, chat_number: int, *, open_chat: bool) -> str:
+    """The chat was created, but the game could not take it any more."""
+    why = "беседа зрителей уже открыта" if open_chat else "игра завершена"
+    return (
+        f"Беседа зрителей создана (запрос №{outbox_id}, номер беседы {chat_number}), но не "
+        f"привязана: {why}. Привязать её можно вручную по номеру {chat_number}."
+    )

@@ -17,12 +17,15 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
-from gameplay import gm_texts
+from gameplay import gm_texts, texts_delivery
 from gameplay.models import (
     FlagStatus,
     Game,
     GameStatus,
     ModerationFlag,
+    Outbox,
+    OutboxChannel,
+    OutboxStatus,
     PhaseStatus,
     Seat,
     SeatStatus,
@@ -33,7 +36,8 @@ from gameplay.selectors.panel import retryable_outbox
 
 from .common import current_phase, lock_game, log_event, now_or, players, post_board, send_message
 from .discipline import seat_modkill, strike_give
-from .outbox import board_group, outbox_retry
+from .outbox import board_group, outbox_retry, request_delivery
+from .outbox_flags import add_flag_line
 from .setup import game_create, signup_create, signup_withdraw
 
 #: VK peer ids of chats start here (peer_id = 2000000000 + chat_id).
@@ -352,6 +356,64 @@ def spectator_chat_link(*, game_id: int, by: str, chat: int) -> Game:
 
 
 @transaction.atomic
+def spectator_chat_create(*, game_id: int, by: str) -> Outbox:
+    """Ask the community to create the spectator chat itself (``messages.createChat``, group
+    token: the community is then the chat's owner and admin). The GMs' own VK accounts
+    (``gm_vk_ids``) are put in it, as far as VK lets the community add them. The delivery sends
+    the request at most once; when VK answers, :func:`spectator_chat_created` links the chat.
+
+    Refused while the game is over, while its spectator chat is open (players hold links to
+    it), or while an earlier request is still waiting for VK. A linked but closed chat is
+    replaced when the new one is created."""
+    game = lock_game(game_id)
+    if game.status in (GameStatus.FINISHED, GameStatus.CANCELLED):
+        raise InvalidCommand("Игра завершена.")
+    if game.spectator_chat_open:
+        raise InvalidCommand(
+            "Беседа зрителей открыта: игроки уже получили ссылки на неё. Новую беседу можно "
+            "создать, только пока беседа закрыта."
+        )
+    waiting = Outbox.objects.filter(
+        game=game, channel=OutboxChannel.CREATE_CHAT, status=OutboxStatus.PENDING
+    )
+    if waiting.exists():
+        raise InvalidCommand("Беседа уже создаётся: дождитесь ответа VK.")
+    title = gm_texts.spectator_chat_title(game.name)
+    users = sorted({int(x) for x in game.gm_vk_ids or [] if str(x).isdigit()} - {0})
+    row = Outbox.objects.create(
+        game=game,
+        channel=OutboxChannel.CREATE_CHAT,
+        text=title,
+        payload={"title": title, "user_ids": users, "by": by},
+        kind="spectator_chat_create",
+    )
+    request_delivery()
+    log_event(game, "spectator_chat_create_requested", by=by, title=title, outbox=row.pk,
+              user_ids=users, before=game.spectator_chat_id)
+    return row
+
+
+def spectator_chat_created(*, outbox: Outbox, peer_id: int, added: Sequence[int]) -> bool:
+    """VK created the chat of a ``create_chat`` row: log it and link it to the row's game
+    (``spectator_chat_link``, as the GM who asked). Called by ``outbox.outbox_settle`` inside
+    its transaction, after it locked the game. A game that ended or opened its spectator chat
+    meanwhile keeps its chat: the GM gets a flag with the new chat's number instead. Returns
+    whether the chat was linked."""
+    game = lock_game(int(outbox.game_id))
+    payload = outbox.payload or {}
+    log_event(game, "spectator_chat_created", peer_id=peer_id, outbox=outbox.pk,
+              title=payload.get("title", outbox.text), added=sorted(int(a) for a in added))
+    if game.status in (GameStatus.FINISHED, GameStatus.CANCELLED) or game.spectator_chat_open:
+        line = texts_delivery.chat_created_not_linked(
+            outbox.pk, peer_id - CHAT_PEER_BASE, open_chat=game.spectator_chat_open
+        )
+        add_flag_line(outbox, line)
+        return False
+    spectator_chat_link(game_id=game.pk, by=str(payload.get("by") or "system"), chat=peer_id)
+    return True
+
+
+@transaction.atomic
 def spectator_chat_set_open(*, game_id: int, by: str, open: bool) -> Game:
     """Open or close the spectator chat. Opening tells the eligible dead (G6) how to join."""
     game = lock_game(game_id)
@@ -429,7 +491,12 @@ def outbox_retry_all(*, game_id: int, by: str) -> int:
     (``outbox.outbox_retry`` for each, in one transaction); returns how many rows."""
     with transaction.atomic():
         lock_game(game_id)
-        ids = list(retryable_outbox(game_id).order_by("id").values_list("pk", flat=True))
+        ids = list(
+            retryable_outbox(game_id)
+            .exclude(channel=OutboxChannel.CREATE_CHAT)  # asked for anew, never re-sent
+            .order_by("id")
+            .values_list("pk", flat=True)
+        )
         if not ids:
             raise InvalidCommand("Недоставленных сообщений нет.")
         done: set[int] = set()

@@ -21,7 +21,16 @@ A retry (:func:`outbox_retry`, or any code that puts a row back to pending with 
 ``result`` keys written here and read by the worker: ``random_id``, ``sent`` (recipient →
 VK message id), ``failed`` (recipient → error), ``progress`` (recipient → parts delivered of a
 long text), ``link`` (an invite's link), ``board`` (``guid``, ``group``, ``parts``, ``done``),
-``answer`` (what VK answered for the other channels).
+``answer`` (what VK answered for the other channels), and for ``create_chat``
+``create_chat_asked`` (the request may have reached VK), ``chat_id``, ``peer_id``, ``added``.
+
+A ``create_chat`` row creates something VK cannot de-duplicate (``messages.createChat`` has no
+``random_id``), so it is sent at most once: :func:`outbox_record` stores ``create_chat_asked``
+before the call, only an answer saying VK did not act removes it, and a row still marked when
+it is claimed again is failed and flagged to the GM instead of being sent (the GM's retry
+button refuses it too: the GM asks for a new chat in the panel). When VK answers with the
+chat, :func:`outbox_settle` links it to the game (``gm.spectator_chat_created``) in the same
+transaction as the row's outcome.
 
 The drain job is enqueued after each commit that queued rows (``outbox_queue``; its functions
 are importable from here), by dotted path (``settings.OUTBOX_DELIVERY_JOB``): gameplay never
@@ -44,10 +53,14 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 
 from gameplay import texts_delivery
-from gameplay.models import Outbox, OutboxChannel, OutboxStatus
+from gameplay.models import Game, Outbox, OutboxChannel, OutboxStatus
 from gameplay.rules.errors import InvalidCommand
 
-from .outbox_flags import flag_failed_delivery
+from .outbox_flags import (  # noqa: F401 (the create_chat marker, read by the worker's plan)
+    CREATE_CHAT_ASKED,
+    create_chat_unanswered,
+    flag_failed_delivery,
+)
 from .outbox_queue import (  # noqa: F401 (the drain's public API, imported from here)
     DRAIN_QUEUED_KEY,
     DRAIN_SCHEDULED_KEY,
@@ -247,6 +260,7 @@ class Settlement:
     ``retry``: not (all) done, try again after a backoff (``waiting``: recipients still to
     reach, for the GM if the row gives up); ``failed``: VK refused it for good (flagged unless
     ``flag`` is false); ``again``: due again at once (an invite whose link is now known).
+    ``created_chat``: the peer id of the chat VK created for a sent ``create_chat`` row.
     """
 
     outbox_id: int
@@ -256,6 +270,7 @@ class Settlement:
     undelivered: Mapping[int, Failure] = field(default_factory=dict)
     waiting: Sequence[int] = ()
     flag: bool = True
+    created_chat: int | None = None
 
 
 def retry_delay(attempts: int, *, rng: random.Random | None = None) -> float:
@@ -271,8 +286,15 @@ def retry_delay(attempts: int, *, rng: random.Random | None = None) -> float:
 def outbox_settle(
     *, lease: Lease, settlements: Sequence[Settlement], now: datetime | None = None
 ) -> int:
-    """Apply a round's outcomes to the rows still held under ``lease``; returns how many."""
+    """Apply a round's outcomes to the rows still held under ``lease``; returns how many.
+
+    A created chat is linked to its game here too: the games of such rows are locked first
+    (the services' order, game before Outbox rows), so the outcome and the link commit
+    together."""
     now = now or timezone.now()
+    created = [s for s in settlements if s.created_chat is not None and s.outcome == "sent"]
+    if created:
+        _lock_games_of([s.outbox_id for s in created])
     rows = _held(lease, [s.outbox_id for s in settlements])
     changed: list[Outbox] = []
     for settlement in settlements:
@@ -282,7 +304,27 @@ def outbox_settle(
         _apply(row, settlement, now)
         changed.append(row)
     _save_settled(changed)
+    for settlement in created:
+        row = rows.get(settlement.outbox_id)
+        if row is not None and row.game_id is not None and settlement.created_chat is not None:
+            _chat_created(row, settlement.created_chat)
     return len(changed)
+
+
+def _lock_games_of(outbox_ids: Sequence[int]) -> None:
+    game_ids = set(
+        Outbox.objects.filter(pk__in=list(outbox_ids), game__isnull=False).values_list(
+            "game_id", flat=True
+        )
+    )
+    list(Game.objects.select_for_update().filter(pk__in=game_ids).order_by("pk").values("pk"))
+
+
+def _chat_created(row: Outbox, peer_id: int) -> None:
+    from .gm import spectator_chat_created
+
+    added = [int(a) for a in (row.result or {}).get("added") or ()]
+    spectator_chat_created(outbox=row, peer_id=peer_id, added=added)
 
 
 #: Fields an outcome sets besides ``result``; in a round they mostly have the same values.
@@ -383,11 +425,16 @@ def outbox_retry(*, outbox_id: int, by: str, game_id: int | None = None) -> Outb
     is still queued, or it was delivered to everyone."""
     from .common import lock_game, log_event
 
-    meta = Outbox.objects.filter(pk=outbox_id).values("game_id").first()
+    meta = Outbox.objects.filter(pk=outbox_id).values("game_id", "channel").first()
     if meta is None:
         raise InvalidCommand("Такого сообщения нет.")
     if game_id is not None and meta["game_id"] != game_id:
         raise InvalidCommand("Такого сообщения нет в этой игре.")
+    if meta["channel"] == OutboxChannel.CREATE_CHAT:
+        raise InvalidCommand(
+            "Создание беседы не повторяется отсюда (так не появится двух бесед). Новую беседу "
+            "создаёт кнопка «Создать беседу» на вкладке «Беседа ЗЗ»."
+        )
     game = lock_game(meta["game_id"]) if meta["game_id"] is not None else None
     row = Outbox.objects.select_for_update().get(pk=outbox_id)
     failed = dict((row.result or {}).get("failed") or {})

@@ -24,6 +24,12 @@ def flag_failed_delivery(row: Outbox, why: str, recipients: Mapping[int, str]) -
         line = texts_delivery.board_failed(row.pk, row.kind, row.topic_id, why)
         add_flag_line(row, line, topic_id=row.topic_id)
         return
+    if row.channel == OutboxChannel.CREATE_CHAT:
+        title = str((row.payload or {}).get("title") or row.text)
+        asked = create_chat_unanswered(row)
+        text = texts_delivery.chat_create_unknown if asked else texts_delivery.chat_create_failed
+        add_flag_line(row, text(row.pk, title, why))
+        return
     if row.channel in (OutboxChannel.KICK, OutboxChannel.INVITE) and not recipients:
         member = (row.payload or {}).get("member_id")
         line = texts_delivery.chat_action_failed(row.pk, row.kind, why)
@@ -32,6 +38,17 @@ def flag_failed_delivery(row: Outbox, why: str, recipients: Mapping[int, str]) -
     reasons = dict(recipients) or {int(peer): why for peer in row.peer_ids or ()}
     for peer, reason in sorted(reasons.items()):
         add_flag_line(row, texts_delivery.message_failed(row.pk, row.kind, reason), vk_user_id=peer)
+
+
+#: ``result`` key of a ``create_chat`` row: set before the call to VK, removed when VK's answer
+#: says the chat was not created; left set when the answer was lost (the chat may exist).
+CREATE_CHAT_ASKED = "create_chat_asked"
+
+
+def create_chat_unanswered(row: Outbox) -> bool:
+    """A ``create_chat`` row whose request may have reached VK without its answer reaching us."""
+    result = row.result or {}
+    return bool(result.get(CREATE_CHAT_ASKED)) and not result.get("chat_id")
 
 
 def add_flag_line(

@@ -151,6 +151,33 @@ def test_spectator_chat_rules(gm: Any) -> None:
         gm_services.spectator_chat_set_open(game_id=game.pk, by="gm:x", open=False)
 
 
+def test_spectator_chat_create_rules(gm: Any) -> None:
+    game = make_game(gm, players=7, gm_vk_ids=[5, 6])
+    row = gm_services.spectator_chat_create(game_id=game.pk, by="gm:x")
+    assert (row.channel, row.status) == ("create_chat", "pending")
+    assert row.payload == {"title": "ЗЗ — Тестовая игра", "user_ids": [5, 6], "by": "gm:x"}
+    event = GameEvent.objects.get(game=game, kind="spectator_chat_create_requested")
+    assert event.actor == "gm:x" and event.data["outbox"] == row.pk
+    with pytest.raises(InvalidCommand, match="уже создаётся"):
+        gm_services.spectator_chat_create(game_id=game.pk, by="gm:x")
+    # Failed: the GM may ask again; «повторить все» leaves it alone (no second chat by accident).
+    Outbox.objects.filter(pk=row.pk).update(status=OutboxStatus.FAILED)
+    Outbox.objects.exclude(pk=row.pk).update(status=OutboxStatus.SENT)
+    with pytest.raises(InvalidCommand, match="Недоставленных сообщений нет"):
+        gm_services.outbox_retry_all(game_id=game.pk, by="gm:x")
+    assert Outbox.objects.get(pk=row.pk).status == OutboxStatus.FAILED
+    gm_services.spectator_chat_create(game_id=game.pk, by="gm:x")
+    Outbox.objects.filter(game=game, channel="create_chat").update(status=OutboxStatus.SENT)
+    gm_services.spectator_chat_link(game_id=game.pk, by="gm:x", chat=3)
+    gm_services.spectator_chat_set_open(game_id=game.pk, by="gm:x", open=True)
+    with pytest.raises(InvalidCommand, match="Беседа зрителей открыта"):
+        gm_services.spectator_chat_create(game_id=game.pk, by="gm:x")
+    services.game_end(game_id=game.pk, by="gm:x", winner=None)
+    with pytest.raises(InvalidCommand, match="Игра завершена"):
+        gm_services.spectator_chat_create(game_id=game.pk, by="gm:x")
+    assert Outbox.objects.filter(game=game, channel="create_chat").count() == 2
+
+
 def test_flags_and_outbox_rows_of_another_game_are_refused(gm: Any) -> None:
     game = make_game(gm, players=7)
     other = make_game(gm, players=7, vk_base=80_000)

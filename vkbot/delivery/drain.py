@@ -53,6 +53,7 @@ GROUP_CHANNELS = (
     OutboxChannel.EVENT_ANSWER,
     OutboxChannel.INVITE,
     OutboxChannel.KICK,
+    OutboxChannel.CREATE_CHAT,
 )
 
 

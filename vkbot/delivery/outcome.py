@@ -4,6 +4,11 @@ A recipient VK refused for good (901, 902, …) is recorded in the row's ``resul
 flagged to the GM at once; a recipient hit by a retryable error (6, 9, 10, a network error) is
 tried again later with the same ``random_id``; the row is sent when every recipient has an
 outcome and at least one got it.
+
+A created chat (``messages.createChat``) is known not to exist only when VK answered with an
+error other than :data:`UNKNOWN_OUTCOME_CODES`: then the row's ``create_chat_asked`` mark is
+removed (retried after a rate limit, or failed). Without an answer, or after VK's «unknown» or
+«internal» error, the mark stays and the row fails: the chat may exist (see ``plan``).
 """
 
 from __future__ import annotations
@@ -13,13 +18,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gameplay.models import Outbox
-from gameplay.services.outbox import Failure, Settlement
+from gameplay.services.outbox import CREATE_CHAT_ASKED, Failure, Settlement
 
 from .batch import Call, CallResult, is_retryable
 from .plan import Plan, remaining
 
 #: VK's answer when a user is not in the chat any more: what removing them wanted.
 NOT_IN_CHAT = 935
+#: VK errors after which VK may have acted all the same (unknown error, internal error).
+UNKNOWN_OUTCOME_CODES = frozenset({1, 10})
+#: Chat peer ids are 2000000000 + the chat's id.
+CHAT_PEER_BASE = 2_000_000_000
 
 
 @dataclass
@@ -47,6 +56,8 @@ def settle_round(
             settlements.extend(_settle_link(call, answer, by_id, plan))
         elif call.kind == "kick":
             settlements.append(_settle_kick(call, answer, by_id))
+        elif call.kind == "create_chat":
+            settlements.append(_settle_create_chat(call, answer, by_id, plan))
         else:
             settlements.append(_settle_answer(call, answer))
     for row_id, delivery in deliveries.items():
@@ -219,6 +230,40 @@ def _settle_kick(call: Call, answer: CallResult, rows: dict[int, Outbox]) -> Set
     if failure.code == NOT_IN_CHAT:
         result["answer"] = "not in the chat"
         return Settlement(row_id, "sent", result=result)
+    outcome = "retry" if is_retryable(failure) else "failed"
+    return Settlement(row_id, outcome, result=result, failure=failure)
+
+
+def created_chat_id(value: Any) -> int | None:
+    """The new chat's id in VK's answer to ``messages.createChat``: ``{"chat_id", "peer_ids"}``
+    (API 5.199, the schema's ``messages_createChat_withPeerIds_response``) or a bare id (older
+    versions)."""
+    chat_id = value.get("chat_id") if isinstance(value, dict) else value
+    if isinstance(chat_id, int) and not isinstance(chat_id, bool) and chat_id > 0:
+        return chat_id
+    return None
+
+
+def _settle_create_chat(
+    call: Call, answer: CallResult, rows: dict[int, Outbox], plan: Plan
+) -> Settlement:
+    row_id = call.row_ids[0]
+    result = _result(rows[row_id], plan)
+    failure = answer.failure
+    if failure is None:
+        chat_id = created_chat_id(answer.value)
+        if chat_id is None:  # VK acted, but we cannot tell on what: the mark stays
+            why = Failure(None, f"unexpected answer: {str(answer.value)[:200]}")
+            return Settlement(row_id, "failed", result=result, failure=why)
+        added = answer.value.get("peer_ids") if isinstance(answer.value, dict) else None
+        result["chat_id"] = chat_id
+        result["peer_id"] = CHAT_PEER_BASE + chat_id
+        result["added"] = [p for p in added or () if isinstance(p, int)]
+        result.pop(CREATE_CHAT_ASKED, None)
+        return Settlement(row_id, "sent", result=result, created_chat=CHAT_PEER_BASE + chat_id)
+    if failure.code is None or failure.code in UNKNOWN_OUTCOME_CODES:
+        return Settlement(row_id, "failed", result=result, failure=failure)
+    result.pop(CREATE_CHAT_ASKED, None)
     outcome = "retry" if is_retryable(failure) else "failed"
     return Settlement(row_id, outcome, result=result, failure=failure)
 

@@ -19,6 +19,12 @@ a longer post is split into several). The comment's ``guid`` and members are rec
 member's ``result`` before the call, and the members are always claimed and re-sent together
 (``outbox_claim``), so a repeat carries the same text under the same ``guid`` and VK returns the
 comment it already has.
+
+Created chats. ``messages.createChat`` has no ``random_id``: VK would create a second chat for a
+repeat. A ``create_chat`` row records ``create_chat_asked`` before its call; a row claimed again
+with the mark still set (its answer was lost: a crash, a timeout, an expired lease) is not sent
+again but failed, and the GM is told the chat may exist (``outbox_flags``). ``outcome`` removes
+the mark only when VK's answer says it did not act (a rate limit: the row is retried).
 """
 
 from __future__ import annotations
@@ -30,7 +36,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gameplay.models import Outbox, OutboxChannel
-from gameplay.services.outbox import Failure, Settlement, board_group
+from gameplay.services.outbox import (
+    CREATE_CHAT_ASKED,
+    Failure,
+    Settlement,
+    board_group,
+    create_chat_unanswered,
+)
 
 from .batch import Call
 
@@ -81,6 +93,8 @@ def plan_round(
             _plan_answer(row, plan)
         elif row.channel == OutboxChannel.KICK:
             _plan_kick(row, plan)
+        elif row.channel == OutboxChannel.CREATE_CHAT:
+            _plan_create_chat(row, plan)
         elif row.channel not in (*_MESSAGE_CHANNELS, OutboxChannel.BOARD):
             plan.settled.append(_invalid(row, f"unknown channel {row.channel!r}"))
     _plan_board(
@@ -352,6 +366,45 @@ def _plan_kick(row: Outbox, plan: Plan) -> None:
             method="messages.removeChatUser",
             params=params,
             kind="kick",
+            row_ids=(row.pk,),
+        )
+    )
+
+
+def _plan_create_chat(row: Outbox, plan: Plan) -> None:
+    payload = row.payload or {}
+    title = payload.get("title")
+    users = payload.get("user_ids") or []
+    if (
+        not isinstance(title, str)
+        or not title.strip()
+        or not isinstance(users, list)
+        or not all(isinstance(u, int) and not isinstance(u, bool) and u > 0 for u in users)
+    ):
+        plan.settled.append(_invalid(row, "payload lacks a title or has bad user_ids"))
+        return
+    result = dict(row.result or {})
+    if create_chat_unanswered(row):
+        plan.settled.append(
+            Settlement(
+                row.pk,
+                "failed",
+                result=result,
+                failure=Failure(None, "an earlier request got no answer: the chat may exist"),
+            )
+        )
+        return
+    result[CREATE_CHAT_ASKED] = True
+    plan.results[row.pk] = result
+    params: dict[str, Any] = {"title": title}
+    if users:
+        params["user_ids"] = ",".join(str(u) for u in users)
+    plan.calls.append(
+        Call(
+            token="group",
+            method="messages.createChat",
+            params=params,
+            kind="create_chat",
             row_ids=(row.pk,),
         )
     )
