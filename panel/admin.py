@@ -134,6 +134,7 @@ class GameAdmin(admin.ModelAdmin):
             ("flags/<int:flag_id>/resolve/", discipline.flag_view, "panel_flag"),
             ("spectators/", record.spectators_view, "panel_spectators"),
             ("spectators/link/", record.chat_link_view, "panel_chat_link"),
+            ("spectators/create/", record.chat_create_view, "panel_chat_create"),
             ("spectators/open/", record.chat_open_view, "panel_chat_open"),
             ("spectators/close/", record.chat_close_view, "panel_chat_close"),
             ("log/", record.log_view, "panel_log"),

@@ -37,6 +37,8 @@ EVENT_LABELS: dict[str, str] = {
     "reminder_sent": "Напоминание",
     "deadline_failed": "Сбой закрытия по сроку",
     "spectator_chat_linked": "Беседа ЗЗ привязана",
+    "spectator_chat_create_requested": "Запрошено создание беседы ЗЗ",
+    "spectator_chat_created": "Беседа ЗЗ создана сообществом",
     "spectator_chat_opened": "Беседа ЗЗ открыта",
     "spectator_chat_closed": "Беседа ЗЗ закрыта",
     "flag_resolved": "Отметка рассмотрена",
@@ -109,6 +111,10 @@ def describe_event(event: GameEvent) -> str:
         return f"{d.get('status')}: {d.get('note', '')}".strip(": ")
     if k == "mafia_relay":
         return f"{_n(d.get('seat'))}: {d.get('text', '')}"
+    if k in ("spectator_chat_linked", "spectator_chat_created") and d.get("peer_id"):
+        return f"беседа №{int(d['peer_id']) - 2_000_000_000} (peer_id {d['peer_id']})"
+    if k == "spectator_chat_create_requested":
+        return f"«{d.get('title', '')}»"
     if k in ("spectator_invited", "spectator_joined", "spectator_removed"):
         return f"id{d.get('vk_user_id')}" + (f": {d['reason']}" if d.get("reason") else "")
     if k == "settings_changed":
@@ -150,6 +156,8 @@ OUTBOX_KIND_LABELS: dict[str, str] = {
     "spectators": "беседа ЗЗ",
     "spectator_invite": "приглашение в ЗЗ",
     "intruder_removed": "удаление из ЗЗ",
+    "spectator_chat_create": "создание беседы ЗЗ",
+    "chat_number": "номер беседы",
     "event_answer": "ответ на кнопку",
     "board_reply": "ответ в теме",
     "day_prompt": "кнопки голосования",

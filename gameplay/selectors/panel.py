@@ -23,6 +23,7 @@ from gameplay.models import (
     ModerationFlag,
     NightAction,
     Outbox,
+    OutboxChannel,
     OutboxStatus,
     Phase,
     PhaseKind,
@@ -446,6 +447,8 @@ class SpectatorPage:
     members: list[SpectatorMember]
     joined: int
     removed: int
+    #: The latest request to create the chat (``create_chat``), if any.
+    creation: Outbox | None = None
 
 
 def spectator_page(game: Game) -> SpectatorPage:
@@ -453,9 +456,12 @@ def spectator_page(game: Game) -> SpectatorPage:
                                 alive=False).exclude(role=Role.MAFIA).order_by("number")
     members = list(SpectatorMember.objects.filter(game=game).select_related("seat")
                    .order_by("status", "-updated_at"))
+    creation = (Outbox.objects.filter(game=game, channel=OutboxChannel.CREATE_CHAT)
+                .order_by("-id").first())
     return SpectatorPage(
         eligible=list(seats),
         members=members,
         joined=sum(1 for m in members if m.status == "joined"),
         removed=sum(1 for m in members if m.status == "removed"),
+        creation=creation,
     )

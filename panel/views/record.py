@@ -18,7 +18,7 @@ from gameplay.selectors.panel import (
     retryable_outbox,
     spectator_page,
 )
-from gameplay.services.gm import outbox_retry_all, spectator_chat_link
+from gameplay.services.gm import outbox_retry_all, spectator_chat_create, spectator_chat_link
 from gameplay.services.gm import spectator_chat_set_open as chat_set_open
 from gameplay.services.outbox import outbox_retry
 from panel.access import actor, attempt, back, gm_view, render_panel
@@ -48,6 +48,15 @@ def chat_link_view(request: HttpRequest, game) -> HttpResponse:
                     chat=form.cleaned_data["chat"])
     if ok:
         messages.success(request, "Беседа привязана. Сообщество должно быть её администратором.")
+    return back(request, game, "panel_spectators")
+
+
+@gm_view("POST")
+def chat_create_view(request: HttpRequest, game) -> HttpResponse:
+    ok, row = attempt(request, spectator_chat_create, game_id=game.pk, by=actor(request))
+    if ok:
+        messages.success(request, f"Сообщество создаёт беседу «{row.text}». Когда VK ответит, "
+                                  "она привяжется к игре сама — обновите страницу.")
     return back(request, game, "panel_spectators")
 
 

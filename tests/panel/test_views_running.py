@@ -29,6 +29,7 @@ from gameplay.models import (
     Strike,
 )
 from gameplay.rules import Role
+from gameplay.services.outbox import Settlement, outbox_claim, outbox_settle
 from tests.panel.support import living, make_game, night_round, vote_round
 
 pytestmark = pytest.mark.django_db
@@ -250,6 +251,43 @@ def test_spectator_chat(game: Game, gm_client: Client) -> None:
     gm_client.post(url("panel_chat_close", game))
     game.refresh_from_db()
     assert not game.spectator_chat_open
+
+
+def test_the_community_creates_the_spectator_chat(game: Game, gm_client: Client) -> None:
+    page = gm_client.get(url("panel_spectators", game)).content.decode()
+    assert 'id="create-chat"' in page and "Создать беседу" in page
+    assert "Укажите свою VK-страницу в настройках игры" in page  # no GM page known yet
+    r = gm_client.post(url("panel_chat_create", game), follow=True)
+    assert "Сообщество создаёт беседу «ЗЗ — Тестовая игра»" in msgs(r)
+    row = Outbox.objects.get(game=game, channel="create_chat")
+    assert row.status == OutboxStatus.PENDING and row.payload["by"] == "gm:ведущий"
+    html = r.content.decode()
+    assert 'id="chat-creating"' in html and 'id="create-chat"' not in html
+    r = gm_client.post(url("panel_chat_create", game), follow=True)
+    assert "уже создаётся" in msgs(r)
+    assert Outbox.objects.filter(game=game, channel="create_chat").count() == 1
+
+    # The delivery gets the chat from VK: the game is linked, the GM sees it and can open it.
+    lease, rows = outbox_claim(limit=500, lease_seconds=60)
+    outbox_settle(lease=lease, settlements=[
+        Settlement(r.pk, "sent", result={"chat_id": 12, "peer_id": 2_000_000_012},
+                   created_chat=2_000_000_012) if r.pk == row.pk else Settlement(r.pk, "sent")
+        for r in rows
+    ])
+    game.refresh_from_db()
+    assert game.spectator_chat_id == 2_000_000_012
+    html = gm_client.get(url("panel_spectators", game)).content.decode()
+    assert "беседа peer_id 2000000012" in html and "Создать новую беседу" in html
+    assert 'id="chat-creating"' not in html
+    log = gm_client.get(url("panel_log", game)).content.decode()
+    assert "Беседа ЗЗ создана сообществом" in log and "беседа №12 (peer_id 2000000012)" in log
+    vote_round(game)
+    services.day_close(game_id=game.pk)
+    r = gm_client.post(url("panel_chat_open", game), follow=True)
+    assert "Беседа зрителей открыта" in msgs(r)
+    assert 'id="create-chat"' not in r.content.decode()
+    r = gm_client.post(url("panel_chat_create", game), follow=True)
+    assert "Беседа зрителей открыта: игроки уже получили ссылки" in msgs(r)
 
 
 def test_failed_deliveries_are_retried(game: Game, gm_client: Client) -> None:
