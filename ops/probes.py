@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import socket
 import urllib.error
 import urllib.request
@@ -37,6 +38,38 @@ def http_status(url: str, *, host: str | None = None, timeout: float = 2.0) -> i
         return int(error.code)
     except OSError:
         return None
+
+
+class _UnixHTTPConnection(http.client.HTTPConnection):
+    """HTTP over a Unix socket (gunicorn's ``--bind unix:PATH``)."""
+
+    def __init__(self, path: str, timeout: float) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self.socket_path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(self.socket_path)
+        except OSError:
+            sock.close()
+            raise
+        self.sock = sock
+
+
+def unix_http_status(
+    socket_path: str, path: str, *, host: str = "localhost", timeout: float = 2.0
+) -> int | None:
+    """The HTTP status of a GET of ``path`` through a Unix socket; None when nothing answers."""
+    connection = _UnixHTTPConnection(socket_path, timeout)
+    try:
+        connection.request("GET", path, headers={"Host": host})
+        return int(connection.getresponse().status)
+    except (OSError, http.client.HTTPException):
+        return None
+    finally:
+        connection.close()
 
 
 def http_ok(url: str) -> bool:

@@ -15,7 +15,7 @@ from typing import Any
 from config import env
 from config.env import ENV_ERROR_EXIT_STATUS, EnvError
 
-from .probes import http_status, port_in_use
+from .probes import http_status, port_in_use, unix_http_status
 from .supervisor import Interrupted, Service, StartupError, Supervisor
 
 DEFAULT_BIND = "0.0.0.0:8000"
@@ -29,6 +29,8 @@ RESTART_WINDOW = 600.0
 #: Django's system checks run once, in serve itself (after its own checks); the steps and
 #: services skip them (a faster start and restart).
 SKIP_CHECKS = ("--skip-checks",)
+#: The page whose answer tells that the web is up (the GM panel's login).
+READY_PATH = "/admin/login/"
 #: The endpoint VK pushes events to in callback mode (vkbot/urls.py, mounted at /vk/).
 CALLBACK_PATH = "/vk/callback/"
 
@@ -216,17 +218,15 @@ def steps(options: ServeOptions) -> list[tuple[str, list[str]]]:
 def services(options: ServeOptions, settings: Any) -> list[Service]:
     """The web, the workers and (in long-poll mode) the bot, in their order of start."""
     bind = options.bind
-    web_ready: dict[str, Any]
-    if bind.is_tcp:
-        url, host = f"{bind.url}/admin/login/", _probe_host(settings, bind)
+    host = _probe_host(settings, bind)
 
-        def web_answers() -> bool:  # any answer but a server error: Django is up
-            status = http_status(url, host=host)
-            return status is not None and status < 500
+    def web_answers() -> bool:  # any answer but a server error: Django is up
+        if bind.is_tcp:
+            status = http_status(f"{bind.url}{READY_PATH}", host=host)
+        else:
+            status = unix_http_status(bind.text[len("unix:") :], READY_PATH, host=host)
+        return status is not None and status < 500
 
-        web_ready = {"probe": web_answers}
-    else:
-        web_ready = {"ready_line": r"Booting worker with pid"}
     found = [
         Service(
             "web",
@@ -248,9 +248,9 @@ def services(options: ServeOptions, settings: Any) -> list[Service]:
                 "--error-logfile",
                 "-",
             ],
+            probe=web_answers,
             ready_timeout=90,
             stop_timeout=15,
-            **web_ready,
         ),
     ]
     for number in range(1, options.workers + 1):

@@ -32,7 +32,7 @@ from psycopg import sql
 
 from bench.procs import process_tree
 from ops.probes import free_port, http_status
-from tests.demo.conftest import PROJECT, alive, child_pids
+from tests.process_support import PROJECT, LoggedProcess, alive, child_pids
 from tests.redis_support import private_redis
 from tests.vkbot.localvk_support import GROUP_ID, GROUP_TOKEN, USER_TOKEN, make_state
 from vkbot import texts
@@ -183,28 +183,10 @@ def command_line(pid: int) -> str:
 
 
 @dataclass
-class Serve:
-    """A running ``manage.py serve`` with its output in a file."""
+class Serve(LoggedProcess):
+    """A running ``manage.py serve``."""
 
-    process: subprocess.Popen[bytes]
-    log: Path
     web_url: str
-
-    def output(self) -> str:
-        return self.log.read_text(encoding="utf-8", errors="replace")
-
-    def wait_for(self, pattern: str, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if re.search(pattern, self.output(), re.MULTILINE):
-                return
-            if self.process.poll() is not None:
-                break
-            time.sleep(0.1)
-        raise AssertionError(
-            f"{pattern!r} not in serve's output (exit status "
-            f"{self.process.poll()}):\n{self.output()[-6000:]}"
-        )
 
     def processes(self) -> dict[int, str]:
         """Every process of the deployment (serve's descendants) with its command line."""
@@ -213,11 +195,6 @@ class Serve:
     def services(self) -> list[str]:
         """The command lines of the processes serve started itself."""
         return [command_line(pid) for pid in child_pids(self.process.pid)]
-
-    def interrupt(self) -> int:
-        """Ctrl-C, as an operator stops it; the exit status."""
-        self.process.send_signal(signal.SIGINT)
-        return self.process.wait(60)
 
     def kill(self) -> None:
         for pid in reversed(process_tree(self.process.pid)):
@@ -301,7 +278,7 @@ def wait_answer(state: Any, user: int, timeout: float = 20.0) -> list[str]:
 
 
 def assert_stopped_cleanly(serve: Serve, processes: dict[int, str]) -> None:
-    assert serve.interrupt() == 0, serve.output()[-4000:]
+    assert serve.stop() == 0, serve.output()[-4000:]
     left = [command for pid, command in processes.items() if alive(pid)]
     assert left == [], left
     assert re.search(r"^run +\| stopped\.$", serve.output(), re.MULTILINE)

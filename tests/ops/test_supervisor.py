@@ -18,7 +18,7 @@ import pytest
 
 from ops import supervisor as sup
 from ops.supervisor import Interrupted, Service, StartupError, Supervisor
-from tests.demo.conftest import PROJECT, alive
+from tests.process_support import PROJECT, alive
 
 pytestmark = pytest.mark.slow
 
