@@ -220,8 +220,40 @@ class Supervisor:
         return started
 
     def wait_group(self, children: Sequence[Child]) -> None:
-        for child in children:
-            self._wait_ready(child)
+        """Wait until every one of ``children`` is ready; one that exits meanwhile (ready or
+        not) or is not ready in time fails the whole group at once."""
+        deadline = {id(child): time.monotonic() + child.service.ready_timeout
+                    for child in children}
+        next_probe = dict.fromkeys(deadline, 0.0)
+        pending = list(children)
+        while True:
+            if self._stop.is_set():
+                raise Interrupted()
+            for child in children:
+                if child.process.poll() is not None:
+                    child.reader and child.reader.join(2.0)
+                    raise StartupError(
+                        f"{child.service.name} exited with status {child.process.returncode} "
+                        "while starting",
+                        child.process.returncode,
+                    )
+            now = time.monotonic()
+            for child in list(pending):
+                key = id(child)
+                probe_now = now >= next_probe[key]
+                if probe_now:
+                    next_probe[key] = now + 0.25
+                if self._ready(child, probe_now):
+                    pending.remove(child)
+                    continue
+                if now > deadline[key]:
+                    raise StartupError(
+                        f"{child.service.name} was not ready after "
+                        f"{child.service.ready_timeout:.0f} s"
+                    )
+            if not pending:
+                return
+            time.sleep(0.05)
 
     def spawn_group(self, services: Sequence[Service]) -> list[Child]:
         """Start services side by side without waiting (see :meth:`wait_group`)."""
@@ -244,37 +276,23 @@ class Supervisor:
         return child
 
     def _wait_ready(self, child: Child) -> None:
+        self.wait_group([child])
+
+    @staticmethod
+    def _ready(child: Child, probe_now: bool) -> bool:
+        """Whether ``child`` is ready: its ready line was seen, its probe answers (asked when
+        ``probe_now``), or it has neither."""
         service = child.service
-        deadline = time.monotonic() + service.ready_timeout
-        next_probe = 0.0
-        while True:
-            if self._stop.is_set():
-                raise Interrupted()
-            if child.process.poll() is not None:
-                child.reader and child.reader.join(2.0)
-                raise StartupError(
-                    f"{service.name} exited with status {child.process.returncode} while "
-                    "starting",
-                    child.process.returncode,
-                )
-            if child.ready.is_set():
-                return
-            now = time.monotonic()
-            if service.probe is not None and now >= next_probe:
-                next_probe = now + 0.25
-                try:
-                    if service.probe():
-                        child.ready.set()
-                        return
-                except Exception:  # noqa: BLE001 - not ready yet
-                    pass
-            if service.probe is None and service.ready_line is None:
-                return
-            if now > deadline:
-                raise StartupError(
-                    f"{service.name} was not ready after {service.ready_timeout:.0f} s"
-                )
-            time.sleep(0.05)
+        if child.ready.is_set() or (service.probe is None and service.ready_line is None):
+            return True
+        if service.probe is not None and probe_now:
+            try:
+                if service.probe():
+                    child.ready.set()
+                    return True
+            except Exception:  # noqa: BLE001 - not ready yet
+                pass
+        return False
 
     def watch(self, poll: float = 0.2) -> int:
         """Keep the services running until a stop is requested, restarting a service that

@@ -297,3 +297,20 @@ def test_a_restart_that_does_not_get_ready_is_retried_then_given_up(
     text = out.getvalue()
     assert text.count("could not be restarted: fragile exited with status 7 while starting") == 3
     assert "fragile exited with status 7 and keeps failing: stopping" in text
+
+
+def test_a_service_that_exits_fails_its_group_while_another_is_still_starting() -> None:
+    supervisor = make()
+    quitter = script("import sys, time; print('ready', flush=True); time.sleep(0.3); sys.exit(2)")
+    started = time.monotonic()
+    try:
+        with pytest.raises(StartupError, match="quitter exited with status 2") as info:
+            supervisor.start_group([
+                Service("slow", script("import time; time.sleep(60)"), ready_line="never",
+                        ready_timeout=30),
+                Service("quitter", quitter, ready_line="ready"),
+            ])
+    finally:
+        supervisor.stop_all()
+    assert info.value.status == 2
+    assert time.monotonic() - started < 10  # not the slow one's 30 s
