@@ -29,6 +29,7 @@ from django.db import InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from config.env import EnvError
+from gameplay import txcache
 from gameplay.models import PollState, VkEvent
 from gameplay.services.common import send_message
 from vkbot import pipeline_texts
@@ -157,14 +158,68 @@ def apply_updates(
     known = list(facts) if facts is not None else []
     known += [None] * (len(batch) - len(known))
     applied = 0
-    starts = list(range(0, len(batch), CHUNK)) or [0]
-    for start in starts:
-        with transaction.atomic():
-            end = start + CHUNK
-            applied += _apply_chunk(batch[start:end], known[start:end], source)
-            if start == starts[-1]:
+    parts = plan(_games_of(batch)) or [[]]
+    for number, part in enumerate(parts, start=1):
+        with transaction.atomic(), txcache.kept():
+            applied += _apply_chunk([batch[i] for i in part], [known[i] for i in part], source)
+            if number == len(parts):
                 store_ts(ts, group)
     return applied
+
+
+def _games_of(batch: Sequence[Any]) -> list[int | None]:
+    """Which game each update's handlers can change (``vkbot.handlers.games_of``); handlers
+    without it: none known, the batch is applied in its order."""
+    from vkbot import handlers  # lazily: the handlers import the whole bot
+
+    games_of = getattr(handlers, "games_of", None)
+    return list(games_of(batch)) if games_of is not None else [None] * len(batch)
+
+
+def plan(games: Sequence[int | None]) -> list[list[int]]:
+    """The transactions of a batch whose updates ``games`` says which game each can change
+    (None: any): lists of the updates' positions, each applied in one transaction, in order.
+
+    Between two updates of no single game (which stay where they are, in runs of up to
+    :data:`CHUNK`), each game's updates are taken together in their order, games in the order
+    they first appear, and packed into transactions of up to :data:`CHUNK` updates (a game
+    with more takes several in a row). So the updates of one game are applied in their order,
+    and an update of no single game after everything before it and before everything after
+    it."""
+    parts: list[list[int]] = []
+    loose = False  # whether parts[-1] holds updates of no single game
+    segment: dict[int, list[int]] = {}
+
+    def pack() -> None:
+        nonlocal loose
+        current: list[int] = []
+        for positions in segment.values():
+            if current and len(current) + len(positions) > CHUNK:
+                parts.append(current)
+                current = []
+            for start in range(0, len(positions), CHUNK):
+                piece = positions[start:start + CHUNK]
+                if len(current) + len(piece) > CHUNK:
+                    parts.append(current)
+                    current = []
+                current += piece
+        if current:
+            parts.append(current)
+            loose = False
+        segment.clear()
+
+    for position, game in enumerate(games):
+        if game is not None:
+            segment.setdefault(game, []).append(position)
+            continue
+        pack()
+        if loose and len(parts[-1]) < CHUNK:
+            parts[-1].append(position)
+        else:
+            parts.append([position])
+            loose = True
+    pack()
+    return parts
 
 
 def store_ts(ts: str | int, group_id: int | None = None) -> None:
@@ -225,6 +280,7 @@ def _apply_chunk(updates: Sequence[Any], facts: Sequence[Any], source: str) -> i
         except _INFRASTRUCTURE_ERRORS:
             raise
         except Exception:  # noqa: BLE001 - found again, and logged, update by update below
+            txcache.forget()  # rolled back with the savepoint (its markers are gone too)
             logger.warning("A handler failed in a chunk of %d VK events; applying them one "
                            "by one", len(todo))  # fmt: skip
     for update, update_facts, kind, event_id in todo:
@@ -272,6 +328,7 @@ def _dispatch(update: Mapping[str, Any], event_id: str, kind: str, source: str, 
     except Exception as exc:
         # A bug: its changes are rolled back with the savepoint; the event stays recorded,
         # with what went wrong for the operator.
+        txcache.forget()
         note = f"{type(exc).__name__}: {exc}"[:2000]
         VkEvent.objects.filter(event_id=event_id).update(error=note)
         logger.exception(

@@ -7,12 +7,12 @@ other games (the bot's hot path is measured in tests).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from django.db.models import Q, Sum
 
-from gameplay import names
+from gameplay import names, txcache
 from gameplay.models import (
     ACTIVE_STATUSES,
     Game,
@@ -60,6 +60,38 @@ def seats_of_user(vk_user_id: int) -> list[Seat]:
     )
 
 
+def active_games_of_users(vk_user_ids: Iterable[int]) -> dict[int, set[int]]:
+    """The active games each of these users has a seat in (player or reserve), by user; one
+    query (none for no users)."""
+    users = sorted(set(vk_user_ids))
+    games: dict[int, set[int]] = {u: set() for u in users}
+    if users:
+        rows = Seat.objects.filter(
+            vk_user_id__in=users,
+            status__in=[SeatStatus.PLAYER, SeatStatus.RESERVE],
+            game__status__in=ACTIVE_STATUSES,
+        ).values_list("vk_user_id", "game_id")
+        for user, game in rows:
+            games[user].add(game)
+    return games
+
+
+def active_games_of_topics(topic_ids: Iterable[int]) -> dict[int, set[int]]:
+    """The active games using each of these topics as their game or recruitment topic, by
+    topic; one query (none for no topics)."""
+    topics = sorted(set(topic_ids))
+    games: dict[int, set[int]] = {t: set() for t in topics}
+    if topics:
+        rows = Game.objects.filter(
+            Q(topic_id__in=topics) | Q(recruit_topic_id__in=topics), status__in=ACTIVE_STATUSES
+        ).values_list("pk", "topic_id", "recruit_topic_id")
+        for pk, topic, recruit in rows:
+            for t in (topic, recruit):
+                if t in games:
+                    games[t].add(pk)
+    return games
+
+
 def seat_in_game(game_id: int, vk_user_id: int) -> Seat | None:
     """The user's seated place in a game (any status of the game), with the game."""
     return (
@@ -73,7 +105,11 @@ def seat_in_game(game_id: int, vk_user_id: int) -> Seat | None:
 
 
 def roster(game: Game | int) -> list[Seat]:
-    """The seated players of a game, in seat order."""
+    """The seated players of a game, in seat order (those the bot's transaction holds locked
+    when it keeps the game: :mod:`gameplay.txcache`)."""
+    kept = txcache.get(game)
+    if kept is not None:
+        return list(kept.seats)
     return list(
         Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False).order_by(
             "number"
@@ -99,6 +135,9 @@ def games_for_topic(topic_id: int) -> list[Game]:
 def game_for_topic(topic_id: int) -> Game | None:
     """The active game whose game topic this is (one at most: a database constraint), else
     the first game recruiting in it."""
+    kept = txcache.game_with_topic(topic_id)
+    if kept is not None:
+        return kept
     games = games_for_topic(topic_id)
     return next((g for g in games if g.topic_id == topic_id), games[0] if games else None)
 
@@ -118,6 +157,9 @@ def reserve_games() -> list[Game]:
 
 
 def current_phase(game: Game | int) -> Phase | None:
+    kept = txcache.get(game)
+    if kept is not None:
+        return kept.phase
     return (
         Phase.objects.filter(game=game, status__in=[PhaseStatus.OPEN, PhaseStatus.REVIEW])
         .order_by("-id")
@@ -291,7 +333,13 @@ def vote_count(phase: Phase) -> VoteCount:
 
 def votes_cast(phase: Phase) -> int:
     """Every vote cast this day (changes included): the count is posted every 10."""
-    return Vote.objects.filter(phase=phase).count()
+    kept = txcache.entry_of_phase(phase)
+    if kept is not None and kept.votes_cast is not None:
+        return kept.votes_cast
+    cast = Vote.objects.filter(phase=phase).count()
+    if kept is not None:
+        kept.votes_cast = cast
+    return cast
 
 
 def spectator_seats(vk_user_id: int) -> list[Seat]:

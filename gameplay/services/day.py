@@ -8,7 +8,7 @@ from datetime import datetime
 from django.db import transaction
 from django.db.models import Sum
 
-from gameplay import texts
+from gameplay import texts, txcache
 from gameplay.models import (
     DeathCause,
     Game,
@@ -81,6 +81,40 @@ def ballots_of(phase: Phase) -> dict[int, Ballot]:
     }
 
 
+def _current_votes(phase: Phase) -> dict[int, txcache.CastVote]:
+    """The day's current votes (void ones included) by voter seat number; one query."""
+    rows = Vote.objects.filter(phase=phase, current=True).values_list(
+        "pk", "voter__number", "target__number", "early", "void"
+    )
+    return {voter: txcache.CastVote(pk, target, early, void)
+            for pk, voter, target, early, void in rows}
+
+
+def _previous_vote(
+    game: Game, phase: Phase, voter: int, kept: txcache.LockedGame | None
+) -> txcache.CastVote | None:
+    """The voter's current vote of the day (void or not), if any: from the kept ballots of
+    the day (read once per transaction) when the pipeline keeps the game."""
+    if kept is not None:
+        if kept.ballots is None:
+            kept.ballots = _current_votes(phase)
+        return kept.ballots.get(voter)
+    row = (
+        Vote.objects.filter(phase=phase, voter__number=voter, voter__game=game, current=True)
+        .values_list("pk", "target__number", "early", "void")
+        .first()
+    )
+    return txcache.CastVote(*row) if row is not None else None
+
+
+def _ballots(phase: Phase, kept: txcache.LockedGame | None) -> dict[int, Ballot]:
+    """:func:`ballots_of`, from the kept ballots when there are."""
+    if kept is None or kept.ballots is None:
+        return ballots_of(phase)
+    return {voter: Ballot(voter=voter, target=v.target, early=v.early)
+            for voter, v in kept.ballots.items() if not v.void}
+
+
 @transaction.atomic
 def vote_submit(
     *,
@@ -124,20 +158,16 @@ def vote_submit_locked(
     phase = _as_open_day(phase)
     seats = players(game) if seats is None else seats
     table = table_of(seats)
-    previous = (
-        Vote.objects.filter(phase=phase, voter__number=voter, voter__game=game, current=True)
-        .select_related("voter", "target")
-        .first()
-    )
+    kept = txcache.entry_of_phase(phase)
+    previous = _previous_vote(game, phase, voter, kept)
     current = None
     if previous is not None and not previous.void:
-        current = Ballot(previous.voter.number, previous.target.number, previous.early)
+        current = Ballot(voter, previous.target, previous.early)
     accepted = validate_vote(table, phase.number, voter, target, early=early, current=current)
     voter_seat = seat_by_number(seats, voter)
     target_seat = seat_by_number(seats, target)
     if previous is not None:
-        previous.current = False
-        previous.save(update_fields=["current"])
+        Vote.objects.filter(pk=previous.pk).update(current=False)
     vote = Vote.objects.create(
         phase=phase,
         voter=voter_seat,
@@ -146,6 +176,12 @@ def vote_submit_locked(
         source=source,
         vk_post_id=vk_post_id,
     )
+    if kept is not None:
+        kept.version += 1
+        if kept.ballots is not None:
+            kept.ballots[voter] = txcache.CastVote(vote.pk, target, vote.early, False)
+        if kept.votes_cast is not None:
+            kept.votes_cast += 1
     log_event(
         game,
         "vote",
@@ -172,7 +208,7 @@ def vote_submit_locked(
     result = None
     # Early votes count from Day 3 (V6): before, there is nothing to look up for every vote.
     if phase.number >= EARLY_VOTE_FROM_DAY and early_close_reached(
-        table, phase.number, ballots_of(phase), EarlyClose(game.early_close)
+        table, phase.number, _ballots(phase, kept), EarlyClose(game.early_close)
     ):
         result = _close(game, phase, seats, now, by="system", early=True)
     return VoteOutcome(vote, accepted.early_ignored, previous is not None, result)

@@ -27,7 +27,7 @@ from typing import Any
 
 from django.db import transaction
 
-from gameplay import bot_texts
+from gameplay import bot_texts, txcache
 from gameplay.models import (
     FlagKind,
     FlagStatus,
@@ -53,6 +53,7 @@ from gameplay.texts import seat_label
 from . import setup
 from .common import (
     current_phase,
+    hot_game,
     lock_game,
     log_event,
     players,
@@ -214,9 +215,8 @@ def _seat_for(game: Game, vk_user_id: int, seats: list[Seat] | None = None) -> S
     return seat
 
 
-def _check_phase(game: Game, phase_id: int | None) -> Phase | None:
-    """A button names its phase: it must be the game's current, open phase."""
-    phase = current_phase(game)
+def _check_phase(phase: Phase | None, phase_id: int | None) -> Phase | None:
+    """A button names its phase: it must be the game's current (``phase``), open phase."""
     if phase_id is not None and (
         phase is None or phase.pk != phase_id or phase.status != PhaseStatus.OPEN
     ):
@@ -236,14 +236,19 @@ def night_act(
 ) -> ActionOutcome:
     """A night action sent from VK (text or a button naming ``phase_id``). The mafia sees the
     team's role strike and who sent it, as it sees the team's shot."""
-    game = lock_game(game_id)
-    seats = players(game)
-    seat = _seat_for(game, vk_user_id, seats)
-    phase = _check_phase(game, phase_id)
-    outcome = night_action_submit_locked(
-        game, phase, seats, actor=seat.number, act=act, target=target, guess=guess,
-        source=Source.PM,
-    )
+    with hot_game(game_id) as locked:
+        game, seats = locked.game, locked.seats
+        seat = _seat_for(game, vk_user_id, seats)
+        phase = _check_phase(locked.phase, phase_id)
+        outcome = night_action_submit_locked(
+            game, phase, seats, actor=seat.number, act=act, target=target, guess=guess,
+            source=Source.PM,
+        )
+        _mafia_strike_update(game, seats, seat, outcome)
+    return outcome
+
+
+def _mafia_strike_update(game: Game, seats: list[Seat], seat: Seat, outcome: ActionOutcome) -> None:
     action = outcome.action
     if action.act == Act.ROLE_STRIKE:
         team = [s.vk_user_id for s in seats if s.alive and s.role == Role.MAFIA
@@ -259,7 +264,6 @@ def night_act(
                 ),
                 kind="mafia_strike",
             )
-    return outcome
 
 
 @transaction.atomic
@@ -276,17 +280,19 @@ def vote_cast(
     """A vote from VK: by buttons or message (``source="pm"``: the vote is posted in the topic)
     or a board post (``source="board"`` with its ``vk_post_id``). A count follows every
     ``COUNT_EVERY`` votes of the day."""
-    game = lock_game(game_id)
-    seats = players(game)
-    seat = _seat_for(game, vk_user_id, seats)
-    phase = _check_phase(game, phase_id)
-    outcome = vote_submit_locked(
-        game, phase, seats, voter=seat.number, target=target, early=early, source=source,
-        vk_post_id=vk_post_id,
-    )
-    if outcome.day_result is None and phase is not None:
-        if sel.votes_cast(phase) % COUNT_EVERY == 0:
-            _post_count(game, phase)
+    with hot_game(game_id) as locked:
+        game, seats = locked.game, locked.seats
+        seat = _seat_for(game, vk_user_id, seats)
+        phase = _check_phase(locked.phase, phase_id)
+        outcome = vote_submit_locked(
+            game, phase, seats, voter=seat.number, target=target, early=early, source=source,
+            vk_post_id=vk_post_id,
+        )
+        if outcome.day_result is None and phase is not None:
+            if sel.votes_cast(phase) % COUNT_EVERY == 0:
+                _post_count(game, phase)
+    if outcome.day_result is not None:
+        txcache.forget(game_id)  # the day closed: its phase, seats and game changed
     return outcome
 
 

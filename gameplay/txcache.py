@@ -1,0 +1,159 @@
+"""The games the bot's hot path has locked in the current transaction, kept for its next calls.
+
+The ingestion pipeline applies the updates of one game one after another in one transaction
+(``vkbot.pipeline``). The first vote or night action of a game there locks the game row and
+reads the game, its current phase and its seats (``gameplay.services.common.lock_game_hot``);
+the game's later votes and night actions in the same transaction reuse those rows, and the
+next event-log ``seq``, the day's vote count and the day's current ballots are counted on from
+there instead of being read again. Everything else reads and locks afresh.
+
+The cache exists only inside :func:`kept` (the pipeline opens it around each transaction of
+its updates); outside, nothing is kept and every call reads the database, as before. Staleness
+is ruled out by construction:
+
+- only the hot path (``vote_cast`` / ``night_act``, the services they call and the bot's
+  selectors ``roster``, ``game_for_topic``, ``current_phase``, ``votes_cast``) reads an entry;
+- every other service locks its game with ``lock_game``, which drops the game's entry first,
+  so what such a service changes is read again by the next hot call;
+- an entry is tied to the savepoints it was built and changed in: each change registers a
+  no-op ``transaction.on_commit`` marker, which Django discards when a savepoint around it
+  rolls back, and an entry whose markers are not all pending any more is dropped (a rolled
+  back savepoint also releases the row lock PostgreSQL took in it); the commit or rollback of
+  the transaction discards every marker, and leaving :func:`kept` drops every entry;
+- a hot call that raises drops its game's entry (its savepoint rolls back).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import connection, transaction
+
+from gameplay.models import ACTIVE_STATUSES, Game, Phase, Seat
+
+
+@dataclass(frozen=True)
+class CastVote:
+    """A day's current vote, as the hot path needs it again."""
+
+    pk: int
+    target: int
+    early: bool
+    void: bool
+
+
+@dataclass(eq=False)
+class LockedGame:
+    """A game row this transaction holds locked, with what was read under the lock."""
+
+    game: Game
+    phase: Phase | None
+    seats: list[Seat]
+    #: The next GameEvent seq (None: not read yet).
+    next_seq: int | None = None
+    #: Every vote cast in ``phase``, changes included (None: not counted yet).
+    votes_cast: int | None = None
+    #: The current votes of ``phase`` by voter seat number (None: not read yet).
+    ballots: dict[int, CastVote] | None = None
+    #: Bumped by every change of the counters above (a failed call that changed nothing
+    #: keeps the entry).
+    version: int = 0
+    marks: list[Callable[[], None]] = field(default_factory=list)
+
+    def mark(self) -> None:
+        """Tie the entry to the savepoints open now (see the module doc)."""
+
+        def marker() -> None:
+            return None
+
+        transaction.on_commit(marker)
+        self.marks.append(marker)
+
+
+class _State(threading.local):
+    def __init__(self) -> None:
+        self.depth = 0
+        self.games: dict[int, LockedGame] = {}
+
+
+_state = _State()
+
+
+@contextmanager
+def kept() -> Iterator[None]:
+    """Keep the hot path's locked games until the block ends (inside a transaction)."""
+    if not connection.in_atomic_block:
+        raise RuntimeError("txcache.kept() needs a transaction")
+    _state.depth += 1
+    try:
+        yield
+    finally:
+        _state.depth -= 1
+        if _state.depth == 0:
+            _state.games.clear()
+
+
+def active() -> bool:
+    return _state.depth > 0 and connection.in_atomic_block
+
+
+def forget(game_id: int | None = None) -> None:
+    """Drop one game's entry (``game_id``), or every entry."""
+    if game_id is None:
+        _state.games.clear()
+    else:
+        _state.games.pop(game_id, None)
+
+
+def store(entry: LockedGame) -> LockedGame:
+    """Keep ``entry`` (when the cache is open), marked for the savepoints open now."""
+    if active():
+        entry.mark()
+        _state.games[entry.game.pk] = entry
+    return entry
+
+
+def stored(game_id: int) -> LockedGame | None:
+    """The entry kept for a game, valid or not (for a hot call's bookkeeping)."""
+    return _state.games.get(game_id)
+
+
+def _pending_markers() -> set[int]:
+    return {id(item[1]) for item in getattr(connection, "run_on_commit", None) or ()}
+
+
+def get(game_id: Any) -> LockedGame | None:
+    """The valid entry of a game (``Game`` or id), else None (a stale one is dropped)."""
+    if not _state.games or not active():
+        return None
+    pk = game_id.pk if isinstance(game_id, Game) else game_id
+    entry = _state.games.get(pk)
+    if entry is None:
+        return None
+    pending = _pending_markers()
+    if all(id(m) in pending for m in entry.marks):
+        return entry
+    _state.games.pop(pk, None)
+    return None
+
+
+def game_with_topic(topic_id: int) -> Game | None:
+    """The kept active game whose game topic this is (at most one: a database constraint)."""
+    if not _state.games or not active():
+        return None
+    for pk, entry in list(_state.games.items()):
+        if entry.game.topic_id == topic_id and entry.game.status in ACTIVE_STATUSES:
+            return entry.game if get(pk) is not None else None
+    return None
+
+
+def entry_of_phase(phase: Phase | Any) -> LockedGame | None:
+    """The valid entry whose current phase is ``phase``."""
+    entry = get(phase.game_id)
+    if entry is None or entry.phase is None or entry.phase.pk != phase.pk:
+        return None
+    return entry

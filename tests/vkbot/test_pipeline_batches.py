@@ -1,0 +1,254 @@
+"""A long-poll batch applied game by game (vkbot.pipeline.plan, vkbot.handlers.games_of):
+each game's updates in their order, an update of no single game where it was, and the same
+outcome as applying the updates one at a time; the hot path's kept rows
+(gameplay.txcache) never outlive what they describe."""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from gameplay import services, txcache
+from gameplay.models import Game, GameEvent, Outbox, Phase, Vote
+from gameplay.rules import RuleViolation
+from gameplay.services import players
+from tests.vkbot.bot_support import (
+    GROUP_ID,
+    board_post,
+    make_game,
+    phase,
+    pm,
+    roles_26,
+    to_night,
+)
+from vkbot import pipeline
+from vkbot.handlers import games_of
+from vkbot.pipeline import CHUNK, apply_update, apply_updates, plan
+
+# --- the plan (pure) -------------------------------------------------------------------------
+
+
+def flat(parts: list[list[int]]) -> list[int]:
+    return [i for part in parts for i in part]
+
+
+def test_a_batch_is_taken_game_by_game_between_updates_of_no_single_game() -> None:
+    games = [1, 2, 1, 2, None, 1, None, None, 3]
+    assert plan(games) == [[0, 2, 1, 3], [4], [5], [6, 7], [8]]
+    assert plan([]) == []
+
+
+def test_a_transaction_holds_at_most_a_chunk_and_a_small_game_is_never_split() -> None:
+    games = [1] * (CHUNK + 10) + [2] * (CHUNK - 5) + [3] * 5
+    parts = plan(games)
+    assert [len(p) for p in parts] == [CHUNK, 10, CHUNK - 5 + 5]
+    assert flat(parts) == list(range(len(games)))
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_plan_keeps_every_order_that_matters(seed: int) -> None:
+    rng = random.Random(seed)
+    games = [rng.choice([None, 1, 2, 3, 4, 5, 6]) for _ in range(rng.randint(1, 300))]
+    parts = plan(games)
+    order = flat(parts)
+    assert sorted(order) == list(range(len(games))) and all(len(p) <= CHUNK for p in parts)
+    at = {position: index for index, position in enumerate(order)}
+    for game in {g for g in games if g is not None}:
+        mine = [at[i] for i, g in enumerate(games) if g == game]
+        assert mine == sorted(mine)
+    for i, g in enumerate(games):
+        if g is None:
+            assert all(at[j] < at[i] for j in range(i)) and all(
+                at[j] > at[i] for j in range(i + 1, len(games))
+            )
+
+
+# --- with the real handlers ------------------------------------------------------------------
+
+pytestmark_db = pytest.mark.django_db
+
+STRANGER = 777_001
+BASES = (1000, 2000, 3000, 4000)
+
+
+def day_three(vk_base: int) -> Game:
+    game = make_game(roles_26(), vk_base=vk_base)
+    for _ in range(2):
+        to_night(game)
+        services.night_close(game_id=game.pk, by="gm:test")
+        services.night_publish(game_id=game.pk, by="gm:test")
+    assert phase(game).number == 3
+    return game
+
+
+def script(game: Game, base: int) -> list[dict[str, Any]]:
+    """Day 3: plain votes, a count on request, votes changed, early votes until the day
+    closes early, votes refused after it, a night action in the night it opened."""
+    topic = game.topic_id
+    out = [board_post(topic, base + n, "голос 20") for n in range(1, 8)]
+    out += [pm(base + n, "голос 21") for n in range(8, 12)]
+    out += [board_post(topic, base + 12, "подсчёт"), board_post(topic, base + 13, "голос 99")]
+    out += [board_post(topic, base + n, "голос 22 досрочно") for n in range(1, 27)]
+    out += [pm(base + 5, "голос 20"), pm(base + 1, "выстрел 3")]
+    return out
+
+
+def interleave(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for i in range(max(len(a), len(b))):
+        out += a[i:i + 1] + b[i:i + 1]
+        if i == 9:
+            out.append(pm(STRANGER, "статус"))  # of no game: applied where it is
+    return out
+
+
+_TIME = re.compile(r"\d{1,2}:\d{2}|\d{1,2}\.\d{1,2}(\.\d{2,4})?|[0-9a-f]{16,}")
+
+
+def outcome(game: Game, base: int) -> dict[str, Any]:
+    """What a game's updates left, with VK ids and topics made comparable across games."""
+
+    def norm(value: Any) -> Any:
+        if isinstance(value, int) and base < value <= base + 26:
+            return f"vk#{value - base}"
+        if isinstance(value, str):
+            text = re.sub(r"(id|vk:)(\d+)", lambda m: f"{m.group(1)}{norm(int(m.group(2)))}",
+                          value)
+            return _TIME.sub("T", text)
+        if isinstance(value, dict):
+            return {k: norm(v) for k, v in value.items() if "deadline" not in k
+                    and not k.endswith("_at")}
+        if isinstance(value, list):
+            return [norm(v) for v in value]
+        return value
+
+    rows = Outbox.objects.filter(game=game).order_by("id")
+    events = GameEvent.objects.filter(game=game).order_by("seq")
+    votes = Vote.objects.filter(phase__game=game).order_by("id")
+    return {
+        "outbox": [(r.kind, r.channel, norm(sorted(r.peer_ids or [])), norm(r.text))
+                   for r in rows],
+        "events": [(e.seq, e.kind, norm(e.actor), norm(e.data)) for e in events],
+        "votes": [(v.voter.number, v.target.number, v.early, v.current, v.void, v.source)
+                  for v in votes],
+        "phases": [(p.kind, p.number, p.status, p.closed_early)
+                   for p in Phase.objects.filter(game=game).order_by("id")],
+    }
+
+
+@pytestmark_db
+def test_a_batch_of_two_games_ends_as_the_same_updates_one_at_a_time(settings: Any) -> None:
+    settings.VK_GROUP_ID = GROUP_ID
+    a, b, c, d = (day_three(base) for base in BASES)
+    batch = interleave(script(a, BASES[0]), script(b, BASES[1]))
+    keys = games_of(batch)
+    assert {k for k in keys} == {a.pk, b.pk, None}
+    assert apply_updates(batch, "7", source=pipeline.LONGPOLL, group_id=GROUP_ID) == len(batch)
+
+    for update in interleave(script(c, BASES[2]), script(d, BASES[3])):
+        assert apply_update(update, source=pipeline.LONGPOLL)
+
+    batched, single = outcome(a, BASES[0]), outcome(c, BASES[2])
+    for key in batched:
+        for i, (x, y) in enumerate(zip(batched[key], single[key], strict=False)):
+            assert x == y, (key, i)
+    assert batched == single
+    assert outcome(b, BASES[1]) == outcome(d, BASES[3])
+    # The day closed early in the middle of the batch: the votes after it were refused.
+    assert ("day", 3, "done", True) in batched["phases"]
+    assert batched["phases"][-1][:2] == ("night", 3)
+    assert any(kind == "night_action" for _, kind, _, _ in batched["events"]), (
+        batched["phases"], batched["outbox"][-6:])
+    assert [e[0] for e in batched["events"]] == list(range(1, len(batched["events"]) + 1))
+    stranger = Outbox.objects.filter(game=None, peer_ids__contains=[STRANGER]) if (
+        connection.vendor == "postgresql") else [
+        r for r in Outbox.objects.filter(game=None) if STRANGER in (r.peer_ids or [])]
+    assert len(list(stranger)) == 2
+
+
+# --- the kept rows ---------------------------------------------------------------------------
+
+
+def locks(captured: CaptureQueriesContext) -> int:
+    """Reads of the game row (``lock_game``: FOR UPDATE, which SQLite leaves out)."""
+    return sum(q["sql"].startswith("SELECT") and 'FROM "gameplay_game"' in q["sql"]
+               for q in captured.captured_queries)
+
+
+def seqs(game: Game) -> list[int]:
+    return list(GameEvent.objects.filter(game=game).order_by("seq").values_list("seq", flat=True))
+
+
+def vote(game: Game, voter: int, target: int) -> None:
+    players.vote_cast(game_id=game.pk, vk_user_id=1000 + voter, target=target)
+
+
+@pytestmark_db
+def test_the_hot_path_reads_a_kept_game_once_per_transaction() -> None:
+    game = make_game(roles_26())
+    with transaction.atomic(), txcache.kept():
+        with CaptureQueriesContext(connection) as first:
+            vote(game, 1, 20)
+        with CaptureQueriesContext(connection) as second:
+            vote(game, 2, 20)
+        assert locks(first) == 1 and locks(second) == 0
+        assert len(second.captured_queries) < len(first.captured_queries)
+    with transaction.atomic(), txcache.kept(), CaptureQueriesContext(connection) as again:
+        vote(game, 3, 20)
+    assert locks(again) == 1  # a new transaction locks and reads again
+    assert seqs(game) == list(range(1, len(seqs(game)) + 1))
+
+
+class Boom(Exception):
+    pass
+
+
+@pytestmark_db
+def test_a_rolled_back_savepoint_takes_what_it_kept_with_it() -> None:
+    game = make_game(roles_26())
+    with transaction.atomic(), txcache.kept():
+        # Kept in a savepoint that rolls back: the lock went with it, so did the entry.
+        with pytest.raises(Boom), transaction.atomic():
+            vote(game, 1, 20)
+            raise Boom
+        with CaptureQueriesContext(connection) as captured:
+            vote(game, 2, 20)
+        assert locks(captured) == 1
+        # Changed (seq, count, ballots) in a savepoint that rolls back: read again.
+        with pytest.raises(Boom), transaction.atomic():
+            vote(game, 3, 20)
+            raise Boom
+        with CaptureQueriesContext(connection) as captured:
+            vote(game, 3, 21)
+        assert locks(captured) == 1
+        for n in range(4, 12):
+            vote(game, n, 21)
+    assert seqs(game) == list(range(1, len(seqs(game)) + 1))
+    current = dict(Vote.objects.filter(phase__game=game, current=True)
+                   .values_list("voter__number", "target__number"))
+    assert current == {2: 20, **{n: 21 for n in range(3, 12)}}
+    # The count came after the 10th vote cast, not after the one rolled back.
+    [count] = Outbox.objects.filter(game=game, kind="vote_count")
+    assert "проголосовали 10 из 26" in count.text
+
+
+@pytestmark_db
+def test_a_refusal_keeps_the_kept_game_and_other_services_read_afresh() -> None:
+    game = make_game(roles_26())
+    with transaction.atomic(), txcache.kept():
+        vote(game, 1, 20)
+        with pytest.raises(RuleViolation), CaptureQueriesContext(connection) as refused:
+            vote(game, 2, 2)  # a vote for oneself: refused before anything is written
+        assert locks(refused) == 0
+        services.seat_modkill(game_id=game.pk, seat=3, by="gm:test", reason="тест")
+        with pytest.raises(RuleViolation):
+            vote(game, 3, 20)  # dead now: the modkill's lock dropped the kept seats
+        with pytest.raises(RuleViolation):
+            vote(game, 4, 3)
+        vote(game, 4, 20)
+    assert seqs(game) == list(range(1, len(seqs(game)) + 1))
