@@ -26,12 +26,13 @@ is ruled out by construction:
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.models import Model
 
 from gameplay.models import ACTIVE_STATUSES, Game, Phase, Seat
 
@@ -59,25 +60,33 @@ class LockedGame:
     votes_cast: int | None = None
     #: The current votes of ``phase`` by voter seat number (None: not read yet).
     ballots: dict[int, CastVote] | None = None
-    #: Bumped by every change of the counters above (a failed call that changed nothing
-    #: keeps the entry).
+    #: What stands in ``phase`` (a night): the slots of its current actions, as
+    #: ``gameplay.services.night`` keys them (None: not read yet).
+    standing: set[tuple[str, Any]] | None = None
+    #: Bumped when a hot call begins to write and by every change of what is counted above:
+    #: a call that fails before it changes nothing (``gameplay.services.common.hot_game``).
     version: int = 0
     marks: list[Callable[[], None]] = field(default_factory=list)
 
     def mark(self) -> None:
         """Tie the entry to the savepoints open now (see the module doc)."""
-
-        def marker() -> None:
-            return None
-
-        transaction.on_commit(marker)
-        self.marks.append(marker)
+        marker = _marker()
+        if not self.marks or self.marks[-1] is not marker:
+            self.marks.append(marker)
 
 
 class _State(threading.local):
     def __init__(self) -> None:
         self.depth = 0
         self.games: dict[int, LockedGame] = {}
+        #: Users' seats in active games read for the transaction's updates
+        #: (:func:`keep_user_seats`), by user.
+        self.user_seats: dict[int, list[Seat]] = {}
+        #: The last marker registered, and the savepoints open then.
+        self.marker: Callable[[], None] | None = None
+        self.marker_sids: tuple[str, ...] = ()
+        #: Rows queued by :func:`defer`, each with its marker, in order.
+        self.pending: list[tuple[Callable[[], None], Model]] = []
 
 
 _state = _State()
@@ -91,18 +100,72 @@ def kept() -> Iterator[None]:
     _state.depth += 1
     try:
         yield
+        if _state.depth == 1:
+            flush()
     finally:
         _state.depth -= 1
         if _state.depth == 0:
             _state.games.clear()
+            _state.pending.clear()
+            _state.user_seats.clear()
+            _state.marker = None
 
 
 def active() -> bool:
     return _state.depth > 0 and connection.in_atomic_block
 
 
+def defer(rows: Sequence[Model]) -> bool:
+    """Queue new rows of a table nothing in the transaction reads back (the Outbox, the
+    event log) to be inserted by :func:`flush`, in one statement per table, when the cache is
+    open (True); False: the caller inserts them now. A row queued in a savepoint that rolls
+    back is not inserted (it is marked as the kept games are)."""
+    if not active():
+        return False
+    marker = _marker()
+    _state.pending.extend((marker, row) for row in rows)
+    return True
+
+
+def flush() -> None:
+    """Insert the queued rows that still stand, in the order they were queued (a table's
+    rows in one statement). :func:`kept` flushes at its end; whatever reads those tables in
+    the transaction, or appends to the event log by its own count, flushes first."""
+    if not _state.pending:
+        return
+    standing = _pending_markers()
+    rows = [row for marker, row in _state.pending if id(marker) in standing]
+    _state.pending.clear()
+    by_model: dict[type[Model], list[Model]] = {}
+    for row in rows:
+        by_model.setdefault(type(row), []).append(row)
+    for model, same in by_model.items():
+        model.objects.bulk_create(same)  # type: ignore[attr-defined]
+
+
+def keeps_any() -> bool:
+    """Whether any game is kept now (valid or not)."""
+    return bool(_state.games) and active()
+
+
+def keep_user_seats(seats: dict[int, list[Seat]]) -> None:
+    """Keep users' seats in active games (read at the start of the transaction, as the bot
+    would read them for each update: ``gameplay.selectors.bot.seats_of_user``) until any
+    game is forgotten (whatever changes seats locks a game with ``lock_game`` first)."""
+    if active():
+        _state.user_seats.update(seats)
+
+
+def user_seats(vk_user_id: int) -> list[Seat] | None:
+    """The kept seats of a user (None: not kept)."""
+    if not _state.user_seats or not active():
+        return None
+    return _state.user_seats.get(vk_user_id)
+
+
 def forget(game_id: int | None = None) -> None:
-    """Drop one game's entry (``game_id``), or every entry."""
+    """Drop one game's entry (``game_id``), or every entry; the kept users' seats go too."""
+    _state.user_seats.clear()
     if game_id is None:
         _state.games.clear()
     else:
@@ -120,6 +183,22 @@ def store(entry: LockedGame) -> LockedGame:
 def stored(game_id: int) -> LockedGame | None:
     """The entry kept for a game, valid or not (for a hot call's bookkeeping)."""
     return _state.games.get(game_id)
+
+
+def _marker() -> Callable[[], None]:
+    """A no-op ``on_commit`` callback registered with the savepoints open now: Django drops
+    it when one of them rolls back. Savepoint ids are not reused within a transaction, so a
+    marker registered with the same savepoints open serves again (it shares their fate)."""
+    sids = tuple(sid for sid in connection.savepoint_ids if sid is not None)
+    if _state.marker is not None and _state.marker_sids == sids:
+        return _state.marker
+
+    def marker() -> None:
+        return None
+
+    transaction.on_commit(marker)
+    _state.marker, _state.marker_sids = marker, sids
+    return marker
 
 
 def _pending_markers() -> set[int]:

@@ -136,7 +136,7 @@ def apply_update(update: Mapping[str, Any], *, source: str, facts: Any = None) -
 
     Database outages propagate (nothing is recorded, so the update can be delivered again).
     """
-    with transaction.atomic():
+    with transaction.atomic(), txcache.kept():
         return _apply_chunk([update], [facts], source) == 1
 
 
@@ -161,7 +161,9 @@ def apply_updates(
     parts = plan(_games_of(batch)) or [[]]
     for number, part in enumerate(parts, start=1):
         with transaction.atomic(), txcache.kept():
-            applied += _apply_chunk([batch[i] for i in part], [known[i] for i in part], source)
+            chunk = [batch[i] for i in part]
+            _prefetch_seats(chunk)
+            applied += _apply_chunk(chunk, [known[i] for i in part], source)
             if number == len(parts):
                 store_ts(ts, group)
     return applied
@@ -174,6 +176,16 @@ def _games_of(batch: Sequence[Any]) -> list[int | None]:
 
     games_of = getattr(handlers, "games_of", None)
     return list(games_of(batch)) if games_of is not None else [None] * len(batch)
+
+
+def _prefetch_seats(chunk: Sequence[Any]) -> None:
+    """Have the handlers read what they need about the chunk's senders at once
+    (``vkbot.handlers.prefetch_seats``; handlers without it read it update by update)."""
+    from vkbot import handlers  # lazily: the handlers import the whole bot
+
+    prefetch_seats = getattr(handlers, "prefetch_seats", None)
+    if prefetch_seats is not None:
+        prefetch_seats(chunk)
 
 
 def plan(games: Sequence[int | None]) -> list[list[int]]:
@@ -276,6 +288,7 @@ def _apply_chunk(updates: Sequence[Any], facts: Sequence[Any], source: str) -> i
             with transaction.atomic():
                 for update, update_facts, _, _ in todo:
                     _handle(update, update_facts)
+                txcache.flush()  # (a failure here is the chunk's, found again below)
             return len(todo)
         except _INFRASTRUCTURE_ERRORS:
             raise
@@ -323,6 +336,7 @@ def _dispatch(update: Mapping[str, Any], event_id: str, kind: str, source: str, 
     try:
         with transaction.atomic():
             _handle(update, facts)
+            txcache.flush()  # the rows the update queued, in its savepoint
     except _INFRASTRUCTURE_ERRORS:
         raise
     except Exception as exc:
@@ -346,6 +360,7 @@ def _apologise(update: Mapping[str, Any], event_id: str) -> None:
     try:
         with transaction.atomic():
             send_message(None, [user_id], pipeline_texts.INTERNAL_ERROR, kind="internal_error")
+            txcache.flush()
     except _INFRASTRUCTURE_ERRORS:
         raise
     except Exception:

@@ -48,16 +48,62 @@ class AmbiguousTarget(RuleViolation):
 
 
 def seats_of_user(vk_user_id: int) -> list[Seat]:
-    """The user's seats (players and reserves) in active games, with their games; one query."""
-    return list(
+    """The user's seats (players and reserves) in active games, with their games; one query
+    (the games the bot's transaction keeps locked are not read again: :mod:`gameplay.txcache`;
+    a second query reads any other)."""
+    kept_seats = txcache.user_seats(vk_user_id)
+    if kept_seats is not None:
+        return [_kept_seat(s) for s in kept_seats]
+    seats = Seat.objects.filter(
+        vk_user_id=vk_user_id,
+        status__in=[SeatStatus.PLAYER, SeatStatus.RESERVE],
+        game__status__in=ACTIVE_STATUSES,
+    ).order_by("game_id")
+    if not txcache.keeps_any():
+        return list(seats.select_related("game"))
+    found = list(seats)
+    games = {s.game_id: kept.game for s in found if (kept := txcache.get(s.game_id))}
+    missing = {s.game_id for s in found} - set(games)
+    if missing:
+        games.update(Game.objects.in_bulk(missing))
+    for s in found:
+        s.game = games[s.game_id]
+    return found
+
+
+def _kept_seat(seat: Seat) -> Seat:
+    """A seat read for the transaction (:func:`keep_seats_of_users`), or the same seat as
+    the transaction holds it locked when it keeps its game."""
+    kept = txcache.get(seat.game_id)
+    if kept is None:
+        return seat
+    held = next((s for s in kept.seats if s.pk == seat.pk), None)
+    if held is not None:
+        return held
+    seat.game = kept.game  # a reserve seat: its game as held
+    return seat
+
+
+def keep_seats_of_users(vk_user_ids: Iterable[int]) -> None:
+    """Read the seats of these users in active games (with their games) in one query, for
+    :func:`seats_of_user` to answer from for the rest of the bot's transaction
+    (:func:`gameplay.txcache.keep_user_seats`). Nothing happens outside it."""
+    users = sorted(set(vk_user_ids))
+    if not users or not txcache.active():
+        return
+    found: dict[int, list[Seat]] = {u: [] for u in users}
+    rows = (
         Seat.objects.filter(
-            vk_user_id=vk_user_id,
+            vk_user_id__in=users,
             status__in=[SeatStatus.PLAYER, SeatStatus.RESERVE],
             game__status__in=ACTIVE_STATUSES,
         )
         .select_related("game")
-        .order_by("game_id")
+        .order_by("game_id", "pk")
     )
+    for seat in rows:
+        found[seat.vk_user_id].append(seat)
+    txcache.keep_user_seats(found)
 
 
 def active_games_of_users(vk_user_ids: Iterable[int]) -> dict[int, set[int]]:

@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
+from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
@@ -23,7 +24,7 @@ from gameplay.models import (
     SeatStatus,
 )
 from gameplay.rules import Item, Role, SeatState, Table
-from gameplay.rules.errors import GameNotRunning, InvalidCommand, NotInGame
+from gameplay.rules.errors import GameNotRunning, InvalidCommand, NotInGame, RuleViolation
 
 from .outbox import request_delivery
 
@@ -40,6 +41,11 @@ def lock_game(game_id: int) -> Game:
     afresh: the hot path's kept rows of the game (:mod:`gameplay.txcache`) are dropped, as
     the caller may change what they hold."""
     txcache.forget(game_id)
+    txcache.flush()  # the caller may read the event log or the Outbox
+    return _lock_row(game_id)
+
+
+def _lock_row(game_id: int) -> Game:
     try:
         return Game.objects.select_for_update().get(pk=game_id)
     except Game.DoesNotExist:
@@ -54,27 +60,48 @@ def lock_game_hot(game_id: int) -> txcache.LockedGame:
     entry = txcache.get(game_id)
     if entry is not None:
         return entry
-    game = lock_game(game_id)
-    return txcache.store(txcache.LockedGame(game, current_phase(game), players(game)))
+    game = _lock_row(game_id)  # (not kept: nothing to drop)
+    seats = players(game)
+    for seat in seats:
+        seat.game = game  # (no query: the seat's game is this one)
+    return txcache.store(txcache.LockedGame(game, current_phase(game), seats))
+
+
+class RefusalAfterWrites(RuntimeError):
+    """A hot call refused something after it had begun writing (a bug: see ``hot_game``)."""
 
 
 @contextmanager
 def hot_game(game_id: int) -> Iterator[txcache.LockedGame]:
-    """``lock_game_hot`` for one hot call (inside its transaction): should the call raise,
-    the game's kept rows are dropped unless they were kept before and the call changed
-    nothing in them (its savepoint rolls back: a lock taken in it is released, what it
-    counted is undone); after a call that changed them, they are marked for the savepoints
-    open now (see :mod:`gameplay.txcache`)."""
-    before = txcache.get(game_id)
-    version = before.version if before is not None else None
+    """One hot call (a vote, a night action) on its game: ``lock_game_hot`` in the call's
+    transaction.
+
+    Outside the pipeline's kept transaction (:func:`gameplay.txcache.kept`) the call is a
+    transaction (or a savepoint) of its own, as every service. Inside it, the call opens no
+    savepoint: a hot call checks everything before it writes and its services say when their
+    writes begin (``txcache.LockedGame.version`` changes), so a refusal before that has
+    nothing to undo and the kept rows stay; a refusal after it would leave half a change, so
+    it is raised as :class:`RefusalAfterWrites` instead (a crash: the pipeline rolls the update
+    back), and any exception after the writes began drops the kept rows. After a call that
+    changed them, they are marked for the savepoints open now (see :mod:`gameplay.txcache`)."""
+    if not txcache.active():
+        with transaction.atomic():
+            yield lock_game_hot(game_id)
+        return
+    entry = lock_game_hot(game_id)
+    version = entry.version
     try:
-        entry = lock_game_hot(game_id)
         yield entry
+    except RuleViolation as exc:
+        if entry.version == version:
+            raise
+        txcache.forget(game_id)
+        raise RefusalAfterWrites(f"refused after writing: {exc.reason}") from exc
     except BaseException:
-        if before is None or txcache.stored(game_id) is not before or before.version != version:
+        if entry.version != version:
             txcache.forget(game_id)
         raise
-    if entry is before and entry.version != version and txcache.stored(game_id) is entry:
+    if entry.version != version and txcache.stored(game_id) is entry:
         entry.mark()
 
 
@@ -136,18 +163,36 @@ def log_event(
     """Append to the game's event log (seq is per game; the game row is locked)."""
     entry = txcache.get(game.pk)
     if entry is None:
+        txcache.flush()  # the log's queued rows count
         seq = (GameEvent.objects.filter(game=game).aggregate(m=Max("seq"))["m"] or 0) + 1
-    else:
-        if entry.next_seq is None:
-            entry.next_seq = (
-                GameEvent.objects.filter(game=game).aggregate(m=Max("seq"))["m"] or 0
-            ) + 1
-        seq = entry.next_seq
-        entry.next_seq += 1
-        entry.version += 1
-    return GameEvent.objects.create(
+        return GameEvent.objects.create(
+            game=game, seq=seq, kind=kind, actor=by, phase=phase, override=override, data=data
+        )
+    # The hot path (the game kept by the pipeline): the seq counted on, the row queued.
+    if entry.next_seq is None:
+        txcache.flush()  # (rows queued before the game was kept again)
+        entry.next_seq = (
+            GameEvent.objects.filter(game=game).aggregate(m=Max("seq"))["m"] or 0
+        ) + 1
+    seq = entry.next_seq
+    entry.next_seq += 1
+    entry.version += 1
+    event = GameEvent(
         game=game, seq=seq, kind=kind, actor=by, phase=phase, override=override, data=data
     )
+    txcache.defer([event])
+    return event
+
+
+def queue_outbox(rows: list[Outbox]) -> list[Outbox]:
+    """Write Outbox rows (inserted at the end of the pipeline's transaction when it keeps
+    games, in the order queued: :func:`gameplay.txcache.defer`; now otherwise) and have the
+    delivery drain them once the transaction commits."""
+    if rows and not txcache.defer(rows):
+        rows = Outbox.objects.bulk_create(rows)
+    if rows:
+        request_delivery()
+    return rows
 
 
 def send_message(
@@ -171,32 +216,26 @@ def send_message(
         )
         for i in range(0, len(peers), MAX_PEERS)
     ]
-    if not rows:
-        return []
-    created = Outbox.objects.bulk_create(rows)
-    request_delivery()  # the drain job runs once this transaction commits
-    return created
+    return queue_outbox(rows)  # the drain job runs once this transaction commits
 
 
 def post_board(game: Game, text: str, *, kind: str) -> Outbox | None:
     """Queue a post in the game's discussion topic (a game without a topic posts nothing)."""
     if game.topic_id is None:
         return None
-    row = Outbox.objects.create(
+    [row] = queue_outbox([Outbox(
         game=game, channel=OutboxChannel.BOARD, topic_id=game.topic_id, text=text, kind=kind
-    )
-    request_delivery()
+    )])
     return row
 
 
 def post_chat(game: Game | int | None, peer_id: int, text: str, *, kind: str) -> Outbox:
     """Queue a message in a chat (``peer_id`` ≥ 2000000001), of a game or of none."""
-    row = Outbox.objects.create(
+    [row] = queue_outbox([Outbox(
         game_id=game.pk if isinstance(game, Game) else game,
         channel=OutboxChannel.CHAT,
         peer_ids=[peer_id],
         text=text,
         kind=kind,
-    )
-    request_delivery()
+    )])
     return row

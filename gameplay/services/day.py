@@ -166,6 +166,8 @@ def vote_submit_locked(
     accepted = validate_vote(table, phase.number, voter, target, early=early, current=current)
     voter_seat = seat_by_number(seats, voter)
     target_seat = seat_by_number(seats, target)
+    if kept is not None:
+        kept.version += 1  # the writes begin (see common.hot_game)
     if previous is not None:
         Vote.objects.filter(pk=previous.pk).update(current=False)
     vote = Vote.objects.create(
@@ -177,7 +179,6 @@ def vote_submit_locked(
         vk_post_id=vk_post_id,
     )
     if kept is not None:
-        kept.version += 1
         if kept.ballots is not None:
             kept.ballots[voter] = txcache.CastVote(vote.pk, target, vote.early, False)
         if kept.votes_cast is not None:
@@ -210,6 +211,9 @@ def vote_submit_locked(
     if phase.number >= EARLY_VOTE_FROM_DAY and early_close_reached(
         table, phase.number, _ballots(phase, kept), EarlyClose(game.early_close)
     ):
+        # The close changes the phase, the seats and maybe the game: nothing of it is kept.
+        txcache.forget(game.pk)
+        txcache.flush()
         result = _close(game, phase, seats, now, by="system", early=True)
     return VoteOutcome(vote, accepted.early_ignored, previous is not None, result)
 

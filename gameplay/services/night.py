@@ -9,7 +9,7 @@ from datetime import datetime
 
 from django.db import transaction
 
-from gameplay import texts
+from gameplay import texts, txcache
 from gameplay.models import (
     DeathCause,
     Game,
@@ -124,12 +124,28 @@ def night_action_submit_locked(
     sub = validate_action(table, night_context(game, phase, seats), actor, act, target, guess_role)
     actor_seat = seat_by_number(seats, actor)
     target_seat = seat_by_number(seats, target)
-    standing = NightAction.objects.filter(phase=phase, current=True, slot=act.slot.value)
-    if act.slot is Slot.ROLE:
-        standing = standing.filter(actor=actor_seat)
-    elif act.slot is Slot.ITEM:
-        standing = standing.filter(act=act.value)
-    replaced = standing.update(current=False) > 0
+    kept = txcache.entry_of_phase(phase)
+    key = _standing_key(act.slot.value, actor_seat.pk, act.value)
+    if kept is not None:
+        if kept.standing is None:
+            kept.standing = {
+                _standing_key(slot, actor_id, done)
+                for slot, actor_id, done in NightAction.objects.filter(
+                    phase=phase, current=True
+                ).values_list("slot", "actor_id", "act")
+            }
+        kept.version += 1  # the writes begin (see common.hot_game)
+    if kept is not None and key not in kept.standing:
+        replaced = False  # nothing stands in the slot: nothing to replace
+    else:
+        standing = NightAction.objects.filter(phase=phase, current=True, slot=act.slot.value)
+        if act.slot is Slot.ROLE:
+            standing = standing.filter(actor=actor_seat)
+        elif act.slot is Slot.ITEM:
+            standing = standing.filter(act=act.value)
+        replaced = standing.update(current=False) > 0
+    if kept is not None and kept.standing is not None:
+        kept.standing.add(key)
     action = NightAction.objects.create(
         phase=phase,
         actor=actor_seat,
@@ -157,6 +173,16 @@ def night_action_submit_locked(
                 kind="mafia_shot",
             )
     return ActionOutcome(action, replaced)
+
+
+def _standing_key(slot: str, actor_id: int, act: str) -> tuple[str, int | str | None]:
+    """What a submission in ``slot`` replaces: the actor's role act, the item's one use, or
+    the team's act of the night (see ``Slot``)."""
+    if slot == Slot.ROLE:
+        return slot, actor_id
+    if slot == Slot.ITEM:
+        return slot, act
+    return slot, None
 
 
 def standing_submissions(phase: Phase) -> list[Submission]:

@@ -59,11 +59,11 @@ from .common import (
     players,
     post_board,
     post_chat,
+    queue_outbox,
     send_message,
 )
 from .day import VoteOutcome, vote_submit_locked
 from .night import ActionOutcome, night_action_submit_locked
-from .outbox import request_delivery
 
 CHAT_PEER_BASE = 2_000_000_000
 #: A vote count is posted in the topic after every this many votes of a day.
@@ -95,7 +95,6 @@ def _game_id(game: Game | int | None) -> int | None:
     return game.pk if isinstance(game, Game) else game
 
 
-@transaction.atomic
 def reply(
     *,
     vk_user_id: int,
@@ -105,19 +104,17 @@ def reply(
     kind: str = "reply",
 ) -> Outbox:
     """Queue a private message to one user (the bot's answer to what they sent)."""
-    row = Outbox.objects.create(
+    [row] = queue_outbox([Outbox(
         game_id=_game_id(game),
         channel=OutboxChannel.MESSAGE,
         peer_ids=[int(vk_user_id)],
         text=text[:9000],
         keyboard=keyboard,
         kind=kind,
-    )
-    request_delivery()
+    )])
     return row
 
 
-@transaction.atomic
 def chat_reply(
     *, peer_id: int, text: str, game: Game | int | None = None, kind: str = "chat_reply"
 ) -> Outbox:
@@ -127,7 +124,6 @@ def chat_reply(
     return post_chat(_game_id(game), peer_id, text[:9000], kind=kind)
 
 
-@transaction.atomic
 def answer_event(
     *,
     event_id: str,
@@ -140,26 +136,23 @@ def answer_event(
     params: dict[str, Any] = {"event_id": event_id, "user_id": user_id, "peer_id": peer_id}
     if snackbar:
         params["event_data"] = {"type": "show_snackbar", "text": snackbar[:SNACKBAR_MAX]}
-    row = Outbox.objects.create(
+    [row] = queue_outbox([Outbox(
         game_id=_game_id(game),
         channel=OutboxChannel.EVENT_ANSWER,
         peer_ids=[peer_id],
         text=snackbar or bot_texts.event_answer_note(),
         payload=params,
         kind="event_answer",
-    )
-    request_delivery()
+    )])
     return row
 
 
-@transaction.atomic
 def board_reply(*, game_id: int, topic_id: int, text: str, kind: str = "board_reply") -> Outbox:
     """Queue a short answer in one of the game's topics (game or recruitment topic)."""
-    row = Outbox.objects.create(
+    [row] = queue_outbox([Outbox(
         game_id=game_id, channel=OutboxChannel.BOARD, topic_id=topic_id, text=text[:9000],
         kind=kind,
-    )
-    request_delivery()
+    )])
     return row
 
 
@@ -224,7 +217,6 @@ def _check_phase(phase: Phase | None, phase_id: int | None) -> Phase | None:
     return phase
 
 
-@transaction.atomic
 def night_act(
     *,
     game_id: int,
@@ -266,7 +258,6 @@ def _mafia_strike_update(game: Game, seats: list[Seat], seat: Seat, outcome: Act
             )
 
 
-@transaction.atomic
 def vote_cast(
     *,
     game_id: int,
@@ -398,12 +389,11 @@ def spectator_request(*, game_id: int, vk_user_id: int) -> SpectatorMember:
         game=game, vk_user_id=vk_user_id,
         defaults={"seat": seat, "status": SpectatorStatus.INVITED, "reason": ""},
     )
-    Outbox.objects.create(
+    queue_outbox([Outbox(
         game=game, channel=OutboxChannel.INVITE, peer_ids=[vk_user_id],
         text=bot_texts.spectator_invite(game.name),
         payload={"chat_peer_id": int(game.spectator_chat_id)}, kind="spectator_invite",
-    )
-    request_delivery()
+    )])
     log_event(game, "spectator_invited", by=f"vk:{vk_user_id}", vk_user_id=vk_user_id)
     return member
 
@@ -428,12 +418,11 @@ def spectator_joined(*, game_id: int, member_id: int) -> bool:
         return True
     chat = int(game.spectator_chat_id or 0)
     note = bot_texts.intruder_note(member_id, refusal)
-    Outbox.objects.create(
+    queue_outbox([Outbox(
         game=game, channel=OutboxChannel.KICK, peer_ids=[chat], text=note,
         payload={"chat_id": chat - CHAT_PEER_BASE, "member_id": member_id},
         kind="intruder_removed",
-    )
-    request_delivery()
+    )])
     ModerationFlag.objects.create(
         game=game, seat=seat, vk_user_id=member_id, kind=FlagKind.INTRUDER, text=note,
         phase=current_phase(game),

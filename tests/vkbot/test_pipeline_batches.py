@@ -14,9 +14,10 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from gameplay import services, txcache
-from gameplay.models import Game, GameEvent, Outbox, Phase, Vote
+from gameplay.models import Game, GameEvent, Outbox, Phase, VkEvent, Vote
 from gameplay.rules import RuleViolation
 from gameplay.services import players
+from gameplay.services.common import RefusalAfterWrites
 from tests.vkbot.bot_support import (
     GROUP_ID,
     board_post,
@@ -27,7 +28,7 @@ from tests.vkbot.bot_support import (
     to_night,
 )
 from vkbot import pipeline
-from vkbot.handlers import games_of
+from vkbot.handlers import dispatch, games_of
 from vkbot.pipeline import CHUNK, apply_update, apply_updates, plan
 
 # --- the plan (pure) -------------------------------------------------------------------------
@@ -143,6 +144,9 @@ def outcome(game: Game, base: int) -> dict[str, Any]:
 
 @pytestmark_db
 def test_a_batch_of_two_games_ends_as_the_same_updates_one_at_a_time(settings: Any) -> None:
+    """Two games' Day 3 interleaved in one batch (with an update of no game among them) end
+    as the same updates applied one at a time without the pipeline (nothing kept, nothing
+    queued)."""
     settings.VK_GROUP_ID = GROUP_ID
     a, b, c, d = (day_three(base) for base in BASES)
     batch = interleave(script(a, BASES[0]), script(b, BASES[1]))
@@ -150,8 +154,10 @@ def test_a_batch_of_two_games_ends_as_the_same_updates_one_at_a_time(settings: A
     assert {k for k in keys} == {a.pk, b.pk, None}
     assert apply_updates(batch, "7", source=pipeline.LONGPOLL, group_id=GROUP_ID) == len(batch)
 
+    # The reference: each update's handlers in a transaction of their own, nothing kept.
     for update in interleave(script(c, BASES[2]), script(d, BASES[3])):
-        assert apply_update(update, source=pipeline.LONGPOLL)
+        with transaction.atomic():
+            dispatch(update)
 
     batched, single = outcome(a, BASES[0]), outcome(c, BASES[2])
     for key in batched:
@@ -252,3 +258,46 @@ def test_a_refusal_keeps_the_kept_game_and_other_services_read_afresh() -> None:
             vote(game, 4, 3)
         vote(game, 4, 20)
     assert seqs(game) == list(range(1, len(seqs(game)) + 1))
+
+
+@pytestmark_db
+def test_queued_rows_keep_their_order_and_go_with_a_rolled_back_savepoint() -> None:
+    game = make_game(roles_26())
+    before = Outbox.objects.count()
+    with transaction.atomic(), txcache.kept():
+        vote(game, 1, 20)  # its echo and event are queued
+        players.reply(vk_user_id=1001, text="после голоса", game=game)
+        with pytest.raises(Boom), transaction.atomic():
+            players.reply(vk_user_id=1002, text="откачено", game=game)
+            vote(game, 2, 20)
+            raise Boom
+        assert Outbox.objects.count() == before  # nothing inserted yet
+        vote(game, 3, 20)
+    rows = list(Outbox.objects.order_by("id")[before:])
+    assert [(r.kind, r.peer_ids) for r in rows] == [
+        ("vote", []), ("vote_echo", [1001]), ("reply", [1001]), ("vote", []),
+        ("vote_echo", [1003]),
+    ]
+    assert seqs(game) == list(range(1, len(seqs(game)) + 1))
+    assert list(GameEvent.objects.filter(game=game, kind="vote").values_list(
+        "data__voter", flat=True)) == [1, 3]
+
+
+@pytestmark_db
+def test_a_refusal_after_the_writes_began_is_a_crash_and_rolls_the_update_back(
+    settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.VK_GROUP_ID = GROUP_ID
+    game = make_game(roles_26())
+
+    def refuse_late(*args: Any, **kwargs: Any) -> None:
+        raise RuleViolation("поздно")
+
+    monkeypatch.setattr("gameplay.services.day.send_message", refuse_late)
+    with pytest.raises(RefusalAfterWrites), transaction.atomic(), txcache.kept():
+        vote(game, 1, 20)
+    update = board_post(game.topic_id, 1002, "голос 20")
+    assert apply_update(update, source=pipeline.LONGPOLL)
+    assert not Vote.objects.filter(phase__game=game).exists()
+    assert VkEvent.objects.get(event_id=update["event_id"]).error.startswith(
+        "RefusalAfterWrites")

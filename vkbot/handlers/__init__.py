@@ -31,10 +31,10 @@ from gameplay.keyboards import SIGNUP, BadPayload, decode
 from vkbot import parsing
 
 from . import board, buttons, private, spectators
-from .affinity import games_of
+from .affinity import games_of, prefetch_seats
 from .base import CHAT_PEER_BASE, FactsRequest, VkFacts, as_dict, as_int, as_str, user_id
 
-__all__ = ["FactsRequest", "VkFacts", "dispatch", "facts_needed", "games_of"]
+__all__ = ["FactsRequest", "VkFacts", "dispatch", "facts_needed", "games_of", "prefetch_seats"]
 
 logger = logging.getLogger(__name__)
 

@@ -86,3 +86,12 @@ def games_of(updates: Sequence[Any]) -> list[int | None]:
         )
         out.append(next(iter(games)) if len(games) == 1 else None)
     return out
+
+
+def prefetch_seats(updates: Sequence[Any]) -> None:
+    """Read the seats of the senders of these private messages and buttons at once, for the
+    handlers of the transaction that applies them (``gameplay.selectors.bot``)."""
+    sel.keep_seats_of_users(
+        u for u in (_private_sender(x) if isinstance(x, dict) else None for x in updates)
+        if u is not None
+    )
