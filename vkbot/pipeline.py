@@ -14,6 +14,14 @@ crash, each in its own) and stores the poll's next ``ts`` in
 :class:`~gameplay.models.PollState` in the transaction of the last chunk, so a restarted bot
 continues exactly after the last batch it applied. A database outage rolls back the chunk it
 hit, whose updates are then applied when the batch is polled again.
+
+A batch larger than a chunk is applied game by game (:func:`plan`, with
+``vkbot.handlers.games_of`` saying which game each update can change): each game's updates in
+their order, together, so its row is locked and read once for all of them; an update of no
+single game stays where it was. Every transaction keeps the games its hot path locked
+(:mod:`gameplay.txcache`): a game's later votes and night actions reuse what the first one
+read, and the new rows of the event log and the Outbox are inserted together at the end of the
+handlers' savepoint.
 """
 
 from __future__ import annotations
@@ -158,7 +166,8 @@ def apply_updates(
     known = list(facts) if facts is not None else []
     known += [None] * (len(batch) - len(known))
     applied = 0
-    parts = plan(_games_of(batch)) or [[]]
+    # A batch of one transaction keeps its games anyway: no need to know them.
+    parts = plan(_games_of(batch)) if len(batch) > CHUNK else [list(range(len(batch)))]
     for number, part in enumerate(parts, start=1):
         with transaction.atomic(), txcache.kept():
             chunk = [batch[i] for i in part]
