@@ -14,7 +14,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from gameplay import services, txcache
-from gameplay.models import Game, GameEvent, Outbox, Phase, VkEvent, Vote
+from gameplay.models import Game, GameEvent, ModerationFlag, Outbox, Phase, VkEvent, Vote
 from gameplay.rules import RuleViolation
 from gameplay.services import players
 from gameplay.services.common import RefusalAfterWrites
@@ -89,13 +89,16 @@ def day_three(vk_base: int) -> Game:
 
 def script(game: Game, base: int) -> list[dict[str, Any]]:
     """Day 3: plain votes, a count on request, votes changed, early votes until the day
-    closes early, votes refused after it, a night action in the night it opened."""
+    closes early, votes refused after it, a night action in the night it opened, posts
+    flagged for the GM."""
     topic = game.topic_id
     out = [board_post(topic, base + n, "голос 20") for n in range(1, 8)]
     out += [pm(base + n, "голос 21") for n in range(8, 12)]
     out += [board_post(topic, base + 12, "подсчёт"), board_post(topic, base + 13, "голос 99")]
     out += [board_post(topic, base + n, "голос 22 досрочно") for n in range(1, 27)]
     out += [pm(base + 5, "голос 20"), pm(base + 1, "выстрел 3")]
+    out += [board_post(topic, base + 4, "голос 9, идиот"),  # flagged (profanity)
+            board_post(topic, base + 22, "я был мирным")]  # the executed: flagged
     return out
 
 
@@ -139,6 +142,8 @@ def outcome(game: Game, base: int) -> dict[str, Any]:
                   for v in votes],
         "phases": [(p.kind, p.number, p.status, p.closed_early)
                    for p in Phase.objects.filter(game=game).order_by("id")],
+        "flags": [(f.kind, norm(f.vk_user_id), f.text, f.note)
+                  for f in ModerationFlag.objects.filter(game=game).order_by("id")],
     }
 
 
@@ -171,6 +176,7 @@ def test_a_batch_of_two_games_ends_as_the_same_updates_one_at_a_time(settings: A
     assert any(kind == "night_action" for _, kind, _, _ in batched["events"]), (
         batched["phases"], batched["outbox"][-6:])
     assert [e[0] for e in batched["events"]] == list(range(1, len(batched["events"]) + 1))
+    assert {kind for kind, *_ in batched["flags"]} == {"profanity", "dead_post"}
     stranger = Outbox.objects.filter(game=None, peer_ids__contains=[STRANGER]) if (
         connection.vendor == "postgresql") else [
         r for r in Outbox.objects.filter(game=None) if STRANGER in (r.peer_ids or [])]
