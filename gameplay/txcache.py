@@ -60,6 +60,8 @@ class LockedGame:
     votes_cast: int | None = None
     #: The current votes of ``phase`` by voter seat number (None: not read yet).
     ballots: dict[int, CastVote] | None = None
+    #: The rules' snapshot of ``seats`` (None: not made yet).
+    table: Any = None
     #: What stands in ``phase`` (a night): the slots of its current actions, as
     #: ``gameplay.services.night`` keys them (None: not read yet).
     standing: set[tuple[str, Any]] | None = None
@@ -228,6 +230,16 @@ def game_with_topic(topic_id: int) -> Game | None:
         if entry.game.topic_id == topic_id and entry.game.status in ACTIVE_STATUSES:
             return entry.game if get(pk) is not None else None
     return None
+
+
+def holding(seats: Any) -> LockedGame | None:
+    """The valid entry whose very list of seats this is (the hot path passes it on)."""
+    if not _state.games or not active() or not isinstance(seats, list) or not seats:
+        return None
+    entry = _state.games.get(getattr(seats[0], "game_id", None))
+    if entry is None or entry.seats is not seats:
+        return None
+    return get(entry.game.pk)
 
 
 def entry_of_phase(phase: Phase | Any) -> LockedGame | None:

@@ -128,7 +128,17 @@ def players(game: Game) -> list[Seat]:
 
 
 def table_of(seats: Iterable[Seat]) -> Table:
-    """The rules' snapshot of these seats."""
+    """The rules' snapshot of these seats (made once for the seats of a kept game: they do
+    not change while it is kept, :mod:`gameplay.txcache`)."""
+    kept = txcache.holding(seats)
+    if kept is not None:
+        if kept.table is None:
+            kept.table = _table_of(kept.seats)
+        return kept.table
+    return _table_of(seats)
+
+
+def _table_of(seats: Iterable[Seat]) -> Table:
     return Table.of(
         SeatState(
             number=s.number,
