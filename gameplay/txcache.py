@@ -34,6 +34,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import Model
 
+from gameplay import dbrows
 from gameplay.models import ACTIVE_STATUSES, Game, Phase, Seat
 
 
@@ -141,8 +142,8 @@ def flush() -> None:
     by_model: dict[type[Model], list[Model]] = {}
     for row in rows:
         by_model.setdefault(type(row), []).append(row)
-    for model, same in by_model.items():
-        model.objects.bulk_create(same)  # type: ignore[attr-defined]
+    for same in by_model.values():
+        dbrows.insert(same)
 
 
 def keeps_any() -> bool:

@@ -8,7 +8,7 @@ from datetime import datetime
 from django.db import transaction
 from django.db.models import Sum
 
-from gameplay import texts, txcache
+from gameplay import dbrows, texts, txcache
 from gameplay.models import (
     DeathCause,
     Game,
@@ -170,7 +170,7 @@ def vote_submit_locked(
         kept.version += 1  # the writes begin (see common.hot_game)
     if previous is not None:
         Vote.objects.filter(pk=previous.pk).update(current=False)
-    vote = Vote.objects.create(
+    vote = Vote(
         phase=phase,
         voter=voter_seat,
         target=target_seat,
@@ -178,6 +178,7 @@ def vote_submit_locked(
         source=source,
         vk_post_id=vk_post_id,
     )
+    dbrows.insert([vote])
     if kept is not None:
         if kept.ballots is not None:
             kept.ballots[voter] = txcache.CastVote(vote.pk, target, vote.early, False)

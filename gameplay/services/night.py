@@ -9,7 +9,7 @@ from datetime import datetime
 
 from django.db import transaction
 
-from gameplay import texts, txcache
+from gameplay import dbrows, texts, txcache
 from gameplay.models import (
     DeathCause,
     Game,
@@ -146,7 +146,7 @@ def night_action_submit_locked(
         replaced = standing.update(current=False) > 0
     if kept is not None and kept.standing is not None:
         kept.standing.add(key)
-    action = NightAction.objects.create(
+    action = NightAction(
         phase=phase,
         actor=actor_seat,
         act=act.value,
@@ -155,6 +155,7 @@ def night_action_submit_locked(
         guess=sub.guess.value if sub.guess else "",
         source=source,
     )
+    dbrows.insert([action])
     log_event(game, "night_action", by=f"seat:{actor}", phase=phase, **sub.as_dict())
     target_label = texts.seat_label(target, target_seat.name)
     if source != Source.REPLAY:

@@ -47,12 +47,11 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from django.conf import settings
-from django.db import connection, transaction
-from django.db.models import Case, F, Q, Value, When
-from django.db.models.functions import Cast
+from django.db import transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
-from gameplay import texts_delivery
+from gameplay import dbrows, texts_delivery
 from gameplay.models import Game, Outbox, OutboxChannel, OutboxStatus
 from gameplay.rules.errors import InvalidCommand
 
@@ -209,7 +208,7 @@ def outbox_record(*, lease: Lease, results: Mapping[int, dict[str, Any]]) -> set
     rows = _held(lease, results)
     for row in rows.values():
         row.result = results[row.pk]
-    Outbox.objects.bulk_update(list(rows.values()), ["result"])
+    dbrows.update_each(list(rows.values()), ["result"])
     return set(rows)
 
 
@@ -327,36 +326,15 @@ def _chat_created(row: Outbox, peer_id: int) -> None:
     spectator_chat_created(outbox=row, peer_id=peer_id, added=added)
 
 
-#: Fields an outcome sets besides ``result``; in a round they mostly have the same values.
+#: Fields an outcome sets besides ``result``.
 _OUTCOME_FIELDS = ("status", "locked_until", "next_attempt_at", "last_error", "sent_at")
 
 
 def _save_settled(rows: list[Outbox]) -> None:
-    """Save settled rows with one ``UPDATE`` per distinct combination of the outcome fields (a
-    round of sent rows is one), ``result`` set per row in it. A bulk update of every field
-    would compile a CASE of one branch per row and field: most of a round's cost.
-
-    Each row is updated once: a second update of a row in the same transaction would have
-    PostgreSQL check its foreign key to the game (a share lock on the game row, which the bot
-    may hold while it waits for this transaction: a deadlock)."""
-    groups: dict[tuple[Any, ...], list[Outbox]] = {}
-    for row in rows:
-        groups.setdefault(tuple(getattr(row, name) for name in _OUTCOME_FIELDS), []).append(row)
-    if len(groups) > 4:  # retries each have their own time: one statement after all
-        Outbox.objects.bulk_update(rows, ["result", *_OUTCOME_FIELDS])
-        return
-    result_field = Outbox._meta.get_field("result")
-    for values, members in groups.items():
-        results = Case(
-            *(When(pk=row.pk, then=Value(row.result, output_field=result_field))
-              for row in members),
-            output_field=result_field,
-        )  # fmt: skip
-        if connection.features.requires_casted_case_in_updates:  # as bulk_update does
-            results = Cast(results, output_field=result_field)
-        Outbox.objects.filter(pk__in=[row.pk for row in members]).update(
-            result=results, **dict(zip(_OUTCOME_FIELDS, values, strict=True))
-        )
+    """Save settled rows, each updated once: a second update of a row in the same transaction
+    would have PostgreSQL check its foreign key to the game (a share lock on the game row,
+    which the bot may hold while it waits for this transaction: a deadlock)."""
+    dbrows.update_each(rows, ["result", *_OUTCOME_FIELDS])
 
 
 def _apply(row: Outbox, settlement: Settlement, now: datetime) -> None:
