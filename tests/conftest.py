@@ -20,7 +20,8 @@ hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 @pytest.fixture
 def rq_queues() -> Iterator[dict[str, Queue]]:
-    """The project's django-rq queues by name, emptied before and after the test.
+    """The project's django-rq queues by name, emptied (scheduled jobs too) before and after
+    the test.
 
     Works on the in-process fakeredis stand-in and on a real Redis (``REDIS_URL``) alike.
     """
@@ -29,7 +30,15 @@ def rq_queues() -> Iterator[dict[str, Queue]]:
 
     queues = {name: django_rq.get_queue(name) for name in settings.RQ_QUEUES}
     for queue in queues.values():
-        queue.empty()
+        _empty(queue)
     yield queues
     for queue in queues.values():
-        queue.empty()
+        _empty(queue)
+
+
+def _empty(queue: Queue) -> None:
+    """Empty a queue and its scheduled jobs (another test's drain may have scheduled one)."""
+    queue.empty()
+    registry = queue.scheduled_job_registry
+    for job_id in registry.get_job_ids():
+        registry.remove(job_id, delete_job=True)
