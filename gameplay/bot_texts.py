@@ -171,3 +171,7 @@ def event_answer_note() -> str:
 
 def intruder_note(member: int, why: str) -> str:
     return f"id{member} вошёл в беседу зрителей и удалён ботом: {why}."
+
+
+#: A night action sent after the night closed, while the GM reviews it.
+NIGHT_UNDER_REVIEW = "Ночь закрыта: ведущий подводит итоги. Действия больше не принимаются."

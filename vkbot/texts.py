@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gameplay import bot_texts
 from gameplay.models import Game, NightAction, Phase, PhaseKind, PhaseStatus, Seat
 from gameplay.rules import EARLY_VOTE_FROM_DAY, Act, Item, Role
 from gameplay.rules.roles import ACT_TITLES
@@ -34,7 +35,7 @@ CHOOSE_GAME = "Идёт набор в несколько игр. Выберит�
 BAD_BUTTON = "Эта кнопка недействительна или устарела. Кнопка «Действия» пришлёт свежие."
 NO_NIGHT_ACTIONS = "У вас нет ночных действий: мирные жители ночью спят."
 NOTHING_TO_DO_NOW = "Сейчас от вас ничего не требуется. «статус» — где сейчас игра."
-NIGHT_UNDER_REVIEW = "Ночь закрыта: ведущий подводит итоги. Действия больше не принимаются."
+NIGHT_UNDER_REVIEW = bot_texts.NIGHT_UNDER_REVIEW
 EMPTY_MESSAGE = "Я понимаю только текст. «помощь» — ваши команды."
 DEAD = (
     "Вы выбыли из игры и больше не можете голосовать, действовать и пользоваться предметами. "

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from django.db import transaction
 
-from gameplay import dbrows, texts, txcache
+from gameplay import bot_texts, dbrows, texts, txcache
 from gameplay.models import (
     DeathCause,
     Game,
@@ -67,6 +67,8 @@ def _as_night(phase: Phase | None, status: str = PhaseStatus.OPEN) -> Phase:
     if phase is None or phase.kind != PhaseKind.NIGHT:
         raise WrongPhase("Сейчас день: ночные действия принимаются ночью.")
     if phase.status != status:
+        if status == PhaseStatus.OPEN and phase.status == PhaseStatus.REVIEW:
+            raise PhaseNotOpen(bot_texts.NIGHT_UNDER_REVIEW)
         raise PhaseNotOpen()
     return phase
 

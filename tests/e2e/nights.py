@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import re
 
-from gameplay import services
+from gameplay import bot_texts, services
 from gameplay.models import FlagKind, ModerationFlag
-from gameplay.rules.errors import PhaseNotOpen
 from tests.e2e.cast import PLAYERS
 from tests.e2e.harness import db
 from tests.e2e.script import Script, first_target, team_shot
@@ -81,7 +80,7 @@ async def night_1(s: Script) -> None:
     s.seat(c.maniac).say(f"выстрел {c.decoy}")  # too late: the night is under review
     s.seat(c.doctor).post(s.topic.id, f"Я лечил №{c.healed1}, а меня кто-то остановил")
     await s.world.settle()
-    assert s.seat(c.maniac).texts(late) == [PhaseNotOpen.default_reason]
+    assert s.seat(c.maniac).texts(late) == [bot_texts.NIGHT_UNDER_REVIEW]
     flags = await db(lambda: list(ModerationFlag.objects.filter(
         game_id=s.game_id, kind=FlagKind.REVEAL).values_list("vk_user_id", flat=True)))
     assert flags == [s.seat(c.doctor).vk]

@@ -240,6 +240,17 @@ def test_a_button_from_a_finished_night_is_stale() -> None:
     assert NightAction.objects.filter(phase__game=game).count() == 0
 
 
+def test_a_text_action_while_the_gm_reviews_the_night_says_so() -> None:
+    game = make_game()
+    to_night(game)
+    services.night_close(game_id=game.pk, by="gm:test")
+    out = run(pm(1004, "лечу 2"))
+    assert [o.text for o in out if o.kind == "refusal"] == [
+        "Ночь закрыта: ведущий подводит итоги. Действия больше не принимаются."
+    ]
+    assert NightAction.objects.filter(phase__game=game).count() == 0
+
+
 def test_menu_resends_the_prompts() -> None:
     game = make_game()
     to_night(game)
