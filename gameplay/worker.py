@@ -52,13 +52,60 @@ class DeadlineTickerMixin:
 
     def heartbeat(self, timeout: int | None = None, pipeline: Any = None) -> None:
         """rq's heartbeat, which the worker sends before each wait for a job, after each job
-        and while a job runs; the keeper rides on it."""
+        and while a job runs; the keeper rides on it. A lost Redis is not fatal here: the next
+        wait for a job retries the connection with back-off (rq's own loop)."""
         try:
             super().heartbeat(timeout, pipeline)  # type: ignore[misc]
-        except RedisError:
+        except RedisError as error:
             self._next_keep_at = 0.0  # Redis is gone: keep ticking as soon as it is back
-            raise
+            log.warning("Worker heartbeat: Redis unavailable (%s); carrying on", error)
+            return
         self.keep_deadlines_ticking()
+
+    def check_for_suspension(self, burst: bool) -> None:
+        """rq's suspension check, which reads Redis at the top of every loop; a lost Redis
+        there would end the worker. Wait a moment instead: the wait for the next job retries
+        the connection with back-off."""
+        try:
+            super().check_for_suspension(burst)  # type: ignore[misc]
+        except RedisError as error:
+            self._next_keep_at = 0.0
+            log.warning("Worker: Redis unavailable (%s); carrying on", error)
+            time.sleep(1.0)
+
+    def set_state(self, state: Any, pipeline: Any = None) -> None:
+        """rq's worker state (informational, kept in Redis): not fatal when Redis is lost."""
+        try:
+            super().set_state(state, pipeline)  # type: ignore[misc]
+        except RedisError as error:
+            log.warning("Worker state: Redis unavailable (%s); carrying on", error)
+
+    def run_maintenance_tasks(self) -> None:
+        """rq's registry cleaning; skipped (until the next one) while Redis is unavailable."""
+        try:
+            super().run_maintenance_tasks()  # type: ignore[misc]
+        except RedisError as error:
+            log.warning("Worker maintenance: Redis unavailable (%s); later", error)
+
+    def execute_job(self, job: Any, queue: Any) -> Any:
+        """rq's ``execute_job``, surviving a Redis lost while the job runs: rq would let the
+        ConnectionError from watching the work horse end the whole worker ("found an unhandled
+        exception, quitting"). The job's own effects are in the database (a deadline tick and
+        an Outbox drain are safe to run again); rq's registry maintenance settles its status
+        once Redis is back."""
+        try:
+            return super().execute_job(job, queue)  # type: ignore[misc]
+        except RedisError as error:
+            self._next_keep_at = 0.0
+            log.warning("Redis was lost while job %s ran (%s); the worker carries on",
+                        getattr(job, "id", "?"), error)  # fmt: skip
+            if getattr(self, "_horse_pid", 0):  # never two work horses at once
+                try:
+                    self.wait_for_horse()  # type: ignore[attr-defined]
+                except OSError:
+                    pass  # already reaped
+                self._horse_pid = 0
+            return None
 
     def keep_deadlines_ticking(self) -> None:
         """Ensure the next tick is scheduled and the scheduler runs; at most once an interval

@@ -114,8 +114,8 @@ def test_the_worker_ensures_the_tick_on_start_and_after_losing_redis(
         real_heartbeat(self, *args, **kwargs)
 
     monkeypatch.setattr(rq.worker.base.BaseWorker, "heartbeat", flaky)
-    with pytest.raises(redis.exceptions.ConnectionError):
-        worker.heartbeat()
+    worker.heartbeat()  # the lost connection is logged, not fatal to the worker
+    assert pending_ticks(tick_queue) == []
     worker.heartbeat()
     assert len(pending_ticks(tick_queue)) == 1
 
