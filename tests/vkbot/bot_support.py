@@ -16,6 +16,7 @@ from typing import Any
 
 from django.db import transaction
 
+from bench.games import day_votes
 from gameplay import services
 from gameplay.keyboards import labels_of
 from gameplay.models import (
@@ -104,14 +105,7 @@ def tie_day(game: Game) -> None:
         Seat.objects.filter(game=game, status=SeatStatus.PLAYER, alive=True)
         .order_by("number").values_list("number", flat=True)
     )
-    a, b, rest = living[0], living[1], living[2:]
-    plan = {a: b, b: a}
-    half = len(rest) // 2
-    for i, n in enumerate(rest[: 2 * half]):
-        plan[n] = a if i < half else b
-    if len(rest) % 2:
-        plan[rest[-1]] = rest[0]
-    for voter, target in plan.items():
+    for voter, target in day_votes(living).items():
         services.vote_submit(game_id=game.pk, voter=voter, target=target)
     services.day_close(game_id=game.pk, by="gm:test")
 
