@@ -1,4 +1,5 @@
-"""django-rq jobs of the gameplay app: the deadline tick.
+"""django-rq jobs of the gameplay app: the deadline tick (which also makes sure a drain waits
+for any due Outbox row: ``gameplay.services.outbox_queue.ensure_delivery``).
 
 Ticking: time is cut into slots of ``settings.DEADLINE_TICK_SECONDS`` counted from the Unix
 epoch, and the tick of slot ``n`` is an rq job scheduled (``enqueue_at``) for the slot's start
@@ -30,6 +31,7 @@ from rq import Queue
 from rq.exceptions import DuplicateJobError
 
 from gameplay.services.deadlines import deadline_tick
+from gameplay.services.outbox_queue import ensure_delivery
 
 log = logging.getLogger(__name__)
 
@@ -86,17 +88,28 @@ def schedule_next_tick(*, queue: Queue | None = None, now: datetime | None = Non
 
 
 def tick() -> dict[str, Any]:
-    """The scheduled job: close the phases whose deadline passed, send due reminders, and make
-    sure the next tick is scheduled. Returns the tick's report."""
+    """The scheduled job: close the phases whose deadline passed, send due reminders, make
+    sure a drain waits for any due Outbox row, and make sure the next tick is scheduled.
+    Returns the tick's report."""
     _refresh_db_connection()
     try:
-        return deadline_tick().as_dict()
+        report = deadline_tick().as_dict()
+        report["drain_enqueued"] = _ensure_delivery()
+        return report
     finally:
         _refresh_db_connection()
         try:
             schedule_next_tick()
         except RedisError as error:  # the worker schedules it again once Redis is back
             log.warning("Could not schedule the next deadline tick: %s", error)
+
+
+def _ensure_delivery() -> bool:
+    try:
+        return ensure_delivery()
+    except RedisError as error:  # the next tick tries again
+        log.warning("Could not check the Outbox drain: %s", error)
+        return False
 
 
 def pending_ticks(queue: Queue | None = None) -> list[str]:

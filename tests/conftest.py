@@ -20,25 +20,30 @@ hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 @pytest.fixture
 def rq_queues() -> Iterator[dict[str, Queue]]:
-    """The project's django-rq queues by name, emptied (scheduled jobs too) before and after
-    the test.
+    """The project's django-rq queues by name, emptied (scheduled jobs, jobs a killed worker
+    left in rq's intermediate list, and the drain flags too) before and after the test.
 
     Works on the in-process fakeredis stand-in and on a real Redis (``REDIS_URL``) alike.
     """
     import django_rq
     from django.conf import settings
 
+    from gameplay.services.outbox_queue import DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY
+
     queues = {name: django_rq.get_queue(name) for name in settings.RQ_QUEUES}
     for queue in queues.values():
         _empty(queue)
+        queue.connection.delete(DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY)
     yield queues
     for queue in queues.values():
         _empty(queue)
+        queue.connection.delete(DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY)
 
 
 def _empty(queue: Queue) -> None:
     """Empty a queue and its scheduled jobs (another test's drain may have scheduled one)."""
     queue.empty()
+    queue.connection.delete(queue.intermediate_queue_key)
     registry = queue.scheduled_job_registry
     for job_id in registry.get_job_ids():
         registry.remove(job_id, delete_job=True)

@@ -65,6 +65,7 @@ from .outbox_queue import (  # noqa: F401 (the drain's public API, imported from
     DRAIN_SCHEDULED_KEY,
     delivery_started,
     enqueue_delivery,
+    ensure_delivery,
     request_delivery,
 )
 
@@ -104,6 +105,11 @@ def is_due(row: Outbox, now: datetime) -> bool:
         and (row.next_attempt_at is None or row.next_attempt_at <= now)
         and (row.locked_until is None or row.locked_until < now)
     )
+
+
+def outbox_due_exists(now: datetime | None = None) -> bool:
+    """Whether any row is due for sending now (pending, not in backoff, not leased)."""
+    return Outbox.objects.filter(_due(now or timezone.now())).exists()
 
 
 def board_group(row: Outbox) -> list[int]:

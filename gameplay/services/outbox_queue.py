@@ -2,7 +2,8 @@
 
 The job is named by dotted path (``settings.OUTBOX_DELIVERY_JOB``): gameplay never imports
 vkbot. ``common`` calls :func:`request_delivery` when it queues rows; the job calls
-:func:`delivery_started` first and :func:`enqueue_delivery` again when rows remain.
+:func:`delivery_started` first and :func:`enqueue_delivery` again when rows remain; every
+deadline tick calls :func:`ensure_delivery`, the safety net for a drain lost on the way.
 """
 
 from __future__ import annotations
@@ -97,16 +98,44 @@ def enqueue_delivery(*, delay: float = 0.0) -> bool:
     return True
 
 
+def ensure_delivery() -> bool:
+    """The safety net, run by every deadline tick: when Outbox rows are due and no drain waits
+    for them, enqueue one. Returns whether it did.
+
+    Normally the commit that queued a row has enqueued a drain already; this catches a drain
+    lost on the way (Redis unreachable at commit time, Redis flushed, a worker killed between
+    taking the job and starting it), so a row waits at most one tick. Raises
+    ``redis.exceptions.RedisError`` when Redis cannot be reached."""
+    from gameplay.services.outbox import outbox_due_exists
+
+    if not settings.OUTBOX_DELIVERY_ENABLED or not outbox_due_exists():
+        return False
+    enqueued = enqueue_delivery()
+    if enqueued:
+        log.warning("Outbox rows were due with no drain waiting for them; enqueued one")
+    return enqueued
+
+
 def _job_waits(queue: Any, job_id: bytes | str) -> bool:
-    """Whether the drain job ``job_id`` is still waiting to run (queued or scheduled)."""
+    """Whether the drain job ``job_id`` is still waiting to run: in the queue's list, or in
+    its scheduled registry.
+
+    The job's status alone is not enough: a worker killed right after it took a job from the
+    queue (rq moves it to an intermediate list first) leaves the job ``queued`` though no
+    worker will ever run it, and trusting that status would hold every new drain back until
+    the flag expires."""
     from rq.job import JobStatus
 
-    job = queue.fetch_job(job_id.decode() if isinstance(job_id, bytes) else job_id)
-    return job is not None and job.get_status() in (
-        JobStatus.QUEUED,
-        JobStatus.SCHEDULED,
-        JobStatus.DEFERRED,
-    )
+    job_id = job_id.decode() if isinstance(job_id, bytes) else job_id
+    job = queue.fetch_job(job_id)
+    if job is None:
+        return False
+    status = job.get_status()
+    if status == JobStatus.QUEUED:
+        return queue.get_job_position(job_id) is not None
+    if status == JobStatus.SCHEDULED:
+        return job_id in queue.scheduled_job_registry
+    return False
 
 
 def delivery_started() -> None:

@@ -29,6 +29,7 @@ from gameplay.services.outbox import (
     Settlement,
     delivery_started,
     enqueue_delivery,
+    ensure_delivery,
     outbox_claim,
     outbox_record,
     outbox_release,
@@ -305,6 +306,48 @@ def test_a_flag_whose_job_is_gone_does_not_block_the_next_drain(
     assert enqueue_delivery() is False  # one is waiting
     queue.empty()  # an operator empties the queue; the flag stays
     assert enqueue_delivery() is True
+    assert len(_drain_jobs(queue)) == 1
+
+
+def test_a_drain_taken_by_a_worker_killed_before_it_started_does_not_block_the_next(
+    clean_flags: dict[str, Queue],
+) -> None:
+    from rq.job import JobStatus
+
+    queue = clean_flags["vk"]
+    assert enqueue_delivery() is True
+    [job] = queue.get_jobs()
+    # What a worker does when it takes a job: rq moves it to its intermediate list; killed
+    # there, the job stays "queued" though no worker will run it.
+    queue.connection.lmove(queue.key, queue.intermediate_queue_key)
+    assert job.get_status(refresh=True) == JobStatus.QUEUED
+    assert queue.get_job_ids() == []
+    assert enqueue_delivery() is True
+    assert len(_drain_jobs(queue)) == 1
+    assert enqueue_delivery() is False  # and that one does wait
+    queue.connection.delete(queue.intermediate_queue_key)
+
+
+def test_the_tick_safety_net_enqueues_a_drain_only_for_due_rows_with_none_waiting(
+    clean_flags: dict[str, Queue], django_capture_on_commit_callbacks: Any
+) -> None:
+    from gameplay import jobs
+
+    queue = clean_flags["vk"]
+    assert ensure_delivery() is False  # nothing is due
+    with django_capture_on_commit_callbacks(execute=False):  # the commit's drain is lost
+        [row] = send_message(None, [1], "Текст", kind="x")
+    Outbox.objects.filter(pk=row.pk).update(next_attempt_at=timezone.now() + timedelta(minutes=1))
+    assert ensure_delivery() is False  # in backoff: its own scheduled drain sends it
+    Outbox.objects.filter(pk=row.pk).update(
+        next_attempt_at=None, locked_until=timezone.now() + timedelta(minutes=1)
+    )
+    assert ensure_delivery() is False  # leased by a worker sending it now
+    Outbox.objects.filter(pk=row.pk).update(locked_until=timezone.now() - timedelta(seconds=1))
+    report = jobs.tick()  # the lease ran out (the worker died): due again
+    assert report["drain_enqueued"] is True
+    assert _drain_jobs(queue) == ["vkbot.delivery.jobs.drain_outbox"]
+    assert jobs.tick()["drain_enqueued"] is False  # one is waiting already
     assert len(_drain_jobs(queue)) == 1
 
 
