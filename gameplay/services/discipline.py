@@ -37,6 +37,7 @@ from gameplay.rules import (
 )
 from gameplay.rules.errors import InvalidCommand
 
+from . import prompts
 from .common import (
     current_phase,
     lock_game,
@@ -201,8 +202,26 @@ def seat_replace(
             game.commitment,
         )
         send_message(game, [vk_user_id], card, kind="role_card", keyboard=menu_keyboard())
+        _prompt_newcomer(game, seats, target)
         post_board(game, texts.replaced_public(target.number, old_name, name), kind="replace")
     return target
+
+
+def _prompt_newcomer(game: Game, seats: list[Seat], seat: Seat) -> None:
+    """A living seat handed over while a phase is open: the new player gets the prompts the
+    phase started with (the vote buttons by day, one prompt per action by night), so they can
+    act at once instead of asking for «Действия». What the seat already sent stays; sending
+    again replaces it as it would have for the old player."""
+    phase = current_phase(game)
+    if not seat.alive or phase is None or phase.status != PhaseStatus.OPEN:
+        return
+    if phase.kind == PhaseKind.DAY:
+        pending = [prompts.day_prompt(game, phase, seats, seat)]
+    else:
+        pending = prompts.night_prompts(game, phase, seats, seat)
+    for text, keyboard in pending:
+        send_message(game, [seat.vk_user_id], text, kind=f"{phase.kind}_prompt",
+                     keyboard=keyboard)  # fmt: skip
 
 
 @transaction.atomic

@@ -230,6 +230,30 @@ def test_replacement_keeps_the_seat_and_resets_the_strikes_of_the_new_person(gam
     assert result.penalties.get(new.number) == 2
 
 
+def test_a_replacement_gets_the_open_phases_prompts_at_once(game):
+    doctor = seat(game, Role.DOCTOR)
+    mark = last_outbox_id()
+    services.seat_replace(game_id=game.pk, seat=doctor.number, vk_user_id=4242, name="Д",
+                          by="gm:test")  # fmt: skip
+    [day] = pms_to(game, 4242, "day_prompt", after=mark)
+    assert "День 1" in day.text and day.keyboard["inline"]
+    to_night(game)
+    mafia = seats(game, Role.MAFIA)[0]
+    mark = last_outbox_id()
+    services.seat_replace(game_id=game.pk, seat=mafia.number, vk_user_id=4343, name="М",
+                          by="gm:test")  # fmt: skip
+    prompts = pms_to(game, 4343, "night_prompt", after=mark)
+    assert prompts and all(p.keyboard for p in prompts)
+    assert not pms_to(game, mafia.vk_user_id, "night_prompt", after=mark)
+    services.night_close(game_id=game.pk, by="gm:test")  # under review: nothing to send
+    civilian = civilians(game)[0]
+    mark = last_outbox_id()
+    services.seat_replace(game_id=game.pk, seat=civilian.number, vk_user_id=4444, name="Ц",
+                          by="gm:test")  # fmt: skip
+    assert pms_to(game, 4444, "role_card", after=mark)
+    assert not outbox(game, "night_prompt", after=mark)
+
+
 def test_a_replacement_mafia_card_names_the_whole_team(game):
     mafia = seats(game, Role.MAFIA)
     services.seat_replace(
