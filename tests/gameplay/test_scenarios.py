@@ -135,3 +135,45 @@ def test_missing_file_one_line_exit_2(sqlite_env: dict[str, str]) -> None:
     done = _run(["replay", "/nonexistent/scenario.json"], sqlite_env)
     assert done.returncode == 2
     assert len(done.stderr.decode().strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_replay_on_a_fresh_sqlite_file_migrates_it_first(tmp_path: Path) -> None:
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'new.sqlite3'}"}
+    env.pop("REDIS_URL", None)
+    path = FILES[0]
+    done = _run(["replay", str(path)], env)
+    assert done.returncode == 0, done.stderr.decode()
+    assert json.loads(done.stdout) == expected_for(path)
+    [note] = done.stderr.decode().strip().splitlines()
+    assert note.startswith("replay: applying ") and "new.sqlite3 first" in note
+    again = _run(["replay", str(path)], env)  # migrated now: nothing more to say
+    assert again.returncode == 0 and again.stderr == b""
+
+
+@pytest.mark.slow
+def test_replay_refuses_a_server_database_that_is_not_migrated(tmp_path: Path) -> None:
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL (DATABASE_URL=postgres://…)")
+    import psycopg
+
+    db = connection.settings_dict
+    name = f"vkmafia_unmigrated_{os.getpid()}"
+    admin = psycopg.connect(host=db["HOST"] or "127.0.0.1", port=db["PORT"] or 5432,
+                            user=db["USER"], password=db["PASSWORD"] or None,
+                            dbname="postgres", autocommit=True)  # fmt: skip
+    with admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        admin.execute(f'CREATE DATABASE "{name}"')
+        try:
+            auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
+            url = f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{name}"
+            env = {**os.environ, "DATABASE_URL": url}
+            done = _run(["replay", str(FILES[0])], env)
+        finally:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+    assert done.returncode == 2 and done.stdout == b""
+    [line] = done.stderr.decode().strip().splitlines()
+    assert line.startswith("replay: the database lacks ") and "manage.py migrate" in line

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from gameplay.management.database import DatabaseNotReady, prepare_database
 from gameplay.replay import ScenarioError, parse_scenario, play
 
 
@@ -30,7 +31,15 @@ class Command(BaseCommand):
             self._fail(f"cannot read {path}: {getattr(e, 'strerror', None) or e}")
         name = "Сценарий" if path == "-" else f"Сценарий {Path(path).stem}"
         try:
-            output = play(parse_scenario(text), name=name[:200], keep=options["keep"])
+            scenario = parse_scenario(text)
+        except ScenarioError as e:
+            self._fail(f"{path}: {e}")
+        try:
+            prepare_database(note=lambda line: sys.stderr.write(f"replay: {line}\n"))
+        except DatabaseNotReady as e:
+            self._fail(str(e))
+        try:
+            output = play(scenario, name=name[:200], keep=options["keep"])
         except ScenarioError as e:
             self._fail(f"{path}: {e}")
         self.stdout.write(json.dumps(output, ensure_ascii=False, indent=options["indent"]))
@@ -38,3 +47,4 @@ class Command(BaseCommand):
     def _fail(self, message: str) -> None:
         sys.stderr.write(f"replay: {message}\n")
         sys.exit(2)
+
