@@ -47,4 +47,3 @@ class Command(BaseCommand):
     def _fail(self, message: str) -> None:
         sys.stderr.write(f"replay: {message}\n")
         sys.exit(2)
-
