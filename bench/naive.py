@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gameplay.models import Outbox, OutboxChannel
+from gameplay.services.deployment import outbox_random_id
 from gameplay.services.outbox import Failure, Lease, Settlement
 from vkbot.delivery.batch import Call, CallResult, Request, is_retryable
 from vkbot.delivery.drain import SETTLE_MARGIN, Drainer
@@ -92,7 +93,7 @@ def _call(
 
 
 def _random_id(row: Outbox, peer: int, part: int) -> int:
-    return (row.random_id * 131 + part) % 2_147_483_647 or 1
+    return (outbox_random_id(row.pk) * 131 + part) % 2_147_483_647 or 1
 
 
 class NaiveDrainer(Drainer):

@@ -411,8 +411,9 @@ class OutboxStatus(models.TextChoices):
 class Outbox(models.Model):
     """A message to VK, written in the same transaction as the change that causes it.
 
-    The delivery worker drains pending rows; ``random_id`` is derived from the row so that a
-    re-send after a crash is a no-op at VK.
+    The delivery worker drains pending rows; the ``random_id`` is derived from the row id and
+    the deployment's offset (``gameplay.services.deployment``) so that a re-send after a crash
+    is a no-op at VK.
     """
 
     game = models.ForeignKey(
@@ -452,10 +453,6 @@ class Outbox(models.Model):
             ),
         ]
 
-    @property
-    def random_id(self) -> int:
-        """A stable int32 ``random_id`` for VK's de-duplication of ``messages.send``."""
-        return int(self.pk) % 2_147_483_647 or 1
 
 
 class VkEvent(models.Model):
@@ -548,3 +545,23 @@ class SpectatorMember(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["game", "vk_user_id"], name="one_spectator_row"),
         ]
+
+
+class Deployment(models.Model):
+    """This database's identity towards VK: one row (``pk=1``), created by the migration.
+
+    VK drops a ``messages.send`` whose ``random_id`` it has seen from the community for that
+    peer, and a board comment whose ``guid`` it has seen. Both are derived from Outbox row ids
+    plus ``vk_id_offset``, a random number drawn once per database: a second database using the
+    same community (a reinstall, a staging copy) has its own offset, so its row ids do not
+    replay ids VK already knows. ``manage.py rotate_vk_ids`` draws a new one (after restoring
+    an older backup, whose row ids were used again after it was taken).
+    """
+
+    vk_id_offset = models.BigIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    rotated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "установка"
+        verbose_name_plural = "установка"

@@ -21,6 +21,7 @@ from gameplay.models import (
     Seat,
 )
 from gameplay.services.common import post_board, post_chat, send_message
+from gameplay.services.deployment import outbox_random_id
 from gameplay.services.outbox import (
     DRAIN_QUEUED_KEY,
     DRAIN_SCHEDULED_KEY,
@@ -94,8 +95,8 @@ def test_one_text_to_many_players_goes_as_peer_ids(vk: RunningServer) -> None:
     # The 50-recipient row and the extra row are one group under the lower row's random_id;
     # the full row (100 recipients) has room for no one and keeps its own.
     assert [row.result["random_id"] for row in rows] == [
-        rows[0].random_id,
-        *[rows[1].random_id] * 2,
+        outbox_random_id(rows[0].pk),
+        *[outbox_random_id(rows[1].pk)] * 2,
     ]
 
 

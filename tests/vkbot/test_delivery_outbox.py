@@ -22,6 +22,7 @@ from gameplay.models import (
 )
 from gameplay.rules.errors import InvalidCommand
 from gameplay.services.common import post_board, send_message
+from gameplay.services.deployment import outbox_random_id
 from gameplay.services.outbox import (
     DRAIN_QUEUED_KEY,
     DRAIN_SCHEDULED_KEY,
@@ -155,7 +156,7 @@ def test_gm_retry_of_a_failed_message(rq_queues: dict[str, Queue], settings: Any
             Settlement(
                 row.pk,
                 "failed",
-                result={"random_id": row.random_id, "failed": {"1001": str(E901)}},
+                result={"random_id": outbox_random_id(row.pk), "failed": {"1001": str(E901)}},
                 failure=E901,
                 undelivered={1001: E901},
             )
@@ -165,7 +166,7 @@ def test_gm_retry_of_a_failed_message(rq_queues: dict[str, Queue], settings: Any
         assert outbox_retry(outbox_id=row.pk, by="gm:anna").status == OutboxStatus.PENDING
     row.refresh_from_db()
     assert row.attempts == 0 and row.last_error == "" and row.next_attempt_at is None
-    assert "failed" not in row.result and row.result["random_id"] == row.random_id
+    assert "failed" not in row.result and row.result["random_id"] == outbox_random_id(row.pk)
     event = GameEvent.objects.get(game=game, kind="outbox_retried")
     assert event.actor == "gm:anna" and event.data["recipients"] == [1001]
     assert event.data["error"].startswith("VK error 901")
@@ -181,7 +182,11 @@ def test_gm_retry_of_recipients_refused_in_a_sent_message() -> None:
     game = make_game(players=2)
     row = send_message(game, [1001, 1002], "Текст", kind="day")[0]
     lease, _ = outbox_claim(limit=5, lease_seconds=60)
-    result = {"random_id": row.random_id, "sent": {"1001": 3}, "failed": {"1002": str(E901)}}
+    result = {
+        "random_id": outbox_random_id(row.pk),
+        "sent": {"1001": 3},
+        "failed": {"1002": str(E901)},
+    }
     outbox_settle(
         lease=lease,
         settlements=[Settlement(row.pk, "sent", result=result, undelivered={1002: E901})],

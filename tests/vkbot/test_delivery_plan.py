@@ -26,6 +26,17 @@ from vkbot.localvk.errors import VKError
 from vkbot.localvk.execute import compile_code, run_program
 
 
+@pytest.fixture(autouse=True, scope="module")
+def no_offset() -> Any:
+    """Pure planning, no database: the deployment's id offset is 0 here, so a row's
+    ``random_id`` is its id (``gameplay.services.deployment``)."""
+    from gameplay.services import deployment
+
+    saved, deployment._offset = deployment._offset, 0
+    yield
+    deployment._offset = saved
+
+
 def row(pk: int, peers: list[int], text: str, **fields: Any) -> Outbox:
     fields.setdefault("channel", OutboxChannel.MESSAGE)
     return Outbox(pk=pk, peer_ids=peers, text=text, **fields)

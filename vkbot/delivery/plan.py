@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gameplay.models import Outbox, OutboxChannel
+from gameplay.services.deployment import board_guid, outbox_random_id
 from gameplay.services.outbox import (
     CREATE_CHAT_ASKED,
     Failure,
@@ -55,7 +56,6 @@ MAX_COMMENT_LENGTH = 9000
 COMMENT_SEPARATOR = "\n\n"
 #: In an invite's text, replaced by the chat's invite link.
 LINK_MARKER = "{link}"
-GUID_PREFIX = "vkmafia-outbox-"
 
 _MESSAGE_CHANNELS = (OutboxChannel.MESSAGE, OutboxChannel.CHAT, OutboxChannel.INVITE)
 
@@ -134,10 +134,6 @@ def part_random_id(random_id: int, part: int) -> int:
         return random_id
     digest = hashlib.sha256(f"{random_id}:{part}".encode()).digest()
     return int.from_bytes(digest[:4], "big") % 2_147_483_647 or 1
-
-
-def board_guid(leader_id: int) -> str:
-    return f"{GUID_PREFIX}{leader_id}"
 
 
 def part_guid(guid: str, part: int) -> str:
@@ -267,7 +263,7 @@ def _pin_random_ids(
             continue
         peers = set(recipients(row))
         if len(parts) > 1 or row.channel == OutboxChannel.CHAT:
-            result["random_id"] = row.random_id
+            result["random_id"] = outbox_random_id(row.pk)
         else:
             key = (row.channel, parts[0], _keyboard(row))
             for group in groups.setdefault(key, []):
@@ -277,8 +273,9 @@ def _pin_random_ids(
                     result["random_id"] = leader_random_id
                     break
             else:
-                groups[key].append((row.random_id, peers))
-                result["random_id"] = row.random_id
+                own = outbox_random_id(row.pk)
+                groups[key].append((own, peers))
+                result["random_id"] = own
         plan.results[row.pk] = result
 
 
