@@ -215,11 +215,7 @@ def _prompt_newcomer(game: Game, seats: list[Seat], seat: Seat) -> None:
     phase = current_phase(game)
     if not seat.alive or phase is None or phase.status != PhaseStatus.OPEN:
         return
-    if phase.kind == PhaseKind.DAY:
-        pending = [prompts.day_prompt(game, phase, seats, seat)]
-    else:
-        pending = prompts.night_prompts(game, phase, seats, seat)
-    for text, keyboard in pending:
+    for text, keyboard in prompts.phase_prompts(game, phase, seats, seat):
         send_message(game, [seat.vk_user_id], text, kind=f"{phase.kind}_prompt",
                      keyboard=keyboard)  # fmt: skip
 

@@ -21,7 +21,7 @@ from gameplay.keyboards import (
     choice_keyboard,
     targets_keyboard,
 )
-from gameplay.models import Game, Phase, Seat
+from gameplay.models import Game, Phase, PhaseKind, Seat
 from gameplay.rules import EARLY_VOTE_FROM_DAY, Act
 from gameplay.rules.roles import KILL_ACTS
 from gameplay.selectors.bot import acts_of, last_heal_target, night_targets, vote_targets
@@ -131,6 +131,14 @@ def day_prompt(game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat) -> P
         phase.number, phase.deadline, game.time_zone, phase.number >= EARLY_VOTE_FROM_DAY
     )
     return vote_page(game, phase, seats, seat, text=text)
+
+
+def phase_prompts(game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat) -> list[Prompt]:
+    """What this seat can send in this phase: the vote buttons by day, one prompt per action by
+    night (none for a seat with no night action)."""
+    if phase.kind == PhaseKind.DAY:
+        return [day_prompt(game, phase, seats, seat)]
+    return night_prompts(game, phase, seats, seat)
 
 
 def queue_day_prompts(game: Game, phase: Phase, seats: Sequence[Seat]) -> None:

@@ -47,13 +47,10 @@ def show_menu(sender: Sender) -> None:
             sent = True
             continue
         seats = sel.roster(game)
-        if phase.kind == PhaseKind.DAY:
-            items = [prompts.day_prompt(game, phase, seats, seat)]
-        else:
-            items = prompts.night_prompts(game, phase, seats, seat)
-            if not items:
-                say(sender.vk_user_id, texts.NO_NIGHT_ACTIONS, game=game, kind="menu")
-                sent = True
+        items = prompts.phase_prompts(game, phase, seats, seat)
+        if not items:  # a night with no action for this seat
+            say(sender.vk_user_id, texts.NO_NIGHT_ACTIONS, game=game, kind="menu")
+            sent = True
         for text, board in items:
             say(sender.vk_user_id, text, game=game, keyboard=board, kind="menu")
             sent = True
