@@ -25,7 +25,6 @@ from gameplay.services.common import post_board, send_message
 from gameplay.services.deployment import outbox_random_id
 from gameplay.services.outbox import (
     DRAIN_QUEUED_KEY,
-    DRAIN_SCHEDULED_KEY,
     Failure,
     Settlement,
     delivery_started,
@@ -232,19 +231,11 @@ def _drain_jobs(queue: Queue) -> list[str]:
     return [j.func_name for j in queue.get_jobs() if j.func_name.endswith("drain_outbox")]
 
 
-@pytest.fixture
-def clean_flags(rq_queues: dict[str, Queue]) -> Any:
-    redis = rq_queues["vk"].connection
-    redis.delete(DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY)
-    yield rq_queues
-    redis.delete(DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY)
-
-
 @pytest.mark.django_db(transaction=True)
-def test_a_commit_with_outbox_rows_enqueues_one_drain(clean_flags: dict[str, Queue]) -> None:
-    queue = clean_flags["vk"]
+def test_a_commit_with_outbox_rows_enqueues_one_drain(rq_queues: dict[str, Queue]) -> None:
+    queue = rq_queues["vk"]
     game = make_game(topic_id=9)
-    clean_flags["vk"].empty()
+    rq_queues["vk"].empty()
     queue.connection.delete(DRAIN_QUEUED_KEY)
     with transaction.atomic():
         send_message(game, range(1, 250), "Всем", kind="all")  # three rows
@@ -272,17 +263,17 @@ def test_a_commit_with_outbox_rows_enqueues_one_drain(clean_flags: dict[str, Que
 
 
 def test_no_drain_when_delivery_is_off(
-    clean_flags: dict[str, Queue], django_capture_on_commit_callbacks: Any, settings: Any
+    rq_queues: dict[str, Queue], django_capture_on_commit_callbacks: Any, settings: Any
 ) -> None:
     settings.OUTBOX_DELIVERY_ENABLED = False
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         send_message(None, [1], "Тихо", kind="quiet")
-    assert callbacks == [] and _drain_jobs(clean_flags["vk"]) == []
+    assert callbacks == [] and _drain_jobs(rq_queues["vk"]) == []
     assert enqueue_delivery() is False
 
 
 def test_a_redis_failure_after_commit_does_not_reach_the_caller(
-    clean_flags: dict[str, Queue],
+    rq_queues: dict[str, Queue],
     django_capture_on_commit_callbacks: Any,
     monkeypatch: Any,
     caplog: pytest.LogCaptureFixture,
@@ -304,9 +295,9 @@ def test_a_redis_failure_after_commit_does_not_reach_the_caller(
 
 
 def test_a_flag_whose_job_is_gone_does_not_block_the_next_drain(
-    clean_flags: dict[str, Queue],
+    rq_queues: dict[str, Queue],
 ) -> None:
-    queue = clean_flags["vk"]
+    queue = rq_queues["vk"]
     assert enqueue_delivery() is True
     assert enqueue_delivery() is False  # one is waiting
     queue.empty()  # an operator empties the queue; the flag stays
@@ -315,11 +306,11 @@ def test_a_flag_whose_job_is_gone_does_not_block_the_next_drain(
 
 
 def test_a_drain_taken_by_a_worker_killed_before_it_started_does_not_block_the_next(
-    clean_flags: dict[str, Queue],
+    rq_queues: dict[str, Queue],
 ) -> None:
     from rq.job import JobStatus
 
-    queue = clean_flags["vk"]
+    queue = rq_queues["vk"]
     assert enqueue_delivery() is True
     [job] = queue.get_jobs()
     # What a worker does when it takes a job: rq moves it to its intermediate list; killed
@@ -334,11 +325,11 @@ def test_a_drain_taken_by_a_worker_killed_before_it_started_does_not_block_the_n
 
 
 def test_the_tick_safety_net_enqueues_a_drain_only_for_due_rows_with_none_waiting(
-    clean_flags: dict[str, Queue], django_capture_on_commit_callbacks: Any
+    rq_queues: dict[str, Queue], django_capture_on_commit_callbacks: Any
 ) -> None:
     from gameplay import jobs
 
-    queue = clean_flags["vk"]
+    queue = rq_queues["vk"]
     assert ensure_delivery() is False  # nothing is due
     with django_capture_on_commit_callbacks(execute=False):  # the commit's drain is lost
         [row] = send_message(None, [1], "Текст", kind="x")
@@ -356,8 +347,8 @@ def test_the_tick_safety_net_enqueues_a_drain_only_for_due_rows_with_none_waitin
     assert len(_drain_jobs(queue)) == 1
 
 
-def test_a_later_drain_is_scheduled_once(clean_flags: dict[str, Queue]) -> None:
-    queue = clean_flags["vk"]
+def test_a_later_drain_is_scheduled_once(rq_queues: dict[str, Queue]) -> None:
+    queue = rq_queues["vk"]
     assert enqueue_delivery(delay=30) is True
     assert enqueue_delivery(delay=40) is False  # one is due earlier already
     assert enqueue_delivery(delay=5) is True  # earlier than the scheduled one
