@@ -14,6 +14,7 @@ from typing import Any
 
 from config import env
 from config.env import ENV_ERROR_EXIT_STATUS, EnvError
+from gameplay.management.database import error_line
 
 from .probes import http_status, port_in_use, unix_http_status
 from .supervisor import Interrupted, Service, StartupError, Supervisor
@@ -147,11 +148,6 @@ def check_config(settings: Any, *, callback: bool) -> None:
             )
 
 
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0].strip() if text else type(error).__name__
-
-
 def check_services(settings: Any) -> None:
     """Whether PostgreSQL and Redis answer; :class:`EnvError` with one line when not."""
     import redis
@@ -167,7 +163,7 @@ def check_services(settings: Any) -> None:
     except Exception as exc:  # noqa: BLE001 - psycopg raises several types
         raise EnvError(
             f"DATABASE_URL: cannot connect to the database {db['NAME']!r} on {where}: "
-            f"{_first_line(exc)}"
+            f"{error_line(exc)}"
         ) from None
     finally:
         connection.close()
@@ -177,7 +173,7 @@ def check_services(settings: Any) -> None:
     except redis.RedisError as exc:
         given = client.connection_pool.connection_kwargs
         where = given.get("path") or f"{given.get('host', '?')}:{given.get('port', '?')}"
-        raise EnvError(f"REDIS_URL: cannot reach Redis on {where}: {_first_line(exc)}") from None
+        raise EnvError(f"REDIS_URL: cannot reach Redis on {where}: {error_line(exc)}") from None
     finally:
         client.close()
 

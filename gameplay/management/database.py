@@ -22,6 +22,12 @@ class DatabaseNotReady(Exception):
     """The database cannot be used as it is; the message is one English line."""
 
 
+def error_line(error: BaseException) -> str:
+    """An error as one line for an operator: its message's first line, else its type."""
+    text = str(error).strip()
+    return text.splitlines()[0].strip() if text else type(error).__name__
+
+
 def unapplied_migrations(alias: str = DEFAULT_DB_ALIAS) -> int:
     """How many migrations the database lacks. Raises :class:`DatabaseNotReady` when it
     cannot be reached."""
@@ -30,8 +36,7 @@ def unapplied_migrations(alias: str = DEFAULT_DB_ALIAS) -> int:
         executor = MigrationExecutor(connection)
         return len(executor.migration_plan(executor.loader.graph.leaf_nodes()))
     except DatabaseError as error:
-        detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise DatabaseNotReady(f"cannot use the database: {detail}") from None
+        raise DatabaseNotReady(f"cannot use the database: {error_line(error)}") from None
 
 
 def prepare_database(
@@ -53,4 +58,4 @@ def prepare_database(
         call_command("migrate", database=alias, interactive=False, verbosity=0,
                      stdout=io.StringIO())  # fmt: skip
     except DatabaseError as error:
-        raise DatabaseNotReady(f"cannot migrate the SQLite database: {error}") from None
+        raise DatabaseNotReady(f"cannot migrate the SQLite database: {error_line(error)}") from None

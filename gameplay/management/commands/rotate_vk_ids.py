@@ -12,6 +12,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 from django.db import DatabaseError
 
+from gameplay.management.database import error_line
 from gameplay.services.deployment import deployment_rotate_vk_ids
 
 
@@ -25,8 +26,7 @@ class Command(BaseCommand):
         try:
             old, new = deployment_rotate_vk_ids()
         except DatabaseError as error:
-            first = (str(error).strip().splitlines() or [type(error).__name__])[0]
-            sys.stderr.write(f"rotate_vk_ids: cannot use the database: {first}\n")
+            sys.stderr.write(f"rotate_vk_ids: cannot use the database: {error_line(error)}\n")
             sys.exit(2)
         self.stdout.write(
             f"VK id offset changed from {old} to {new}. Restart the bot and the workers so "
