@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from bench.procs import wait_for
 from demo import config
 from demo.sim.brain import suspects
 from demo.sim.knowledge import Table
@@ -31,8 +32,14 @@ from tests.demo.conftest import Demo, alive, child_pids, start_demo
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 STARTUP_SECONDS = 120
 
@@ -75,7 +82,7 @@ class Shots:
 
 @pytest.fixture
 def browser_context() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
@@ -83,6 +90,8 @@ def browser_context() -> Iterator[Any]:
             viewport={"width": 1280, "height": 820}, locale="ru-RU", timezone_id="Europe/Moscow"
         )
         context.set_default_timeout(30_000)
+        # The waiting assertions get the same patience as the actions (their default is 5 s).
+        expect.set_options(timeout=30_000)
         try:
             yield context
         finally:
@@ -90,8 +99,9 @@ def browser_context() -> Iterator[Any]:
             browser.close()
 
 
-def _messages(page: Any) -> str:
-    return page.locator("ul.messagelist").inner_text()
+def _messages(page: Any) -> Any:
+    """The panel's Django messages (the outcome of the GM's last action)."""
+    return page.locator("ul.messagelist")
 
 
 def test_the_demo_plays_day_1_and_night_1_in_the_browser(
@@ -102,8 +112,19 @@ def test_the_demo_plays_day_1_and_night_1_in_the_browser(
     doctor = config.player_ids()[doctor_seat - 1]
     target = next(n for n in sorted(roles) if n != doctor_seat and roles[n] is Role.CIVILIAN)
     demo = start_demo(
-        demo_dir, "--seed", seed, "--day-minutes", "60", "--night-minutes", "60",
-        "--min-delay", "0.5", "--max-delay", "4", "--players-seed", "7",
+        demo_dir,
+        "--seed",
+        seed,
+        "--day-minutes",
+        "60",
+        "--night-minutes",
+        "60",
+        "--min-delay",
+        "0.5",
+        "--max-delay",
+        "4",
+        "--players-seed",
+        "7",
     )
     try:
         demo.wait_for(r"The demo is running", STARTUP_SECONDS)
@@ -116,12 +137,16 @@ def test_the_demo_plays_day_1_and_night_1_in_the_browser(
     assert status == 0, output[-4000:]
     assert "stopped." in output
     assert "local VK state saved" in output
-    time.sleep(0.5)
-    assert not [pid for pid in children if alive(pid)], "processes left running"
+    wait_for(
+        lambda: not any(alive(pid) for pid in children),
+        timeout=10,
+        what="the demo's processes to end",
+    )
 
     # A second start continues the same game: Day 2, the conversation and the board kept.
-    again = start_demo(demo_dir, "--no-players", ports=(demo.web_port, demo.vk_port,
-                                                        demo.redis_port))
+    again = start_demo(
+        demo_dir, "--no-players", ports=(demo.web_port, demo.vk_port, demo.redis_port)
+    )
     try:
         again.wait_for(r"demo game continues: .*\(#1\): День 2", STARTUP_SECONDS)
         again.wait_for(r"The demo is running", STARTUP_SECONDS)
@@ -141,8 +166,7 @@ def view_of(demo: Demo, user_id: int) -> dict[str, Any]:
         return json.loads(r.read().decode())
 
 
-def play(context: Any, demo: Demo, doctor: int, doctor_seat: int, target: int,
-         shot: Shots) -> None:
+def play(context: Any, demo: Demo, doctor: int, doctor_seat: int, target: int, shot: Shots) -> None:
     from playwright.sync_api import expect
 
     # The GM logs in and opens the game.
@@ -151,6 +175,7 @@ def play(context: Any, demo: Demo, doctor: int, doctor_seat: int, target: int,
     panel.fill("#id_username", "gm")
     panel.fill("#id_password", "gm")
     panel.click("input[type=submit]")
+    expect(panel).to_have_url(re.compile(r"/admin/$"))  # logged in: the session is set
     panel.goto(f"{demo.web_url}/admin/gameplay/game/1/")
     expect(panel.locator("body")).to_contain_text("День 1")
 
@@ -161,7 +186,7 @@ def play(context: Any, demo: Demo, doctor: int, doctor_seat: int, target: int,
     expect(messages).to_contain_text("Ваша роль — Доктор")
     expect(messages).to_contain_text("День 1. Голосуйте")
     expect(sandbox.locator("#keyboard")).to_contain_text("Действия")
-    assert not sandbox.locator("#takeover").is_checked()
+    expect(sandbox.locator("#takeover")).not_to_be_checked()
 
     # A vote in the game's topic, typed in the board's box.
     topic = sandbox.locator("#topic-select option", has_text="Игра «").get_attribute("value")
@@ -181,7 +206,7 @@ def play(context: Any, demo: Demo, doctor: int, doctor_seat: int, target: int,
     # The GM closes the day in the panel.
     panel.reload()
     panel.click("#close-phase")
-    assert "День 1 закрыт" in _messages(panel)
+    expect(_messages(panel)).to_contain_text("День 1 закрыт")
     expect(sandbox.locator("#comments")).to_contain_text("Итоги дня 1.")
     expect(sandbox.locator("#comments")).to_contain_text("Ночь 1 наступила")
 
@@ -189,8 +214,8 @@ def play(context: Any, demo: Demo, doctor: int, doctor_seat: int, target: int,
     prompt = messages.locator(".msg", has_text="Ночь 1. Кого лечите?").last
     expect(prompt).to_be_visible()
     button = prompt.locator(".ikb .btn").first
+    expect(button).to_have_text(re.compile(r"^№\d+ "))
     label = button.inner_text()
-    assert re.match(r"№\d+ ", label)
     button.click()
     expect(messages).to_contain_text(f"Принято: лечение — {label}")
     shot(sandbox, "sandbox", docs=True)
@@ -210,10 +235,10 @@ def play(context: Any, demo: Demo, doctor: int, doctor_seat: int, target: int,
     # The GM closes the night, reviews the draft and publishes it.
     panel.reload()
     panel.click("#close-phase")
-    assert "Ночь 1 закрыта" in _messages(panel)
+    expect(_messages(panel)).to_contain_text("Ночь 1 закрыта")
     expect(panel.locator("#draft")).to_be_visible()
     panel.click("#publish-night")
-    assert "Итоги ночи 1 опубликованы" in _messages(panel)
+    expect(_messages(panel)).to_contain_text("Итоги ночи 1 опубликованы")
     comments = sandbox.locator("#comments")
     expect(comments).to_contain_text("Утро после ночи 1.")
     expect(comments).to_contain_text("День 2. Голосуйте")

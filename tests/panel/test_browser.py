@@ -5,6 +5,11 @@ one item with the mafia), starts, closes Day 1, edits and publishes Night 1, mod
 opens the spectator chat and ends the game, saving a screenshot of every screen. Players' votes
 and night actions arrive through the services, as the bot would deliver them.
 
+Every check of the page after a click, a navigation or a form submission is one of Playwright's
+waiting assertions (``expect``): on a busy machine the page the click leads to comes later, and
+reading the page at once would read the old one. The database is read only after the page shows
+that the request was done.
+
 Screenshots go to a temporary folder; with ``PANEL_SCREENSHOTS_DIR`` set (``make screenshots``)
 the ones the README shows are also written there.
 """
@@ -19,6 +24,7 @@ from typing import Any
 
 import pytest
 from django.db import connections
+from playwright.sync_api import expect
 
 from gameplay import services
 from gameplay.models import Game, GameEvent, GameStatus, Phase, Seat, SeatStatus
@@ -27,8 +33,14 @@ from tests.panel.conftest import PASSWORD
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 #: Screens the README shows (docs/screenshots/<name>.png).
 DOCS_SCREENS = ("deal", "day", "night-draft", "spectators")
@@ -59,6 +71,8 @@ def page(live_server: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         context = browser.new_context(viewport={"width": 1360, "height": 860}, locale="ru-RU")
         context.set_default_timeout(15_000)
+        # The waiting assertions get the same patience as the actions (their default is 5 s).
+        expect.set_options(timeout=15_000)
         tab = context.new_page()
         try:
             yield tab
@@ -73,8 +87,11 @@ def page(live_server: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 class Shots:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self.docs = Path(os.environ["PANEL_SCREENSHOTS_DIR"]) if os.environ.get(
-            "PANEL_SCREENSHOTS_DIR") else None
+        self.docs = (
+            Path(os.environ["PANEL_SCREENSHOTS_DIR"])
+            if os.environ.get("PANEL_SCREENSHOTS_DIR")
+            else None
+        )
         self.n = 0
 
     def __call__(self, page: Any, name: str) -> None:
@@ -85,8 +102,14 @@ class Shots:
             page.screenshot(path=str(self.docs / f"{name}.png"))
 
 
-def _message(page: Any) -> str:
-    return page.locator("ul.messagelist").inner_text()
+def _messages(page: Any) -> Any:
+    """The Django messages of the page (the outcome of the last action)."""
+    return page.locator("ul.messagelist")
+
+
+def _at(page: Any, path: str) -> None:
+    """Wait until the tab shows the page whose address ends with ``path``."""
+    expect(page).to_have_url(re.compile(re.escape(path) + r"(\?.*)?$"))
 
 
 def test_gm_runs_a_whole_game_in_the_browser(
@@ -101,7 +124,9 @@ def test_gm_runs_a_whole_game_in_the_browser(
     page.fill("#id_password", PASSWORD)
     shot(page, "login")
     page.click("input[type=submit]")
-    page.get_by_role("link", name="Игры").first.click()
+    _at(page, "/admin/")
+    page.get_by_role("link", name="Игры").first.click()  # the app's page
+    _at(page, "/admin/gameplay/")
 
     # A new game with the default 26-player table.
     page.click("a.addlink")
@@ -109,18 +134,20 @@ def test_gm_runs_a_whole_game_in_the_browser(
     page.fill("#id_topic", "https://vk.com/topic-12345_678")
     shot(page, "new-game")
     page.click("#save-game")
-    assert "создана" in _message(page)
+    expect(_messages(page)).to_contain_text("создана")
     game = Game.objects.get()
+    game_url = f"/admin/gameplay/game/{game.pk}/"
     assert (game.vk_group_id, game.topic_id, game.mafia_count) == (12345, 678, 6)
 
     # 26 sign-ups: one by link, the rest as a list.
     page.fill("#add-player input[name=vk]", "https://vk.com/id1001")
     page.fill("#add-player input[name=name]", "Аня")
     page.click("#add-player button")
+    expect(_messages(page)).to_contain_text("Аня (id1001) записан")
     lines = "\n".join(f"id{1001 + i} Игрок {i + 1}" for i in range(1, 26))
     page.fill("#add-bulk textarea", lines)
     page.click("#add-bulk button")
-    assert "Добавлено игроков: 25" in _message(page)
+    expect(_messages(page)).to_contain_text("Добавлено игроков: 25")
     shot(page, "signups")
     assert Seat.objects.filter(game=game, status=SeatStatus.PLAYER).count() == 26
 
@@ -128,29 +155,37 @@ def test_gm_runs_a_whole_game_in_the_browser(
     # Re-deal (confirmed on its own page) until a deal needed more than one draw, so that the
     # page shows a rejected draw too.
     page.click("#deal-button")
+    _at(page, game_url + "deal/")
+    expect(_messages(page)).to_contain_text("Роли розданы")
     for _ in range(12):
         game.refresh_from_db()
-        if game.draws.filter(deal_round=game.draws.order_by("-deal_round")[0].deal_round
-                             ).count() > 1:
+        if (
+            game.draws.filter(deal_round=game.draws.order_by("-deal_round")[0].deal_round).count()
+            > 1
+        ):
             break
         page.click("a:has-text('Перераздать…')")
-        assert "Перераздать роли и предметы?" in page.locator("#confirm").inner_text()
+        _at(page, game_url + "deal/run/")
+        expect(page.locator("#confirm")).to_contain_text("Перераздать роли и предметы?")
         page.click("#confirm-button")
+        # The re-deal's message is the deal's: the address tells the pages apart.
+        _at(page, game_url + "deal/")
+        expect(_messages(page)).to_contain_text("Роли розданы")
     draws = page.locator("#draws tbody tr")
     accepted = page.locator("#draws tbody tr.lead")
-    assert accepted.count() == 1
-    assert accepted.locator("td").nth(4).inner_text().strip() == "1"
+    expect(accepted).to_have_count(1)
+    expect(accepted.locator("td").nth(4)).to_have_text("1")
     game.refresh_from_db()
     last_round = game.draws.order_by("-deal_round")[0].deal_round
-    assert draws.count() == game.draws.filter(deal_round=last_round).count()
+    expect(draws).to_have_count(game.draws.filter(deal_round=last_round).count())
     mafia_items = Seat.objects.filter(game=game, role=Role.MAFIA).exclude(item="").count()
     assert mafia_items == 1
-    assert game.commitment in page.locator("#commitment").inner_text()
+    expect(page.locator("#commitment")).to_contain_text(game.commitment)
     shot(page, "deal")
 
     # Start: Day 1.
     page.click("#start-button")
-    assert "Игра началась" in _message(page)
+    expect(_messages(page)).to_contain_text("Игра началась")
     seats = {s.number: s for s in Seat.objects.filter(game=game, status=SeatStatus.PLAYER)}
     town = sorted(n for n, s in seats.items() if s.role == Role.CIVILIAN)
     mafia = sorted(n for n, s in seats.items() if s.role == Role.MAFIA)
@@ -160,36 +195,39 @@ def test_gm_runs_a_whole_game_in_the_browser(
             services.vote_submit(game_id=game.pk, voter=n, target=doomed)
     services.vote_submit(game_id=game.pk, voter=doomed, target=mafia[0])
     page.reload()
-    assert page.locator("#tally tbody tr.lead td").nth(0).inner_text().strip() == str(doomed)
-    assert "№" + str(town[-1]) in page.locator("#not-voted").inner_text()
+    expect(page.locator("#tally tbody tr.lead td").nth(0)).to_have_text(str(doomed))
+    expect(page.locator("#not-voted")).to_contain_text("№" + str(town[-1]))
     shot(page, "day")
     page.click("#close-phase")
-    assert f"казнён №{doomed}" in _message(page)
+    expect(_messages(page)).to_contain_text(f"казнён №{doomed}")
 
     # Night 1: the players act, the GM closes, edits the draft and publishes it.
     role_of = {s.role: n for n, s in seats.items() if s.role != Role.CIVILIAN}
     victim, extra = town[1], town[2]
-    services.night_action_submit(game_id=game.pk, actor=mafia[0], act="mafia_shot",
-                                 target=victim)
-    services.night_action_submit(game_id=game.pk, actor=role_of[Role.COMMISSAR], act="check",
-                                 target=mafia[1])
-    services.night_action_submit(game_id=game.pk, actor=role_of[Role.DOCTOR], act="heal",
-                                 target=role_of[Role.DOCTOR])
-    services.night_action_submit(game_id=game.pk, actor=role_of[Role.MANIAC],
-                                 act="maniac_shot", target=mafia[2])
+    services.night_action_submit(game_id=game.pk, actor=mafia[0], act="mafia_shot", target=victim)
+    services.night_action_submit(
+        game_id=game.pk, actor=role_of[Role.COMMISSAR], act="check", target=mafia[1]
+    )
+    services.night_action_submit(
+        game_id=game.pk, actor=role_of[Role.DOCTOR], act="heal", target=role_of[Role.DOCTOR]
+    )
+    services.night_action_submit(
+        game_id=game.pk, actor=role_of[Role.MANIAC], act="maniac_shot", target=mafia[2]
+    )
     page.reload()
     shot(page, "night")
     page.click("#close-phase")
-    assert page.locator("#draft").is_visible()
-    assert f"№{victim}" in page.locator("#draft-summary").inner_text()
+    expect(_messages(page)).to_contain_text("Ночь 1 закрыта")
+    expect(page.locator("#draft")).to_be_visible()
+    expect(page.locator("#draft-summary")).to_contain_text(f"№{victim}")
     shot(page, "night-draft")
     page.check(f"#draft-edit input[value='{extra}']")
     page.fill("#draft-edit input[name=reason]", "Проверка правки в панели")
     page.click("#edit-night")
-    assert "Черновик исправлен" in _message(page)
-    assert f"№{extra}" in page.locator("#draft-summary").inner_text()
+    expect(_messages(page)).to_contain_text("Черновик исправлен")
+    expect(page.locator("#draft-summary")).to_contain_text(f"№{extra}")
     page.click("#publish-night")
-    assert "опубликованы" in _message(page)
+    expect(_messages(page)).to_contain_text("опубликованы")
     for n in (victim, extra, mafia[2]):
         assert not Seat.objects.get(game=game, number=n).alive
     shot(page, "day-2")
@@ -197,55 +235,66 @@ def test_gm_runs_a_whole_game_in_the_browser(
     # Modkill, after its confirmation page.
     modkilled = town[3]
     page.click(f"a[href$='/seats/{modkilled}/modkill/']")
-    assert page.locator("#confirm").is_visible()
+    _at(page, game_url + f"seats/{modkilled}/modkill/")
+    expect(page.locator("#confirm")).to_be_visible()
     assert Seat.objects.get(game=game, number=modkilled).alive  # nothing happened yet
     page.fill("#confirm input[name=reason]", "Оскорбления в теме")
     shot(page, "modkill-confirm")
     page.click("#confirm-button")
-    assert "модкилл" in _message(page)
+    expect(_messages(page)).to_contain_text("модкилл")
     assert not Seat.objects.get(game=game, number=modkilled).alive
 
     # Replacement by any VK user.
     replaced = town[4]
     page.click(f"a[href$='/seats/{replaced}/replace/']")
+    _at(page, game_url + f"seats/{replaced}/replace/")
     page.fill("#replace input[name=vk]", "vk.com/id5555")
     page.fill("#replace input[name=name]", "Новичок")
     shot(page, "replace")
     page.click("#replace-button")
-    assert "передано" in _message(page)
+    expect(_messages(page)).to_contain_text("передано")
     seat = Seat.objects.get(game=game, number=replaced)
     assert (seat.vk_user_id, seat.name) == (5555, "Новичок")
 
     # The spectator chat: link it, open it.
     page.get_by_role("link", name="Беседа ЗЗ").first.click()
+    _at(page, game_url + "spectators/")
     page.fill("#chat input[name=chat]", "7")
     page.click("#link-chat")
+    # The old page has the «open» button too: click it on the page the link led to.
+    expect(_messages(page)).to_contain_text("Беседа привязана")
     page.click("#open-chat")
-    assert "открыта" in _message(page)
+    expect(_messages(page)).to_contain_text("открыта")
     game.refresh_from_db()
     assert game.spectator_chat_open and game.spectator_chat_id == 2_000_000_007
-    eligible = page.locator("#eligible").inner_text()
-    assert f"№{doomed}" in eligible and f"№{mafia[2]}" not in eligible
+    eligible = page.locator("#eligible")
+    expect(eligible).to_contain_text(f"№{doomed}")
+    expect(eligible).not_to_contain_text(f"№{mafia[2]}")
     shot(page, "spectators")
 
     # The log shows the GM's overrides.
     page.get_by_role("link", name="Журнал").first.click()
+    _at(page, game_url + "log/")
     page.check("#log-filters input[name=overrides]")
     page.click("#log-filters button")
-    log = page.locator("#log").inner_text()
-    assert "Модкилл" in log and "Правка ночи" in log
+    expect(page).to_have_url(re.compile(r"/log/\?.*overrides="))
+    expect(page.locator("#log")).to_contain_text("Модкилл")
+    expect(page.locator("#log")).to_contain_text("Правка ночи")
     shot(page, "log")
 
     # End the game, after its confirmation page.
     page.get_by_role("link", name="Ход игры").first.click()
+    _at(page, game_url)
     page.click("a:has-text('Завершить игру…')")
+    _at(page, game_url + "end/")
+    expect(page.locator("#confirm select[name=winner]")).to_be_visible()
     shot(page, "end-confirm")
     game.refresh_from_db()
     assert game.status == GameStatus.RUNNING
     page.select_option("#confirm select[name=winner]", "town")
     page.fill("#confirm input[name=reason]", "Проверка завершения")
     page.click("#confirm-button")
-    assert "Игра завершена" in _message(page)
+    expect(_messages(page)).to_contain_text("Игра завершена")
     game.refresh_from_db()
     assert (game.status, game.winner) == (GameStatus.FINISHED, "town")
     assert GameEvent.objects.filter(game=game, kind="game_finished", override=True).exists()
