@@ -30,7 +30,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from bench.procs import process_tree
+from bench.procs import ProcessError, process_tree, wait_for
 from ops.probes import free_port, http_status
 from tests.process_support import PROJECT, LoggedProcess, alive, child_pids
 from tests.redis_support import private_redis
@@ -268,19 +268,32 @@ def first_line(output: str, name: str) -> int:
 
 
 def wait_answer(state: Any, user: int, timeout: float = 20.0) -> list[str]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        sent = [message.text for message in state.sent_messages(user)]
-        if sent:
-            return sent
-        time.sleep(0.1)
-    raise AssertionError(f"no answer to user {user} within {timeout:.0f} s")
+    wait_for(
+        lambda: bool(state.sent_messages(user)),
+        timeout=timeout,
+        what=f"an answer to user {user}",
+        interval=0.1,
+    )
+    return [message.text for message in state.sent_messages(user)]
+
+
+def assert_all_ended(processes: dict[int, str], timeout: float = 10.0) -> None:
+    """Every one of ``processes`` ends within ``timeout`` (a grandchild may exit a moment
+    after its parent has been reaped)."""
+    try:
+        wait_for(
+            lambda: not any(alive(pid) for pid in processes),
+            timeout=timeout,
+            what="every process to end",
+        )
+    except ProcessError:
+        left = [command for pid, command in processes.items() if alive(pid)]
+        raise AssertionError(f"left running: {left}") from None
 
 
 def assert_stopped_cleanly(serve: Serve, processes: dict[int, str]) -> None:
     assert serve.stop() == 0, serve.output()[-4000:]
-    left = [command for pid, command in processes.items() if alive(pid)]
-    assert left == [], left
+    assert_all_ended(processes)
     assert re.search(r"^run +\| stopped\.$", serve.output(), re.MULTILINE)
 
 
@@ -366,4 +379,4 @@ def test_a_token_vk_refuses_stops_everything_with_status_2(start_serve: Any) -> 
             re.MULTILINE,
         ), output
         assert "Traceback" not in output
-        assert [c for pid, c in commands.items() if alive(pid)] == []
+        assert_all_ended(commands)

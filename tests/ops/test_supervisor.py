@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.procs import ProcessError, wait_for
 from ops import supervisor as sup
 from ops.supervisor import Interrupted, Service, StartupError, Supervisor
 from tests.process_support import PROJECT, alive
@@ -30,8 +32,7 @@ def script(code: str) -> list[str]:
 
 
 def make(out: io.StringIO | None = None) -> Supervisor:
-    return Supervisor(env=dict(os.environ), cwd=str(PROJECT), out=out or io.StringIO(),
-                      color=False)
+    return Supervisor(env=dict(os.environ), cwd=str(PROJECT), out=out or io.StringIO(), color=False)
 
 
 SLEEPER = script("""
@@ -42,12 +43,11 @@ SLEEPER = script("""
 
 
 def wait_dead(pid: int, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not alive(pid):
-            return True
-        time.sleep(0.05)
-    return False
+    try:
+        wait_for(lambda: not alive(pid), timeout=timeout, what=f"process {pid} to end")
+    except ProcessError:
+        return False
+    return True
 
 
 def test_services_start_when_ready_and_their_output_is_prefixed() -> None:
@@ -60,10 +60,12 @@ def test_services_start_when_ready_and_their_output_is_prefixed() -> None:
         return ready_file_probe["n"] >= 3
 
     try:
-        first, second = supervisor.start_group([
-            Service("alpha", SLEEPER, ready_line=r"^ready$"),
-            Service("beta", SLEEPER, probe=probe),
-        ])
+        first, second = supervisor.start_group(
+            [
+                Service("alpha", SLEEPER, ready_line=r"^ready$"),
+                Service("beta", SLEEPER, probe=probe),
+            ]
+        )
         assert first.ready.is_set() and second.ready.is_set()
         supervisor.run_step("setup", script("print('Готово'); print('hidden?')"))
         supervisor.say("hello")
@@ -79,13 +81,15 @@ def test_services_start_when_ready_and_their_output_is_prefixed() -> None:
 def test_muted_lines_are_hidden_unless_verbose() -> None:
     for verbose, shown in ((False, False), (True, True)):
         out = io.StringIO()
-        supervisor = Supervisor(env=dict(os.environ), cwd=str(PROJECT), out=out, color=False,
-                                verbose=verbose)
-        code = script("print('x INFO rq.worker [1] Job OK'); print('ready'); "
-                      "import time; time.sleep(60)")
+        supervisor = Supervisor(
+            env=dict(os.environ), cwd=str(PROJECT), out=out, color=False, verbose=verbose
+        )
+        code = script(
+            "print('x INFO rq.worker [1] Job OK'); print('ready'); import time; time.sleep(60)"
+        )
         try:
+            # The muted line comes before "ready": it was shown or hidden when start returns.
             supervisor.start(Service("worker", code, ready_line="ready", mute=r"INFO rq\."))
-            time.sleep(0.2)
         finally:
             supervisor.stop_all()
         assert ("Job OK" in out.getvalue()) is shown
@@ -95,12 +99,19 @@ def test_a_failing_start_is_reported() -> None:
     supervisor = make()
     try:
         with pytest.raises(StartupError, match="exited with status 3 while starting") as info:
-            supervisor.start(Service("crash", script("import sys; sys.exit(3)"),
-                                     ready_line="never"))
+            supervisor.start(
+                Service("crash", script("import sys; sys.exit(3)"), ready_line="never")
+            )
         assert info.value.status == 3
         with pytest.raises(StartupError, match="not ready after 1 s"):
-            supervisor.start(Service("slow", script("import time; time.sleep(60)"),
-                                     ready_line="never", ready_timeout=1))
+            supervisor.start(
+                Service(
+                    "slow",
+                    script("import time; time.sleep(60)"),
+                    ready_line="never",
+                    ready_timeout=1,
+                )
+            )
         with pytest.raises(StartupError, match="failed with exit status 4"):
             supervisor.run_step("step", script("import sys; sys.exit(4)"))
     finally:
@@ -113,8 +124,9 @@ def test_a_stop_request_interrupts_the_start() -> None:
     timer.start()
     try:
         with pytest.raises(Interrupted):
-            supervisor.start(Service("slow", script("import time; time.sleep(60)"),
-                                     ready_line="never"))
+            supervisor.start(
+                Service("slow", script("import time; time.sleep(60)"), ready_line="never")
+            )
         with pytest.raises(Interrupted):
             supervisor.run_step("late", SLEEPER)
     finally:
@@ -142,10 +154,12 @@ def test_stop_kills_a_stubborn_service_and_its_children(tmp_path: Path) -> None:
     """)
     out = io.StringIO()
     supervisor = make(out)
-    children = supervisor.start_group([
-        Service("graceful", graceful, ready_line="ready", stop_timeout=5),
-        Service("stubborn", stubborn, ready_line="ready", stop_timeout=1),
-    ])
+    children = supervisor.start_group(
+        [
+            Service("graceful", graceful, ready_line="ready", stop_timeout=5),
+            Service("stubborn", stubborn, ready_line="ready", stop_timeout=1),
+        ]
+    )
     grandchild = int(pidfile.read_text())
     started = time.monotonic()
     supervisor.stop_all()
@@ -219,10 +233,12 @@ def test_a_stop_group_stops_side_by_side() -> None:
     """)
     out = io.StringIO()
     supervisor = make(out)
-    supervisor.start_group([
-        Service(name, deaf, ready_line="ready", stop_timeout=1.5, stop_group="front")
-        for name in ("one", "two", "three")
-    ])
+    supervisor.start_group(
+        [
+            Service(name, deaf, ready_line="ready", stop_timeout=1.5, stop_group="front")
+            for name in ("one", "two", "three")
+        ]
+    )
     started = time.monotonic()
     supervisor.stop_all()
     assert time.monotonic() - started < 4  # not 3 × 1.5 s
@@ -232,19 +248,28 @@ def test_a_stop_group_stops_side_by_side() -> None:
 def test_steps_run_side_by_side_and_a_failure_ends_the_others() -> None:
     out = io.StringIO()
     supervisor = make(out)
-    started = time.monotonic()
-    supervisor.run_steps([
-        ("one", script("import time; time.sleep(1); print('one done')")),
-        ("two", script("import time; time.sleep(1); print('two done')")),
-    ])
-    assert time.monotonic() - started < 1.9  # not 2 s one after the other
-    assert "one     | one done" in out.getvalue() and "two     | two done" in out.getvalue()
+    step = "import time; print('from', time.time()); time.sleep(1); print('to', time.time())"
+    supervisor.run_steps([("one", script(step)), ("two", script(step))])
+    text = out.getvalue()
+
+    def span(name: str) -> tuple[float, float]:
+        times = [
+            float(re.search(rf"^{name} +\| {edge} (\S+)$", text, re.MULTILINE)[1])
+            for edge in ("from", "to")
+        ]
+        return times[0], times[1]
+
+    # Side by side: each started before the other ended (however slowly the machine runs).
+    (one_from, one_to), (two_from, two_to) = span("one"), span("two")
+    assert one_from < two_to and two_from < one_to, text
     started = time.monotonic()
     with pytest.raises(StartupError, match="broken failed with exit status 5") as info:
-        supervisor.run_steps([
-            ("long", script("import time; time.sleep(60)")),
-            ("broken", script("import sys; sys.exit(5)")),
-        ])
+        supervisor.run_steps(
+            [
+                ("long", script("import time; time.sleep(60)")),
+                ("broken", script("import sys; sys.exit(5)")),
+            ]
+        )
     assert info.value.status == 5
     assert time.monotonic() - started < 10
 
@@ -287,8 +312,9 @@ def test_a_restart_that_does_not_get_ready_is_retried_then_given_up(
         time.sleep(0.2)
     """)
     out = io.StringIO()
-    supervisor = Supervisor(env=dict(os.environ), cwd=str(PROJECT), out=out, color=False,
-                            max_restarts=3)
+    supervisor = Supervisor(
+        env=dict(os.environ), cwd=str(PROJECT), out=out, color=False, max_restarts=3
+    )
     try:
         supervisor.start(Service("fragile", fragile, ready_line="ready"))
         assert supervisor.watch(poll=0.05) == 1
@@ -305,11 +331,17 @@ def test_a_service_that_exits_fails_its_group_while_another_is_still_starting() 
     started = time.monotonic()
     try:
         with pytest.raises(StartupError, match="quitter exited with status 2") as info:
-            supervisor.start_group([
-                Service("slow", script("import time; time.sleep(60)"), ready_line="never",
-                        ready_timeout=30),
-                Service("quitter", quitter, ready_line="ready"),
-            ])
+            supervisor.start_group(
+                [
+                    Service(
+                        "slow",
+                        script("import time; time.sleep(60)"),
+                        ready_line="never",
+                        ready_timeout=30,
+                    ),
+                    Service("quitter", quitter, ready_line="ready"),
+                ]
+            )
     finally:
         supervisor.stop_all()
     assert info.value.status == 2
