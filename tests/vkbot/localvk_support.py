@@ -1,4 +1,5 @@
-"""Helpers for the local VK server tests: the test community and raw HTTP calls."""
+"""Helpers for the local VK server tests: the test community, raw HTTP calls, and what the
+server's long poll has been asked."""
 
 from __future__ import annotations
 
@@ -57,3 +58,36 @@ async def control(
             return response.status, await response.json()
     async with http.post(url, json=body) as response:
         return response.status, await response.json()
+
+
+class LongPollWatch:
+    """Records every ``a_check`` the local VK's long poll receives (by wrapping its queue's
+    ``poll``): for each, how many ``groups.getLongPollServer`` calls had been made by then.
+
+    A poller that has sent an ``a_check`` has fixed its position (the ts it polls from is
+    stored by then): whatever is injected afterwards reaches it. That is what a test waits for
+    before it injects, instead of sleeping on the assumption that the poller got that far."""
+
+    def __init__(self, state: LocalVK) -> None:
+        self.state = state
+        #: Per ``a_check`` received: the number of ``groups.getLongPollServer`` calls before it.
+        self.servers_before: list[int] = []
+        original = state.longpoll.poll
+
+        async def poll(key: str, ts: str, wait: float) -> dict[str, Any]:
+            self.servers_before.append(len(state.calls("groups.getLongPollServer")))
+            return await original(key, ts, wait)
+
+        poll.watch = self  # type: ignore[attr-defined]  # for long_polls()
+        state.longpoll.poll = poll  # type: ignore[method-assign]
+
+    def polled(self, servers: int = 1) -> bool:
+        """Whether an ``a_check`` came after the ``servers``-th ``groups.getLongPollServer``."""
+        return any(n >= servers for n in self.servers_before)
+
+
+def long_polls(state: LocalVK) -> LongPollWatch:
+    """The :class:`LongPollWatch` of ``state`` (started on the first call: call it before the
+    poller starts, or its first ``a_check`` goes unseen)."""
+    watch = getattr(state.longpoll.poll, "watch", None)
+    return watch if isinstance(watch, LongPollWatch) else LongPollWatch(state)

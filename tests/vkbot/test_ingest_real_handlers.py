@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +17,7 @@ from vkbottle.http import SingleAiohttpClient
 from gameplay import services
 from gameplay.models import GameEvent, Outbox, PollState, Seat, SeatStatus, VkEvent, Vote
 from gameplay.rules import RoleCounts
+from tests.async_support import wait_until
 from tests.vkbot.ingest_support import (
     SECRET,
     VK_BASE,
@@ -28,6 +28,7 @@ from tests.vkbot.ingest_support import (
 from tests.vkbot.localvk_support import GROUP_ID, GROUP_TOKEN, make_state
 from vkbot.localvk import running_server
 from vkbot.longpoll import Backoff, LongPoller
+from vkbot.pipeline import stored_ts
 from vkbot.vkapi import make_api
 
 SIGNER = 4242
@@ -35,13 +36,10 @@ TOPIC = 3131
 
 
 async def eventually(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = await sync_to_async(condition, thread_sensitive=True)()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"condition not met (last value {value!r})"
-        await asyncio.sleep(0.02)
+    """Wait until the (sync, database-reading) condition holds."""
+    return await wait_until(
+        sync_to_async(condition, thread_sensitive=True), timeout=timeout, interval=0.02
+    )
 
 
 def signups() -> list[tuple[str, str, bool | None]]:
@@ -66,6 +64,10 @@ async def test_a_private_sign_up_through_the_long_poll_is_applied_once(settings:
         configure(settings, api_url=srv.api_url)
         srv.state.add_user(SIGNER, "Анна", "Каренина")
 
+        def caught_up() -> bool:
+            """The poller applied every event there is (the ts is stored with its batch)."""
+            return stored_ts() == str(srv.state.longpoll.ts)
+
         def start() -> tuple[LongPoller, asyncio.Task[None]]:
             poller = LongPoller(make_api(GROUP_TOKEN), GROUP_ID, wait=1, backoff=Backoff(0.02))
             return poller, asyncio.create_task(poller.run())
@@ -76,7 +78,7 @@ async def test_a_private_sign_up_through_the_long_poll_is_applied_once(settings:
             first_ts = str(srv.state.longpoll.ts)
             srv.state.inject_message(SIGNER, "участвую")
             await eventually(signups)
-            await asyncio.sleep(0.1)
+            await eventually(caught_up)
             poller.request_stop()
             await asyncio.wait_for(task, 5)
             after_first = await sync_to_async(state_of_play, thread_sensitive=True)()
@@ -87,7 +89,7 @@ async def test_a_private_sign_up_through_the_long_poll_is_applied_once(settings:
             )()
             poller, task = start()
             await eventually(lambda: len(srv.state.calls("groups.getLongPollServer")) == 2)
-            await asyncio.sleep(0.3)
+            await eventually(caught_up)  # the update delivered again has been applied (again)
             poller.request_stop()
             await asyncio.wait_for(task, 5)
         finally:

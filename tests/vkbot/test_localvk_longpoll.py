@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,18 +12,9 @@ import pytest
 from vkbottle import API, Bot, BotPolling
 from vkbottle.bot import Message
 
-from tests.vkbot.localvk_support import GROUP_ID, control
+from tests.async_support import wait_until
+from tests.vkbot.localvk_support import GROUP_ID, control, long_polls
 from vkbot.localvk import RunningServer
-
-
-async def wait_for(condition: Callable[[], Any], timeout: float = 5.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        await asyncio.sleep(0.01)
-    raise AssertionError("condition not met in time")
 
 
 async def poll(
@@ -48,7 +38,7 @@ async def test_bot_polling_receives_an_injected_private_message(
     polling = BotPolling(api=api, group_id=GROUP_ID, wait=1)
     events = polling.listen()
     first = asyncio.ensure_future(events.__anext__())
-    await wait_for(lambda: server.state.calls("groups.getLongPollServer"))
+    await wait_until(lambda: server.state.calls("groups.getLongPollServer"))
     update = server.state.inject_message(4242, "/join", payload={"cmd": "join"})
     try:
         event = await asyncio.wait_for(first, 5)
@@ -76,9 +66,9 @@ async def test_bot_answers_a_private_message_end_to_end(
 
     task = asyncio.create_task(bot.run_polling())
     try:
-        await wait_for(lambda: server.state.calls("groups.getLongPollServer"))
+        await wait_until(lambda: server.state.calls("groups.getLongPollServer"))
         server.state.inject_message(77001, "ping")
-        [reply] = await wait_for(lambda: server.state.sent_messages(77001))
+        [reply] = await wait_until(lambda: server.state.sent_messages(77001))
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
@@ -88,13 +78,15 @@ async def test_bot_answers_a_private_message_end_to_end(
 async def test_poll_blocks_until_an_event_or_the_wait(
     server: RunningServer, api: API, http: aiohttp.ClientSession
 ) -> None:
+    watch = long_polls(server.state)
     lp = await lp_server(api)
     started = time.monotonic()
     empty = await poll(http, lp, wait=1)
     assert empty == {"ts": lp["ts"], "updates": []}
     assert time.monotonic() - started >= 0.9
     waiting = asyncio.ensure_future(poll(http, lp, wait=10))
-    await asyncio.sleep(0.1)
+    await wait_until(lambda: len(watch.servers_before) == 2)  # the server has the a_check
+    assert not waiting.done()  # and holds it
     status, update = await control(http, server, "message_new", {"from_id": 5, "text": "hi"})
     assert status == 200
     answer = await asyncio.wait_for(waiting, 5)
@@ -156,9 +148,9 @@ async def test_bot_polling_survives_an_expired_key(
     polling = BotPolling(api=api, group_id=GROUP_ID, wait=1)
     events = polling.listen()
     pending = asyncio.ensure_future(events.__anext__())
-    await wait_for(lambda: server.state.calls("groups.getLongPollServer"))
+    await wait_until(lambda: server.state.calls("groups.getLongPollServer"))
     server.state.expire_longpoll_keys()  # wakes the poller: failed 2, new key
-    await wait_for(lambda: len(server.state.calls("groups.getLongPollServer")) == 2)
+    await wait_until(lambda: len(server.state.calls("groups.getLongPollServer")) == 2)
     update = server.state.inject_message(8, "still here")
     try:
         event = await asyncio.wait_for(pending, 5)

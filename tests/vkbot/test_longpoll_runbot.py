@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from bench.procs import ProcessError, wait_for
 from gameplay.models import VkEvent
 from tests.vkbot.ingest_support import (
     configure,
@@ -24,8 +24,10 @@ from tests.vkbot.ingest_support import (
     recorded_texts,
     use_dispatch,
 )
-from tests.vkbot.localvk_support import make_state
+from tests.vkbot.localvk_support import long_polls, make_state
 from vkbot.localvk import ServerThread
+from vkbot.longpoll import LongPoller
+from vkbot.management.commands.runbot import Command as Runbot
 from vkbot.pipeline import stored_ts
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,35 +99,46 @@ def test_runbot_applies_updates_and_stops_on_sigterm(
         seen.append(update["object"]["message"]["text"])
         if len(seen) == 1:
             applying.set()
-            release.wait(5)  # SIGTERM arrives while this batch is being applied
+            release.wait(60)  # SIGTERM arrives while this batch is being applied
 
     use_dispatch(monkeypatch, dispatch)
+    pollers: list[LongPoller] = []
+    build_poller = Runbot.build_poller
+
+    def build_and_keep(self: Runbot, wait: int) -> LongPoller:
+        pollers.append(build_poller(self, wait))
+        return pollers[-1]
+
+    monkeypatch.setattr(Runbot, "build_poller", build_and_keep)
+    problems: list[str] = []
     with ServerThread(make_state()) as srv:
         configure(settings, api_url=srv.api_url)
+        watch = long_polls(srv.state)
 
         def user_and_operator() -> None:
-            deadline = time.monotonic() + 10
-            while not srv.state.calls("groups.getLongPollServer"):
-                if time.monotonic() > deadline:
-                    return
-                time.sleep(0.01)
-            time.sleep(0.1)
-            with srv.state.lock:  # one batch
-                srv.state.inject_message(42, "first")
-                srv.state.inject_message(42, "second")
-            if applying.wait(5):
+            try:
+                # Once runbot waits in a_check, both messages reach it, and in one batch.
+                wait_for(watch.polled, timeout=30, what="runbot to wait in a_check")
+                with srv.state.lock:
+                    srv.state.inject_message(42, "first")
+                    srv.state.inject_message(42, "second")
+                if not applying.wait(30):
+                    raise ProcessError("runbot did not apply the batch within 30 s")
                 os.kill(os.getpid(), signal.SIGTERM)
-                time.sleep(0.2)
-            release.set()
+                # Released only once runbot has taken the SIGTERM: it came mid-batch.
+                wait_for(lambda: pollers[0].stopping, timeout=30, what="runbot to take SIGTERM")
+            except ProcessError as error:
+                problems.append(str(error))
+            finally:
+                release.set()
 
         helper = threading.Thread(target=user_and_operator)
         helper.start()
-        started = time.monotonic()
         call_command("runbot", "--wait", "1")
-        helper.join(10)
+        helper.join(60)
         ts = str(srv.state.longpoll.ts)
 
-    assert time.monotonic() - started < 8
+    assert not helper.is_alive() and problems == []
     assert recorded_texts(game_id) == ["first", "second"]  # the whole batch, then the stop
     assert stored_ts() == ts and VkEvent.objects.count() == 2
     out = capsys.readouterr().out
