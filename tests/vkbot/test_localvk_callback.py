@@ -17,6 +17,7 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
+from tests.async_support import wait_until
 from tests.vkbot.localvk_support import GROUP_ID, control, make_state
 from vkbot.localvk import FaultConfig, LocalVK, RunningServer, running_server
 from vkbot.localvk.__main__ import build_parser, main, state_from_args
@@ -113,30 +114,30 @@ def push_to(state: LocalVK, *receivers: Receiver, **options: Any) -> None:
     )
 
 
-async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():
-        assert asyncio.get_running_loop().time() < deadline, "timed out"
-        await asyncio.sleep(0.01)
-
-
 async def confirmed(state: LocalVK) -> None:
-    await until(lambda: state.callbacks.confirmed)
+    await wait_until(lambda: state.callbacks.confirmed, what="the confirmation")
 
 
 async def drained(state: LocalVK) -> None:
-    await until(lambda: state.callbacks.pending == 0)
+    await wait_until(lambda: state.callbacks.pending == 0, what="every event answered")
+
+
+#: How long a test watches for a post that must not come (nothing queued it: the post
+#: would be a bug). A wait for something that is not to happen cannot end on a condition;
+#: on a slow machine the window only catches less, it never fails a correct pusher.
+NOTHING_WINDOW = 0.1
 
 
 async def test_without_a_server_url_nothing_is_pushed_and_long_poll_is_as_ever(
     server: RunningServer, receivers: list[Receiver]
 ) -> None:
     update = server.state.inject_message(42, "привет")
-    await asyncio.sleep(0.05)
     assert server.state.longpoll.events() == [update]
-    assert receivers[0].got == []
     stats = server.state.callbacks.stats()
     assert (stats["configured"], stats["events"], stats["not_confirmed"]) == (False, 0, 0)
+    assert server.state.callbacks.pending == 0  # nothing queued, so nothing may be posted:
+    await asyncio.sleep(NOTHING_WINDOW)
+    assert receivers[0].got == []
 
 
 async def test_events_wait_for_the_confirmation_then_come_as_vk_sends_them(
@@ -145,7 +146,7 @@ async def test_events_wait_for_the_confirmation_then_come_as_vk_sends_them(
     state, web_process = server.state, receivers[0]
     web_process.code = "wrong"
     push_to(state, web_process)
-    await until(lambda: len(web_process.got) >= 2)  # asked, and asked again
+    await wait_until(lambda: len(web_process.got) >= 2)  # asked, and asked again
     before = state.inject_message(42, "до подтверждения")
     assert not state.callbacks.confirmed
     assert web_process.got[0].body == {"type": "confirmation", "group_id": GROUP_ID}
@@ -262,8 +263,9 @@ async def test_at_most_concurrency_posts_are_in_flight(
     await confirmed(server.state)
     for n in range(8):
         server.state.inject_message(40 + n, "статус")
-    await until(lambda: web_process.in_flight == 3)
-    await asyncio.sleep(0.05)
+    await wait_until(lambda: web_process.in_flight == 3, what="3 posts in flight")
+    # Five more are queued: none of them may start while the three are held.
+    await asyncio.sleep(NOTHING_WINDOW)
     assert web_process.in_flight == 3 and server.state.callbacks.pending == 8
     web_process.hold.set()
     await drained(server.state)
@@ -330,7 +332,8 @@ async def test_reconfiguring_asks_for_a_new_confirmation(
 
     server.state.callbacks.configure(None)
     server.state.inject_message(42, "статус")
-    await asyncio.sleep(0.05)
+    assert server.state.callbacks.pending == 0  # not queued, so it may not be posted:
+    await asyncio.sleep(NOTHING_WINDOW)
     assert len(second.events()) == 1 and not server.state.callbacks.stats()["configured"]
 
 
@@ -369,8 +372,17 @@ async def test_control_endpoints(server: RunningServer, receivers: list[Receiver
         (["--callback-secret", "s"], "need --callback-url"),
         (["--callback-url", "nope", "--callback-confirmation", "c"], "not an http"),
         (["--callback-duplicate-rate", "0.5"], "needs --callback-url"),
-        (["--callback-url", "http://h/", "--callback-confirmation", "c",
-          "--callback-concurrency", "0"], "concurrency"),  # fmt: skip
+        (
+            [
+                "--callback-url",
+                "http://h/",
+                "--callback-confirmation",
+                "c",
+                "--callback-concurrency",
+                "0",
+            ],
+            "concurrency",
+        ),  # fmt: skip
     ],
 )
 def test_bad_callback_options_are_one_line_and_exit_2(
