@@ -102,7 +102,7 @@ def seed(options: SeedOptions, vk: LocalVkClient, *, wait: float = 0.0) -> SeedR
         game = create_game(options, vk, gm)
     if game.status == GameStatus.RECRUITING:
         sign_up_players(game, vk, gm)
-        game_deal(game_id=game.pk, by=_by(gm), seed=options.seed)
+        game_deal(game_id=game.pk, by=_by(gm))
         game.refresh_from_db()
     if game.status == GameStatus.DEALT:
         game_start(game_id=game.pk, by=_by(gm))
@@ -207,6 +207,7 @@ def create_game(options: SeedOptions, vk: LocalVkClient, gm: Any) -> Game:
         night_length=timedelta(minutes=options.night_minutes),
         reminders=[1],
         auto_publish=options.auto_publish,
+        seed=options.seed,
     )
     spectator_chat_link(game_id=game.pk, by=_by(gm), chat=int(chat["chat_id"]))
     return game

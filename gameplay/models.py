@@ -73,7 +73,8 @@ class Game(models.Model):
     #: VK ids of the GMs' own accounts: they may sit in the spectator chat.
     gm_vk_ids = models.JSONField("VK id ведущих", default=list, blank=True)
 
-    # The verifiable deal (RULES.md §1): the seed stays secret until the end.
+    # The verifiable deal (RULES.md §1): the seed (the current round's, ``DealRound``) stays
+    # secret until the end; ``commitment`` is the hash of the deal in play.
     seed = models.CharField(max_length=128, blank=True)
     commitment = models.CharField("хеш раздачи", max_length=64, blank=True)
     deal_from_seed = models.BooleanField(default=True)
@@ -331,6 +332,28 @@ class Draw(models.Model):
             models.UniqueConstraint(
                 fields=["game", "deal_round", "attempt"], name="unique_draw_attempt"
             ),
+        ]
+
+
+class DealRound(models.Model):
+    """A seed of the deal and its public commitment (gameplay/rules/deal.py): round 1 opens
+    with the sign-up, a later one only by the GM's decision (an override). The seed is drawn by
+    the server and revealed only at the end; the deal is this seed's for the final roster."""
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="deal_rounds")
+    number = models.PositiveSmallIntegerField()
+    seed = models.CharField(max_length=128)
+    commitment = models.CharField(max_length=64)
+    #: The topic its commitment was posted in (None: not posted yet, the game had no topic).
+    topic_id = models.BigIntegerField(null=True, blank=True)
+    #: How many deals were made from this seed (the GM saw each of them).
+    deals = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["game", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["game", "number"], name="unique_deal_round"),
         ]
 
 

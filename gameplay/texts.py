@@ -74,6 +74,74 @@ def withdrawn(game_name: str) -> str:
     return f"Вы сняты с игры «{game_name}»."
 
 
+# --- the rounds of the deal (gameplay/rules/deal.py) -------------------------------------------
+
+
+def round_hash_line(number: int, commitment: str) -> str:
+    return f"Раунд {number}: хеш зерна (SHA-256) {commitment}"
+
+
+def signup_opened(game_name: str, commitment: str) -> str:
+    """The board's post when sign-up opens: round 1's commitment, before anyone signs up."""
+    return "\n".join(
+        [
+            f"Открыта запись в игру «{game_name}»: «+» в теме набора или в личные сообщения "
+            "сообществу.",
+            "",
+            round_hash_line(1, commitment),
+            "Зерно раздачи выбрал сервер, его не видит никто, ведущий тоже. Роли и предметы "
+            "определяются этим зерном и составом игроков: тот же состав — та же раздача. "
+            "Зерно будет опубликовано в конце игры.",
+        ]
+    )
+
+
+def round_opened(game_name: str, number: int, commitment: str) -> str:
+    """The board's post when the GM opens a new round (a new seed)."""
+    return "\n".join(
+        [
+            f"Игра «{game_name}»: ведущий начал новый раунд раздачи — роли будут розданы из "
+            "нового зерна.",
+            round_hash_line(number, commitment),
+            "Зёрна всех раундов будут опубликованы в конце игры, а это решение — в списке "
+            "«Решения ведущего».",
+        ]
+    )
+
+
+def deal_discarded_summary(deal_number: int, round_number: int, why: str) -> str:
+    """The «Решения ведущего» line of a discarded deal."""
+    return f"Раздача №{deal_number} (раунд {round_number}) отброшена: {why}."
+
+
+def discarded_by_gm(vk_user_id: int) -> str:
+    return f"ведущий снял игрока id{vk_user_id}"
+
+
+def discarded_by_player(vk_user_id: int) -> str:
+    return f"игрок id{vk_user_id} снялся сам"
+
+
+def discarded_for_round(number: int) -> str:
+    return f"ведущий начал раунд {number}"
+
+
+def round_opened_summary(number: int, commitment: str) -> str:
+    """The «Решения ведущего» line of a new round."""
+    return f"Ведущий начал раунд {number} раздачи (новое зерно, хеш {commitment})."
+
+
+ROUND_NOT_NEEDED = "Из зерна этого раунда ещё не раздавали: новый раунд не нужен, раздайте роли."
+ALREADY_DEALT = (
+    "Роли уже розданы. Тот же состав с тем же зерном даёт ту же раздачу; раздать заново "
+    "можно только в новом раунде (решение ведущего, оно будет опубликовано)."
+)
+COUNTS_AFTER_DEAL = (
+    "Из зерна этого раунда уже раздавали: состав ролей теперь меняется только вместе с новым "
+    "раундом раздачи (решение ведущего, оно будет опубликовано)."
+)
+
+
 # --- start -----------------------------------------------------------------------------------
 
 
@@ -95,13 +163,25 @@ def role_card(
     return "\n\n".join(parts)
 
 
-def roster(game_name: str, seats: Iterable[tuple[int, str]], commitment: str) -> str:
+def roster(
+    game_name: str,
+    seats: Iterable[tuple[int, str]],
+    commitment: str,
+    rounds: Sequence[tuple[int, str]] = (),
+) -> str:
+    """The start's post: the seats, every round's commitment and the hash of the deal."""
     lines = [f"Игра «{game_name}» начинается! Машина времени запущена.", "", "Состав:"]
     lines += [seat_label(n, name) for n, name in seats]
+    lines.append("")
+    if rounds:
+        lines.append(
+            f"Роли розданы из зерна раунда {rounds[-1][0]} и состава (места — по возрастанию "
+            "VK id)."
+        )
+        lines += [round_hash_line(n, c) for n, c in rounds]
     lines += [
-        "",
         f"Хеш раздачи (SHA-256): {commitment}",
-        "В конце игры ведущий опубликует зерно — по нему любой может проверить раздачу.",
+        "В конце игры будут опубликованы зёрна — по ним любой может проверить раздачу.",
     ]
     return "\n".join(lines)
 
@@ -274,6 +354,9 @@ def game_over(
     seed: str,
     commitment: str,
     counts: str = "",
+    rounds: Sequence[tuple[int, str, str]] = (),
+    roster: Sequence[int] = (),
+    from_seed: bool = True,
 ) -> str:
     head = f"Победа: {winner.title}!" if winner else "Игра остановлена ведущим."
     lines = [f"Игра «{game_name}» окончена. {head}", "", "Роли:"]
@@ -284,10 +367,28 @@ def game_over(
         lines += ["", "Ночные действия:", *night_log]
     if overrides:
         lines += ["", "Решения ведущего:", *overrides]
+    if not rounds:  # a game dealt before rounds existed (v1: the seed alone)
+        lines += [
+            "",
+            f"Зерно раздачи: {seed}",
+            f"Хеш, опубликованный на старте: {commitment}",
+            f"Проверка раздачи: python manage.py verify {seed} {commitment} {counts}".rstrip(),
+        ]
+        return "\n".join(lines)
+    lines += ["", "Раунды раздачи (хеш зерна опубликован при открытии раунда):"]
+    lines += [f"Раунд {n}: хеш {c}, зерно {s}" for n, c, s in rounds]
     lines += [
-        "",
-        f"Зерно раздачи: {seed}",
+        f"Зерно раздачи: {seed} (раунд {rounds[-1][0]})",
         f"Хеш, опубликованный на старте: {commitment}",
-        f"Проверка раздачи: python manage.py verify {seed} {commitment} {counts}".rstrip(),
+    ]
+    if not from_seed:
+        lines.append("Раздача задана вручную (сценарий), из зерна её не проверить.")
+        return "\n".join(lines)
+    chain = " ".join(f"--round {n}:{c}:{s}" for n, c, s in rounds)
+    ids = ",".join(str(v) for v in roster)
+    lines += [
+        f"VK id по местам: {ids}",
+        f"Проверка раздачи: python manage.py verify {chain} --roster {ids} --deal {commitment} "
+        f"{counts}".rstrip(),
     ]
     return "\n".join(lines)

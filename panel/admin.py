@@ -119,6 +119,7 @@ class GameAdmin(admin.ModelAdmin):
             ("players/history/<int:vk_user_id>/", record.history_view, "panel_history"),
             ("deal/", setup.deal_view, "panel_deal"),
             ("deal/run/", setup.deal_run_view, "panel_deal_run"),
+            ("deal/round/", setup.deal_round_view, "panel_deal_round"),
             ("start/", setup.start_view, "panel_start"),
             ("phase/extend/", running.extend_view, "panel_extend"),
             ("phase/close/", running.close_view, "panel_close"),

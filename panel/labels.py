@@ -17,7 +17,8 @@ EVENT_LABELS: dict[str, str] = {
     "deal": "Раздача ролей",
     "redeal": "Перераздача",
     "deal_fixed": "Раздача задана вручную",
-    "deal_discarded": "Раздача сброшена",
+    "deal_discarded": "Раздача отброшена",
+    "deal_round_opened": "Раунд раздачи открыт",
     "game_started": "Старт игры",
     "phase_opened": "Фаза открыта",
     "vote": "Голос",
@@ -99,7 +100,10 @@ def describe_event(event: GameEvent) -> str:
         return f"{_n(d.get('seat'))}: id{d.get('old_vk_user_id')} → {d.get('name')} " \
                f"(id{d.get('new_vk_user_id')})"
     if k in ("deal", "redeal"):
-        return f"раунд {d.get('deal_round')}, попыток: {len(d.get('draws') or [])}"
+        seed_round = f" из зерна раунда {d['seed_round']}" if d.get("seed_round") else ""
+        return f"раздача №{d.get('deal_round')}{seed_round}, попыток: {len(d.get('draws') or [])}"
+    if k == "deal_round_opened":
+        return f"раунд {d.get('round')}, хеш зерна {d.get('commitment')}"
     if k == "game_finished":
         winner = d.get("winner")
         return f"победа: {Winner(winner).title}" if winner else "без победителя"
@@ -130,6 +134,7 @@ OUTBOX_KIND_LABELS: dict[str, str] = {
     "withdraw": "снятие",
     "role_card": "карточка роли",
     "roster": "состав игры",
+    "deal_round": "раунд раздачи",
     "day_opened": "начало дня",
     "night_opened": "начало ночи",
     "night_prompt": "ночной запрос",

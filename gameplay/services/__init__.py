@@ -18,6 +18,7 @@ from .night import (
 from .phases import game_end
 from .setup import (
     DealSummary,
+    deal_round_new,
     game_create,
     game_deal,
     game_deal_fixed,
@@ -31,6 +32,7 @@ __all__ = [
     "DealSummary",
     "VoteOutcome",
     "day_close",
+    "deal_round_new",
     "game_create",
     "game_deal",
     "game_deal_fixed",

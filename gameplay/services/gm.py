@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
-from gameplay import gm_texts, texts_delivery
+from gameplay import gm_texts, texts, texts_delivery
 from gameplay.models import (
     FlagStatus,
     Game,
@@ -38,7 +38,13 @@ from .common import current_phase, lock_game, log_event, now_or, players, post_b
 from .discipline import seat_modkill, strike_give
 from .outbox import board_group, outbox_retry, request_delivery
 from .outbox_flags import add_flag_line
-from .setup import game_create, signup_create, signup_withdraw
+from .setup import (
+    announce_round,
+    game_create,
+    round_was_dealt,
+    signup_create,
+    signup_withdraw,
+)
 
 #: VK peer ids of chats start here (peer_id = 2000000000 + chat_id).
 CHAT_PEER_BASE = 2_000_000_000
@@ -184,6 +190,9 @@ def game_settings_update(
         if counts != current:
             if game.status != GameStatus.RECRUITING:
                 raise SetupError("Состав ролей меняется только до раздачи.")
+            if round_was_dealt(game):
+                # Other counts would give the same roster another deal from the same seed.
+                raise SetupError(texts.COUNTS_AFTER_DEAL)
             counts.validate()
             for role, value in counts.as_dict().items():
                 setattr(game, f"{role}_count", value)
@@ -201,6 +210,8 @@ def game_settings_update(
         except IntegrityError:
             raise SetupError("В этой теме уже идёт другая игра.") from None
         log_event(game, "settings_changed", by=by, changed=changed)
+        if {"topic_id", "recruit_topic_id"} & set(changed):
+            announce_round(game)
     if gms is not None:
         users = _gm_users(gms)
         if not users:

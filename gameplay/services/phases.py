@@ -10,6 +10,7 @@ from django.db import transaction
 
 from gameplay import texts
 from gameplay.models import (
+    DealRound,
     Game,
     GameEvent,
     GameStatus,
@@ -67,7 +68,8 @@ def finish_game(
     reason: str = "",
     override: bool = False,
 ) -> Game:
-    """End the game: reveal everything and the seed (RULES.md §7)."""
+    """End the game: reveal everything, every round's seed and the roster the deal was made
+    for (RULES.md §7, gameplay/rules/deal.py)."""
     phase = current_phase(game)
     if phase is not None:
         phase.status = PhaseStatus.DONE
@@ -77,6 +79,11 @@ def finish_game(
     game.winner = winner.value if winner else ""
     game.finished_at = now
     game.save(update_fields=["status", "winner", "finished_at"])
+    rounds = [(r.number, r.commitment, r.seed) for r in DealRound.objects.filter(game=game)]
+    last_deal = (
+        GameEvent.objects.filter(game=game, kind="deal").order_by("-seq").values("data").first()
+    )
+    roster = list((last_deal or {}).get("data", {}).get("roster") or [])
     log_event(
         game,
         "game_finished",
@@ -85,6 +92,7 @@ def finish_game(
         winner=game.winner or None,
         reason=reason,
         seed=game.seed,
+        rounds=[{"round": n, "commitment": c, "seed": sd} for n, c, sd in rounds],
         summary=f"Игра завершена ведущим: {winner.title if winner else 'без победителя'}. "
         f"{reason}".strip()
         if override
@@ -107,6 +115,9 @@ def finish_game(
                 f"--{role} {getattr(game, f'{role}_count')}"
                 for role in ("mafia", "commissar", "doctor", "maniac", "civilian")
             ),
+            rounds=rounds,
+            roster=roster,
+            from_seed=game.deal_from_seed and bool(roster),
         ),
         kind="game_over",
     )

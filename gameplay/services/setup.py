@@ -1,4 +1,12 @@
-"""Creating a game, sign-up and withdrawal, the deal and the start."""
+"""Creating a game, sign-up and withdrawal, the deal and the start.
+
+The deal cannot be chosen by the GM (gameplay/rules/deal.py): the server draws round 1's seed
+when the game is created (sign-up opens) and posts its commitment in the board at once; a deal
+is that seed's for the final roster, so dealing the same roster again gives the same deal. A
+deal discarded before the start (a player withdraws or is removed) is an override listed at the
+end; a new seed only comes with a new round the GM opens explicitly (``deal_round_new``, an
+override, its commitment posted in the board). Every round's seed is revealed at the end.
+"""
 
 from __future__ import annotations
 
@@ -13,11 +21,29 @@ from django.db.models import Max
 
 from gameplay import texts
 from gameplay.keyboards import menu_keyboard
-from gameplay.models import Draw, Game, GameStatus, Seat, SeatStatus
-from gameplay.rules import Item, Role, RoleCounts, commitment, deal
+from gameplay.models import (
+    DealRound,
+    Draw,
+    Game,
+    GameStatus,
+    Outbox,
+    OutboxChannel,
+    Seat,
+    SeatStatus,
+)
+from gameplay.rules import Item, Role, RoleCounts, commitment, deal_for_roster, round_commitment
 from gameplay.rules.errors import InvalidCommand, NotEnoughPlayers, SetupError
 
-from .common import current_phase, lock_game, log_event, now_or, players, post_board, send_message
+from .common import (
+    current_phase,
+    lock_game,
+    log_event,
+    now_or,
+    players,
+    post_board,
+    queue_outbox,
+    send_message,
+)
 from .phases import open_day
 
 
@@ -38,9 +64,13 @@ def game_create(
     counts: RoleCounts | None = None,
     gm: Any = None,
     by: str = "system",
+    seed: str | None = None,
     **settings: Any,
 ) -> Game:
-    """Create a game in recruitment. ``settings`` are Game fields (phase lengths, VK ids, …)."""
+    """Create a game in recruitment. ``settings`` are Game fields (phase lengths, VK ids, …).
+
+    Round 1 of the deal opens with it: the server draws the seed (``seed`` only for tests and
+    the demo; the panel never passes one) and its commitment is posted in the board."""
     counts = counts or RoleCounts()
     counts.validate()
     name = (name or "").strip()
@@ -64,7 +94,89 @@ def game_create(
     if gm is not None:
         game.gms.add(gm)
     log_event(game, "game_created", by=by, counts=counts.as_dict(), name=game.name)
+    _open_round(game, by=by, seed=seed)
     return game
+
+
+# --- the rounds of the deal --------------------------------------------------------------------
+
+
+def current_round(game: Game) -> DealRound | None:
+    """The game's latest round (None for a game created before rounds existed)."""
+    return DealRound.objects.filter(game=game).order_by("-number").first()
+
+
+def _post_round(game: Game, rnd: DealRound) -> None:
+    """Post the round's commitment where sign-up happens (the recruitment topic, else the
+    game's topic); a game without a topic posts it once it gets one (``announce_round``)."""
+    topic = game.recruit_topic_id or game.topic_id
+    if topic is None:
+        return
+    text = (
+        texts.signup_opened(game.name, rnd.commitment)
+        if rnd.number == 1
+        else texts.round_opened(game.name, rnd.number, rnd.commitment)
+    )
+    queue_outbox([Outbox(
+        game=game, channel=OutboxChannel.BOARD, topic_id=topic, text=text, kind="deal_round"
+    )])
+    rnd.topic_id = topic
+    rnd.save(update_fields=["topic_id"])
+
+
+def _open_round(game: Game, *, by: str, seed: str | None = None) -> DealRound:
+    last = current_round(game)
+    number = (last.number if last else 0) + 1
+    seed = seed or secrets.token_hex(32)
+    rnd = DealRound.objects.create(
+        game=game, number=number, seed=seed, commitment=round_commitment(number, seed)
+    )
+    game.seed = seed
+    game.save(update_fields=["seed"])
+    override = number > 1
+    log_event(
+        game, "deal_round_opened", by=by, override=override, round=number,
+        commitment=rnd.commitment,
+        summary=texts.round_opened_summary(number, rnd.commitment) if override else "",
+    )
+    _post_round(game, rnd)
+    return rnd
+
+
+def announce_round(game: Game) -> None:
+    """Post the current round's commitment if it was never posted (the game had no topic
+    until now). Call with the game locked, after its topics changed."""
+    rnd = current_round(game)
+    if rnd is not None and rnd.topic_id is None and game.status in (
+        GameStatus.RECRUITING, GameStatus.DEALT
+    ):
+        _post_round(game, rnd)
+
+
+def round_was_dealt(game: Game) -> bool:
+    """Has a deal been made from the current round's seed (so the GM has seen one)?"""
+    rnd = current_round(game)
+    return rnd is not None and rnd.deals > 0
+
+
+@transaction.atomic
+def deal_round_new(*, game_id: int, by: str, seed: str | None = None) -> DealRound:
+    """The GM's override: a new round with a new seed drawn by the server (``seed`` only for
+    tests), its commitment posted in the board. A dealt game is dealt again from it (the
+    discarded deal is an override too). Refused before any deal from the current round."""
+    game = lock_game(game_id)
+    if game.status not in (GameStatus.RECRUITING, GameStatus.DEALT):
+        raise InvalidCommand("Новый раунд раздачи возможен только до начала игры.")
+    rnd = current_round(game)
+    if rnd is None or rnd.deals == 0:
+        raise InvalidCommand(texts.ROUND_NOT_NEEDED)
+    dealt = game.status == GameStatus.DEALT
+    if dealt:
+        _discard_deal(game, by=by, why=texts.discarded_for_round(rnd.number + 1))
+    new = _open_round(game, by=by, seed=seed)
+    if dealt:
+        _deal(game, new, by)
+    return new
 
 
 @transaction.atomic
@@ -105,7 +217,8 @@ def signup_create(
 def signup_withdraw(*, game_id: int, vk_user_id: int, by: str | None = None) -> Seat:
     """Withdraw a sign-up before the start (a reserve may withdraw any time).
 
-    Withdrawing from a dealt game discards the deal: the GM deals again.
+    Withdrawing from a dealt game discards the deal (an override, listed at the end): the GM
+    deals again, from the same round's seed, for the new roster.
     """
     game = lock_game(game_id)
     seat = Seat.objects.filter(
@@ -119,7 +232,9 @@ def signup_withdraw(*, game_id: int, vk_user_id: int, by: str | None = None) -> 
     ):
         raise InvalidCommand("Игра уже началась: сняться нельзя, обратитесь к ведущему.")
     if seat.status == SeatStatus.PLAYER and game.status == GameStatus.DEALT:
-        _discard_deal(game)
+        by_player = by is None or by == f"vk:{vk_user_id}"
+        why = (texts.discarded_by_player if by_player else texts.discarded_by_gm)(vk_user_id)
+        _discard_deal(game, by=by or f"vk:{vk_user_id}", why=why)
     seat.status = SeatStatus.WITHDRAWN
     seat.number = None
     seat.role = ""
@@ -130,38 +245,59 @@ def signup_withdraw(*, game_id: int, vk_user_id: int, by: str | None = None) -> 
     return seat
 
 
-def _discard_deal(game: Game) -> None:
+def _last_deal_number(game: Game) -> int:
+    return Draw.objects.filter(game=game).aggregate(m=Max("deal_round"))["m"] or 0
+
+
+def _discard_deal(game: Game, *, by: str, why: str) -> None:
+    """Back to recruitment: the seats lose their deal; the round (its seed) stays. Logged as an
+    override, so the end-of-game «Решения ведущего» lists it."""
+    rnd = current_round(game)
+    deal_number = _last_deal_number(game)
     Seat.objects.filter(game=game).update(number=None, role="", item="", item_used=False)
     game.status = GameStatus.RECRUITING
-    game.seed = ""
     game.commitment = ""
-    game.save(update_fields=["status", "seed", "commitment"])
-    log_event(game, "deal_discarded")
+    game.save(update_fields=["status", "commitment"])
+    round_number = rnd.number if rnd is not None else 0
+    log_event(
+        game, "deal_discarded", by=by, override=True, deal_round=deal_number,
+        seed_round=round_number,
+        summary=texts.deal_discarded_summary(deal_number, round_number, why),
+    )
 
 
 @dataclass(frozen=True)
 class DealSummary:
+    #: The deal's number in the game (every deal counts, discarded ones too).
     deal_round: int
     commitment: str
     draws: list[dict[str, object]]
+    #: The round whose seed it came from.
+    seed_round: int = 1
 
 
 @transaction.atomic
-def game_deal(*, game_id: int, by: str = "system", seed: str | None = None) -> DealSummary:
-    """Deal roles and draw items from a fresh seed (re-dealing before the start is allowed)."""
+def game_deal(*, game_id: int, by: str = "system") -> DealSummary:
+    """Deal roles and draw items from the current round's seed and the roster (seats by VK
+    id). A dealt game is refused: the same roster would get the same deal; a new deal needs a
+    new round (``deal_round_new``)."""
     game = lock_game(game_id)
-    if game.status not in (GameStatus.RECRUITING, GameStatus.DEALT):
+    if game.status == GameStatus.DEALT:
+        raise InvalidCommand(texts.ALREADY_DEALT)
+    if game.status != GameStatus.RECRUITING:
         raise InvalidCommand("Раздать роли можно только до начала игры.")
+    rnd = current_round(game) or _open_round(game, by=by)  # a game created before rounds
+    return _deal(game, rnd, by)
+
+
+def _deal(game: Game, rnd: DealRound, by: str) -> DealSummary:
     counts = counts_of(game)
-    seats = list(
-        Seat.objects.filter(game=game, status=SeatStatus.PLAYER).order_by("signed_up_at", "id")
-    )
+    seats = list(Seat.objects.filter(game=game, status=SeatStatus.PLAYER).order_by("vk_user_id"))
     if len(seats) != counts.total:
         raise NotEnoughPlayers(
             f"Записано игроков: {len(seats)}, а ролей в настройках: {counts.total}."
         )
-    seed = seed or secrets.token_hex(32)
-    result = deal(seed, counts)
+    result = deal_for_roster(rnd.seed, counts, [s.vk_user_id for s in seats])
     items = result.item_by_seat
     Seat.objects.filter(game=game).update(number=None)
     for i, seat in enumerate(seats):
@@ -170,8 +306,7 @@ def game_deal(*, game_id: int, by: str = "system", seed: str | None = None) -> D
         seat.item = items[i + 1].value if i + 1 in items else ""
         seat.item_used = False
     Seat.objects.bulk_update(seats, ["number", "role", "item", "item_used"])
-    last = Draw.objects.filter(game=game).aggregate(m=Max("deal_round"))["m"]
-    deal_round = (last or 0) + 1
+    deal_round = _last_deal_number(game) + 1
     Draw.objects.bulk_create(
         Draw(
             game=game,
@@ -183,8 +318,9 @@ def game_deal(*, game_id: int, by: str = "system", seed: str | None = None) -> D
         )
         for d in result.draws
     )
-    redeal = game.status == GameStatus.DEALT
-    game.seed = seed
+    rnd.deals += 1
+    rnd.save(update_fields=["deals"])
+    game.seed = rnd.seed
     game.commitment = result.commitment
     game.deal_from_seed = True
     game.status = GameStatus.DEALT
@@ -192,14 +328,17 @@ def game_deal(*, game_id: int, by: str = "system", seed: str | None = None) -> D
     draws = [d.as_dict() for d in result.draws]
     log_event(
         game,
-        "redeal" if redeal else "deal",
+        "deal",
         by=by,
-        override=redeal,
         deal_round=deal_round,
+        seed_round=rnd.number,
+        roster=list(result.roster),
         commitment=result.commitment,
         draws=draws,
     )
-    return DealSummary(deal_round=deal_round, commitment=result.commitment, draws=draws)
+    return DealSummary(
+        deal_round=deal_round, commitment=result.commitment, draws=draws, seed_round=rnd.number
+    )
 
 
 @transaction.atomic
@@ -212,8 +351,8 @@ def game_deal_fixed(
     """Seat players with a given deal (scenario replay, import). Returns the commitment.
 
     Seats are numbered in sign-up order; ``assignment`` maps seat numbers to role and item.
-    The commitment covers the fixed deal with a fresh seed (it verifies as a commitment, but
-    the deal was not derived from the seed: ``deal_from_seed`` is False).
+    The commitment covers the fixed deal with the current round's seed (it verifies as a
+    commitment, but the deal was not derived from the seed: ``deal_from_seed`` is False).
     """
     game = lock_game(game_id)
     if game.status not in (GameStatus.RECRUITING, GameStatus.DEALT):
@@ -236,7 +375,10 @@ def game_deal_fixed(
     Seat.objects.bulk_update(seats, ["number", "role", "item", "item_used"])
     roles = [Role(assignment[n][0]) for n in numbers]
     held = {Item(i): n for n, (_, i) in assignment.items() if i is not None}
-    seed = secrets.token_hex(32)
+    rnd = current_round(game) or _open_round(game, by=by)
+    rnd.deals += 1
+    rnd.save(update_fields=["deals"])
+    seed = rnd.seed
     game.seed = seed
     game.commitment = commitment(seed, roles, held)
     game.deal_from_seed = False
@@ -266,8 +408,12 @@ def game_start(*, game_id: int, by: str = "system", now: datetime | None = None)
     game.started_at = now
     game.save(update_fields=["status", "started_at"])
     log_event(game, "game_started", by=by, commitment=game.commitment, players=len(seats))
-    post_board(game, texts.roster(game.name, [(s.number, s.name) for s in seats], game.commitment),
-               kind="roster")
+    rounds = [(r.number, r.commitment) for r in DealRound.objects.filter(game=game)]
+    post_board(
+        game,
+        texts.roster(game.name, [(s.number, s.name) for s in seats], game.commitment, rounds),
+        kind="roster",
+    )
     mafia = [(s.number, s.name) for s in seats if s.role == Role.MAFIA]
     cards: dict[str, list[int]] = {}
     for s in seats:

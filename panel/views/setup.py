@@ -5,10 +5,10 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 
-from gameplay.models import GameStatus, Seat, SeatStatus
+from gameplay.models import DealRound, GameStatus, Seat, SeatStatus
 from gameplay.selectors.panel import draw_rounds
 from gameplay.services.gm import player_add, player_remove, players_add_bulk
-from gameplay.services.setup import game_deal, game_start
+from gameplay.services.setup import deal_round_new, game_deal, game_start, round_was_dealt
 from panel.access import actor, attempt, back, game_url, gm_view, render_panel
 from panel.forms import PlayerAddForm, PlayerBulkForm
 
@@ -75,17 +75,27 @@ def deal_view(request: HttpRequest, game) -> HttpResponse:
     rounds = draw_rounds(game)
     seats = list(Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False)
                  .order_by("number"))
+    # The seeds stay hidden until the end (gameplay/rules/deal.py): only the commitments show.
+    finished = game.status == GameStatus.FINISHED
+    seed_rounds = [
+        {"number": r.number, "commitment": r.commitment, "seed": r.seed if finished else ""}
+        for r in DealRound.objects.filter(game=game)
+    ]
     return render_panel(request, game, "panel/deal.html", {
-        "rounds": rounds, "seats": seats,
+        "rounds": rounds, "seats": seats, "seed_rounds": seed_rounds,
         "mafia": {s.number for s in seats if s.role == "mafia"},
+        "can_new_round": game.status in (GameStatus.RECRUITING, GameStatus.DEALT)
+        and round_was_dealt(game),
     }, title=f"Раздача: {game.name}", tab="deal")
 
 
 @gm_view("GET", "POST")
 def deal_run_view(request: HttpRequest, game) -> HttpResponse:
-    """Deal roles and draw items. A first deal is one click; a re-deal is confirmed first."""
-    redeal = game.status == GameStatus.DEALT
-    if request.method == "POST" and (not redeal or request.POST.get("confirm") == "yes"):
+    """Deal roles and draw items from the current round's seed (one click). A dealt game gets
+    a new deal only from a new round (``deal_round_view``)."""
+    if game.status == GameStatus.DEALT:
+        return HttpResponseRedirect(game_url(game, "panel_deal_round"))
+    if request.method == "POST":
         ok, summary = attempt(request, game_deal, game_id=game.pk, by=actor(request))
         if ok:
             messages.success(
@@ -95,15 +105,33 @@ def deal_run_view(request: HttpRequest, game) -> HttpResponse:
             )
             return HttpResponseRedirect(game_url(game, "panel_deal"))
         return back(request, game)
-    if not redeal:
-        return HttpResponseRedirect(game_url(game))
+    return HttpResponseRedirect(game_url(game))
+
+
+@gm_view("GET", "POST")
+def deal_round_view(request: HttpRequest, game) -> HttpResponse:
+    """A new round of the deal (a new seed; an override), confirmed first."""
+    if request.method == "POST" and request.POST.get("confirm") == "yes":
+        ok, rnd = attempt(request, deal_round_new, game_id=game.pk, by=actor(request))
+        if ok:
+            messages.success(
+                request,
+                f"Начат раунд {rnd.number} раздачи: хеш нового зерна опубликован в теме"
+                + ("; роли розданы заново." if game.status == GameStatus.DEALT else "."),
+            )
+            return HttpResponseRedirect(game_url(game, "panel_deal"))
+        return back(request, game, "panel_deal")
     return render_panel(request, game, "panel/confirm.html", {
-        "action": game_url(game, "panel_deal_run"),
-        "question": "Перераздать роли и предметы?",
-        "details": ["Текущая раздача и её хеш будут заменены новыми.",
-                    "Перераздача попадёт в журнал и будет опубликована в конце игры."],
-        "button": "Перераздать",
-    }, title="Перераздача", tab="deal")
+        "action": game_url(game, "panel_deal_round"),
+        "question": "Начать новый раунд раздачи?",
+        "details": [
+            "Тот же состав с тем же зерном всегда даёт ту же раздачу: другая раздача — только "
+            "из нового зерна. Сервер выберет его, а хеш опубликует в теме («Раунд N»).",
+            "Текущая раздача будет отброшена. Это решение ведущего: оно попадёт в журнал и в "
+            "«Решения ведущего» в конце игры, а зёрна всех раундов будут опубликованы.",
+        ],
+        "button": "Начать новый раунд",
+    }, title="Новый раунд раздачи", tab="deal")
 
 
 @gm_view("POST")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from gameplay import services
 from gameplay.models import FlagKind, Game, ModerationFlag, Seat, SeatStatus
-from gameplay.rules import Item, Role, RoleCounts, deal
+from gameplay.rules import Item, Role, RoleCounts, deal_for_roster
 from gameplay.rules.errors import NotInGame
 from gameplay.services import gm as gm_services
 from gameplay.services.players import StaleButton
@@ -242,7 +242,8 @@ async def day_3(s: Script) -> None:
     assert f"Зерно раздачи: {SEED}" in final
     game = await db(Game.objects.get, pk=s.game_id)
     assert (game.status, game.winner) == ("finished", "town")
-    assert deal(SEED, RoleCounts()).commitment == game.commitment  # anyone can verify
+    roster = [x.vk_user_id for x in seats]  # (no replacement changes the dealt roster here)
+    assert deal_for_roster(SEED, RoleCounts(), roster).commitment == game.commitment
     assert f"Хеш, опубликованный на старте: {game.commitment}" in final
     log = final.split("Ночные действия:\n")[1].split("\n\n")[0].splitlines()
     assert sorted(log) == sorted([  # every action that stood, items included

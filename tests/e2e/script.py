@@ -11,8 +11,10 @@ from tests.e2e.cast import BASE, PEOPLE, Cast
 from tests.e2e.harness import Player, World, db, payloads
 from vkbot.localvk import Message
 
-#: The deal's seed (the GM deals from it; the final post reveals it).
-SEED = "e2e-full-game-0"
+#: Round 1's seed (drawn by the server in a real game; the final post reveals it). With the
+#: roster of the 26 players it puts the clock with the mafia, the red button and the book with
+#: civilians (``cast_of``).
+SEED = "e2e-full-game-3"
 #: Who the GM's commands are logged as.
 GM = "gm:ведущий"
 GAME = "Машина времени"

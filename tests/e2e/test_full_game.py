@@ -62,7 +62,7 @@ async def sign_up(s: Script) -> None:
         "ведущий", password="x", is_staff=True))
     game = await db(gm_services.game_open, name=GAME, counts=RoleCounts(),
                     gm=gm_user, vk_group_id=GROUP_ID, recruit_topic_id=s.recruit.id,
-                    topic_id=s.topic.id)
+                    topic_id=s.topic.id, seed=SEED)
     s.game_id = game.pk
     s.state.set_messages_allowed(s.people[3].vk, False)  # has never written to the community
     words = ["+", "участвую", "Участвую!", "+", "хочу играть", "записываюсь"]
@@ -110,7 +110,7 @@ async def sign_up(s: Script) -> None:
 
 
 async def deal_and_start(s: Script) -> None:
-    summary = await s.gm(services.game_deal, seed=SEED)
+    summary = await s.gm(services.game_deal)
     await s.gm(services.game_start)
     seats = await db(lambda: list(Seat.objects.filter(
         game_id=s.game_id, status=SeatStatus.PLAYER).order_by("number")))

@@ -3,8 +3,8 @@
 Nothing here writes to the database directly: every game, sign-up, deal, vote and night action
 goes through ``gameplay.services``, so a test starts from a state the real code produced.
 
-Players sign up in order and get VK ids ``1001, 1002, …``; the deal numbers seats in sign-up
-order, so seat ``n`` is always VK id ``1000 + n``.
+Players sign up in order and get VK ids ``1001, 1002, …``; the deal numbers seats by VK id,
+so seat ``n`` is always VK id ``1000 + n``.
 """
 
 from __future__ import annotations
@@ -66,19 +66,20 @@ def make_game(
     name: str = "Машина времени",
     **settings: Any,
 ) -> Game:
-    """A game with ``n`` signed-up players; dealt from ``seed`` if ``deal``, started if ``start``.
+    """A game with ``n`` signed-up players (round 1's seed is ``seed``); dealt if ``deal``,
+    started if ``start``.
 
     ``counts`` defaults to RULES.md's table scaled to ``n``. ``settings`` are Game fields; the
     game gets its own discussion topic unless ``topic_id=None`` is passed.
     """
     settings.setdefault("topic_id", next(_topics))
     game = services.game_create(
-        name=name, counts=counts or default_counts(n), by="gm:test", **settings
+        name=name, counts=counts or default_counts(n), by="gm:test", seed=seed, **settings
     )
     for i in range(1, n + 1):
         services.signup_create(game_id=game.pk, vk_user_id=vk_id(i), name=player_name(i))
     if deal or start:
-        services.game_deal(game_id=game.pk, seed=seed, by="gm:test")
+        services.game_deal(game_id=game.pk, by="gm:test")
     if start:
         services.game_start(game_id=game.pk, by="gm:test", now=now)
     game.refresh_from_db()

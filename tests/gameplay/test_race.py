@@ -26,10 +26,10 @@ COUNTS = RoleCounts(mafia=2, commissar=1, doctor=1, maniac=1, civilian=3)
 
 
 def started_game() -> int:
-    game = services.game_create(name="Гонка", counts=COUNTS)
+    game = services.game_create(name="Гонка", counts=COUNTS, seed="race")
     for i in range(COUNTS.total):
         services.signup_create(game_id=game.pk, vk_user_id=5000 + i, name=f"Игрок {i}")
-    services.game_deal(game_id=game.pk, seed="race")
+    services.game_deal(game_id=game.pk)
     services.game_start(game_id=game.pk)
     return game.pk
 

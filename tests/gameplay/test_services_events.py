@@ -46,8 +46,8 @@ def test_every_service_call_appends_to_the_log_and_seq_has_no_gaps():
     step(lambda: services.signup_create(game_id=game.pk, vk_user_id=9001, name="Яна", reserve=True))
     step(lambda: services.signup_withdraw(game_id=game.pk, vk_user_id=vk_id(9)))
     step(lambda: services.signup_create(game_id=game.pk, vk_user_id=vk_id(10), name="Юра"))
-    step(lambda: services.game_deal(game_id=game.pk, seed="one"))
-    step(lambda: services.game_deal(game_id=game.pk, seed="two", by="gm:test"))
+    step(lambda: services.game_deal(game_id=game.pk))
+    step(lambda: services.deal_round_new(game_id=game.pk, by="gm:test"))
     step(lambda: services.game_start(game_id=game.pk))
 
     # Day 1.

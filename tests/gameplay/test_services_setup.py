@@ -9,7 +9,14 @@ import pytest
 
 from gameplay import services
 from gameplay.models import Draw, GameStatus, OutboxChannel, PhaseKind, PhaseStatus, SeatStatus
-from gameplay.rules import Item, Role, RoleCounts, RuleViolation, verify_seed
+from gameplay.rules import (
+    Item,
+    Role,
+    RoleCounts,
+    RuleViolation,
+    deal_for_roster,
+    round_commitment,
+)
 from gameplay.rules.errors import InvalidCommand, NotEnoughPlayers
 from gameplay.services.setup import counts_of
 from tests.gameplay.factories import (
@@ -118,16 +125,21 @@ def test_withdrawal_from_a_dealt_game_discards_the_deal_and_reopens_recruitment(
 
     game.refresh_from_db()
     assert game.status == GameStatus.RECRUITING
-    assert game.seed == "" and game.commitment == ""
+    assert game.seed == "test-seed" and game.commitment == ""  # the round's seed stays
     left = seats(game)
     assert left == []  # nobody holds a seat number any more
     assert Draw.objects.filter(game=game).count() == draws  # every draw stays on record
     assert [e.kind for e in events(game)[before:]] == ["deal_discarded", "withdraw"]
+    [discarded] = events(game, "deal_discarded")
+    assert discarded.override is True and discarded.actor == f"vk:{vk_id(4)}"
+    assert discarded.data["summary"] == (
+        f"Раздача №1 (раунд 1) отброшена: игрок id{vk_id(4)} снялся сам."
+    )
     assert pms_to(game, vk_id(4), "withdraw")
     with pytest.raises(InvalidCommand):
         services.game_start(game_id=game.pk)
     with pytest.raises(NotEnoughPlayers):
-        services.game_deal(game_id=game.pk, seed="again")
+        services.game_deal(game_id=game.pk)
 
 
 def test_player_cannot_withdraw_after_the_start_but_a_reserve_can():
@@ -154,7 +166,7 @@ def test_deal_refuses_when_players_do_not_match_the_role_total():
     before = snapshot(game)
 
     with pytest.raises(NotEnoughPlayers) as refused:
-        services.game_deal(game_id=game.pk, seed="x")
+        services.game_deal(game_id=game.pk)
 
     assert isinstance(refused.value, RuleViolation)
     assert "8" in refused.value.reason and "9" in refused.value.reason
@@ -164,9 +176,9 @@ def test_deal_refuses_when_players_do_not_match_the_role_total():
 
 
 def test_deal_numbers_seats_records_every_draw_and_commits_to_the_seed():
-    # Seed "gamma" needs four item draws for 26 players (mafia items 2, 0, 2, 1).
-    game = make_game(n=26)
-    summary = services.game_deal(game_id=game.pk, seed="gamma", by="gm:test")
+    # Seed "gamma-1" needs four item draws for VK ids 1001..1026 (mafia items 2, 0, 0, 1).
+    game = make_game(n=26, seed="gamma-1")
+    summary = services.game_deal(game_id=game.pk, by="gm:test")
 
     game.refresh_from_db()
     dealt = seats(game)
@@ -192,12 +204,15 @@ def test_deal_numbers_seats_records_every_draw_and_commits_to_the_seed():
     assert held == draws[-1].holders
     assert sorted(held) == sorted(i.value for i in Item)
     assert sum(1 for s in dealt if s.item and s.role == Role.MAFIA) == 1
-    assert game.status == GameStatus.DEALT and game.seed == "gamma"
+    assert game.status == GameStatus.DEALT and game.seed == "gamma-1"
     assert game.commitment == summary.commitment and len(game.commitment) == 64
-    assert verify_seed(game.seed, counts_of(game), game.commitment)
-    assert not verify_seed("gamma2", counts_of(game), game.commitment)
+    roster = [s.vk_user_id for s in dealt]
+    assert roster == sorted(roster)  # seats by VK id
+    assert deal_for_roster("gamma-1", counts_of(game), roster).commitment == game.commitment
+    assert deal_for_roster("gamma-2", counts_of(game), roster).commitment != game.commitment
     [event] = events(game, "deal")
     assert event.override is False and event.data["commitment"] == game.commitment
+    assert event.data["roster"] == roster and event.data["seed_round"] == 1
 
 
 def test_the_same_seed_deals_the_same_seats():
@@ -213,21 +228,27 @@ def test_the_same_seed_deals_the_same_seats():
     assert deal_of(one) != deal_of(other)
 
 
-def test_redeal_before_the_start_is_an_override_and_keeps_earlier_draws():
+def test_a_new_round_before_the_start_is_an_override_and_keeps_earlier_draws():
     game = make_game(n=9, deal=True, seed="first")
     first_round = Draw.objects.filter(game=game).count()
+    with pytest.raises(InvalidCommand, match="новом раунде"):
+        services.game_deal(game_id=game.pk)  # the same roster and seed: the same deal
 
-    summary = services.game_deal(game_id=game.pk, seed="second", by="gm:anna")
+    rnd = services.deal_round_new(game_id=game.pk, seed="second", by="gm:anna")
 
     game.refresh_from_db()
-    assert summary.deal_round == 2
+    assert rnd.number == 2
     assert Draw.objects.filter(game=game, deal_round=1).count() == first_round
-    assert Draw.objects.filter(game=game, deal_round=2).count() == len(summary.draws)
-    assert Draw.objects.filter(game=game, accepted=True).count() == 2  # one per round
-    [redeal] = events(game, "redeal")
-    assert redeal.override is True and redeal.actor == "gm:anna"
-    assert redeal.data["deal_round"] == 2
-    assert game.seed == "second" and verify_seed("second", counts_of(game), game.commitment)
+    assert Draw.objects.filter(game=game, deal_round=2).exists()
+    assert Draw.objects.filter(game=game, accepted=True).count() == 2  # one per deal
+    [opened] = events(game, "deal_round_opened")[1:]
+    assert opened.override is True and opened.actor == "gm:anna"
+    assert opened.data["round"] == 2 and "second" not in str(opened.data)  # no seed logged
+    [deal2] = events(game, "deal")[1:]
+    assert (deal2.data["deal_round"], deal2.data["seed_round"]) == (2, 2)
+    roster = [s.vk_user_id for s in seats(game)]
+    assert game.seed == "second"
+    assert deal_for_roster("second", counts_of(game), roster).commitment == game.commitment
     assert [s.number for s in seats(game)] == list(range(1, 10))
 
 
@@ -237,7 +258,9 @@ def test_deal_after_the_start_is_refused():
     draws = Draw.objects.filter(game=game).count()
 
     with pytest.raises(InvalidCommand):
-        services.game_deal(game_id=game.pk, seed="late")
+        services.game_deal(game_id=game.pk)
+    with pytest.raises(InvalidCommand):
+        services.deal_round_new(game_id=game.pk, by="gm:test")
 
     assert snapshot(game) == before
     assert Draw.objects.filter(game=game).count() == draws
@@ -274,7 +297,10 @@ def test_start_posts_the_roster_and_the_commitment_in_the_game_topic():
     assert game.commitment in roster.text
     for s in seats(game):
         assert Role(s.role).title not in roster.text
-    assert [o.kind for o in board(game)] == ["roster", "day_opened"]
+    assert [o.kind for o in board(game)] == ["deal_round", "roster", "day_opened"]
+    [round1] = board(game, "deal_round")
+    assert f"Раунд 1: хеш зерна (SHA-256) {round_commitment(1, 'test-seed')}" in round1.text
+    assert f"Раунд 1: хеш зерна (SHA-256) {round_commitment(1, 'test-seed')}" in roster.text
 
 
 def test_start_without_a_topic_posts_nothing_to_the_board_but_sends_the_cards():

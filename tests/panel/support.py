@@ -31,12 +31,12 @@ def make_game(
 ) -> Game:
     settings.setdefault("topic_id", vk_base)
     game = services.game_create(
-        name=name, counts=RoleCounts.default_for(players), gm=gm, by="test", **settings
+        name=name, counts=RoleCounts.default_for(players), gm=gm, by="test", seed=seed, **settings
     )
     for i in range(players):
         services.signup_create(game_id=game.pk, vk_user_id=vk_base + i + 1, name=f"Игрок {i + 1}")
     if deal:
-        services.game_deal(game_id=game.pk, seed=seed)
+        services.game_deal(game_id=game.pk)
     if start:
         services.game_start(game_id=game.pk)
     game.refresh_from_db()

@@ -152,8 +152,8 @@ def test_gm_runs_a_whole_game_in_the_browser(
     assert Seat.objects.filter(game=game, status=SeatStatus.PLAYER).count() == 26
 
     # Randomise: every draw is shown, and the accepted one puts exactly one item with the mafia.
-    # Re-deal (confirmed on its own page) until a deal needed more than one draw, so that the
-    # page shows a rejected draw too.
+    # A new round (confirmed on its own page) until a deal needed more than one draw, so that
+    # the page shows a rejected draw too.
     page.click("#deal-button")
     _at(page, game_url + "deal/")
     expect(_messages(page)).to_contain_text("Роли розданы")
@@ -164,13 +164,12 @@ def test_gm_runs_a_whole_game_in_the_browser(
             > 1
         ):
             break
-        page.click("a:has-text('Перераздать…')")
-        _at(page, game_url + "deal/run/")
-        expect(page.locator("#confirm")).to_contain_text("Перераздать роли и предметы?")
+        page.click("a:has-text('Новый раунд…')")
+        _at(page, game_url + "deal/round/")
+        expect(page.locator("#confirm")).to_contain_text("Начать новый раунд раздачи?")
         page.click("#confirm-button")
-        # The re-deal's message is the deal's: the address tells the pages apart.
         _at(page, game_url + "deal/")
-        expect(_messages(page)).to_contain_text("Роли розданы")
+        expect(_messages(page)).to_contain_text("роли розданы заново")
     draws = page.locator("#draws tbody tr")
     accepted = page.locator("#draws tbody tr.lead")
     expect(accepted).to_have_count(1)

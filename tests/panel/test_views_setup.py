@@ -152,7 +152,9 @@ def test_a_player_cannot_be_removed_from_a_running_game(gm: Any, gm_client: Clie
     assert seat.status == SeatStatus.PLAYER
 
 
-def test_the_deal_shows_every_draw_and_a_redeal_is_confirmed(gm: Any, gm_client: Client) -> None:
+def test_the_deal_shows_every_draw_and_a_new_round_is_confirmed(
+    gm: Any, gm_client: Client
+) -> None:
     game = make_game(gm, players=26, deal=False, start=False)
     response = gm_client.post(url("panel_deal_run", game), follow=True)
     game.refresh_from_db()
@@ -165,16 +167,23 @@ def test_the_deal_shows_every_draw_and_a_redeal_is_confirmed(gm: Any, gm_client:
     assert game.commitment in page
 
     first = game.commitment
-    confirm = gm_client.get(url("panel_deal_run", game))
-    assert "Перераздать роли и предметы?" in confirm.content.decode()
-    gm_client.post(url("panel_deal_run", game))  # no confirmation: nothing happens
+    assert "Новый раунд…" in page
+    # Dealing again is no re-roll: a dealt game is sent to the new round's confirmation.
+    again = gm_client.post(url("panel_deal_run", game), follow=True)
+    assert "Начать новый раунд раздачи?" in again.content.decode()
+    confirm = gm_client.get(url("panel_deal_round", game))
+    assert "Начать новый раунд раздачи?" in confirm.content.decode()
+    gm_client.post(url("panel_deal_round", game))  # no confirmation: nothing happens
     game.refresh_from_db()
     assert game.commitment == first
-    gm_client.post(url("panel_deal_run", game), {"confirm": "yes"})
+    done = gm_client.post(url("panel_deal_round", game), {"confirm": "yes"}, follow=True)
+    assert any("Начат раунд 2 раздачи" in m for m in messages_of(done))
     game.refresh_from_db()
-    assert game.commitment != first
-    redeal = GameEvent.objects.get(game=game, kind="redeal")
-    assert redeal.override and redeal.actor == "gm:ведущий"
+    assert game.commitment != first and game.status == GameStatus.DEALT
+    opened = GameEvent.objects.filter(game=game, kind="deal_round_opened").order_by("seq")
+    assert [e.override for e in opened] == [False, True]
+    assert opened[1].actor == "gm:ведущий"
+    assert GameEvent.objects.get(game=game, kind="deal_discarded").override
 
 
 def test_dealing_with_the_wrong_number_of_players_is_a_message(

@@ -50,7 +50,7 @@ pytestmark = pytest.mark.django_db
 def test_role_cards_of_a_26_player_game_cost_two_requests(vk: RunningServer) -> None:
     topic = vk.state.create_topic("Машина времени")
     game = make_game(topic_id=topic.id, players=26)
-    services.game_deal(game_id=game.pk, seed="delivery", by="gm:test")
+    services.game_deal(game_id=game.pk, by="gm:test")
     before = {kind: requests(vk, kind) for kind in ("group", "user")}
     sent_before = received(vk)
     services.game_start(game_id=game.pk, by="gm:test")
