@@ -11,7 +11,7 @@ from gameplay.rules import Item, Role, RoleCounts, deal_for_roster
 from gameplay.rules.errors import NotInGame
 from gameplay.services import gm as gm_services
 from gameplay.services.players import StaleButton
-from tests.e2e.cast import PLAYERS, RESERVE
+from tests.e2e.cast import BASE, PLAYERS, RESERVE
 from tests.e2e.harness import db
 from tests.e2e.script import INVITE, SEED, Script, first_target, vote_text
 from vkbot.texts import DEAD, NOT_PLAYING
@@ -242,7 +242,8 @@ async def day_3(s: Script) -> None:
     assert f"Зерно раздачи: {SEED}" in final
     game = await db(Game.objects.get, pk=s.game_id)
     assert (game.status, game.winner) == ("finished", "town")
-    roster = [x.vk_user_id for x in seats]  # (no replacement changes the dealt roster here)
+    roster = [BASE + i for i in range(1, PLAYERS + 1)]  # as dealt: the replacement came later
+    assert f"VK id по местам: {','.join(str(v) for v in roster)}" in final
     assert deal_for_roster(SEED, RoleCounts(), roster).commitment == game.commitment
     assert f"Хеш, опубликованный на старте: {game.commitment}" in final
     log = final.split("Ночные действия:\n")[1].split("\n\n")[0].splitlines()

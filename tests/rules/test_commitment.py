@@ -13,15 +13,21 @@ import json
 import pytest
 
 from gameplay.rules import (
+    ChainError,
     Item,
+    RevealedRound,
     Role,
     RoleCounts,
     SeededStream,
     commitment,
     deal,
+    deal_for_roster,
+    round_commitment,
+    verify_chain,
     verify_commitment,
     verify_seed,
 )
+from gameplay.rules.errors import SetupError
 
 ITEMS_IN_DRAW_ORDER = ("clock", "red_button", "book")
 
@@ -163,3 +169,82 @@ def test_determinism_different_seeds_give_different_deals():
     assert len({d.roles for d in deals}) == 20
     assert len({d.commitment for d in deals}) == 20
     assert len({d.items for d in deals}) > 1
+
+
+# --- rounds and the roster (sha256-stream-v2) -------------------------------------------------
+
+
+def _published_roster_deal(
+    seed: str, counts: dict[str, int], vk_ids: list[int]
+) -> tuple[list[str], dict[str, int], list[int]]:
+    """The v2 deal as the module doc publishes it: key ``seed "/" R`` with ``R`` the VK ids in
+    ascending order joined by ",", then the v1 algorithm on that key."""
+    roster = sorted(vk_ids)
+    roles, items = _published_deal(f"{seed}/{','.join(str(v) for v in roster)}", counts)
+    return roles, items, roster
+
+
+def _published_roster_commitment(
+    seed: str, roles: list[str], items: dict[str, int], roster: list[int]
+) -> str:
+    doc = {"algorithm": "sha256-stream-v2", "items": items, "roles": roles, "roster": roster,
+           "seed": seed}
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+ROSTER = [5003, 77, 1_000_001, 420, 9, 31337, 64, 2048, 1001]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_roster_deal_matches_the_published_algorithm(seed: str):
+    counts = RoleCounts.default_for(len(ROSTER))
+    d = deal_for_roster(seed, counts, ROSTER)
+    roles, items, roster = _published_roster_deal(seed, counts.as_dict(), ROSTER)
+    assert list(d.roster) == roster
+    assert [r.value for r in d.roles] == roles
+    assert {i.value: s for i, s in d.items} == items
+    assert d.commitment == _published_roster_commitment(seed, roles, items, roster)
+
+
+def test_round_commitment_is_sha256_of_the_round_number_and_the_seed():
+    seed = "ab" * 32
+    expected = hashlib.sha256(f"vkmafia-round:1:{seed}".encode()).hexdigest()
+    assert round_commitment(1, seed) == expected
+    assert round_commitment(2, seed) != round_commitment(1, seed)
+
+
+def test_the_same_roster_gets_the_same_deal_in_any_order_and_another_roster_another():
+    counts = RoleCounts.default_for(len(ROSTER))
+    one = deal_for_roster("s", counts, ROSTER)
+    assert deal_for_roster("s", counts, list(reversed(ROSTER))) == one
+    # Swapping one player for another reshuffles everyone: nobody can steer a seat's role.
+    others = {deal_for_roster("s", counts, [*ROSTER[:-1], 2000 + k]).roles for k in range(20)}
+    assert len(others) > 10
+
+
+def test_roster_deal_refuses_a_bad_roster():
+    counts = RoleCounts.default_for(len(ROSTER))
+    with pytest.raises(SetupError):
+        deal_for_roster("s", counts, ROSTER[:-1])  # one short of the counts
+    with pytest.raises(SetupError):
+        deal_for_roster("s", counts, [*ROSTER[:-1], ROSTER[0]])  # a VK id twice
+
+
+def test_verify_chain_checks_every_round_and_deals_from_the_last():
+    counts = RoleCounts.default_for(len(ROSTER))
+    seeds = ["first", "second", "third"]
+    rounds = [RevealedRound(n, round_commitment(n, s), s) for n, s in enumerate(seeds, 1)]
+    assert verify_chain(rounds, counts, ROSTER) == deal_for_roster("third", counts, ROSTER)
+    # Pasted from the board in upper case with spaces: still the same commitment.
+    loose = [RevealedRound(r.number, f" {r.commitment.upper()} ", r.seed) for r in rounds]
+    assert verify_chain(loose, counts, ROSTER).roster == tuple(sorted(ROSTER))
+    forged = [rounds[0], RevealedRound(2, rounds[1].commitment, "other"), rounds[2]]
+    with pytest.raises(ChainError, match="round 2 is forged"):
+        verify_chain(forged, counts, ROSTER)
+    with pytest.raises(ChainError, match="numbered"):
+        verify_chain([rounds[0], rounds[2]], counts, ROSTER)
+    with pytest.raises(ChainError, match="numbered"):
+        verify_chain([rounds[1], rounds[0]], counts, ROSTER)
+    with pytest.raises(ChainError):
+        verify_chain([], counts, ROSTER)

@@ -41,7 +41,9 @@ class Command(BaseCommand):
                             help="length of a night in a new demo game (5-1440, default 5)")
         parser.add_argument("--auto-publish", action="store_true",
                             help="a new game publishes each night without the GM's review")
-        parser.add_argument("--seed", default=None, help="the deal's seed (default: random)")
+        parser.add_argument(
+            "--seed", default=None, help="round 1's seed of the deal (default: the server's)"
+        )
         parser.add_argument("--new-game", action="store_true",
                             help="end the running demo game and start a new one")
         parser.add_argument("--migrate", action="store_true",

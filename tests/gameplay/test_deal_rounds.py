@@ -1,0 +1,218 @@
+"""A deal the GM cannot choose (issue 12): round 1's seed is committed in the board when sign-up
+opens, the deal comes from that seed and the final roster, a new seed only comes with a new
+round the GM opens (posted, numbered, an override), discards are overrides, every round's seed
+is revealed at the end, and ``manage.py verify`` checks the whole chain."""
+
+from __future__ import annotations
+
+import io
+import re
+import shlex
+
+import pytest
+from django.core.management import call_command
+
+from gameplay import services
+from gameplay.models import DealRound, GameStatus, SeatStatus
+from gameplay.rules import RoleCounts, RuleViolation, deal_for_roster, round_commitment
+from gameplay.rules.errors import InvalidCommand, SetupError
+from gameplay.services import gm as gm_services
+from gameplay.services.setup import counts_of
+from tests.gameplay.factories import board, events, make_game, outbox, player_name, seats, vk_id
+
+pytestmark = pytest.mark.django_db
+
+HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def deal_of(game) -> list[tuple[int, int, str, str]]:
+    return [(s.number, s.vk_user_id, s.role, s.item) for s in seats(game)]
+
+
+def verify(*args: str) -> tuple[int, str]:
+    out = io.StringIO()
+    try:
+        call_command("verify", *args, stdout=out)
+    except SystemExit as e:
+        return int(e.code or 0), out.getvalue()
+    return 0, out.getvalue()
+
+
+def test_round_one_is_committed_in_the_board_before_anyone_signs_up():
+    game = services.game_create(
+        name="Машина времени",
+        counts=RoleCounts.default_for(9),
+        recruit_topic_id=71,
+        topic_id=72,
+    )
+    assert not game.seats.exists()
+    [rnd] = DealRound.objects.filter(game=game)
+    assert rnd.number == 1 and HEX64.match(rnd.seed)  # drawn by the server
+    assert rnd.commitment == round_commitment(1, rnd.seed)
+    [post] = board(game)
+    assert post.kind == "deal_round" and post.topic_id == 71  # where sign-up happens
+    assert f"Раунд 1: хеш зерна (SHA-256) {rnd.commitment}" in post.text
+    assert "Открыта запись" in post.text
+    assert rnd.seed not in post.text
+    # Every game gets its own unpredictable seed; the log never holds it before the end.
+    other = services.game_create(name="Другая", counts=RoleCounts.default_for(9))
+    assert other.seed != game.seed and HEX64.match(other.seed)
+    assert all(rnd.seed not in str(e.data) for e in events(game))
+
+
+def test_a_game_created_without_a_topic_posts_round_one_when_it_gets_one():
+    game = make_game(n=0, topic_id=None)
+    assert board(game) == []
+    gm_services.game_settings_update(game_id=game.pk, by="gm:test", topic_id=73)
+    [post] = board(game)
+    assert post.topic_id == 73 and round_commitment(1, "test-seed") in post.text
+    gm_services.game_settings_update(game_id=game.pk, by="gm:test", recruit_topic_id=74)
+    assert len(board(game)) == 1  # posted once
+
+
+def test_the_same_roster_always_gets_the_same_deal():
+    game = make_game(n=9, deal=True, seed="same-roster")
+    first = deal_of(game)
+    assert [vk for _, vk, _, _ in first] == sorted(vk for _, vk, _, _ in first)
+
+    # The GM removes a player and adds them back: the very same deal.
+    removed = seats(game)[3]
+    gm_services.player_remove(game_id=game.pk, by="gm:anna", seat_id=removed.pk)
+    gm_services.player_add(game_id=game.pk, by="gm:anna", vk=removed.vk_user_id, name="Снова")
+    services.game_deal(game_id=game.pk, by="gm:anna")
+    game.refresh_from_db()
+    assert deal_of(game) == first
+    # A player withdraws and signs up again: the same deal once more.
+    services.signup_withdraw(game_id=game.pk, vk_user_id=vk_id(7))
+    services.signup_create(game_id=game.pk, vk_user_id=vk_id(7), name=player_name(7))
+    services.game_deal(game_id=game.pk)
+    game.refresh_from_db()
+    assert deal_of(game) == first
+    # Another roster gets another deal, from the same seed.
+    services.signup_withdraw(game_id=game.pk, vk_user_id=vk_id(2))
+    services.signup_create(game_id=game.pk, vk_user_id=5555, name="Новенький")
+    services.game_deal(game_id=game.pk)
+    game.refresh_from_db()
+    assert deal_of(game) != first and game.seed == "same-roster"
+    assert DealRound.objects.filter(game=game).count() == 1
+
+    # Each discard is an override the end-of-game post lists.
+    discards = events(game, "deal_discarded")
+    assert [e.override for e in discards] == [True, True, True]
+    assert [e.data["summary"] for e in discards] == [
+        f"Раздача №1 (раунд 1) отброшена: ведущий снял игрока id{removed.vk_user_id}.",
+        f"Раздача №2 (раунд 1) отброшена: игрок id{vk_id(7)} снялся сам.",
+        f"Раздача №3 (раунд 1) отброшена: игрок id{vk_id(2)} снялся сам.",
+    ]
+    services.game_start(game_id=game.pk)
+    services.game_end(game_id=game.pk, by="gm:anna")
+    [final] = board(game, "game_over")
+    overrides = final.text.split("Решения ведущего:\n")[1].split("\n\n")[0]
+    for e in discards:
+        assert e.data["summary"] in overrides
+
+
+def test_dealing_again_and_changing_counts_need_a_new_round():
+    game = make_game(n=9, deal=True)
+    with pytest.raises(InvalidCommand, match="новом раунде"):
+        services.game_deal(game_id=game.pk)
+    services.signup_withdraw(game_id=game.pk, vk_user_id=vk_id(9))
+    services.signup_create(game_id=game.pk, vk_user_id=vk_id(9), name="Девятый")
+    # Other counts would give the same roster another deal from the same seed: refused.
+    other = RoleCounts(mafia=1, commissar=1, doctor=1, maniac=1, civilian=5)
+    with pytest.raises(SetupError, match="новым раундом"):
+        gm_services.game_settings_update(game_id=game.pk, by="gm:test", counts=other)
+    assert counts_of(game) == RoleCounts.default_for(9)
+    services.deal_round_new(game_id=game.pk, by="gm:test")  # recruiting: only the new seed
+    game.refresh_from_db()
+    assert game.status == GameStatus.RECRUITING
+    gm_services.game_settings_update(game_id=game.pk, by="gm:test", counts=other)
+
+
+def test_a_new_round_before_any_deal_is_refused():
+    game = make_game(n=9)
+    with pytest.raises(InvalidCommand, match="новый раунд не нужен"):
+        services.deal_round_new(game_id=game.pk, by="gm:test")
+    assert DealRound.objects.filter(game=game).count() == 1
+
+
+def test_three_new_rounds_are_numbered_on_the_board_revealed_at_the_end_and_verified(capsys):
+    game = make_game(n=9, deal=True, recruit_topic_id=9001)
+    dealt = [deal_of(game)]
+    for _ in range(3):
+        services.deal_round_new(game_id=game.pk, by="gm:anna")
+        game.refresh_from_db()
+        dealt.append(deal_of(game))
+    assert game.status == GameStatus.DEALT
+    rounds = list(DealRound.objects.filter(game=game))
+    assert [r.number for r in rounds] == [1, 2, 3, 4]
+    assert len({r.seed for r in rounds}) == 4 and all(HEX64.match(r.seed) for r in rounds[1:])
+
+    # The board: one numbered commitment per round, in the sign-up topic, no seed.
+    posts = board(game, "deal_round")
+    assert [p.topic_id for p in posts] == [9001] * 4
+    for post, r in zip(posts, rounds, strict=True):
+        assert f"Раунд {r.number}: хеш зерна (SHA-256) {r.commitment}" in post.text
+        assert all(x.seed not in post.text for x in rounds)
+    # The GM's panel log holds the commitments but never a seed before the end.
+    assert all(r.seed not in str(e.data) for e in events(game) for r in rounds)
+
+    services.game_start(game_id=game.pk)
+    [roster] = board(game, "roster")
+    for r in rounds:
+        assert f"Раунд {r.number}: хеш зерна (SHA-256) {r.commitment}" in roster.text
+    assert "из зерна раунда 4" in roster.text
+    services.game_end(game_id=game.pk, by="gm:anna", reason="проверка")
+
+    # The end: every round's seed, the discards and the new rounds as the GM's decisions.
+    [final] = board(game, "game_over")
+    for r in rounds:
+        assert f"Раунд {r.number}: хеш {r.commitment}, зерно {r.seed}" in final.text
+    overrides = final.text.split("Решения ведущего:\n")[1].split("\n\n")[0].splitlines()
+    assert [line for line in overrides if "отброшена" in line] == [
+        f"Раздача №{n} (раунд {n}) отброшена: ведущий начал раунд {n + 1}." for n in (1, 2, 3)
+    ]
+    assert [line for line in overrides if line.startswith("Ведущий начал раунд")] == [
+        f"Ведущий начал раунд {r.number} раздачи (новое зерно, хеш {r.commitment})."
+        for r in rounds[1:]
+    ]
+    [finished] = events(game, "game_finished")
+    assert [x["seed"] for x in finished.data["rounds"]] == [r.seed for r in rounds]
+    roster_ids = [s.vk_user_id for s in seats(game)]
+    assert deal_for_roster(rounds[-1].seed, counts_of(game), roster_ids).commitment == (
+        game.commitment
+    )
+
+    # Anyone runs the printed command: the chain holds and the deal is recomputed.
+    [command] = [ln for ln in final.text.splitlines() if ln.startswith("Проверка раздачи:")]
+    args = shlex.split(command.split("python manage.py verify ", 1)[1])
+    code, out = verify(*args)
+    assert code == 0, out
+    assert out.count(", the seed matches its commitment") == 4
+    assert "OK: the deal matches the published commitment." in out
+    for number, vk, role, _item in dealt[-1]:
+        assert re.search(rf"^\s*{number}  {vk}  {role}", out, re.M)
+
+    # A forged round (another seed under round 2's commitment) is refused, exit 2, one line.
+    capsys.readouterr()
+    forged = [a.replace(rounds[1].seed, "0" * 64) for a in args]
+    assert verify(*forged)[0] == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("verify: round 2 is forged: its seed hashes to ")
+    # So is a round left out of the chain (its numbers no longer run 1, 2, 3…).
+    i = args.index(f"2:{rounds[1].commitment}:{rounds[1].seed}")
+    assert verify(*(args[: i - 1] + args[i + 1 :]))[0] == 2
+    assert "rounds must be numbered 1, 2, 3... in order, got 1, 3, 4" in capsys.readouterr().err
+    # And a deal claimed from an earlier round's seed does not match the hash.
+    short = args[: args.index("--round", i)] + args[args.index("--roster") :]
+    assert verify(*short)[0] == 1
+
+
+def test_a_refused_deal_leaves_the_round_undealt():
+    game = make_game(n=8, counts=RoleCounts.default_for(9))
+    with pytest.raises(RuleViolation):
+        services.game_deal(game_id=game.pk)
+    assert DealRound.objects.get(game=game).deals == 0
+    assert not outbox(game, "roster")
+    assert all(s.status == SeatStatus.PLAYER for s in game.seats.all())
