@@ -85,7 +85,7 @@ def signup_opened(game_name: str, commitment: str) -> str:
     """The board's post when sign-up opens: round 1's commitment, before anyone signs up."""
     return "\n".join(
         [
-            f"Открыта запись в игру «{game_name}»: «+» в теме набора или в личные сообщения "
+            f"Открыта запись в игру «{game_name}»: «+» в этой теме или в личные сообщения "
             "сообществу.",
             "",
             round_hash_line(1, commitment),
