@@ -345,6 +345,14 @@ def penalty_public(seat: str, votes: int, day: int) -> str:
 # --- the end ---------------------------------------------------------------------------------
 
 
+def game_cancelled(game_name: str, reason: str, rounds: Sequence[tuple[int, str, str]]) -> str:
+    """The board's post when a game is cancelled before its start: the rounds' seeds too."""
+    lines = [f"Игра «{game_name}» отменена ведущим до начала.{f' {reason}' if reason else ''}"]
+    lines += ["", "Раунды раздачи (хеш зерна опубликован при открытии раунда):"]
+    lines += [f"Раунд {n}: хеш {c}, зерно {s}" for n, c, s in rounds]
+    return "\n".join(lines)
+
+
 def game_over(
     game_name: str,
     winner: Winner | None,

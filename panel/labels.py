@@ -156,6 +156,7 @@ OUTBOX_KIND_LABELS: dict[str, str] = {
     "replace": "замена",
     "penalty": "штраф",
     "game_over": "конец игры",
+    "game_cancelled": "отмена игры",
     "reminder": "напоминание",
     "deadline_extended": "продление срока",
     "spectators": "беседа ЗЗ",

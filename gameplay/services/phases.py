@@ -15,6 +15,8 @@ from gameplay.models import (
     GameEvent,
     GameStatus,
     NightAction,
+    Outbox,
+    OutboxChannel,
     Phase,
     PhaseKind,
     PhaseStatus,
@@ -25,7 +27,16 @@ from gameplay.rules.errors import InvalidCommand
 from gameplay.rules.roles import ACT_TITLES
 
 from . import prompts
-from .common import current_phase, lock_game, log_event, now_or, players, post_board, send_message
+from .common import (
+    current_phase,
+    lock_game,
+    log_event,
+    now_or,
+    players,
+    post_board,
+    queue_outbox,
+    send_message,
+)
 
 
 def open_day(game: Game, number: int, now: datetime, seats: Sequence[Seat]) -> Phase:
@@ -166,7 +177,17 @@ def game_end(
         game.status = GameStatus.CANCELLED
         game.finished_at = now_or(now)
         game.save(update_fields=["status", "finished_at"])
+        rounds = [(r.number, r.commitment, r.seed) for r in DealRound.objects.filter(game=game)]
         log_event(game, "game_cancelled", by=by, override=True, reason=reason,
-                  summary=f"Игра отменена до начала. {reason}".strip())
+                  summary=f"Игра отменена до начала. {reason}".strip(),
+                  rounds=[{"round": n, "commitment": c, "seed": sd} for n, c, sd in rounds])
+        # The seeds are revealed here too: cancelling and opening a new game must not be a
+        # quiet way to get another deal for the same players.
+        topic = game.recruit_topic_id or game.topic_id
+        if rounds and topic is not None:
+            queue_outbox([Outbox(
+                game=game, channel=OutboxChannel.BOARD, topic_id=topic, kind="game_cancelled",
+                text=texts.game_cancelled(game.name, reason.strip(), rounds),
+            )])
         return game
     return finish_game(game, winner, now_or(now), by=by, reason=reason, override=True)

@@ -76,7 +76,7 @@ def deal_view(request: HttpRequest, game) -> HttpResponse:
     seats = list(Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False)
                  .order_by("number"))
     # The seeds stay hidden until the end (gameplay/rules/deal.py): only the commitments show.
-    finished = game.status == GameStatus.FINISHED
+    finished = game.status in (GameStatus.FINISHED, GameStatus.CANCELLED)
     seed_rounds = [
         {"number": r.number, "commitment": r.commitment, "seed": r.seed if finished else ""}
         for r in DealRound.objects.filter(game=game)

@@ -209,6 +209,20 @@ def test_three_new_rounds_are_numbered_on_the_board_revealed_at_the_end_and_veri
     assert verify(*short)[0] == 1
 
 
+def test_cancelling_a_dealt_game_reveals_its_seeds_in_the_board():
+    game = make_game(n=9, deal=True, seed="cancelled-seed")
+    services.deal_round_new(game_id=game.pk, by="gm:anna")
+    services.game_end(game_id=game.pk, by="gm:anna", reason="Не собрались.")
+    game.refresh_from_db()
+    assert game.status == GameStatus.CANCELLED
+    [post] = board(game, "game_cancelled")
+    assert "отменена ведущим до начала. Не собрались." in post.text
+    for r in DealRound.objects.filter(game=game):
+        assert f"Раунд {r.number}: хеш {r.commitment}, зерно {r.seed}" in post.text
+    [cancelled] = events(game, "game_cancelled")
+    assert [x["seed"] for x in cancelled.data["rounds"]][0] == "cancelled-seed"
+
+
 def test_a_refused_deal_leaves_the_round_undealt():
     game = make_game(n=8, counts=RoleCounts.default_for(9))
     with pytest.raises(RuleViolation):

@@ -76,3 +76,5 @@ def test_no_page_shows_a_seed_before_the_end(gm: Any, gm_client: Client) -> None
     services.game_end(game_id=game.pk, by="gm:ведущий")
     page = gm_client.get(url("panel_deal", game)).content.decode()
     assert "the-panel-must-not-show-this" in page
+    page = gm_client.get(url("panel_deal", dealt)).content.decode()
+    assert all(seed in page for seed in seeds(dealt))
