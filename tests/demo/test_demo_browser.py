@@ -27,7 +27,7 @@ from bench.procs import wait_for
 from demo import config
 from demo.sim.brain import suspects
 from demo.sim.knowledge import Table
-from gameplay.rules import Role, RoleCounts, deal
+from gameplay.rules import Role, RoleCounts, deal_for_roster
 from tests.demo.conftest import Demo, alive, child_pids, start_demo
 
 CHROMIUM = "/usr/bin/chromium"
@@ -59,7 +59,8 @@ def pick_seed() -> tuple[str, int, dict[int, Role]]:
     seats = {n: f"p{n}" for n in range(1, config.PLAYERS + 1)}
     for attempt in range(100):
         seed = f"browser-test-{attempt}"
-        roles = {n + 1: role for n, role in enumerate(deal(seed, RoleCounts()).roles)}
+        dealt = deal_for_roster(seed, RoleCounts(), config.player_ids())  # round 1, the roster
+        roles = {n + 1: role for n, role in enumerate(dealt.roles)}
         doctor = next(n for n, role in roles.items() if role is Role.DOCTOR)
         if doctor not in suspects(Table(game=config.GAME_NAME, seats=seats), 1):
             return seed, doctor, roles
