@@ -78,7 +78,7 @@ migrate: $(STAMP)
 # Ctrl-C stops everything; the next `make demo` continues the same game. More options:
 # `make demo DEMO_ARGS="--day-minutes 10 --auto-publish"` (see `manage.py demo --help`).
 demo: $(STAMP)
-	@$(BIN)/python manage.py demo --host $(word 1,$(subst :, ,$(DEMO_HOST))) \
+	@DEBUG=true $(BIN)/python manage.py demo --host $(word 1,$(subst :, ,$(DEMO_HOST))) \
 		--web-port $(word 2,$(subst :, ,$(DEMO_HOST))) --vk-port $(DEMO_VK_PORT) \
 		--gm-user '$(DEMO_GM_USER)' --gm-password '$(DEMO_GM_PASSWORD)' $(DEMO_ARGS)
 

@@ -8,6 +8,7 @@ exit instead of showing a traceback.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import zoneinfo
 from collections.abc import Callable, Mapping
@@ -98,6 +99,25 @@ def get_choice(
     if normalised not in choices:
         raise EnvError(f"{name} must be one of {', '.join(choices)}, got {value!r}.")
     return normalised
+
+
+_HEADER_NAME = re.compile(r"[A-Za-z0-9-]{1,100}")
+
+
+def get_proxy_ssl_header(
+    name: str, default: str, *, environ: Mapping[str, str] | None = None
+) -> tuple[str, str] | None:
+    """Django's ``SECURE_PROXY_SSL_HEADER`` from a header name (``X-Forwarded-Proto``) whose
+    value ``https`` marks a request that reached the proxy over TLS; ``off`` (or ``none``):
+    no such header."""
+    value = _raw(name, environ) or default
+    if value.lower() in {"off", "none"}:
+        return None
+    if not _HEADER_NAME.fullmatch(value):
+        raise EnvError(
+            f"{name} must be an HTTP header name such as X-Forwarded-Proto, or off, got {value!r}."
+        )
+    return "HTTP_" + value.upper().replace("-", "_"), "https"
 
 
 SQLITE_OPTIONS: dict[str, object] = {

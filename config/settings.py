@@ -6,6 +6,7 @@ one line on stderr and exit status 2.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 from config import env
@@ -15,7 +16,9 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 
 # --- Core --------------------------------------------------------------------------------------
 
-DEBUG = env.get_bool("DEBUG", True)
+# Off unless asked for: the demo (demo/config.py), `make demo` and the tests (tests/settings.py)
+# turn it on themselves.
+DEBUG = env.get_bool("DEBUG", False)
 
 _DEV_SECRET_KEY = "django-insecure-dev-only-key-do-not-use-in-production"
 SECRET_KEY = env.get_str("SECRET_KEY")
@@ -40,6 +43,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_rq",
+    "axes",
     "gameplay",
     "panel",
     "vkbot",
@@ -56,6 +60,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into the lockout answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -95,6 +101,9 @@ CACHES: dict[str, dict[str, object]] = {
 }
 # Enqueue a job only once the surrounding transaction commits (django-rq's default, stated).
 RQ: dict[str, object] = {"COMMIT_MODE": "on_db_commit"}
+# django-rq's own admin pages (/admin/django_rq/…) let any staff user in, GMs included: off.
+# Superusers use the dashboard at /django-rq/ (config/urls.py).
+RQ_SHOW_ADMIN_LINK = False
 # rq's worker that also keeps the deadline tick scheduled (gameplay/worker.py, gameplay/jobs.py).
 RQ["WORKER_CLASS"] = "gameplay.worker.Worker"
 # Seconds between two deadline ticks: how late a phase may close after its deadline.
@@ -157,6 +166,40 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "admin:login"
+# django-axes throttles the admin login: AXES_FAILURE_LIMIT wrong passwords for one user name
+# from one address lock that pair out for AXES_COOLOFF_MINUTES (failures are database rows, so
+# every web process shares them; SQLite and PostgreSQL alike). The GM reads a Russian answer
+# (panel.access.login_locked_out).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.get_int("AXES_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env.get_int("AXES_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "panel.access.login_locked_out"
+# The lockout itself is logged by that callable (one WARNING line), not axes' chatter.
+AXES_VERBOSE = False
+
+# --- HTTPS (with DEBUG off) --------------------------------------------------------------------
+
+# The site runs behind a TLS-terminating proxy. With DEBUG off every one of these is on unless
+# the environment says otherwise; with DEBUG on (the demo, the tests) they are off.
+_PRODUCTION = not DEBUG
+SESSION_COOKIE_SECURE = env.get_bool("SESSION_COOKIE_SECURE", _PRODUCTION)
+CSRF_COOKIE_SECURE = env.get_bool("CSRF_COOKIE_SECURE", _PRODUCTION)
+SECURE_SSL_REDIRECT = env.get_bool("SECURE_SSL_REDIRECT", _PRODUCTION)
+SECURE_HSTS_SECONDS = env.get_int(
+    "SECURE_HSTS_SECONDS", 365 * 24 * 3600 if _PRODUCTION else 0, minimum=0
+)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.get_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", _PRODUCTION)
+SECURE_HSTS_PRELOAD = env.get_bool("SECURE_HSTS_PRELOAD", _PRODUCTION)
+# The header the proxy sets to "https" on a request that came over TLS (the proxy must set or
+# strip it on every request). "off": requests are never taken as HTTPS from a header.
+SECURE_PROXY_SSL_HEADER = env.get_proxy_ssl_header(
+    "SECURE_PROXY_SSL_HEADER", "X-Forwarded-Proto" if _PRODUCTION else "off"
+)
 
 # --- Internationalisation ----------------------------------------------------------------------
 

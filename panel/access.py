@@ -7,10 +7,12 @@ Every GM view is wrapped twice: ``admin_site.admin_view`` (staff login, CSRF, no
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
+from django.conf import settings
 from django.contrib import admin, messages
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
@@ -21,8 +23,10 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from gameplay.models import FlagStatus, Game, ModerationFlag
 from gameplay.rules import RuleViolation
 from gameplay.selectors.panel import games_for, retryable_outbox
+from panel.labels import login_locked_out as locked_out_text
 
 View = Callable[..., HttpResponse]
+logger = logging.getLogger(__name__)
 
 
 def gm_view(*methods: str) -> Callable[[View], View]:
@@ -108,3 +112,14 @@ def render_panel(
 
         ctx["phase"] = current_phase(game)
     return render(request, template, ctx, status=status)
+
+
+def login_locked_out(request: HttpRequest, credentials: Any = None, *args: Any,
+                     **kwargs: Any) -> HttpResponse:
+    """django-axes' answer (``AXES_LOCKOUT_CALLABLE``) to a login while its user name and
+    address are locked out: the reason in Russian, status 429."""
+    logger.warning("admin login locked out: %d failures for one user name from %s",
+                   settings.AXES_FAILURE_LIMIT, request.META.get("REMOTE_ADDR", "?"))
+    minutes = int(settings.AXES_COOLOFF_TIME.total_seconds() // 60)
+    return render(request, "panel/login_locked.html",
+                  {"message": locked_out_text(minutes), "title": "Вход закрыт"}, status=429)

@@ -182,3 +182,12 @@ OUTBOX_KIND_LABELS: dict[str, str] = {
 
 def outbox_kind_label(kind: str) -> str:
     return OUTBOX_KIND_LABELS.get(kind, kind or "—")
+
+
+def login_locked_out(minutes: int) -> str:
+    """The admin login's answer while django-axes holds a user name locked out."""
+    return (
+        f"Слишком много неудачных попыток входа. Вход для этого имени с этого адреса закрыт "
+        f"на {minutes} мин. Подождите и попробуйте снова; если забыли пароль, попросите "
+        f"администратора сайта его сбросить."
+    )

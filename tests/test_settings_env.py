@@ -41,10 +41,15 @@ CONFIG_VARS = (
 )
 
 
-def run_manage(*args: str, tmp_path: Path, **overrides: str) -> subprocess.CompletedProcess[str]:
-    """Run ``manage.py`` in a clean environment (SQLite under ``tmp_path`` unless overridden)."""
+def run_manage(
+    *args: str, tmp_path: Path, debug: str | None = "true", **overrides: str
+) -> subprocess.CompletedProcess[str]:
+    """Run ``manage.py`` in a clean environment (SQLite under ``tmp_path`` unless overridden),
+    with ``DEBUG`` set to ``debug`` (``None``: unset, the production default)."""
     environ = {key: value for key, value in os.environ.items() if key not in CONFIG_VARS}
     environ["DATA_DIR"] = str(tmp_path)
+    if debug is not None:
+        environ["DEBUG"] = debug
     environ.update(overrides)
     return subprocess.run(
         [sys.executable, str(ROOT / "manage.py"), *args],
@@ -115,10 +120,23 @@ print(json.dumps({
 """
 
 
-def dump_settings(tmp_path: Path, **overrides: str) -> dict[str, object]:
-    result = run_manage("shell", "-c", DUMP_SETTINGS, tmp_path=tmp_path, **overrides)
+def dump_settings(
+    tmp_path: Path, debug: str | None = "true", **overrides: str
+) -> dict[str, object]:
+    result = run_manage("shell", "-c", DUMP_SETTINGS, tmp_path=tmp_path, debug=debug, **overrides)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_debug_is_off_unless_set(tmp_path: Path) -> None:
+    result = run_manage("check", tmp_path=tmp_path, debug=None)
+
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        "Configuration error: SECRET_KEY must be set when DEBUG is false."
+    )
+    values = dump_settings(tmp_path, debug=None, SECRET_KEY="k" * 50, ALLOWED_HOSTS="a.example")
+    assert values["DEBUG"] is False
 
 
 def test_defaults_are_the_embedded_default(tmp_path: Path) -> None:

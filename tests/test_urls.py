@@ -1,4 +1,4 @@
-"""The project's URL configuration: admin, django-rq behind staff login, the panel namespace."""
+"""The URL configuration: admin, django-rq behind a superuser login, the panel namespace."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def test_django_rq_dashboard_needs_staff(client: Client) -> None:
 
 
 @pytest.mark.django_db
-def test_django_rq_dashboard_shows_the_project_queues_to_staff(
+def test_django_rq_dashboard_shows_the_project_queues_to_a_superuser(
     client: Client, rq_queues: dict
 ) -> None:
     staff = get_user_model().objects.create_superuser("gm", password="gm")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from django.conf import settings as django_settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
@@ -52,6 +53,13 @@ class Command(BaseCommand):
                             help="wait up to this long for the local VK server and Redis")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if not django_settings.DEBUG:
+            # It creates a superuser with a known password: never on a real site.
+            raise CommandError(
+                "demo_seed: refused: DEBUG is off (the demo game and its gm/gm superuser are "
+                "for a development machine; run it through `make demo`).",
+                returncode=2,
+            )
         settings = demo_seed.SeedOptions(
             gm_user=options["gm_user"],
             gm_password=options["gm_password"],
