@@ -84,6 +84,8 @@ def parse_scenario(text: str) -> Scenario:
     except json.JSONDecodeError as e:
         where = f"line {e.lineno} column {e.colno}"
         raise ScenarioError(f"not valid JSON: {e.msg} at {where}") from None
+    except RecursionError:
+        raise ScenarioError("not a scenario: arrays or objects nested too deep") from None
     data = _obj(data, "the scenario", {"settings", "players", "phases"}, {"players", "phases"})
     settings = _obj(data.get("settings", {}), "settings", {"early_close"}, set())
     early_close = _enum(EarlyClose, settings.get("early_close", "majority"), "settings.early_close")

@@ -5,7 +5,9 @@ other event must carry ``secret == VK_CALLBACK_SECRET`` and this community's ``g
 (else HTTP 403, nothing recorded), and is applied through the same pipeline as the long poll
 (:func:`vkbot.pipeline.apply_update`), so an event VK delivers twice, or by both channels,
 changes the game once. The answer is the plain text ``ok``, also for a duplicate, so VK stops
-retrying. Bad input gets a 4xx, never a 500.
+retrying. Bad input gets a 4xx, never a 500, and is looked at before anything else: a body over
+``MAX_BODY_BYTES`` is a 413 unread, JSON nested deeper than ``MAX_DEPTH`` a 400 (VK's events
+are a few levels deep; the JSON decoder's own recursion would otherwise escape as a 500).
 """
 
 from __future__ import annotations
@@ -27,6 +29,34 @@ from vkbot.prefetch import prefetch_sync
 logger = logging.getLogger(__name__)
 
 CONFIRMATION = "confirmation"
+#: VK's largest event (a 4096-character message with its attachments) is far below this.
+MAX_BODY_BYTES = 64 * 1024
+#: Arrays and objects inside each other, the event itself being depth 1.
+MAX_DEPTH = 32
+
+
+def _too_deep(data: object, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``data`` nests arrays and objects more than ``limit`` deep (no recursion)."""
+    stack: list[tuple[object, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def _declared_length(request: HttpRequest) -> int | None:
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return None
 
 
 def _text(body: str, status: int = 200) -> HttpResponse:
@@ -45,11 +75,25 @@ def _secret_ok(data: dict[str, Any]) -> bool:
 @csrf_exempt
 @require_POST
 def callback(request: HttpRequest) -> HttpResponse:
+    length = _declared_length(request)
+    if length is None:
+        logger.warning("Callback API: a request with an unreadable Content-Length")
+        return _text("bad request: Content-Length", 400)
+    if length > MAX_BODY_BYTES:
+        logger.warning("Callback API: refused a body of %d bytes", length)
+        return _text("request entity too large", 413)
+    body = request.body
+    if len(body) > MAX_BODY_BYTES:
+        logger.warning("Callback API: refused a body of %d bytes", len(body))
+        return _text("request entity too large", 413)
     try:
-        data = json.loads(request.body)
-    except ValueError:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
         logger.warning("Callback API: the body is not JSON")
         return _text("bad request: the body is not JSON", 400)
+    if _too_deep(data):
+        logger.warning("Callback API: the body nests deeper than %d levels", MAX_DEPTH)
+        return _text("bad request: nested too deep", 400)
     if not isinstance(data, dict) or not isinstance(data.get("type"), str) or not data["type"]:
         logger.warning("Callback API: the body is not a VK event object")
         return _text("bad request: not a VK event", 400)

@@ -25,6 +25,12 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
+def debug_on(settings: Any) -> None:
+    """``manage.py demo_seed`` runs with DEBUG on only (the test runner turns it off)."""
+    settings.DEBUG = True
+
+
+@pytest.fixture(autouse=True)
 def drain_flags(rq_queues: Any) -> Iterator[None]:
     """The seed enqueues Outbox drains: leave no «drain queued» flag to the next tests."""
     redis = rq_queues["vk"].connection

@@ -178,3 +178,44 @@ def test_a_crashing_handler_still_answers_ok_and_apologises(
     [apology] = Outbox.objects.all()
     assert apology.peer_ids == [77] and apology.text == pipeline_texts.INTERNAL_ERROR
     assert VkEvent.objects.filter(event_id="cb-4").exists()
+
+
+# --- untrusted bytes: size and nesting are refused before anything else -----------------------
+
+
+@pytest.mark.parametrize("depth", [40, 5_000, 30_000])
+def test_deeply_nested_json_is_a_400(client: Client, depth: int) -> None:
+    response = post(client, "[" * depth + "]" * depth)
+
+    assert response.status_code == 400
+    assert not VkEvent.objects.exists()
+
+
+def test_deep_nesting_inside_a_signed_event_is_a_400(client: Client) -> None:
+    event = signed(message_update(1001, "проверка 3"))
+    event["object"]["extra"] = "NESTED"
+    body = json.dumps(event).replace('"NESTED"', '{"a": ' * 2_000 + "1" + "}" * 2_000)
+
+    response = post(client, body)
+
+    assert response.status_code == 400
+    assert not VkEvent.objects.exists()
+
+
+def test_a_body_over_64_kib_is_a_413(client: Client) -> None:
+    event = signed(message_update(1001, "x" * (64 * 1024)))
+
+    response = post(client, event)
+
+    assert response.status_code == 413
+    assert not VkEvent.objects.exists()
+
+
+def test_a_body_just_under_the_cap_is_read(client: Client, game_id: int) -> None:
+    event = signed(message_update(1001, "проверка 3"))
+    event["object"]["padding"] = "y" * (60 * 1024)
+
+    response = post(client, event)
+
+    assert response.status_code == 200
+    assert VkEvent.objects.count() == 1
