@@ -111,6 +111,8 @@ def process_env(services: Services, api_url: str, **extra: str) -> dict[str, str
             "DEBUG": "false",
             "SECRET_KEY": "bench-only-secret-key",
             "ALLOWED_HOSTS": "127.0.0.1",
+            # Production settings, but plain HTTP on 127.0.0.1: no redirect to HTTPS.
+            "SECURE_SSL_REDIRECT": "false",
             "PYTHONPATH": str(ROOT),
         }
     )

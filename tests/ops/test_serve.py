@@ -44,7 +44,7 @@ pytestmark = pytest.mark.slow
 PROJECT_VARS = re.compile(
     r"^(VK_|OUTBOX_|RUN_|DATABASE_URL$|REDIS_URL$|DATA_DIR$|DEBUG$|SECRET_KEY$|ALLOWED_HOSTS$"
     r"|CSRF_TRUSTED_ORIGINS$|BIND$|WEB_CONCURRENCY$|STATIC_ROOT$|DJANGO_SETTINGS_MODULE$"
-    r"|DEADLINE_TICK_SECONDS$|LOG_LEVEL$)"
+    r"|DEADLINE_TICK_SECONDS$|LOG_LEVEL$|SECURE_|SESSION_COOKIE_SECURE$|CSRF_COOKIE_SECURE$)"
 )
 VK = {"VK_GROUP_ID": str(GROUP_ID), "VK_GROUP_TOKEN": GROUP_TOKEN, "VK_USER_TOKEN": USER_TOKEN}
 #: Services the configuration checks never reach (they refuse first).
@@ -59,8 +59,10 @@ SERVE_REDIS_DB = 8
 
 
 def serve_env(**values: str) -> dict[str, str]:
+    """The test run's environment less the project's variables, DEBUG on (its default is off,
+    which needs SECRET_KEY and ALLOWED_HOSTS), then ``values``."""
     env = {k: v for k, v in os.environ.items() if not PROJECT_VARS.match(k)}
-    return {**env, **values}
+    return {**env, "DEBUG": "true", **values}
 
 
 # --- refusals -------------------------------------------------------------------------------
@@ -224,6 +226,8 @@ def start_serve(database_url: str, tmp_path: Path) -> Iterator[Any]:
                     "DEBUG": "false",
                     "SECRET_KEY": "serve-test-only",
                     "ALLOWED_HOSTS": "127.0.0.1",
+                    # Production settings over plain HTTP (no TLS proxy in front of the test).
+                    "SECURE_SSL_REDIRECT": "false",
                     "STATIC_ROOT": str(tmp_path / "static"),
                     **extra,
                 }
