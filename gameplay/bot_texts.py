@@ -173,5 +173,9 @@ def intruder_note(member: int, why: str) -> str:
     return f"id{member} вошёл в беседу зрителей и удалён ботом: {why}."
 
 
-#: A night action sent after the night closed, while the GM reviews it.
+#: A night action sent after the night closed, while the GM reviews it; also what a player
+#: outside the mafia hears while the GM has re-opened only the mafia's shot (G2): the re-open
+#: is the mafia's business alone.
 NIGHT_UNDER_REVIEW = "Ночь закрыта: ведущий подводит итоги. Действия больше не принимаются."
+#: To the mafia, during that re-open, about any other act.
+NIGHT_REOPENED_FOR_MAFIA_SHOT = "Ведущий открыл заново только выстрел мафии."

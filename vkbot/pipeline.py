@@ -261,7 +261,8 @@ def _accept(update: Any, source: str) -> tuple[str, str] | None:
     try:
         kind = _check(update)
     except BadUpdate as exc:
-        logger.warning("Ignored a malformed VK update from %s: %s: %.500r", source, exc, update)
+        logger.warning("Ignored a malformed VK update from %s: %s: %.500s", source, exc,
+                       _dump(update))
         return None
     event_id = event_id_of(update)
     if not is_our_group(update):
@@ -376,8 +377,29 @@ def _apologise(update: Mapping[str, Any], event_id: str) -> None:
         logger.exception("Could not queue the apology to VK user %s (event %s)", user_id, event_id)
 
 
-def _dump(update: Mapping[str, Any]) -> str:
+#: Keys whose string values are what people wrote (messages, board posts): never logged.
+_TEXT_KEYS = frozenset({"text", "message", "title", "caption", "description"})
+
+
+def redacted(value: Any, depth: int = 0) -> Any:
+    """``value`` with what people wrote replaced by its length: logs at INFO and above (a
+    crash's dump included) never hold a night action, a mafia message or a card's text."""
+    if depth > 40:
+        return "<nested too deep>"
+    if isinstance(value, Mapping):
+        return {
+            k: f"<{len(v)} chars>" if k in _TEXT_KEYS and isinstance(v, str)
+            else redacted(v, depth + 1)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [redacted(v, depth + 1) for v in value]
+    return value
+
+
+def _dump(update: Any) -> str:
+    """An update for the log, texts redacted (see :func:`redacted`)."""
     try:
-        return json.dumps(update, ensure_ascii=False, sort_keys=True, default=repr)
-    except (TypeError, ValueError):
-        return repr(update)
+        return json.dumps(redacted(update), ensure_ascii=False, sort_keys=True, default=repr)
+    except (TypeError, ValueError, RecursionError):
+        return f"<an unprintable {type(update).__name__}>"

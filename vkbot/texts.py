@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gameplay import bot_texts
-from gameplay.models import Game, NightAction, Phase, PhaseKind, PhaseStatus, Seat
+from gameplay.models import Game, NightAction, Phase, PhaseKind, Seat
 from gameplay.rules import EARLY_VOTE_FROM_DAY, Act, Item, Role
 from gameplay.rules.roles import ACT_TITLES
-from gameplay.selectors.bot import PlayerStatus
+from gameplay.selectors.bot import PlayerStatus, night_closed_to
 from gameplay.texts import seat_label, when
 
 # --- refusals and short answers --------------------------------------------------------------
@@ -36,6 +36,7 @@ BAD_BUTTON = "Эта кнопка недействительна или уста
 NO_NIGHT_ACTIONS = "У вас нет ночных действий: мирные жители ночью спят."
 NOTHING_TO_DO_NOW = "Сейчас от вас ничего не требуется. «статус» — где сейчас игра."
 NIGHT_UNDER_REVIEW = bot_texts.NIGHT_UNDER_REVIEW
+NIGHT_REOPENED_FOR_MAFIA_SHOT = bot_texts.NIGHT_REOPENED_FOR_MAFIA_SHOT
 EMPTY_MESSAGE = "Я понимаю только текст. «помощь» — ваши команды."
 DEAD = (
     "Вы выбыли из игры и больше не можете голосовать, действовать и пользоваться предметами. "
@@ -122,12 +123,12 @@ def _act_line(a: NightAction) -> str:
     return f"{ACT_TITLES[Act(a.act)]} — {seat_label(a.target.number, a.target.name)}{guess}"
 
 
-def _phase_line(game: Game, phase: Phase | None) -> str:
+def _phase_line(game: Game, phase: Phase | None, seat: Seat) -> str:
     if phase is None:
         return "Сейчас нет открытой фазы."
     if phase.kind == PhaseKind.DAY:
         return f"День {phase.number}, голосование до {when(phase.deadline, game.time_zone)}."
-    if phase.status == PhaseStatus.REVIEW:
+    if night_closed_to(phase, seat):
         return f"Ночь {phase.number} закрыта: ведущий подводит итоги."
     return f"Ночь {phase.number}, действия до {when(phase.deadline, game.time_zone)}."
 
@@ -145,7 +146,7 @@ def status_text(st: PlayerStatus) -> str:
     if not seat.alive:
         lines.append("Вы выбыли из игры.")
         return "\n".join(lines)
-    lines.append(_phase_line(game, phase))
+    lines.append(_phase_line(game, phase, seat))
     if phase is None:
         return "\n".join(lines)
     if phase.kind == PhaseKind.DAY:

@@ -213,6 +213,17 @@ def current_phase(game: Game | int) -> Phase | None:
     )
 
 
+def night_closed_to(phase: Phase, seat: Seat) -> bool:
+    """Whether, to this seat, the night is closed, as when the GM reviews it: under review, or
+    re-opened for the mafia's shot alone (G2) and the seat not in the mafia, who must not learn
+    of the re-open from any answer (it would tell them the mafia broke a rule)."""
+    if phase.kind != PhaseKind.NIGHT:
+        return False
+    if phase.status == PhaseStatus.REVIEW:
+        return True
+    return bool(phase.reopened_for) and seat.role != Role.MAFIA
+
+
 def find_seat(
     seats: Sequence[Seat],
     *,

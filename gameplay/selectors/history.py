@@ -1,7 +1,8 @@
 """A player's history across games, by VK user id: games, roles, results and wins.
 
 Roles of a game stay secret until its end, so a viewer sees finished games and the games they
-run; other GMs' unfinished games are only counted.
+run; other GMs' unfinished games are left out without a trace (not even counted: that a player
+sits in one is that game's business).
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ class HistoryRow:
 class PlayerHistory:
     vk_user_id: int
     rows: list[HistoryRow]
-    hidden: int
     games: int
     wins: int
     by_role: list[tuple[str, int, int]]
@@ -66,8 +66,8 @@ def _result(game: Game, role: str, replaced_out: bool) -> tuple[str, bool | None
 
 
 def player_history(vk_user_id: int, viewer: Any) -> PlayerHistory:
-    """The games of a VK user: finished ones, and any game the viewer runs. Roles of other
-    GMs' unfinished games stay secret (they are only counted in ``hidden``)."""
+    """The games of a VK user: finished ones, and any game the viewer runs. Other GMs'
+    unfinished games are left out altogether."""
     seats = list(
         Seat.objects.filter(vk_user_id=vk_user_id)
         .exclude(status=SeatStatus.WITHDRAWN).select_related("game").order_by("-game__created_at")
@@ -79,14 +79,12 @@ def player_history(vk_user_id: int, viewer: Any) -> PlayerHistory:
     mine = set(games_for(viewer).values_list("pk", flat=True))
     public = (GameStatus.FINISHED, GameStatus.CANCELLED)
     rows: list[HistoryRow] = []
-    hidden: set[int] = set()
     entries = [(s, False, "") for s in seats] + [
         (r.seat, True, f"передал место {r.new_name} (id{r.new_vk_user_id})") for r in left
     ]
     for seat, replaced_out, note in entries:
         game = seat.game
         if game.pk not in mine and game.status not in public:
-            hidden.add(game.pk)
             continue
         if seat.status == SeatStatus.RESERVE and not replaced_out:
             result, won = "в запасе", None
@@ -113,7 +111,6 @@ def player_history(vk_user_id: int, viewer: Any) -> PlayerHistory:
     return PlayerHistory(
         vk_user_id=vk_user_id,
         rows=rows,
-        hidden=len(hidden),
         games=len({r.game.pk for r in rows if r.number is not None}),
         wins=sum(1 for r in played if r.won),
         by_role=sorted((role, g, w) for role, (g, w) in by_role.items()),

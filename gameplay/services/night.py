@@ -37,6 +37,7 @@ from gameplay.rules import (
     validate_action,
 )
 from gameplay.rules.errors import InvalidCommand, PhaseNotOpen, WrongPhase
+from gameplay.selectors.bot import night_closed_to
 
 from .common import (
     current_phase,
@@ -119,9 +120,13 @@ def night_action_submit_locked(
     phase = _as_night(phase)
     act = Act(act)
     guess_role = Role(guess) if guess else None
-    if phase.reopened_for and act.slot.value != phase.reopened_for:
-        raise PhaseNotOpen("Ведущий открыл заново только выстрел мафии.")
     seats = players(game) if seats is None else seats
+    if phase.reopened_for:
+        actor_seat = next((s for s in seats if s.number == actor), None)
+        if actor_seat is None or night_closed_to(phase, actor_seat):
+            raise PhaseNotOpen(bot_texts.NIGHT_UNDER_REVIEW)
+        if act.slot.value != phase.reopened_for:
+            raise PhaseNotOpen(bot_texts.NIGHT_REOPENED_FOR_MAFIA_SHOT)
     table = table_of(seats)
     sub = validate_action(table, night_context(game, phase, seats), actor, act, target, guess_role)
     actor_seat = seat_by_number(seats, actor)

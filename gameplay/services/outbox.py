@@ -410,10 +410,9 @@ def outbox_retry(*, outbox_id: int, by: str, game_id: int | None = None) -> Outb
     from .common import lock_game, log_event
 
     meta = Outbox.objects.filter(pk=outbox_id).values("game_id", "channel").first()
-    if meta is None:
+    # Another game's row gets the same answer as no row: the id tells the GM nothing.
+    if meta is None or (game_id is not None and meta["game_id"] != game_id):
         raise InvalidCommand("Такого сообщения нет.")
-    if game_id is not None and meta["game_id"] != game_id:
-        raise InvalidCommand("Такого сообщения нет в этой игре.")
     if meta["channel"] == OutboxChannel.CREATE_CHAT:
         raise InvalidCommand(
             "Создание беседы не повторяется отсюда (так не появится двух бесед). Новую беседу "

@@ -208,10 +208,16 @@ def _seat_for(game: Game, vk_user_id: int, seats: list[Seat] | None = None) -> S
     return seat
 
 
-def _check_phase(phase: Phase | None, phase_id: int | None) -> Phase | None:
-    """A button names its phase: it must be the game's current (``phase``), open phase."""
+def _check_phase(
+    phase: Phase | None, phase_id: int | None, seat: Seat | None = None
+) -> Phase | None:
+    """A button names its phase: it must be the game's current (``phase``), open phase (open
+    to ``seat``: a night re-opened for the mafia's shot is closed to everyone else)."""
     if phase_id is not None and (
-        phase is None or phase.pk != phase_id or phase.status != PhaseStatus.OPEN
+        phase is None
+        or phase.pk != phase_id
+        or phase.status != PhaseStatus.OPEN
+        or (seat is not None and sel.night_closed_to(phase, seat))
     ):
         raise StaleButton()
     return phase
@@ -231,7 +237,7 @@ def night_act(
     with hot_game(game_id) as locked:
         game, seats = locked.game, locked.seats
         seat = _seat_for(game, vk_user_id, seats)
-        phase = _check_phase(locked.phase, phase_id)
+        phase = _check_phase(locked.phase, phase_id, seat)
         outcome = night_action_submit_locked(
             game, phase, seats, actor=seat.number, act=act, target=target, guess=guess,
             source=Source.PM,

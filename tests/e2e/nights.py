@@ -93,7 +93,7 @@ async def night_1(s: Script) -> None:
     commissar.say(f"проверка {c.decoy}")
     s.seat(c.clock).say(f"выстрел {c.victim}")
     await s.world.settle()
-    assert commissar.texts(mark) == ["Ведущий открыл заново только выстрел мафии."]
+    assert commissar.texts(mark) == [bot_texts.NIGHT_UNDER_REVIEW]  # the re-open is not theirs
     for m in living_mafia:
         assert team_shot(s, c.victim, c.clock) in s.seat(m).texts(mark), m
     await s.gm(services.night_close)

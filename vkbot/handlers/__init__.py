@@ -42,7 +42,7 @@ logger = logging.getLogger(__name__)
 def dispatch(update: dict[str, Any], facts: VkFacts | None = None) -> None:
     """Apply one raw VK update (see the module doc)."""
     if not isinstance(update, dict):
-        logger.warning("Ignored a VK update that is not an object: %.200r", update)
+        logger.warning("Ignored a VK update that is not an object (%s)", type(update).__name__)
         return
     kind = update.get("type")
     handler = _ROUTES.get(kind) if isinstance(kind, str) else None

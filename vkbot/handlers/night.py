@@ -82,7 +82,7 @@ def _night_phase(seat: Seat, payload: Payload):  # noqa: ANN202
     phase = sel.current_phase(seat.game_id)
     if phase is None or phase.kind != PhaseKind.NIGHT:
         raise WrongPhase("Сейчас день: ночные действия принимаются ночью.")
-    if phase.status != PhaseStatus.OPEN:
+    if phase.status != PhaseStatus.OPEN or sel.night_closed_to(phase, seat):
         raise RuleViolation(texts.NIGHT_UNDER_REVIEW)
     if payload.phase and payload.phase != phase.pk:
         raise StaleButton()
@@ -98,7 +98,7 @@ def show_page(seat: Seat, payload: Payload) -> None:
     if act not in sel.acts_of(seat, role_strike_used=game.role_strike_used):
         raise ActionNotAvailable()
     if phase.reopened_for and act.slot.value != phase.reopened_for:
-        raise RuleViolation("Ведущий открыл заново только выстрел мафии.")
+        raise RuleViolation(texts.NIGHT_REOPENED_FOR_MAFIA_SHOT)
     seats = sel.roster(game)
     if act is Act.ROLE_STRIKE and payload.target is not None:
         target = next((s for s in seats if s.number == payload.target), None)

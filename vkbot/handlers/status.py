@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from gameplay.keyboards import menu_keyboard
-from gameplay.models import PhaseKind, PhaseStatus
 from gameplay.selectors import bot as sel
 from gameplay.services import prompts
 from vkbot import texts
@@ -42,7 +41,7 @@ def show_menu(sender: Sender) -> None:
         phase = sel.current_phase(game)
         if phase is None:
             continue
-        if phase.kind == PhaseKind.NIGHT and phase.status == PhaseStatus.REVIEW:
+        if sel.night_closed_to(phase, seat):
             refuse(sender.vk_user_id, texts.NIGHT_UNDER_REVIEW, game=game)
             sent = True
             continue
