@@ -12,14 +12,19 @@ of callers can ensure it at once and the result is one tick per slot. It is call
   after it reconnects to Redis: a Redis restart or ``FLUSHALL`` that wiped the scheduled tick
   costs at most one slot.
 
-The worker's scheduler (``rqworker --with-scheduler``) moves the due tick into the queue. The
-deadlines themselves, and the reminders already sent, are database rows, so nothing else
-lives in Redis and nothing is lost with it; a late tick closes what became due meanwhile.
+A due tick is moved into the queue by whichever comes first: any worker of the project
+(``gameplay.worker``, which looks about once a second, see :func:`enqueue_due_ticks`) or rq's
+scheduler (``rqworker --with-scheduler``). rq's scheduler runs in one worker at a time, under a
+lock that a killed worker keeps for 61 s; the workers need no lock, so a killed worker's
+successor, or any other worker, moves the tick on time. The deadlines themselves, and the
+reminders already sent, are database rows, so nothing else lives in Redis and nothing is lost
+with it; a late tick closes what became due meanwhile.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -85,6 +90,32 @@ def schedule_next_tick(*, queue: Queue | None = None, now: datetime | None = Non
     except DuplicateJobError:
         pass
     return job_id
+
+
+def enqueue_due_ticks(queue: Queue, now: float | None = None) -> list[str]:
+    """Move the tick jobs that are due from the scheduled registry into the queue; returns
+    their ids. Any number of workers may call it at once: removing the id from the registry
+    is the claim, so one caller enqueues each tick (rq's scheduler, which moves it without
+    such a claim, may rarely enqueue the same tick again: a tick is safe to run twice).
+
+    Raises ``redis.exceptions.RedisError`` when Redis cannot be reached.
+    """
+    registry = queue.scheduled_job_registry
+    due = [
+        job_id
+        for job_id in registry.get_jobs_to_schedule(int(now if now is not None else time.time()))
+        if job_id.startswith(TICK_JOB_PREFIX)
+    ]
+    moved = []
+    for job_id in due:
+        if not queue.connection.zrem(registry.key, job_id):
+            continue  # another worker, or rq's scheduler, took it
+        job = queue.fetch_job(job_id)
+        if job is None:
+            continue  # expired meanwhile: the next slot's tick follows
+        queue._enqueue_job(job, at_front=True)  # as rq's scheduler does (a private method)
+        moved.append(job_id)
+    return moved
 
 
 def tick() -> dict[str, Any]:

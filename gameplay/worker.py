@@ -1,8 +1,12 @@
 """The project's rq worker classes (``settings.RQ["WORKER_CLASS"]``): rq's workers that also
 keep the deadline tick going (``gameplay.jobs``).
 
-``manage.py rqworker default vk --with-scheduler`` runs one of them. On start, at least once a
-tick interval while it waits for jobs, and right after it reconnects to Redis, the worker
+``manage.py rqworker default vk --with-scheduler`` runs one of them. While it waits for jobs it
+wakes up every second (``TICK_POLL_SECONDS``) and moves a due deadline tick into the queue itself
+(:func:`gameplay.jobs.enqueue_due_ticks`): rq's scheduler, which would do it too, runs in one
+worker at a time under a lock that a killed worker keeps for 61 s, and a phase must not close a
+minute late because of that. On start, at least once a tick interval while it waits for jobs,
+and right after it reconnects to Redis, the worker
 
 - makes sure the next deadline tick is scheduled (idempotent: one job id per time slot), so a
   Redis restart or ``FLUSHALL`` that wiped the scheduled tick stops ticking for one slot at
@@ -28,9 +32,12 @@ from redis.exceptions import RedisError
 from rq.worker import SimpleWorker as RqSimpleWorker
 from rq.worker import Worker as RqWorker
 
-from gameplay.jobs import TICK_QUEUE, schedule_next_tick, tick_seconds
+from gameplay.jobs import TICK_QUEUE, enqueue_due_ticks, schedule_next_tick, tick_seconds
 
 log = logging.getLogger(__name__)
+
+#: How often (seconds) an idle worker looks for a due deadline tick.
+TICK_POLL_SECONDS = 1
 
 
 class DeadlineTickerMixin:
@@ -47,8 +54,9 @@ class DeadlineTickerMixin:
 
     @property
     def dequeue_timeout(self) -> int:
-        # Wake up at least once a tick interval, so that the keeper runs while queues are idle.
-        return max(1, min(super().dequeue_timeout, tick_seconds()))  # type: ignore[misc]
+        # Wake up every TICK_POLL_SECONDS, so that a due tick is moved into the queue on time
+        # and the keeper runs while queues are idle.
+        return max(1, min(super().dequeue_timeout, tick_seconds(), TICK_POLL_SECONDS))  # type: ignore[misc]
 
     def heartbeat(self, timeout: int | None = None, pipeline: Any = None) -> None:
         """rq's heartbeat, which the worker sends before each wait for a job, after each job
@@ -60,7 +68,27 @@ class DeadlineTickerMixin:
             self._next_keep_at = 0.0  # Redis is gone: keep ticking as soon as it is back
             log.warning("Worker heartbeat: Redis unavailable (%s); carrying on", error)
             return
+        self.enqueue_due_ticks()
         self.keep_deadlines_ticking()
+
+    def enqueue_due_ticks(self) -> None:
+        """Move a due deadline tick into the queue (see the module). Never raises."""
+        if self.is_horse:  # type: ignore[attr-defined]
+            return
+        queue = next((q for q in self.queues if q.name == TICK_QUEUE), None)  # type: ignore[attr-defined]
+        if queue is None:
+            return
+        try:
+            moved = enqueue_due_ticks(queue)
+        except RedisError as error:
+            self._next_keep_at = 0.0
+            log.warning("Deadline ticking: Redis unavailable (%s); retrying", error)
+            return
+        except Exception:  # noqa: BLE001 - the worker must go on delivering messages
+            log.exception("Deadline ticking: could not enqueue the due tick")
+            return
+        if moved:
+            log.debug("Deadline ticking: enqueued %s", ", ".join(moved))
 
     def check_for_suspension(self, burst: bool) -> None:
         """rq's suspension check, which reads Redis at the top of every loop; a lost Redis

@@ -20,6 +20,7 @@ from urllib.parse import quote
 import django_rq
 import pytest
 import redis
+import rq
 import rq.worker.base
 from django.conf import settings
 from django.db import connection
@@ -67,6 +68,23 @@ def test_the_next_tick_is_scheduled_once_however_often_it_is_ensured(tick_queue:
     slot, at = next_slot(now)
     assert first == tick_job_id(slot)
     assert tick_queue.scheduled_job_registry.get_scheduled_time(first) == at
+
+
+def test_a_due_tick_is_moved_into_the_queue_once_by_any_number_of_workers(
+    tick_queue: Queue,
+) -> None:
+    now = datetime.now(UTC)
+    job_id = schedule_next_tick(queue=tick_queue, now=now - timedelta(seconds=120))
+    due_at = tick_queue.scheduled_job_registry.get_scheduled_time(job_id).timestamp()
+
+    assert jobs.enqueue_due_ticks(tick_queue, now=due_at - 1) == []  # not due yet
+    first = jobs.enqueue_due_ticks(tick_queue, now=due_at)
+    second = jobs.enqueue_due_ticks(Queue(TICK_QUEUE, connection=tick_queue.connection))
+
+    assert (first, second) == ([job_id], [])
+    assert tick_queue.get_job_ids() == [job_id]
+    assert job_id not in tick_queue.scheduled_job_registry.get_job_ids()
+    tick_queue.empty()
 
 
 @pytest.mark.django_db
@@ -205,13 +223,13 @@ def start_worker(tmp_path: Path) -> Iterator[Callable[[RedisServer], tuple[Any, 
     """Start ``manage.py rqworker default vk --with-scheduler`` as production does."""
     started: list[subprocess.Popen[bytes]] = []
 
-    def start(server: RedisServer) -> tuple[subprocess.Popen[bytes], Path]:
-        log = tmp_path / "worker.log"
+    def start(server: RedisServer, tick: int = 1) -> tuple[subprocess.Popen[bytes], Path]:
+        log = tmp_path / f"worker-{len(started) + 1}.log"
         env = {
             **os.environ,
             "DATABASE_URL": _database_url(),
             "REDIS_URL": server.url,
-            "DEADLINE_TICK_SECONDS": "1",
+            "DEADLINE_TICK_SECONDS": str(tick),
             "VK_API_URL": "http://127.0.0.1:9/method/",  # never the real VK
         }
         with log.open("wb") as out:
@@ -276,3 +294,59 @@ def test_a_deadline_passing_while_redis_restarts_still_closes_the_phase_once(
     assert day(game).closed_at >= deadline
     assert night(game).status == PhaseStatus.OPEN
     assert pending_ticks(queue), "ticking did not resume"
+
+
+# --- A worker is killed (SIGKILL) before a deadline: its successor closes the phase on time ---
+
+TICK = 2
+#: What the README promises: a phase closes at most DEADLINE_TICK_SECONDS after its deadline,
+#: plus the second a worker may take to notice the due tick and the tick's own run.
+BOUND = timedelta(seconds=TICK + 3)
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(not settings.REDIS_URL, reason="needs a real Redis (REDIS_URL; CI sets it)")
+@pytest.mark.skipif(
+    connection.vendor != "postgresql",
+    reason="the worker process must share the test database (PostgreSQL, DATABASE_URL)",
+)
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs the redis-server binary")
+def test_a_killed_workers_successor_closes_the_phase_within_the_bound(
+    redis_server: RedisServer, start_worker: Callable[..., tuple[Any, Path]]
+) -> None:
+    client = redis_server.client()
+    queue = Queue(TICK_QUEUE, connection=client)
+    first, log = start_worker(redis_server, TICK)
+    ticks = _wait_for("the first scheduled tick", lambda: pending_ticks(queue), 30, log)
+    _wait_for("ticking", lambda: pending_ticks(queue) and pending_ticks(queue) != ticks, 15, log)
+    lock = "rq:scheduler-lock:default"
+    holder = _wait_for("the first worker's scheduler lock", lambda: client.get(lock), 15, log)
+
+    # The worker, its work horse and its scheduler die at once (an OOM kill, a lost host).
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait(10)
+    game = started_game(now=datetime.now(UTC), day_length=timedelta(seconds=15), reminders=[])
+    deadline = day(game).deadline
+    second, log = start_worker(redis_server, TICK)
+    _wait_for(
+        "the successor to start",
+        lambda: any(w.pid == second.pid for w in rq.Worker.all(connection=client)),
+        30,
+        log,
+    )
+    assert datetime.now(UTC) < deadline, "the successor took too long to start on this machine"
+
+    _wait_for(
+        "the day to close",
+        lambda: day(game).status == PhaseStatus.DONE,
+        (deadline - datetime.now(UTC)).total_seconds() + BOUND.total_seconds() + 5,
+        log,
+    )
+
+    closed = day(game).closed_at
+    print(f"the day closed {(closed - deadline).total_seconds():.1f} s after its deadline")
+    assert deadline <= closed <= deadline + BOUND, (closed - deadline, log.read_text()[-3000:])
+    assert client.get(lock) == holder  # the dead scheduler's lock was never needed
+    assert len(events(game, "day_closed")) == 1
+    assert second.poll() is None
