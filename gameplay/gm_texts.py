@@ -31,12 +31,24 @@ def spectator_chat_closed_public() -> str:
 
 
 def spectator_chat_opened_public() -> str:
-    return (
-        "Беседа зрителей открыта. Выбывшие мирные игроки и маньяк могут написать боту «в ЗЗ»."
-    )
+    return "Беседа зрителей открыта. Выбывшие мирные игроки и маньяк могут написать боту «в ЗЗ»."
 
 
 def spectator_chat_title(game_name: str) -> str:
     """The title of the spectator chat the community creates (VK allows long titles; a game's
     name is at most 200 characters)."""
     return f"ЗЗ — {game_name}"
+
+
+# --- refusals to the GM: what belongs to another unfinished game ---------------------------
+
+#: A sign-up or game topic that another unfinished game uses (as either).
+TOPIC_TAKEN = (
+    "В этой теме уже идёт другая игра: тема набора и тема игры принадлежат одной незавершённой "
+    "игре. Выберите другую тему."
+)
+#: A spectator chat linked to another unfinished game.
+SPECTATOR_CHAT_TAKEN = (
+    "Эта беседа уже привязана к другой незавершённой игре: беседа зрителей принадлежит одной "
+    "игре, пока та не завершится. Укажите другую беседу или создайте новую."
+)

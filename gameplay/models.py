@@ -98,6 +98,21 @@ class Game(models.Model):
                 & Q(topic_id__isnull=False),
                 name="one_active_game_per_topic",
             ),
+            # A sign-up topic and a spectator chat belong to one unfinished game at a time
+            # (a topic used as one game's sign-up topic and another's game topic is refused
+            # by gameplay.services.setup.check_vk_tenancy).
+            models.UniqueConstraint(
+                fields=["recruit_topic_id"],
+                condition=Q(status__in=[s.value for s in ACTIVE_STATUSES])
+                & Q(recruit_topic_id__isnull=False),
+                name="one_active_game_per_recruit_topic",
+            ),
+            models.UniqueConstraint(
+                fields=["spectator_chat_id"],
+                condition=Q(status__in=[s.value for s in ACTIVE_STATUSES])
+                & Q(spectator_chat_id__isnull=False),
+                name="one_active_game_per_spectator_chat",
+            ),
             models.CheckConstraint(
                 condition=Q(early_close__in=[e.value for e in EarlyClose]),
                 name="game_early_close_valid",

@@ -167,9 +167,11 @@ _STATUS_ORDER = {GameStatus.RUNNING: 0, GameStatus.DEALT: 1, GameStatus.RECRUITI
 
 
 def games_for_topic(topic_id: int) -> list[Game]:
-    """Active games using this topic as their game topic or recruitment topic (several games
-    may share one recruitment topic); running first, then dealt, then recruiting, newest
-    first. Posts in the topics of finished games are nobody's business."""
+    """Active games using this topic as their game topic or recruitment topic (one at most
+    since a topic belongs to one unfinished game: ``services.setup.check_vk_tenancy`` and the
+    database; games linked before that rule may still share one); running first, then dealt,
+    then recruiting, newest first. Posts in the topics of finished games are nobody's
+    business."""
     games = list(
         Game.objects.filter(
             Q(topic_id=topic_id) | Q(recruit_topic_id=topic_id), status__in=ACTIVE_STATUSES

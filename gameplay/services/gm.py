@@ -40,10 +40,12 @@ from .outbox import board_group, outbox_retry, request_delivery
 from .outbox_flags import add_flag_line
 from .setup import (
     announce_round,
+    check_vk_tenancy,
     game_create,
     round_was_dealt,
     signup_create,
     signup_withdraw,
+    tenancy_refusal,
 )
 
 #: VK peer ids of chats start here (peer_id = 2000000000 + chat_id).
@@ -204,11 +206,12 @@ def game_settings_update(
             setattr(game, key, value)
             changed[key] = str(value) if isinstance(value, timedelta) else value
     if changed:
+        check_vk_tenancy(game)
         try:
             with transaction.atomic():
                 game.save()
-        except IntegrityError:
-            raise SetupError("В этой теме уже идёт другая игра.") from None
+        except IntegrityError as error:
+            raise SetupError(tenancy_refusal(error)) from None
         log_event(game, "settings_changed", by=by, changed=changed)
         if {"topic_id", "recruit_topic_id"} & set(changed):
             announce_round(game)
@@ -361,7 +364,12 @@ def spectator_chat_link(*, game_id: int, by: str, chat: int) -> Game:
     peer = chat_peer_id(chat)
     before = game.spectator_chat_id
     game.spectator_chat_id = peer
-    game.save(update_fields=["spectator_chat_id"])
+    check_vk_tenancy(game)
+    try:
+        with transaction.atomic():
+            game.save(update_fields=["spectator_chat_id"])
+    except IntegrityError as error:
+        raise SetupError(tenancy_refusal(error)) from None
     log_event(game, "spectator_chat_linked", by=by, peer_id=peer, before=before)
     return game
 
@@ -420,7 +428,14 @@ def spectator_chat_created(*, outbox: Outbox, peer_id: int, added: Sequence[int]
         )
         add_flag_line(outbox, line)
         return False
-    spectator_chat_link(game_id=game.pk, by=str(payload.get("by") or "system"), chat=peer_id)
+    try:
+        with transaction.atomic():
+            spectator_chat_link(
+                game_id=game.pk, by=str(payload.get("by") or "system"), chat=peer_id
+            )
+    except SetupError as refusal:  # another unfinished game holds that chat (never seen)
+        add_flag_line(outbox, refusal.reason)
+        return False
     return True
 
 

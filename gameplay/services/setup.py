@@ -17,11 +17,12 @@ from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 
-from gameplay import texts
+from gameplay import gm_texts, texts
 from gameplay.keyboards import menu_keyboard
 from gameplay.models import (
+    ACTIVE_STATUSES,
     DealRound,
     Draw,
     Game,
@@ -57,6 +58,28 @@ def counts_of(game: Game) -> RoleCounts:
     )
 
 
+def check_vk_tenancy(game: Game) -> None:
+    """Refuse (``SetupError``, in Russian) VK links of ``game`` that belong to another
+    unfinished game: a topic is one game's sign-up or game topic, a spectator chat one game's
+    chat, until that game finishes. The database holds the same for each column on its own
+    (partial unique constraints); a topic used as one game's sign-up topic and another's game
+    topic is caught here only."""
+    others = Game.objects.filter(status__in=ACTIVE_STATUSES)
+    if game.pk is not None:
+        others = others.exclude(pk=game.pk)
+    topics = {t for t in (game.recruit_topic_id, game.topic_id) if t}
+    if topics and others.filter(Q(topic_id__in=topics) | Q(recruit_topic_id__in=topics)).exists():
+        raise SetupError(gm_texts.TOPIC_TAKEN)
+    chat = game.spectator_chat_id
+    if chat and others.filter(spectator_chat_id=chat).exists():
+        raise SetupError(gm_texts.SPECTATOR_CHAT_TAKEN)
+
+
+def tenancy_refusal(error: IntegrityError) -> str:
+    """The refusal for a save that a tenancy constraint stopped (a race past the check)."""
+    return gm_texts.SPECTATOR_CHAT_TAKEN if "spectator_chat" in str(error) else gm_texts.TOPIC_TAKEN
+
+
 @transaction.atomic
 def game_create(
     *,
@@ -86,11 +109,12 @@ def game_create(
         civilian_count=counts.civilian,
         **settings,
     )
+    check_vk_tenancy(game)
     try:
         with transaction.atomic():
             game.save()
-    except IntegrityError:
-        raise SetupError("В этой теме уже идёт другая игра.") from None
+    except IntegrityError as error:
+        raise SetupError(tenancy_refusal(error)) from None
     if gm is not None:
         game.gms.add(gm)
     log_event(game, "game_created", by=by, counts=counts.as_dict(), name=game.name)

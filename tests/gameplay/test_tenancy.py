@@ -1,0 +1,123 @@
+"""Chats and topics belong to one game (issue 12, item 2): a sign-up or game topic and a
+spectator chat belong to at most one unfinished game — a database constraint for each column
+(PostgreSQL and SQLite alike) and a Russian refusal in the services for every way a GM links
+one, the cross-column case (one game's sign-up topic as another's game topic) included."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.db import IntegrityError, transaction
+
+from gameplay import gm_texts, services
+from gameplay.models import Game, GameStatus, Seat
+from gameplay.rules import RoleCounts
+from gameplay.rules.errors import SetupError
+from gameplay.services import gm as gm_services
+from tests.vkbot.bot_support import board_post, make_game, run
+
+pytestmark = pytest.mark.django_db
+
+COUNTS = RoleCounts.default_for(7)
+
+
+def recruiting(name: str, **links: Any) -> Game:
+    return services.game_create(name=name, counts=COUNTS, by="gm:test", **links)
+
+
+def finish(game: Game) -> None:
+    services.game_end(game_id=game.pk, by="gm:test", winner=None)
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ({"recruit_topic_id": 71}, {"recruit_topic_id": 71}),
+        ({"recruit_topic_id": 71}, {"topic_id": 71}),
+        ({"topic_id": 71}, {"recruit_topic_id": 71}),
+        ({"topic_id": 71, "recruit_topic_id": 72}, {"recruit_topic_id": 72, "topic_id": 73}),
+    ],
+)
+def test_a_topic_of_an_unfinished_game_is_refused_to_a_new_game(
+    first: dict[str, int], second: dict[str, int]
+) -> None:
+    older = recruiting("Первая", **first)
+
+    with pytest.raises(SetupError) as refused:
+        recruiting("Вторая", **second)
+
+    assert refused.value.reason == gm_texts.TOPIC_TAKEN
+    assert list(Game.objects.values_list("pk", flat=True)) == [older.pk]
+
+
+def test_a_topic_is_free_again_once_its_game_finished_and_one_game_may_use_it_twice() -> None:
+    older = recruiting("Первая", recruit_topic_id=71, topic_id=71)
+    finish(older)
+
+    newer = recruiting("Вторая", recruit_topic_id=71, topic_id=71)
+
+    assert newer.recruit_topic_id == newer.topic_id == 71
+
+
+def test_a_settings_change_to_another_games_topic_is_refused() -> None:
+    recruiting("Первая", recruit_topic_id=71)
+    mine = recruiting("Вторая", recruit_topic_id=81)
+
+    with pytest.raises(SetupError, match="уже идёт другая игра"):
+        gm_services.game_settings_update(game_id=mine.pk, by="gm:test", topic_id=71)
+
+    mine.refresh_from_db()
+    assert (mine.recruit_topic_id, mine.topic_id) == (81, None)
+
+
+def test_a_plus_in_a_sign_up_topic_goes_to_its_one_game() -> None:
+    """Before: a newer game could recruit in the same topic and took every «+» meant for the
+    older one. Now the newer game cannot have that topic, and the «+» reaches the older."""
+    older = recruiting("Первая", recruit_topic_id=71)
+    with pytest.raises(SetupError):
+        recruiting("Вторая", recruit_topic_id=71)
+
+    run(board_post(71, 4242, "+"))
+
+    assert list(Seat.objects.values_list("game_id", "vk_user_id")) == [(older.pk, 4242)]
+
+
+def test_another_unfinished_games_spectator_chat_is_refused() -> None:
+    theirs = make_game(vk_base=1000)
+    gm_services.spectator_chat_link(game_id=theirs.pk, by="gm:them", chat=5)
+    mine = make_game(vk_base=2000)
+
+    for chat in (5, 2_000_000_005):
+        with pytest.raises(SetupError) as refused:
+            gm_services.spectator_chat_link(game_id=mine.pk, by="gm:me", chat=chat)
+        assert refused.value.reason == gm_texts.SPECTATOR_CHAT_TAKEN
+
+    mine.refresh_from_db()
+    assert mine.spectator_chat_id is None
+    finish(theirs)
+    gm_services.spectator_chat_link(game_id=mine.pk, by="gm:me", chat=5)
+    mine.refresh_from_db()
+    assert mine.spectator_chat_id == 2_000_000_005
+
+
+@pytest.mark.parametrize("field", ["recruit_topic_id", "topic_id", "spectator_chat_id"])
+def test_the_database_holds_one_unfinished_game_per_link(field: str) -> None:
+    Game.objects.create(name="Завершённая", status=GameStatus.FINISHED, **{field: 2_000_000_009})
+    Game.objects.create(name="Первая", **{field: 2_000_000_009})
+
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Game.objects.create(name="Вторая", status=GameStatus.RUNNING, **{field: 2_000_000_009})
+
+    Game.objects.create(name="Отменённая", status=GameStatus.CANCELLED, **{field: 2_000_000_009})
+    assert Game.objects.filter(**{field: 2_000_000_009}).count() == 3
+
+
+def test_a_race_past_the_check_is_refused_in_russian(monkeypatch: pytest.MonkeyPatch) -> None:
+    recruiting("Первая", recruit_topic_id=71)
+    monkeypatch.setattr(services.setup, "check_vk_tenancy", lambda game: None)
+
+    with pytest.raises(SetupError) as refused:
+        recruiting("Вторая", recruit_topic_id=71)
+
+    assert refused.value.reason == gm_texts.TOPIC_TAKEN
