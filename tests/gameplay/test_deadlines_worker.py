@@ -73,18 +73,22 @@ def test_the_next_tick_is_scheduled_once_however_often_it_is_ensured(tick_queue:
 def test_a_due_tick_is_moved_into_the_queue_once_by_any_number_of_workers(
     tick_queue: Queue,
 ) -> None:
-    now = datetime.now(UTC)
-    job_id = schedule_next_tick(queue=tick_queue, now=now - timedelta(seconds=120))
-    due_at = tick_queue.scheduled_job_registry.get_scheduled_time(job_id).timestamp()
+    # A queue no worker listens to, and a slot long past (no real tick ever had its id).
+    queue = Queue("test-due-ticks", connection=tick_queue.connection)
+    job_id = schedule_next_tick(queue=queue, now=datetime(2001, 1, 1, tzinfo=UTC))
+    due_at = queue.scheduled_job_registry.get_scheduled_time(job_id).timestamp()
+    try:
+        assert jobs.enqueue_due_ticks(queue, now=due_at - 1) == []  # not due yet
+        first = jobs.enqueue_due_ticks(queue, now=due_at)
+        second = jobs.enqueue_due_ticks(Queue(queue.name, connection=queue.connection))
 
-    assert jobs.enqueue_due_ticks(tick_queue, now=due_at - 1) == []  # not due yet
-    first = jobs.enqueue_due_ticks(tick_queue, now=due_at)
-    second = jobs.enqueue_due_ticks(Queue(TICK_QUEUE, connection=tick_queue.connection))
-
-    assert (first, second) == ([job_id], [])
-    assert tick_queue.get_job_ids() == [job_id]
-    assert job_id not in tick_queue.scheduled_job_registry.get_job_ids()
-    tick_queue.empty()
+        assert (first, second) == ([job_id], [])
+        assert queue.get_job_ids() == [job_id]
+        assert job_id not in queue.scheduled_job_registry.get_job_ids()
+    finally:
+        queue.empty()
+        for leftover in queue.scheduled_job_registry.get_job_ids():
+            queue.scheduled_job_registry.remove(leftover, delete_job=True)
 
 
 @pytest.mark.django_db

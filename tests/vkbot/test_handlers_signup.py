@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from gameplay import services
 from gameplay.keyboards import payloads_of
 from gameplay.models import Seat, SeatStatus
+from gameplay.rules.errors import SetupError
 from tests.vkbot.bot_support import board_post, board_rows, make_game, pm, press, run, texts_to
 from vkbot.handlers import FactsRequest, VkFacts, facts_needed
 
@@ -85,12 +87,18 @@ def test_no_recruitment() -> None:
 
 
 def test_one_recruitment_topic_for_successive_games() -> None:
+    """A sign-up topic serves one unfinished game at a time (issue 12): the next game may
+    recruit in it once the running one has finished, not before (the newer game would take the
+    «+» and «запас» meant for the other)."""
     running = make_game()
-    recruiting = make_game(start=False, vk_base=3000, recruit_topic_id=running.recruit_topic_id)
     topic = running.recruit_topic_id
-    run(board_post(topic, 48, "+"))
-    assert 48 in seats(recruiting) and 48 not in seats(running)
+    with pytest.raises(SetupError, match="уже идёт другая игра"):
+        make_game(start=False, vk_base=3000, recruit_topic_id=topic)
     run(board_post(topic, 49, "запас"))
     assert seats(running)[49][0] == "reserve"
+    services.game_end(game_id=running.pk, by="gm:test", winner=None)
+    recruiting = make_game(start=False, vk_base=3000, recruit_topic_id=topic)
+    run(board_post(topic, 48, "+"))
+    assert 48 in seats(recruiting) and 48 not in seats(running)
     out = run(board_post(topic, 48, "-"))
     assert 48 not in seats(recruiting) and "сняты" in board_rows(out)[0].text
