@@ -62,8 +62,9 @@ def export_game(game: Game) -> Export:
     if game.status not in (GameStatus.RUNNING, GameStatus.FINISHED) or game.started_at is None:
         raise InvalidCommand("Выгрузить можно только начатую игру.")
     seats = list(
-        Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False)
-        .order_by("number")
+        Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False).order_by(
+            "number"
+        )
     )
     first_names: dict[int, str] = {}
     for r in Replacement.objects.filter(seat__game=game).order_by("created_at", "id"):
@@ -86,16 +87,17 @@ def export_game(game: Game) -> Export:
     def current() -> _Phase | None:
         return phases[-1] if phases and not phases[-1].closed else None
 
-    events = GameEvent.objects.filter(game=game).order_by("seq").values_list(
-        "kind", "data", "override"
+    events = (
+        GameEvent.objects.filter(game=game).order_by("seq").values_list("kind", "data", "override")
     )
     for kind, data, _override in events:
         ph = current()
         if kind == "phase_opened":
             phases.append(_Phase(data.get("phase_kind", "day"), int(data.get("number", 0))))
         elif kind == "vote" and ph is not None and ph.kind == PhaseKind.DAY:
-            ph.entries.append({"voter": data["voter"], "target": data["target"],
-                               "early": bool(data.get("early"))})
+            ph.entries.append(
+                {"voter": data["voter"], "target": data["target"], "early": bool(data.get("early"))}
+            )
         elif kind == "night_action" and ph is not None and ph.kind == PhaseKind.NIGHT:
             entry = {"actor": data["actor"], "act": data["act"], "target": data["target"]}
             if data.get("guess"):
@@ -139,8 +141,10 @@ def export_game(game: Game) -> Export:
                 f"Прощённый штраф {_label(data.get('seat'))} в формат сценария не переносится."
             )
         elif kind == "game_finished" and _override:
-            warnings.append("Игру завершил ведущий: в сценарии этого нет, переигровка "
-                            "продолжится до победы по правилам или до конца записи.")
+            warnings.append(
+                "Игру завершил ведущий: в сценарии этого нет, переигровка "
+                "продолжится до победы по правилам или до конца записи."
+            )
 
     out: list[dict[str, Any]] = list(early_gm)
     for ph in phases:
@@ -187,9 +191,7 @@ def _drop_for_modkill(ph: _Phase, seat: int) -> list[str]:
         if e["act"] in TEAM_ACTS:
             team_standing[e["act"]] = e
     void_team = {act for act, e in team_standing.items() if e["actor"] == seat}
-    ph.entries = [
-        e for e in ph.entries if e["actor"] != seat and e["act"] not in void_team
-    ]
+    ph.entries = [e for e in ph.entries if e["actor"] != seat and e["act"] not in void_team]
     aimed = [e for e in ph.entries if e["target"] == seat and e["act"] not in TEAM_ACTS]
     if aimed:
         warnings.append(
@@ -215,8 +217,9 @@ def game_outcome(game: Game) -> dict[str, Any]:
         elif p.kind == PhaseKind.NIGHT and result.get("final"):
             nights[p.number] = list(result["final"].get("deaths", []))
     alive = sorted(
-        Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False,
-                            alive=True).values_list("number", flat=True)
+        Seat.objects.filter(
+            game=game, status=SeatStatus.PLAYER, number__isnull=False, alive=True
+        ).values_list("number", flat=True)
     )
     return {"days": days, "nights": nights, "alive": alive, "winner": game.winner or None}
 
@@ -229,8 +232,12 @@ def replay_outcome(output: dict[str, Any]) -> dict[str, Any]:
             days[p["number"]] = p["executed"]
         elif p.get("phase") == "night":
             nights[p["number"]] = list(p["deaths"])
-    return {"days": days, "nights": nights, "alive": output.get("alive", []),
-            "winner": output.get("winner")}
+    return {
+        "days": days,
+        "nights": nights,
+        "alive": output.get("alive", []),
+        "winner": output.get("winner"),
+    }
 
 
 def compare_outcomes(game: dict[str, Any], replay: dict[str, Any]) -> list[str]:
@@ -245,8 +252,9 @@ def compare_outcomes(game: dict[str, Any], replay: dict[str, Any]) -> list[str]:
         if a != b:
             diffs.append(f"Ночь {n}: погибли {a}, в переигровке — {b}.")
     if game["winner"] != replay["winner"]:
-        diffs.append(f"Победитель: {game['winner'] or 'нет'}, в переигровке — "
-                     f"{replay['winner'] or 'нет'}.")
+        diffs.append(
+            f"Победитель: {game['winner'] or 'нет'}, в переигровке — {replay['winner'] or 'нет'}."
+        )
     return diffs
 
 

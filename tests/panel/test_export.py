@@ -30,8 +30,10 @@ def _replay_file(tmp_path: Path, scenario: dict) -> dict:
 
 
 def _without_rejected(output: dict) -> dict:
-    return {**output, "phases": [{k: v for k, v in p.items() if k != "rejected"}
-                                 for p in output["phases"]]}
+    return {
+        **output,
+        "phases": [{k: v for k, v in p.items() if k != "rejected"} for p in output["phases"]],
+    }
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
@@ -57,8 +59,9 @@ def _finished_game_with_gm_actions(gm) -> Game:
     services.night_publish(game_id=game.pk)
     # Day 2: a GM replacement and a modkill before anyone votes, then a reopen at night.
     town = [s for s in living(game) if s.role == Role.CIVILIAN]
-    services.seat_replace(game_id=game.pk, seat=town[0].number, vk_user_id=99_001,
-                          name="Замена", by="gm:test")
+    services.seat_replace(
+        game_id=game.pk, seat=town[0].number, vk_user_id=99_001, name="Замена", by="gm:test"
+    )
     services.seat_modkill(game_id=game.pk, seat=town[1].number, by="gm:test", reason="мат")
     game.refresh_from_db()
     while game.status == "running":
@@ -73,8 +76,9 @@ def _finished_game_with_gm_actions(gm) -> Game:
                 services.night_reopen_mafia(game_id=game.pk, by="gm:test", reason="раскрытие")
                 mafia = [s for s in living(game) if s.role == Role.MAFIA]
                 target = next(s for s in living(game) if s.role == Role.DOCTOR)
-                services.night_action_submit(game_id=game.pk, actor=mafia[-1].number,
-                                             act="mafia_shot", target=target.number)
+                services.night_action_submit(
+                    game_id=game.pk, actor=mafia[-1].number, act="mafia_shot", target=target.number
+                )
                 services.night_close(game_id=game.pk)
         else:
             services.night_publish(game_id=game.pk)
@@ -90,7 +94,7 @@ def test_exported_finished_game_replays_to_the_same_outcome(gm, tmp_path: Path) 
     assert ("gm", "replace") in kinds and ("gm", "modkill") in kinds
     # The GM entries stand right before Day 2.
     first_gm = kinds.index(("gm", "replace"))
-    assert kinds[first_gm - 2:first_gm] == [("day", None), ("night", None)]
+    assert kinds[first_gm - 2 : first_gm] == [("day", None), ("night", None)]
     assert kinds[first_gm + 1] == ("gm", "modkill") and kinds[first_gm + 2] == ("day", None)
 
     output = _replay_file(tmp_path, export.scenario)
@@ -164,17 +168,28 @@ def test_gm_actions_during_a_night_replay_the_same(gm) -> None:
     by_role = {s.role: s for s in alive}
     mafia = [s for s in alive if s.role == Role.MAFIA]
     civilians = [s for s in alive if s.role == Role.CIVILIAN]
-    services.night_action_submit(game_id=game.pk, actor=mafia[0].number, act="mafia_shot",
-                                 target=civilians[0].number)
-    services.night_action_submit(game_id=game.pk, actor=by_role[Role.MANIAC].number,
-                                 act="maniac_shot", target=civilians[1].number)
-    services.night_action_submit(game_id=game.pk, actor=by_role[Role.COMMISSAR].number,
-                                 act="check", target=mafia[0].number)
+    services.night_action_submit(
+        game_id=game.pk, actor=mafia[0].number, act="mafia_shot", target=civilians[0].number
+    )
+    services.night_action_submit(
+        game_id=game.pk,
+        actor=by_role[Role.MANIAC].number,
+        act="maniac_shot",
+        target=civilians[1].number,
+    )
+    services.night_action_submit(
+        game_id=game.pk, actor=by_role[Role.COMMISSAR].number, act="check", target=mafia[0].number
+    )
     # The maniac is removed while the night is open: his shot goes with him.
     services.seat_modkill(game_id=game.pk, seat=by_role[Role.MANIAC].number, by="gm:t")
     services.night_close(game_id=game.pk)  # the doctor missed the night: a strike at dawn
-    services.seat_replace(game_id=game.pk, seat=by_role[Role.DOCTOR].number,
-                          vk_user_id=77_777, name="Новый доктор", by="gm:t")
+    services.seat_replace(
+        game_id=game.pk,
+        seat=by_role[Role.DOCTOR].number,
+        vk_user_id=77_777,
+        name="Новый доктор",
+        by="gm:t",
+    )
     services.seat_modkill(game_id=game.pk, seat=civilians[2].number, by="gm:t")
     services.night_publish(game_id=game.pk)
     vote_round(game, skip=1)
