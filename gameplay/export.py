@@ -58,7 +58,11 @@ def _label(n: Any) -> str:
 
 
 def export_game(game: Game) -> Export:
-    """The scenario of a started game. Raises ``InvalidCommand`` for a game not yet started."""
+    """The scenario of a started game. Raises ``InvalidCommand`` for a game not yet started.
+
+    The game's own fields (status, early-close rule) are read from the database, like
+    everything else here: the caller's instance may predate the game's end."""
+    game = _stored(game)
     if game.status not in (GameStatus.RUNNING, GameStatus.FINISHED) or game.started_at is None:
         raise InvalidCommand("Выгрузить можно только начатую игру.")
     seats = list(
@@ -205,9 +209,18 @@ def _drop_for_modkill(ph: _Phase, seat: int) -> list[str]:
 # --- checking an export by replaying it ------------------------------------------------------
 
 
+def _stored(game: Game) -> Game:
+    """The game as the database holds it now. The phases, seats and events are always queried
+    afresh, so the game's own fields must be too: an instance loaded before the game ended
+    still says ``running`` with no winner, and comparing that with a replay that reaches the
+    win reported a divergence that was not there."""
+    return Game.objects.get(pk=game.pk)
+
+
 def game_outcome(game: Game) -> dict[str, Any]:
-    """Executions per day, deaths per night, and the winner of a game (as ``replay`` prints
-    them), for comparison with a replay."""
+    """Executions per day, deaths per night, who is alive and the winner of a game (as
+    ``replay`` prints them), for comparison with a replay; all of it as stored now."""
+    game = _stored(game)
     days: dict[int, int | None] = {}
     nights: dict[int, list[int]] = {}
     for p in Phase.objects.filter(game=game, status=PhaseStatus.DONE).order_by("opened_at"):
@@ -251,11 +264,17 @@ def compare_outcomes(game: dict[str, Any], replay: dict[str, Any]) -> list[str]:
         a, b = game["nights"].get(n), replay["nights"].get(n)
         if a != b:
             diffs.append(f"Ночь {n}: погибли {a}, в переигровке — {b}.")
+    if game["alive"] != replay["alive"]:
+        diffs.append(f"Живы: {_seats(game['alive'])}, в переигровке — {_seats(replay['alive'])}.")
     if game["winner"] != replay["winner"]:
         diffs.append(
             f"Победитель: {game['winner'] or 'нет'}, в переигровке — {replay['winner'] or 'нет'}."
         )
     return diffs
+
+
+def _seats(numbers: list[int]) -> str:
+    return ", ".join(_label(n) for n in numbers) or "никто"
 
 
 def replay_check(game: Game) -> list[str]:

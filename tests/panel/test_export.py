@@ -11,7 +11,7 @@ from django.core.management import call_command
 
 from gameplay import services
 from gameplay.export import export_game, game_outcome, replay_check, replay_outcome
-from gameplay.models import Game, GameEvent, Seat
+from gameplay.models import Game, GameEvent, Seat, Strike
 from gameplay.replay import parse_scenario, play
 from gameplay.rules import Role
 from gameplay.rules.errors import InvalidCommand
@@ -158,10 +158,16 @@ def test_export_of_a_running_game_leaves_out_the_open_phase(gm) -> None:
     assert Seat.objects.filter(game=game).count() == 7
 
 
-def test_gm_actions_during_a_night_replay_the_same(gm) -> None:
+# "night-gm" deals a game the mafia win at Day 2's close (the replacement's strike for the night
+# it took over, then a missed vote: a modkill); "night-gm-1" one that goes on. Should a new deal
+# change that, pick seeds that cover both again.
+@pytest.mark.parametrize(("seed", "winner"), [("night-gm", "mafia"), ("night-gm-1", None)])
+def test_gm_actions_during_a_night_replay_the_same(gm, seed: str, winner: str | None) -> None:
     """A modkill of an actor during the open night, then a replacement and a modkill while the
-    draft is under review: the export places them before the night and replays the same."""
-    game = make_game(gm, players=10, seed="night-gm-1")
+    draft is under review: the export places them before the night and replays the same
+    deaths, strikes, modkills and winner. ``game`` is deliberately never refreshed: the checks
+    must read the game as stored, not the caller's copy from before it ended."""
+    game = make_game(gm, players=10, seed=seed)
     vote_round(game)
     services.day_close(game_id=game.pk)
     alive = living(game)
@@ -207,3 +213,38 @@ def test_gm_actions_during_a_night_replay_the_same(gm) -> None:
     night = export.scenario["phases"][4]["actions"]
     assert all(a["actor"] != by_role[Role.MANIAC].number for a in night)
     assert replay_check(game) == []
+
+    output = play(parse_scenario(export.to_json()))
+    assert replay_outcome(output) == game_outcome(game)
+    assert (Game.objects.get(pk=game.pk).winner or None) == winner
+    # P6: the new doctor starts from 0 strikes; the night he took over under review counts
+    # against him at its publication, as in the replay where he holds the seat all night.
+    replayed = {
+        (p["phase"], p["number"]): [(s["seat"], s["strike"]) for s in p["strikes"]]
+        for p in output["phases"]
+        if p["phase"] != "gm"
+    }
+    doctor = by_role[Role.DOCTOR].number
+    assert replayed[("night", 1)] == [(doctor, 1)]
+    live: dict[tuple[str, int], list[tuple[int, int]]] = {}
+    for s in Strike.objects.filter(seat__game=game).select_related("phase", "seat").order_by("id"):
+        live.setdefault((s.phase.kind, s.phase.number), []).append((s.seat.number, s.count))
+    assert live == {k: v for k, v in replayed.items() if v}
+
+
+def test_the_checks_read_the_game_as_stored_not_the_callers_copy(gm) -> None:
+    """An instance loaded while the game ran still says ``running`` with no winner after the
+    game ends; the export and its check go by the database, so neither reports the Day still
+    running nor a winner the replay 'invented'."""
+    game = make_game(gm, players=7, seed="stale-copy")
+    stale = Game.objects.get(pk=game.pk)
+    vote_round(game)
+    for s in living(game):
+        if s.role in (Role.MAFIA, Role.MANIAC):
+            services.seat_modkill(game_id=game.pk, seat=s.number, by="gm:t")
+    assert Game.objects.get(pk=game.pk).winner == "town"
+    assert stale.status == "running" and not stale.winner
+    export = export_game(stale)
+    assert export.warnings == []
+    assert game_outcome(stale)["winner"] == "town"
+    assert replay_check(stale) == []
