@@ -1,7 +1,9 @@
-"""The rule scenarios of ../shared/scenarios through ``manage.py replay`` (FORMAT.md).
+"""The rule scenarios of tests/scenarios through ``manage.py replay`` (docs/scenario-format.md).
 
 Every scenario is replayed in-process on the configured database (PostgreSQL in CI), and all of
 them again in a subprocess on a fresh SQLite file, so both backends are checked in one run.
+``SCENARIOS_DIR`` points the tests at another folder of scenarios; the folder must hold at least
+one scenario with its ``.expected.json``, or collection fails: these tests never skip.
 """
 
 from __future__ import annotations
@@ -20,15 +22,23 @@ from django.core.management import call_command
 from gameplay.models import Game, Outbox
 
 ROOT = Path(__file__).resolve().parents[2]
-SCENARIOS = Path(os.environ.get("SCENARIOS_DIR", ROOT.parent / "shared" / "scenarios"))
+#: The repository's scenarios (docs/scenario-format.md); SCENARIOS_DIR replaces them.
+REPO_SCENARIOS = ROOT / "tests" / "scenarios"
+SCENARIOS = Path(os.environ.get("SCENARIOS_DIR") or REPO_SCENARIOS)
 
 
-def scenario_files() -> list[Path]:
-    if not SCENARIOS.is_dir():
-        if os.environ.get("CI"):
-            raise RuntimeError(f"scenario folder {SCENARIOS} is missing")
-        return []
-    return sorted(p for p in SCENARIOS.glob("*.json") if not p.name.endswith(".expected.json"))
+def scenario_files(folder: Path = SCENARIOS) -> list[Path]:
+    """The scenarios of ``folder``, sorted; a missing or empty folder, or a scenario without
+    its expected output, is an error (a scenario test that finds nothing must fail, not pass)."""
+    if not folder.is_dir():
+        raise RuntimeError(f"scenario folder {folder} is missing")
+    files = sorted(p for p in folder.glob("*.json") if not p.name.endswith(".expected.json"))
+    if not files:
+        raise RuntimeError(f"no scenarios in {folder}")
+    lacking = [p.name for p in files if not p.with_name(p.stem + ".expected.json").is_file()]
+    if lacking:
+        raise RuntimeError(f"scenarios without .expected.json in {folder}: {', '.join(lacking)}")
+    return files
 
 
 def expected_for(path: Path) -> dict:
@@ -36,7 +46,18 @@ def expected_for(path: Path) -> dict:
 
 
 FILES = scenario_files()
-pytestmark = pytest.mark.skipif(not FILES, reason=f"no scenarios in {SCENARIOS}")
+
+
+def test_a_missing_or_empty_scenario_folder_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError, match="missing"):
+        scenario_files(tmp_path / "nowhere")
+    with pytest.raises(RuntimeError, match="no scenarios"):
+        scenario_files(tmp_path)
+    (tmp_path / "a.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(RuntimeError, match="without .expected.json"):
+        scenario_files(tmp_path)
+    (tmp_path / "a.expected.json").write_text("{}", encoding="utf-8")
+    assert scenario_files(tmp_path) == [tmp_path / "a.json"]
 
 
 @pytest.mark.django_db
@@ -52,7 +73,7 @@ def test_scenario_matches_expected_on_configured_database(path: Path) -> None:
 
 @pytest.mark.django_db
 def test_replay_keep_leaves_the_finished_game(tmp_path: Path) -> None:
-    path = SCENARIOS / "small_game_town_wins.json"
+    path = REPO_SCENARIOS / "small_game_town_wins.json"
     call_command("replay", str(path), "--keep", stdout=io.StringIO())
     game = Game.objects.get()
     assert game.winner == "town"

@@ -1,4 +1,4 @@
-"""Export a game as a scenario (FORMAT.md) and replay it to the same outcome."""
+"""Export a game as a scenario (docs/scenario-format.md) and replay it to the same outcome."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def _without_rejected(output: dict) -> dict:
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
-def test_every_shared_scenario_round_trips(path: Path) -> None:
+def test_every_scenario_round_trips(path: Path) -> None:
     """Play a scenario, export the game it leaves, play the export: the same output (only the
     refused entries differ, because an export holds accepted submissions only)."""
     first = play(parse_scenario(path.read_text(encoding="utf-8")), keep=True)
