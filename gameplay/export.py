@@ -1,5 +1,5 @@
-"""Export a game as a scenario file (../shared/scenarios/FORMAT.md) that ``manage.py replay``
-plays to the same deaths, executions and winner.
+"""Export a game as a scenario file (docs/scenario-format.md) that ``manage.py replay`` plays
+to the same deaths, executions and winner.
 
 The scenario is rebuilt from the game's event log, in ``seq`` order: every accepted vote and
 night action in the order it arrived (refused submissions never reach the log), and a ``gm``

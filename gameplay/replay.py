@@ -1,4 +1,4 @@
-"""Scenario replay (../shared/scenarios/FORMAT.md): a whole game written down as JSON, played
+"""Scenario replay (docs/scenario-format.md): a whole game written down as JSON, played
 through the same services the bot and the panel call.
 
 ``parse_scenario`` validates a file strictly and raises ``ScenarioError`` with a one-line,
@@ -25,7 +25,7 @@ REPL_BASE = 2_110_000_000
 
 
 class ScenarioError(ValueError):
-    """The file is not a scenario of FORMAT.md."""
+    """The file is not a scenario (docs/scenario-format.md)."""
 
 
 @dataclass(frozen=True)
@@ -154,8 +154,11 @@ def _votes(raw: Any, where: str) -> list[dict[str, Any]]:
         if not isinstance(early, bool):
             raise ScenarioError(f"{w}.early must be true or false")
         out.append(
-            {"voter": _int(v["voter"], f"{w}.voter"), "target": _int(v["target"], f"{w}.target"),
-             "early": early}
+            {
+                "voter": _int(v["voter"], f"{w}.voter"),
+                "target": _int(v["target"], f"{w}.target"),
+                "early": early,
+            }
         )
     return out
 
@@ -176,14 +179,18 @@ def _actions(raw: Any, where: str) -> list[dict[str, Any]]:
         elif "guess" in a:
             raise ScenarioError(f"{w}: only role_strike takes a guess")
         out.append(
-            {"actor": _int(a["actor"], f"{w}.actor"), "act": act,
-             "target": _int(a["target"], f"{w}.target"), "guess": guess}
+            {
+                "actor": _int(a["actor"], f"{w}.actor"),
+                "act": act,
+                "target": _int(a["target"], f"{w}.target"),
+                "guess": guess,
+            }
         )
     return out
 
 
 def play(scenario: Scenario, *, name: str = "Сценарий", keep: bool = False) -> dict[str, Any]:
-    """Play a scenario through the services and return FORMAT.md's output object."""
+    """Play a scenario through the services and return its output object (the format's)."""
     with transaction.atomic():
         output = _play(scenario, name)
         if not keep:
@@ -205,7 +212,8 @@ def _play(scenario: Scenario, name: str) -> dict[str, Any]:
             game_id=game.pk, vk_user_id=VK_ID_BASE + p.seat, name=p.name, by="replay"
         )
     services.game_deal_fixed(
-        game_id=game.pk, assignment={p.seat: (p.role, p.item) for p in scenario.players},
+        game_id=game.pk,
+        assignment={p.seat: (p.role, p.item) for p in scenario.players},
         by="replay",
     )
     services.game_start(game_id=game.pk, by="replay")
@@ -230,9 +238,10 @@ def _play(scenario: Scenario, name: str) -> dict[str, Any]:
                         by="replay",
                     )
             except RuleViolation:
-                pass  # a refused GM entry changes nothing; it is still echoed (FORMAT.md)
-            out.append({"phase": "gm", "action": entry.action, "seat": entry.seat,
-                        "winner": _winner(game)})
+                pass  # a refused GM entry changes nothing; it is still echoed (the format)
+            out.append(
+                {"phase": "gm", "action": entry.action, "seat": entry.seat, "winner": _winner(game)}
+            )
         if out[-1]["winner"] is not None:
             break
     alive = sorted(
@@ -256,7 +265,10 @@ def _day(game: Game, entry: Entry) -> dict[str, Any]:
     for i, v in enumerate(entry.votes):
         try:
             services.vote_submit(
-                game_id=game.pk, voter=v["voter"], target=v["target"], early=v["early"],
+                game_id=game.pk,
+                voter=v["voter"],
+                target=v["target"],
+                early=v["early"],
                 source=Source.REPLAY,
             )
         except RuleViolation:
@@ -284,8 +296,12 @@ def _night(game: Game, entry: Entry) -> dict[str, Any]:
     for i, a in enumerate(entry.actions):
         try:
             services.night_action_submit(
-                game_id=game.pk, actor=a["actor"], act=a["act"], target=a["target"],
-                guess=a["guess"], source=Source.REPLAY,
+                game_id=game.pk,
+                actor=a["actor"],
+                act=a["act"],
+                target=a["target"],
+                guess=a["guess"],
+                source=Source.REPLAY,
             )
         except RuleViolation:
             rejected.append(i)

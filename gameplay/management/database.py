@@ -1,6 +1,6 @@
 """Making sure the configured database has the project's tables before a command uses it.
 
-``manage.py replay`` runs on "whatever database is configured" (scenarios/FORMAT.md). On a
+``manage.py replay`` runs on "whatever database is configured" (docs/scenario-format.md). On a
 fresh clone that is the embedded default, an SQLite file nobody has migrated yet: it is the
 user's own scratch database, so it is migrated on the spot (with a note on stderr). Any other
 database with unapplied migrations is refused with one line: migrating a server database is the

@@ -1,17 +1,18 @@
 """Night: validation of every action (RULES.md §4) and the five-step resolution (§5).
 
-Interpretations decided here (RULES.md leaves them open; the GM can still override by hand):
+Interpretations decided here (the rules leave them open; docs/rules.md lists them; the GM can
+still override by hand):
 - The table passed to ``resolve_night`` is the state at the night's close: a player modkilled
   during the night is already dead there. Their own submissions are void, and submissions aimed
   at them do nothing but count as sent (V7), so they are not missed and items are still spent.
 - The clock works when its holder survives step 1; its target is then reported as blocked even
-  if the target itself died in step 1 (FORMAT.md: ``blocked`` is empty only when the clock was
-  not used or its holder died in step 1).
+  if the target itself died in step 1 (docs/scenario-format.md: ``blocked`` is empty only when
+  the clock was not used or its holder died in step 1).
 - A duty role (commissar, doctor, maniac) that sent nothing is struck at dawn only if it
   survived the night: a dead player carries no strikes. A blocked action is not a missed one.
 - The doctor's "accepted heal the night before" is the heal that stood at the previous night's
   close, whether or not it took effect (blocked, or the doctor died in step 1).
-- If the deaths of the night decide the game, nobody is modkilled at dawn.
+- If the deaths of the night decide the game, nobody is struck or modkilled at dawn (§7).
 """
 
 from __future__ import annotations
@@ -388,13 +389,9 @@ def resolve_night(table: Table, night: NightInput) -> NightResolution:
     else:
         lines5.append(describe_skip(check, "Проверка"))
 
-    spent = tuple(
-        item for item, sub in sorted(night.items.items()) if sub.actor in living
-    )
+    spent = tuple(item for item, sub in sorted(night.items.items()) if sub.actor in living)
     acted = {a for a in night.role_actions if a in living}
-    missed = tuple(
-        s.number for s in table.alive if s.role in DUTY_ROLES and s.number not in acted
-    )
+    missed = tuple(s.number for s in table.alive if s.role in DUTY_ROLES and s.number not in acted)
     steps = (
         NightStep(1, "Ролевой удар", tuple(lines1)),
         NightStep(2, "Часы", tuple(lines2)),
@@ -457,9 +454,7 @@ def dawn(table: Table, res: NightResolution) -> NightResolution:
     modkilled = tuple(s.seat for s in strikes if s.modkill)
     if modkilled:
         winner = decide_winner(after.without(modkilled))
-    return replace(
-        res, checks=checks, strikes=tuple(strikes), modkilled=modkilled, winner=winner
-    )
+    return replace(res, checks=checks, strikes=tuple(strikes), modkilled=modkilled, winner=winner)
 
 
 def amend_night(

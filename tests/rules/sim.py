@@ -187,11 +187,12 @@ class NightOutcome:
 def reference_night(table: Table, night: NightInput) -> NightOutcome:
     """§5 in five steps, then P1–P3 at dawn and §7.
 
-    Where RULES.md is silent this follows the interpretations documented with the rules (and
-    in FORMAT.md): the state passed in is the one at the night's close, submissions of a player
-    removed during the night are void, actions aimed at such a player do nothing but count as
-    sent, a clock whose holder survives step 1 reports its target as blocked, the doctor's
-    standing heal is the one not to repeat, and nobody is struck at dawn once the game is won.
+    Where the rules are silent this follows the interpretations of docs/rules.md (and of
+    docs/scenario-format.md): the state passed in is the one at the night's close, submissions
+    of a player removed during the night are void, actions aimed at such a player do nothing but
+    count as sent, a clock whose holder survives step 1 reports its target as blocked, the
+    doctor's standing heal is the one not to repeat, and nobody is struck at dawn once the game
+    is won.
     """
     living = {s.number for s in table.seats if s.alive}
     role = {s.number: s.role for s in table.seats}

@@ -1,4 +1,4 @@
-"""``manage.py replay FILE.json``: play a rule scenario (../shared/scenarios/FORMAT.md)."""
+"""``manage.py replay FILE.json``: play a rule scenario (docs/scenario-format.md)."""
 
 from __future__ import annotations
 
