@@ -342,6 +342,34 @@ def penalty_public(seat: str, votes: int, day: int) -> str:
     return f"{seat}: +{votes} штрафных голоса в голосовании дня {day}."
 
 
+def strike_why(reason: str, number: int, note: str = "") -> str:
+    """What a strike is for (``Strike.reason``), as the struck player is told."""
+    if reason == "missed_vote":
+        return f"вы не проголосовали в день {number}"
+    if reason == "missed_action":
+        return f"вы не прислали ночное действие в ночь {number}"
+    return f"штраф ведущего{': ' + note if note else ''}"
+
+
+def struck_private(why: str, votes: int, day: int, *, counted: bool) -> str:
+    """A first strike, told to the struck player privately (RULES.md §6)."""
+    where = (f"они уже учтены в подсчёте дня {day}" if counted
+             else f"они добавятся в подсчёт дня {day}")
+    return (
+        f"Вам штраф: {why}. Первый штраф — это +{votes} голоса против вас ({where}); в теме "
+        "объявлено только число голосов, без причины. Следующий штраф — модкилл: вы выбудете "
+        "из игры, а ваша роль будет раскрыта."
+    )
+
+
+def struck_out_private(why: str) -> str:
+    """A second strike: the player is modkilled (RULES.md §6)."""
+    return (
+        f"Второй штраф: {why}. Второй штраф — это модкилл: вы выбываете из игры, ваша роль "
+        "раскрыта в теме."
+    )
+
+
 # --- the end ---------------------------------------------------------------------------------
 
 

@@ -292,6 +292,17 @@ class RequiredReasonForm(forms.Form):
                              widget=forms.TextInput(attrs={"size": 60}))
 
 
+class PunishForm(forms.Form):
+    """A modkill or a manual strike: the player is told the reason privately, so it is
+    required (spaces alone are no reason)."""
+
+    reason = forms.CharField(
+        label="Причина", max_length=1000, widget=forms.TextInput(attrs={"size": 60}),
+        error_messages={"required": "Укажите причину: игрок получит её в личном сообщении."},
+        help_text="Её получит игрок в личном сообщении; в теме её не будет.",
+    )
+
+
 class NightEditForm(forms.Form):
     deaths = forms.TypedMultipleChoiceField(label="Погибают этой ночью", coerce=int,
                                             required=False,

@@ -155,6 +155,7 @@ OUTBOX_KIND_LABELS: dict[str, str] = {
     "replaced": "замена",
     "replace": "замена",
     "penalty": "штраф",
+    "strike": "штраф игроку",
     "game_over": "конец игры",
     "game_cancelled": "отмена игры",
     "reminder": "напоминание",

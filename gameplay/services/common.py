@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from gameplay import txcache
+from gameplay import texts, txcache
 from gameplay.models import (
     Game,
     GameEvent,
@@ -19,11 +19,12 @@ from gameplay.models import (
     Outbox,
     OutboxChannel,
     Phase,
+    PhaseKind,
     PhaseStatus,
     Seat,
     SeatStatus,
 )
-from gameplay.rules import Item, Role, SeatState, Table
+from gameplay.rules import Item, Role, SeatState, StrikeGiven, Table
 from gameplay.rules.errors import GameNotRunning, InvalidCommand, NotInGame, RuleViolation
 
 from .outbox import request_delivery
@@ -249,3 +250,21 @@ def post_chat(game: Game | int | None, peer_id: int, text: str, *, kind: str) ->
         kind=kind,
     )])
     return row
+
+
+def notify_strikes(
+    game: Game, struck: list[tuple[Seat, StrikeGiven]], phase: Phase, *, counted: bool
+) -> None:
+    """Tell each struck player privately what their strike means (a first one: penalty votes,
+    and that the next one is a modkill; a second one: the modkill). One message per text."""
+    by_text: dict[str, list[int]] = {}
+    for seat, strike in struck:
+        why = texts.strike_why(strike.reason.value, phase.number)
+        if strike.modkill:
+            text = texts.struck_out_private(why)
+        else:
+            day = phase.number if phase.kind == PhaseKind.DAY else phase.number + 1
+            text = texts.struck_private(why, strike.penalty_votes, day, counted=counted)
+        by_text.setdefault(text, []).append(seat.vk_user_id)
+    for text, peers in by_text.items():
+        send_message(game, peers, text, kind="strike")

@@ -38,6 +38,7 @@ from .common import (
     current_phase,
     lock_game,
     log_event,
+    notify_strikes,
     now_or,
     players,
     post_board,
@@ -300,6 +301,8 @@ def _close(
         ),
         kind="day_result",
     )
+    notify_strikes(game, [(by_number[s.seat], s) for s in result.strikes], phase,
+                   counted=True)
     gone = [by_number[n].vk_user_id for n in (*result.modkilled, result.executed) if n]
     if gone:
         send_message(game, gone, texts.you_died(), kind="you_died")

@@ -266,6 +266,10 @@ def strike_give(
     else:
         post_board(game, texts.penalty_public(label, given.penalty_votes, penalty_day),
                    kind="penalty")
+        why = texts.strike_why(StrikeReason.MANUAL.value, phase.number, note=reason)
+        send_message(game, [target.vk_user_id],
+                     texts.struck_private(why, given.penalty_votes, penalty_day, counted=False),
+                     kind="strike")
     return strike
 
 

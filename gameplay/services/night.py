@@ -29,6 +29,7 @@ from gameplay.rules import (
     NightResolution,
     Role,
     Slot,
+    StrikeGiven,
     Submission,
     amend_night,
     dawn,
@@ -43,6 +44,7 @@ from .common import (
     current_phase,
     lock_game,
     log_event,
+    notify_strikes,
     now_or,
     players,
     post_board,
@@ -351,10 +353,12 @@ def _publish(
             seat.alive, seat.death_cause, seat.died_in = False, DeathCause.NIGHT, phase
             died.append(seat)
     penalised: list[Seat] = []
+    struck: list[tuple[Seat, StrikeGiven]] = []
     for strike in res.strikes:
         seat = by_number[strike.seat]
         if not seat.alive:
             continue
+        struck.append((seat, strike))
         seat.strikes = strike.count
         Strike.objects.create(
             seat=seat,
@@ -400,6 +404,7 @@ def _publish(
             ),
             kind="check_result",
         )
+    notify_strikes(game, struck, phase, counted=False)
     gone = [s.vk_user_id for s in died] + [by_number[n].vk_user_id for n in res.modkilled]
     if gone:
         send_message(game, gone, texts.you_died(), kind="you_died")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django import template
+from django.utils import timezone
 
 from gameplay.rules.roles import ACT_TITLES, ITEM_TITLES, ROLE_TITLES, Act, Item, Role
 
@@ -82,3 +84,43 @@ def outbox_kind(value: str) -> str:
     from panel.labels import outbox_kind_label
 
     return outbox_kind_label(value)
+
+
+@register.filter
+def seat_of(number: Any, names: Any) -> str:
+    """A seat number as «№7 Анна» from a number → name mapping."""
+    if number in (None, ""):
+        return "—"
+    name = names.get(number) if hasattr(names, "get") else ""
+    return f"№{number} {name}".strip() if name else f"№{number}"
+
+
+MOSCOW = ZoneInfo("Europe/Moscow")
+
+
+def _zone(name: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(name or "Europe/Moscow")
+    except (ZoneInfoNotFoundError, ValueError):
+        return MOSCOW
+
+
+@register.filter
+def zone_label(name: str, at: datetime | None = None) -> str:
+    """A time zone as Russians name it, by its offset from Moscow: «МСК», «МСК+2», «МСК−1»."""
+    at = at or timezone.now()
+    diff = at.astimezone(_zone(name)).utcoffset() - at.astimezone(MOSCOW).utcoffset()
+    minutes = int(diff.total_seconds() // 60)
+    if minutes == 0:
+        return "МСК"
+    h, m = divmod(abs(minutes), 60)
+    return f"МСК{'+' if minutes > 0 else '−'}{h}" + (f":{m:02d}" if m else "")
+
+
+@register.filter
+def local_time(value: datetime | None, zone: str) -> str:
+    """A moment in the game's time zone: «01.12 14:33 МСК»."""
+    if value is None:
+        return "—"
+    local = value.astimezone(_zone(zone))
+    return f"{local:%d.%m %H:%M} {zone_label(zone, value)}"

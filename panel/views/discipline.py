@@ -10,7 +10,7 @@ from gameplay.selectors.panel import flags_of
 from gameplay.services.discipline import seat_modkill, seat_replace, strike_forgive, strike_give
 from gameplay.services.gm import flag_resolve
 from panel.access import actor, attempt, back, game_url, gm_view, render_panel
-from panel.forms import FlagForm, ReasonForm, ReplaceForm
+from panel.forms import FlagForm, PunishForm, ReasonForm, ReplaceForm
 
 
 def _seat(game, number: int) -> Seat:
@@ -34,10 +34,10 @@ def discipline_view(request: HttpRequest, game) -> HttpResponse:
 
 @gm_view("GET", "POST")
 def modkill_view(request: HttpRequest, game, number: int) -> HttpResponse:
-    """A modkill (P5, G4), confirmed on its own page first."""
+    """A modkill, confirmed on its own page first, with the reason the player is told."""
     seat = _seat(game, number)
     flag_id = request.POST.get("flag") or request.GET.get("flag") or ""
-    form = ReasonForm(request.POST if request.method == "POST" else None)
+    form = PunishForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and request.POST.get("confirm") == "yes" and form.is_valid():
         reason = form.cleaned_data["reason"].strip()
         if flag_id.isdigit():
@@ -56,7 +56,7 @@ def modkill_view(request: HttpRequest, game, number: int) -> HttpResponse:
         "question": f"Модкилл №{number} {seat.name}?",
         "details": ["Игрок выбывает сразу, его роль публикуется в теме, предметы пропадают.",
                     "Голоса за него и его собственный голос сегодня аннулируются.",
-                    "Причину увидит сам игрок; в теме её не будет."],
+                    "Игрок получит личное сообщение с причиной; в теме её не будет."],
         "form": form, "button": "Модкилл", "danger": True, "hidden": {"flag": flag_id},
         "next": request.GET.get("next", ""),
     }, title="Модкилл", tab="discipline")
@@ -64,10 +64,11 @@ def modkill_view(request: HttpRequest, game, number: int) -> HttpResponse:
 
 @gm_view("GET", "POST")
 def penalty_view(request: HttpRequest, game, number: int) -> HttpResponse:
-    """A manual strike (P2/P3): a first one costs +2 votes, a second one is a modkill."""
+    """A manual strike: a first one costs +2 votes, a second one is a modkill. The player is
+    told the reason."""
     seat = _seat(game, number)
     flag_id = request.POST.get("flag") or request.GET.get("flag") or ""
-    form = ReasonForm(request.POST if request.method == "POST" else None)
+    form = PunishForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and request.POST.get("confirm") == "yes" and form.is_valid():
         reason = form.cleaned_data["reason"].strip()
         if flag_id.isdigit():

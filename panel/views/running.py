@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 
 from gameplay.models import PhaseKind, PhaseStatus
 from gameplay.rules.errors import InvalidCommand
+from gameplay.selectors.panel import close_preview
 from gameplay.services.common import current_phase, players
 from gameplay.services.day import day_close
 from gameplay.services.deadlines import phase_remind
@@ -17,7 +18,7 @@ from gameplay.services.night import (
     night_publish,
     night_reopen_mafia,
 )
-from panel.access import actor, attempt, back, gm_view
+from panel.access import actor, attempt, back, game_url, gm_view, render_panel
 from panel.forms import ExtendForm, NightEditForm, RequiredReasonForm
 
 
@@ -40,13 +41,29 @@ def extend_view(request: HttpRequest, game) -> HttpResponse:
     return back(request, game)
 
 
-@gm_view("POST")
+@gm_view("GET", "POST")
 def close_view(request: HttpRequest, game) -> HttpResponse:
-    phase = current_phase(game)
+    """Close the open phase now — after a page that says what the close will do (who is
+    executed, struck, modkilled, who dies at night). A close confirmed on a page whose outcome
+    has changed since (a vote, an action came in) shows the page again instead."""
+    preview = close_preview(game)
     expected = request.POST.get("phase")
-    if phase is None or (expected and expected != str(phase.pk)):
+    if preview is None or (expected and expected != str(preview.phase.pk)):
         messages.error(request, InvalidCommand("Фаза уже сменилась: обновите страницу.").reason)
         return back(request, game)
+    phase = preview.phase
+    changed = False
+    if request.method == "POST" and request.POST.get("confirm") == "yes":
+        changed = request.POST.get("expect", "") != preview.fingerprint
+        if not changed:
+            return _close(request, game, phase)
+    what = "день" if phase.kind == PhaseKind.DAY else "ночь"
+    return render_panel(request, game, "panel/confirm_close.html", {
+        "preview": preview, "changed": changed,
+    }, title=f"Закрыть {what} сейчас", tab="game")
+
+
+def _close(request: HttpRequest, game, phase) -> HttpResponse:
     if phase.kind == PhaseKind.DAY:
         ok, result = attempt(request, day_close, game_id=game.pk, by=actor(request))
         if ok:
@@ -58,7 +75,7 @@ def close_view(request: HttpRequest, game) -> HttpResponse:
             messages.success(request, f"Ночь {phase.number} закрыта. Проверьте черновик "
                                       "и опубликуйте итоги." if not game.auto_publish else
                                       f"Ночь {phase.number} закрыта и опубликована.")
-    return back(request, game)
+    return HttpResponseRedirect(game_url(game))
 
 
 @gm_view("POST")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.utils import timezone
 
 from gameplay.models import DealRound, GameStatus, Seat, SeatStatus
 from gameplay.selectors.panel import draw_rounds
@@ -11,6 +12,7 @@ from gameplay.services.gm import player_add, player_remove, players_add_bulk
 from gameplay.services.setup import deal_round_new, game_deal, game_start, round_was_dealt
 from panel.access import actor, attempt, back, game_url, gm_view, render_panel
 from panel.forms import PlayerAddForm, PlayerBulkForm
+from panel.templatetags.panel_tags import local_time
 
 
 @gm_view()
@@ -61,13 +63,39 @@ def players_bulk_view(request: HttpRequest, game) -> HttpResponse:
     return back(request, game, "panel_players")
 
 
-@gm_view("POST")
+@gm_view("GET", "POST")
 def player_remove_view(request: HttpRequest, game, seat_id: int) -> HttpResponse:
-    ok, seat = attempt(request, player_remove, game_id=game.pk, by=actor(request),
-                       seat_id=seat_id)
-    if ok:
-        messages.success(request, f"{seat.name} снят с игры.")
-    return back(request, game, "panel_players")
+    """Take a sign-up or a reserve entry off the game. Removing a player of a dealt game
+    discards the deal, so it is confirmed on its own page first (as is any GET)."""
+    seat = Seat.objects.filter(pk=seat_id, game=game).exclude(
+        status=SeatStatus.WITHDRAWN).first()
+    if seat is None:
+        messages.error(request, "Такого игрока нет в списках этой игры.")
+        return back(request, game, "panel_players")
+    discards = game.status == GameStatus.DEALT and seat.status == SeatStatus.PLAYER
+    confirmed = request.POST.get("confirm") == "yes"
+    if request.method == "POST" and (confirmed or not discards):
+        ok, seat = attempt(request, player_remove, game_id=game.pk, by=actor(request),
+                           seat_id=seat_id)
+        if ok:
+            messages.success(request, f"{seat.name} снят с игры."
+                             + (" Раздача сброшена: раздайте роли заново." if discards else ""))
+        return back(request, game, "panel_players")
+    details = [f"{seat.name} получит сообщение, что снят с игры."]
+    if discards:
+        details = [
+            "Роли уже розданы: раздача будет сброшена — номера, роли, предметы и хеш раздачи "
+            "пропадут, игра вернётся к набору игроков.",
+            "Затем запишите замену и раздайте роли заново (новое зерно, новый хеш).",
+        ] + details
+    return render_panel(request, game, "panel/confirm.html", {
+        "action": game_url(game, "panel_player_remove", seat_id=seat.pk),
+        "question": f"Снять {seat.name} с игры?",
+        "details": details,
+        "button": "Снять и сбросить раздачу" if discards else "Снять",
+        "danger": discards,
+        "next": request.POST.get("next") or request.GET.get("next", ""),
+    }, title="Снять игрока", tab="players")
 
 
 @gm_view()
@@ -134,10 +162,40 @@ def deal_round_view(request: HttpRequest, game) -> HttpResponse:
     }, title="Новый раунд раздачи", tab="deal")
 
 
-@gm_view("POST")
+@gm_view("GET", "POST")
 def start_view(request: HttpRequest, game) -> HttpResponse:
-    ok, _ = attempt(request, game_start, game_id=game.pk, by=actor(request))
-    if ok:
-        messages.success(request, "Игра началась: состав и хеш опубликованы, роли разосланы, "
-                                  "идёт День 1.")
-    return HttpResponseRedirect(game_url(game))
+    """Start the game — after a page that says what the start will publish and send."""
+    if request.method == "POST" and request.POST.get("confirm") == "yes":
+        ok, _ = attempt(request, game_start, game_id=game.pk, by=actor(request))
+        if ok:
+            messages.success(request, "Игра началась: состав и хеш опубликованы, роли "
+                                      "разосланы, идёт День 1.")
+        return HttpResponseRedirect(game_url(game))
+    if game.status != GameStatus.DEALT:
+        messages.error(request, "Сначала раздайте роли." if game.status == GameStatus.RECRUITING
+                       else "Игра уже началась или закончилась.")
+        return HttpResponseRedirect(game_url(game))
+    seats = list(Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False)
+                 .order_by("number"))
+    deadline = timezone.now() + game.day_length
+    details = [
+        "В теме игры будут опубликованы состав (номера и имена) и хеш раздачи."
+        if game.topic_id else "У игры нет темы: состав и хеш опубликовать будет негде — "
+        "укажите тему в настройках.",
+        f"Каждый из {len(seats)} игроков получит в личные сообщения свою роль и предмет.",
+        f"Начнётся день 1, голосование — до {local_time(deadline, game.time_zone)}.",
+        "После старта раздачу уже не изменить, а игроков — только заменить.",
+    ]
+    closed = [s for s in seats if s.pm_allowed is False]
+    if closed:
+        details.append(
+            "Не разрешили сообщения от сообщества и не получат роль: "
+            + ", ".join(f"№{s.number} {s.name}" for s in closed) + ". Попросите их разрешить "
+            "сообщения или замените их."
+        )
+    return render_panel(request, game, "panel/confirm.html", {
+        "action": game_url(game, "panel_start"),
+        "question": f"Начать игру «{game.name}»?",
+        "details": details,
+        "button": "Начать игру",
+    }, title="Начать игру", tab="game")

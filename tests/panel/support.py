@@ -92,3 +92,13 @@ def night_round(game: Game) -> None:
             _try(game, s.number, "check", [n for n in mafia + others if n != s.number])
     if mafia:
         _try(game, mafia[0], "mafia_shot", [target])
+
+
+def close_now(client: Any, game: Game, *, follow: bool = True) -> Any:
+    """«Закрыть день/ночь сейчас» as a GM does it: open the confirmation page, confirm it."""
+    from django.urls import reverse
+
+    url = reverse("admin:panel_close", kwargs={"game_id": game.pk})
+    preview = client.get(url).context["preview"]
+    return client.post(url, {"confirm": "yes", "phase": str(preview.phase.pk),
+                             "expect": preview.fingerprint}, follow=follow)

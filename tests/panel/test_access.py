@@ -152,9 +152,12 @@ def test_state_changes_need_post_and_csrf(victim_game: Game, gm: Any) -> None:
     client = Client(enforce_csrf_checks=True)
     client.force_login(gm)
     before = snapshot(victim_game)
+    extend = reverse("admin:panel_extend", kwargs={"game_id": victim_game.pk})
+    assert client.get(extend).status_code == 405
     close = reverse("admin:panel_close", kwargs={"game_id": victim_game.pk})
-    assert client.get(close).status_code == 405
-    assert client.post(close).status_code == 403  # no CSRF token
+    # A GET of a confirmed action is its confirmation page, and changes nothing.
+    assert client.get(close).status_code == 200
+    assert client.post(close, {"confirm": "yes"}).status_code == 403  # no CSRF token
     assert snapshot(victim_game) == before
 
 

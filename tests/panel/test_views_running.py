@@ -30,7 +30,7 @@ from gameplay.models import (
 )
 from gameplay.rules import Role
 from gameplay.services.outbox import Settlement, outbox_claim, outbox_settle
-from tests.panel.support import living, make_game, night_round, vote_round
+from tests.panel.support import close_now, living, make_game, night_round, vote_round
 
 pytestmark = pytest.mark.django_db
 
@@ -82,11 +82,12 @@ def test_extend_remind_and_close_the_day(game: Game, gm_client: Client) -> None:
 
     vote_round(game)
     day = current(game)
-    r = gm_client.post(url("panel_close", game), {"phase": str(day.pk)}, follow=True)
+    r = close_now(gm_client, game)
     assert "День 1 закрыт: казнён" in msgs(r)
     assert current(game).kind == "night"
     # a stale form (the phase changed meanwhile) closes nothing
-    r = gm_client.post(url("panel_close", game), {"phase": str(day.pk)}, follow=True)
+    r = gm_client.post(url("panel_close", game), {"phase": str(day.pk), "confirm": "yes"},
+                       follow=True)
     assert "Фаза уже сменилась" in msgs(r)
     assert current(game).status == PhaseStatus.OPEN
 
@@ -101,7 +102,7 @@ def test_night_close_edit_reopen_and_publish(game: Game, gm_client: Client) -> N
     assert not page.pending.not_acted and not page.pending.mafia_shot_missing
     assert page.mafia_shot is not None
 
-    r = gm_client.post(url("panel_close", game), follow=True)
+    r = close_now(gm_client, game)
     assert "Проверьте черновик" in msgs(r)
     html = r.content.decode()
     assert "Ролевой удар" in html and "Выстрелы" in html and "Проверка" in html
@@ -123,7 +124,7 @@ def test_night_close_edit_reopen_and_publish(game: Game, gm_client: Client) -> N
     assert phase.status == PhaseStatus.OPEN and phase.reopened_for == "mafia_shot"
     assert "открыт только выстрел мафии" in r.content.decode()
     night_round(game)
-    gm_client.post(url("panel_close", game))
+    close_now(gm_client, game)
     r = gm_client.post(url("panel_night_publish", game), follow=True)
     assert "Итоги ночи 1 опубликованы" in msgs(r)
     assert current(game).kind == "day"

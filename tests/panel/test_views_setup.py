@@ -135,8 +135,18 @@ def test_a_list_is_added_whole_or_not_at_all(gm: Any, gm_client: Client) -> None
 def test_removing_players(gm: Any, gm_client: Client) -> None:
     game = make_game(gm, players=7, start=False)
     seat = Seat.objects.filter(game=game).first()
-    response = gm_client.post(url("panel_player_remove", game, seat_id=seat.pk), follow=True)
-    assert f"{seat.name} снят с игры." in messages_of(response)
+    # After the deal, removing a player discards it: confirmed on its own page first.
+    response = gm_client.post(url("panel_player_remove", game, seat_id=seat.pk))
+    page = response.content.decode()
+    assert response.status_code == 200 and "раздача будет сброшена" in page
+    assert "Снять и сбросить раздачу" in page
+    seat.refresh_from_db()
+    game.refresh_from_db()
+    assert seat.status == SeatStatus.PLAYER and game.status == GameStatus.DEALT
+    response = gm_client.post(url("panel_player_remove", game, seat_id=seat.pk),
+                              {"confirm": "yes"}, follow=True)
+    assert f"{seat.name} снят с игры. Раздача сброшена: раздайте роли заново." in messages_of(
+        response)
     seat.refresh_from_db()
     game.refresh_from_db()
     assert seat.status == SeatStatus.WITHDRAWN
@@ -198,12 +208,19 @@ def test_dealing_with_the_wrong_number_of_players_is_a_message(
 
 def test_start(gm: Any, gm_client: Client) -> None:
     game = make_game(gm, players=7, start=False)
-    response = gm_client.post(url("panel_start", game), follow=True)
+    # The button leads to a confirmation page: what the start publishes and sends.
+    page = gm_client.get(url("panel_start", game)).content.decode()
+    assert "Начать игру «Тестовая игра»?" in page
+    assert "Каждый из 7 игроков получит в личные сообщения свою роль" in page
+    assert gm_client.post(url("panel_start", game)).status_code == 200  # not confirmed
+    game.refresh_from_db()
+    assert game.status == GameStatus.DEALT
+    response = gm_client.post(url("panel_start", game), {"confirm": "yes"}, follow=True)
     assert any("Игра началась" in m for m in messages_of(response))
     game.refresh_from_db()
     assert game.status == GameStatus.RUNNING
     assert "День 1" in response.content.decode()
-    again = gm_client.post(url("panel_start", game), follow=True)
+    again = gm_client.post(url("panel_start", game), {"confirm": "yes"}, follow=True)
     assert "Сначала раздайте роли." in messages_of(again)
 
 
