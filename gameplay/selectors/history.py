@@ -40,6 +40,8 @@ class PlayerHistory:
     games: int
     wins: int
     by_role: list[tuple[str, int, int]]
+    #: The name the player last played under in a game the viewer may see (None if none).
+    name: str | None = None
 
 
 def _won(role: str, winner: str) -> bool | None:
@@ -79,10 +81,10 @@ def player_history(vk_user_id: int, viewer: Any) -> PlayerHistory:
     mine = set(games_for(viewer).values_list("pk", flat=True))
     public = (GameStatus.FINISHED, GameStatus.CANCELLED)
     rows: list[HistoryRow] = []
-    entries = [(s, False, "") for s in seats] + [
-        (r.seat, True, f"передал место {r.new_name} (id{r.new_vk_user_id})") for r in left
+    entries = [(s, s.name, False, "") for s in seats] + [
+        (r.seat, r.old_name, True, f"передал место: {r.new_name}") for r in left
     ]
-    for seat, replaced_out, note in entries:
+    for seat, name, replaced_out, note in entries:
         game = seat.game
         if game.pk not in mine and game.status not in public:
             continue
@@ -93,7 +95,7 @@ def player_history(vk_user_id: int, viewer: Any) -> PlayerHistory:
         rows.append(HistoryRow(
             game=game,
             number=seat.number,
-            name=seat.name,
+            name=name,
             role=ROLE_TITLES[Role(seat.role)] if seat.role else "",
             item=seat.get_item_display() if seat.item else "",
             state="" if replaced_out or not seat.role else ("жив" if seat.alive else
@@ -114,4 +116,5 @@ def player_history(vk_user_id: int, viewer: Any) -> PlayerHistory:
         games=len({r.game.pk for r in rows if r.number is not None}),
         wins=sum(1 for r in played if r.won),
         by_role=sorted((role, g, w) for role, (g, w) in by_role.items()),
+        name=rows[0].name if rows else None,
     )

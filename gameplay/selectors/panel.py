@@ -22,6 +22,7 @@ from gameplay.models import (
     Game,
     GameEvent,
     GameStatus,
+    ItemUse,
     ModerationFlag,
     NightAction,
     Outbox,
@@ -51,7 +52,7 @@ from gameplay.rules import (
     close_day,
     resolve_night,
 )
-from gameplay.rules.roles import ACT_TITLES, DUTY_ROLES, ROLE_TITLES
+from gameplay.rules.roles import ACT_TITLES, DUTY_ROLES, ITEM_TITLES, ROLE_TITLES, Item
 from gameplay.services.common import table_of
 
 # --- access ------------------------------------------------------------------------------------
@@ -137,6 +138,8 @@ class SeatRow:
     seat: Seat
     role_title: str
     item_title: str
+    #: «у игрока», «использована в ночь 2», «пропала (владелец выбыл)».
+    item_state: str
     state: str
     strikes: int
     #: Penalty votes announced and not yet tallied (they count in the current/next day).
@@ -196,6 +199,33 @@ class GamePage:
         return {r.seat.number: r.seat for r in self.seats if r.seat.number is not None}
 
 
+#: «использована в ночь 2» / «пропала»: the verb agrees with the item's name.
+_ITEM_USED = {Item.CLOCK: "использованы", Item.RED_BUTTON: "использована",
+              Item.BOOK: "использована"}
+_ITEM_LOST = {Item.CLOCK: "пропали", Item.RED_BUTTON: "пропала", Item.BOOK: "пропала"}
+
+
+def _item_text(seat: Seat, use: ItemUse | None, night: int | None) -> str:
+    """Where a seat's item stands: held, used on night N, or lost with its holder."""
+    if not seat.item:
+        return ""
+    item = Item(seat.item)
+    if use is not None or seat.item_used:
+        when = f" в ночь {night}" if night else ""
+        blocked = " (игрок был под часами: не сработала)" if use is not None and use.blocked else ""
+        return f"{_ITEM_USED[item]}{when}{blocked}"
+    if not seat.alive:
+        return f"{_ITEM_LOST[item]} (владелец выбыл)"
+    return "у игрока"
+
+
+def item_states(game: Game, seats: Iterable[Seat]) -> dict[int, str]:
+    """``_item_text`` of each seat holding an item, by seat pk (one query)."""
+    uses = {u.seat_id: u for u in ItemUse.objects.filter(game=game).select_related("phase")}
+    return {s.pk: _item_text(s, uses.get(s.pk), uses[s.pk].phase.number if s.pk in uses
+                             else None) for s in seats if s.item}
+
+
 def _state_text(seat: Seat, phases: dict[int, Phase]) -> str:
     if seat.alive:
         return "жив"
@@ -244,6 +274,7 @@ def game_page(game: Game) -> GamePage:
     actions = list(NightAction.objects.filter(phase__game=game).order_by("created_at", "id"))
     strikes = list(Strike.objects.filter(seat__game=game).order_by("created_at", "id"))
     replacements = list(Replacement.objects.filter(seat__game=game).order_by("created_at"))
+    uses = {u.seat_id: u for u in ItemUse.objects.filter(game=game)}
     gms = list(game.gms.order_by("username").values_list("username", flat=True))
     draws = list(Draw.objects.filter(
         game=game, deal_round=Draw.objects.filter(game=game).values("game")
@@ -300,7 +331,9 @@ def game_page(game: Game) -> GamePage:
         SeatRow(
             seat=s,
             role_title=ROLE_TITLES[Role(s.role)] if s.role else "",
-            item_title=s.get_item_display() if s.item else "",
+            item_title=ITEM_TITLES[Item(s.item)] if s.item else "",
+            item_state=_item_text(s, uses.get(s.pk), phase_by_pk[uses[s.pk].phase_id].number
+                                  if s.pk in uses else None),
             state=_state_text(s, phase_by_pk),
             strikes=s.strikes,
             penalty_pending=pending_penalty.get(s.pk, 0),
@@ -449,6 +482,36 @@ def close_preview(game: Game) -> ClosePreview | None:
 
 
 # --- smaller pages -----------------------------------------------------------------------------
+
+
+@dataclass
+class RosterRow:
+    seat: Seat
+    #: «жив», «казнён (День 2)», «убит ночью (Ночь 1)», «модкилл (День 3)».
+    state: str
+
+
+@dataclass
+class Roster:
+    rows: list[RosterRow]
+    alive: int
+    killed: int
+    executed: int
+    modkilled: int
+
+
+def roster(game: Game) -> Roster:
+    """The seated players with whether each is alive or how and when they left the game."""
+    seats = list(Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False)
+                 .select_related("died_in").order_by("number"))
+    rows = [RosterRow(s, _state_text(s, {s.died_in_id: s.died_in} if s.died_in_id else {}))
+            for s in seats]
+
+    def dead(cause: str) -> int:
+        return sum(1 for s in seats if not s.alive and s.death_cause == cause)
+
+    return Roster(rows=rows, alive=sum(1 for s in seats if s.alive), killed=dead("night"),
+                  executed=dead("executed"), modkilled=dead("modkill"))
 
 
 def draw_rounds(game: Game) -> list[tuple[int, list[Draw]]]:

@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils import timezone
 
 from gameplay.models import DealRound, GameStatus, Seat, SeatStatus
-from gameplay.selectors.panel import draw_rounds
+from gameplay.selectors.panel import draw_rounds, item_states, roster
 from gameplay.services.gm import player_add, player_remove, players_add_bulk
 from gameplay.services.setup import deal_round_new, game_deal, game_start, round_was_dealt
 from panel.access import actor, attempt, back, game_url, gm_view, render_panel
@@ -22,6 +22,8 @@ def players_view(request: HttpRequest, game) -> HttpResponse:
         "players": [s for s in seats if s.status == SeatStatus.PLAYER],
         "reserves": [s for s in seats if s.status == SeatStatus.RESERVE],
         "withdrawn": [s for s in seats if s.status == SeatStatus.WITHDRAWN],
+        "roster": roster(game) if game.status in (GameStatus.RUNNING, GameStatus.FINISHED)
+        else None,
         "add_form": PlayerAddForm(),
         "bulk_form": PlayerBulkForm(),
         "roles_total": game.mafia_count + game.commissar_count + game.doctor_count
@@ -111,6 +113,7 @@ def deal_view(request: HttpRequest, game) -> HttpResponse:
     ]
     return render_panel(request, game, "panel/deal.html", {
         "rounds": rounds, "seats": seats, "seed_rounds": seed_rounds,
+        "item_states": item_states(game, seats),
         "mafia": {s.number for s in seats if s.role == "mafia"},
         "can_new_round": game.status in (GameStatus.RECRUITING, GameStatus.DEALT)
         and round_was_dealt(game),

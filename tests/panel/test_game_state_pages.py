@@ -1,0 +1,90 @@
+"""What the game's pages say about its state: items held, used on night N or lost; who is
+alive, executed, killed at night or modkilled; a player's history by name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from gameplay import services
+from gameplay.models import Game, Seat, SeatStatus
+from gameplay.rules import Item
+from tests.panel.support import living, make_game, night_round, vote_round
+
+pytestmark = pytest.mark.django_db
+
+
+def url(name: str, game: Game, **kw: Any) -> str:
+    return reverse(f"admin:{name}", kwargs={"game_id": game.pk, **kw})
+
+
+def holder(game: Game, item: Item) -> Seat:
+    return Seat.objects.get(game=game, status=SeatStatus.PLAYER, item=item)
+
+
+@pytest.fixture
+def played(gm: Any) -> Game:
+    """Day 1 executes someone, Night 1 the book is used, then the red button's holder is
+    modkilled with it unused: one item held, one used, one lost."""
+    game = make_game(gm, players=7, seed="items-seed")
+    vote_round(game)
+    services.day_close(game_id=game.pk)
+    book = holder(game, Item.BOOK)
+    assert book.alive
+    night_round(game)
+    services.night_action_submit(game_id=game.pk, actor=book.number, act="book", target=book.number)
+    services.night_close(game_id=game.pk)
+    services.night_publish(game_id=game.pk)
+    button = holder(game, Item.RED_BUTTON)
+    if button.alive:
+        services.seat_modkill(game_id=game.pk, seat=button.number, by="gm:ведущий", reason="тест")
+    game.refresh_from_db()
+    assert game.status == "running"
+    return game
+
+
+def test_items_show_held_used_on_night_n_and_lost(played: Game, gm_client: Client) -> None:
+    for name in ("panel_game", "panel_deal"):
+        html = gm_client.get(url(name, played)).content.decode()
+        assert "использована в ночь 1" in html, name  # the book
+        assert "пропала (владелец выбыл)" in html, name  # the red button
+        clock = holder(played, Item.CLOCK)
+        assert ("у игрока" if clock.alive else "пропали (владелец выбыл)") in html, name
+    page = gm_client.get(url("panel_game", played)).context["page"]
+    states = {r.seat.item: r.item_state for r in page.seats if r.seat.item}
+    assert states[Item.BOOK] == "использована в ночь 1"
+
+
+def test_players_tab_shows_who_is_alive_and_how_the_others_left(
+    played: Game, gm_client: Client
+) -> None:
+    response = gm_client.get(url("panel_players", played))
+    html = response.content.decode()
+    roster = response.context["roster"]
+    assert roster.alive == len(living(played))
+    assert roster.executed == 1 and roster.modkilled >= 1
+    assert roster.alive + roster.executed + roster.killed + roster.modkilled == 7
+    assert f"Живы: <strong>{roster.alive}</strong>" in html
+    assert "казнён (День 1)" in html and "модкилл (День 2)" in html
+    assert html.count('<span class="badge alive">жив</span>') == roster.alive
+
+
+def test_a_players_history_is_headed_by_their_name(gm: Any, gm_client: Client) -> None:
+    game = make_game(gm, players=7, seed="history-seed")
+    seat = living(game)[2]
+    services.seat_replace(
+        game_id=game.pk,
+        seat=seat.number,
+        vk_user_id=555_001,
+        name="Юлия Анисимова",
+        by="gm:ведущий",
+    )
+    html = gm_client.get(url("panel_history", game, vk_user_id=555_001)).content.decode()
+    assert "Юлия Анисимова: игр 1" in html and "id555001:" not in html
+    old = gm_client.get(url("panel_history", game, vk_user_id=seat.vk_user_id)).content.decode()
+    assert f"{seat.name}: игр" in old and "передал место: Юлия Анисимова" in old
+    nobody = gm_client.get(url("panel_history", game, vk_user_id=1)).content.decode()
+    assert "Игрок не найден" in nobody
