@@ -36,7 +36,8 @@ if not ALLOWED_HOSTS:
 CSRF_TRUSTED_ORIGINS = env.get_list("CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    # Django admin, with the GM's «Мои игры» as its start page (panel.site).
+    "panel.site.PanelAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

@@ -75,17 +75,17 @@ class Game(models.Model):
 
     # The verifiable deal (RULES.md §1): the seed (the current round's, ``DealRound``) stays
     # secret until the end; ``commitment`` is the hash of the deal in play.
-    seed = models.CharField(max_length=128, blank=True)
+    seed = models.CharField("зерно раздачи", max_length=128, blank=True)
     commitment = models.CharField("хеш раздачи", max_length=64, blank=True)
-    deal_from_seed = models.BooleanField(default=True)
-    role_strike_used = models.BooleanField(default=False)
+    deal_from_seed = models.BooleanField("раздача из зерна", default=True)
+    role_strike_used = models.BooleanField("ролевой удар мафии использован", default=False)
 
     winner = models.CharField(
         "победитель", max_length=16, choices=_choices(Winner), blank=True
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField("создана", auto_now_add=True)
+    started_at = models.DateTimeField("началась", null=True, blank=True)
+    finished_at = models.DateTimeField("закончилась", null=True, blank=True)
 
     class Meta:
         verbose_name = "игра"

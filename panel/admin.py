@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
+from django.contrib.auth.admin import GroupAdmin, UserAdmin
+from django.contrib.auth.models import Group, User
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import URLPattern, path, reverse
@@ -17,11 +19,8 @@ from django.utils.html import format_html
 
 from gameplay.models import Game, PhaseStatus, SeatStatus
 from gameplay.selectors.panel import games_for
+from panel.russian_admin import RussianTitles
 from panel.views import discipline, game, record, running, setup
-
-admin.site.site_header = "Мафия «Машина времени» — панель ведущего"
-admin.site.site_title = "Панель ведущего"
-admin.site.index_title = "Игры и учётные записи"
 
 
 def _is_gm(request: HttpRequest) -> bool:
@@ -30,7 +29,8 @@ def _is_gm(request: HttpRequest) -> bool:
 
 
 @admin.register(Game)
-class GameAdmin(admin.ModelAdmin):
+class GameAdmin(RussianTitles, admin.ModelAdmin):
+    accusative = "игру"
     list_display = ("title", "status", "players", "current_phase", "created_at")
     list_filter = ("status",)
     search_fields = ("name",)
@@ -148,3 +148,20 @@ class GameAdmin(admin.ModelAdmin):
         mine = [path(f"<int:game_id>/{route}", wrap(view), name=name)
                 for route, view, name in views]
         return mine + super().get_urls()
+
+
+# The accounts (a superuser's pages), with the admin's phrases in the right case.
+admin.site.unregister(User)
+admin.site.unregister(Group)
+
+
+@admin.register(User)
+class PanelUserAdmin(RussianTitles, UserAdmin):
+    accusative = "пользователя"
+    accusative_plural = "пользователей"
+
+
+@admin.register(Group)
+class PanelGroupAdmin(RussianTitles, GroupAdmin):
+    accusative = "группу"
+    accusative_plural = "группы"

@@ -183,7 +183,7 @@ def test_the_admin_change_page_leads_to_the_panel(victim_game: Game, gm_client: 
                                            kwargs={"game_id": victim_game.pk})
 
 
-def test_panel_root_leads_to_the_games(gm_client: Client) -> None:
+def test_panel_root_leads_to_my_games(gm_client: Client) -> None:
     response = gm_client.get("/panel/")
     assert response.status_code == 302
-    assert response["Location"] == reverse("admin:gameplay_game_changelist")
+    assert response["Location"] == reverse("admin:index")
