@@ -400,7 +400,8 @@ class GameEvent(models.Model):
         Phase, null=True, blank=True, on_delete=models.SET_NULL, related_name="events"
     )
     kind = models.CharField(max_length=48)
-    #: "system", "gm:<username>", "seat:<n>", "vk:<id>".
+    #: "system" (the bot), "deadline" (the deadline job), "gm:<username>", "seat:<n>",
+    #: "vk:<id>", "replay".
     actor = models.CharField(max_length=120, default="system")
     data = models.JSONField(default=dict, blank=True)
     #: A GM override (RULES.md G1): published at the end.

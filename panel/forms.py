@@ -361,7 +361,7 @@ class EndGameForm(forms.Form):
 class ChatLinkForm(forms.Form):
     chat = forms.CharField(
         label="Беседа", max_length=200,
-        help_text="Номер беседы сообщества (5) или её peer_id (2000000005).",
+        help_text="Номер беседы у сообщества, например 5: бот пишет его в самой беседе.",
     )
 
     def clean_chat(self) -> int:
@@ -369,8 +369,8 @@ class ChatLinkForm(forms.Form):
         match = re.match(r"^(?:.*[?&]sel=c)?(\d{1,12})$", raw)
         if not match:
             raise forms.ValidationError(
-                "Укажите номер беседы или peer_id. Ссылку-приглашение vk.me/join/… "
-                "без запроса к VK не распознать."
+                "Укажите номер беседы у сообщества, например 5. Ссылку-приглашение "
+                "vk.me/join/… без запроса к VK не распознать."
             )
         try:
             return chat_peer_id(int(match.group(1)))

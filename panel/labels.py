@@ -54,6 +54,33 @@ EVENT_LABELS: dict[str, str] = {
 }
 
 
+#: Actors that are not people (``GameEvent.actor``).
+ACTOR_LABELS: dict[str, str] = {
+    "system": "бот",
+    "deadline": "по сроку",
+    "replay": "сценарий",
+}
+
+
+def actor_label(actor: str, seats: dict[int, str], vk_names: dict[int, str],
+                gm_names: dict[str, str]) -> str:
+    """Who did it, as people: «ведущий Анна», «№15 Юлия Анисимова», «по сроку», «бот».
+
+    ``seats`` maps seat numbers to names, ``vk_names`` VK user ids to names, ``gm_names``
+    GM usernames to the names they go by."""
+    kind, _, value = (actor or "system").partition(":")
+    if not value:
+        return ACTOR_LABELS.get(kind, kind)
+    if kind == "gm":
+        return f"ведущий {gm_names.get(value) or value}"
+    if kind == "seat" and value.isdigit():
+        name = seats.get(int(value))
+        return f"№{value} {name}" if name else f"игрок №{value}"
+    if kind == "vk" and value.isdigit():
+        return vk_names.get(int(value)) or "пользователь VK"
+    return actor
+
+
 def event_label(kind: str) -> str:
     return EVENT_LABELS.get(kind, kind)
 
@@ -66,8 +93,14 @@ def _list(values: Any) -> str:
     return ", ".join(_n(v) for v in values or []) or "никто"
 
 
-def describe_event(event: GameEvent) -> str:
-    """A short Russian line for a log entry (the raw data is shown beside it)."""
+def chat_label(peer_id: int, title: str = "") -> str:
+    """A VK chat as a GM knows it: by its title when known, else by its number in the
+    community's chats («беседа №7»), never by its peer id."""
+    return f"беседа «{title}»" if title else f"беседа №{peer_id - 2_000_000_000}"
+
+
+def describe_event(event: GameEvent, vk_names: dict[int, str] | None = None) -> str:
+    """A short Russian line for a log entry; ``vk_names`` names the VK users it mentions."""
     d: dict[str, Any] = event.data or {}
     k = event.kind
     if d.get("summary"):
@@ -95,10 +128,11 @@ def describe_event(event: GameEvent) -> str:
         return f"{'День' if d.get('phase_kind') == 'day' else 'Ночь'} {d.get('number')}"
     if k in ("signup", "withdraw"):
         extra = " (запас)" if d.get("reserve") else ""
-        return f"{d.get('name', '')} id{d.get('vk_user_id')}{extra}".strip()
+        name = d.get("name") or (vk_names or {}).get(d.get("vk_user_id")) or "игрок"
+        return f"{name}{extra}"
     if k == "replace":
-        return f"{_n(d.get('seat'))}: id{d.get('old_vk_user_id')} → {d.get('name')} " \
-               f"(id{d.get('new_vk_user_id')})"
+        old = (vk_names or {}).get(d.get("old_vk_user_id")) or "прежний игрок"
+        return f"{_n(d.get('seat'))}: {old} → {d.get('name')}"
     if k in ("deal", "redeal"):
         seed_round = f" из зерна раунда {d['seed_round']}" if d.get("seed_round") else ""
         return f"раздача №{d.get('deal_round')}{seed_round}, попыток: {len(d.get('draws') or [])}"
@@ -116,11 +150,12 @@ def describe_event(event: GameEvent) -> str:
     if k == "mafia_relay":
         return f"{_n(d.get('seat'))}: {d.get('text', '')}"
     if k in ("spectator_chat_linked", "spectator_chat_created") and d.get("peer_id"):
-        return f"беседа №{int(d['peer_id']) - 2_000_000_000} (peer_id {d['peer_id']})"
+        return chat_label(int(d["peer_id"]), d.get("title") or "")
     if k == "spectator_chat_create_requested":
         return f"«{d.get('title', '')}»"
     if k in ("spectator_invited", "spectator_joined", "spectator_removed"):
-        return f"id{d.get('vk_user_id')}" + (f": {d['reason']}" if d.get("reason") else "")
+        who = (vk_names or {}).get(d.get("vk_user_id")) or "пользователь VK"
+        return who + (f": {d['reason']}" if d.get("reason") else "")
     if k == "settings_changed":
         return ", ".join(sorted((d.get("changed") or {}).keys()))
     if k == "gms_changed":

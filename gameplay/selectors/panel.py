@@ -549,6 +549,36 @@ def event_log(
     return qs
 
 
+@dataclass
+class PeopleNames:
+    #: Seat number → the name of its player now.
+    seats: dict[int, str]
+    #: VK user id → the name they signed up or took a seat with in this game.
+    vk: dict[int, str]
+    #: GM username → the name they go by (full name, else the username).
+    gms: dict[str, str]
+
+
+def people_names(game: Game, actors: Iterable[str] = ()) -> PeopleNames:
+    """The names the event log's entries of this game refer to (three queries)."""
+    from django.contrib.auth import get_user_model
+
+    seats = Seat.objects.filter(game=game).values_list("number", "vk_user_id", "name", "status")
+    vk: dict[int, str] = {}
+    numbers: dict[int, str] = {}
+    for r in Replacement.objects.filter(seat__game=game).values_list(
+            "old_vk_user_id", "old_name", "new_vk_user_id", "new_name"):
+        vk[r[0]], vk[r[2]] = r[1], r[3]
+    for number, vk_id, name, status in seats:
+        vk[vk_id] = name
+        if number is not None and status == SeatStatus.PLAYER:
+            numbers[number] = name
+    usernames = {a[3:] for a in actors if a.startswith("gm:")}
+    users = get_user_model().objects.filter(username__in=usernames) if usernames else []
+    gms = {u.get_username(): (u.get_full_name() or u.get_username()) for u in users}
+    return PeopleNames(seats=numbers, vk=vk, gms=gms)
+
+
 def event_kinds(game: Game) -> list[str]:
     return sorted(set(GameEvent.objects.filter(game=game).values_list("kind", flat=True)))
 
@@ -583,6 +613,8 @@ class SpectatorPage:
     removed: int
     #: The latest request to create the chat (``create_chat``), if any.
     creation: Outbox | None = None
+    #: The linked chat's title, when the community created it (VK does not tell it otherwise).
+    chat_title: str = ""
 
 
 def spectator_page(game: Game) -> SpectatorPage:
@@ -592,7 +624,12 @@ def spectator_page(game: Game) -> SpectatorPage:
                    .order_by("status", "-updated_at"))
     creation = (Outbox.objects.filter(game=game, channel=OutboxChannel.CREATE_CHAT)
                 .order_by("-id").first())
+    title = ""
+    if (creation is not None and game.spectator_chat_id
+            and (creation.result or {}).get("peer_id") == game.spectator_chat_id):
+        title = creation.text
     return SpectatorPage(
+        chat_title=title,
         eligible=list(seats),
         members=members,
         joined=sum(1 for m in members if m.status == "joined"),

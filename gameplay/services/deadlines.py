@@ -91,6 +91,9 @@ class TickReport:
         return data
 
 
+#: The event log's actor of what the deadline job does (closes, reminders).
+DEADLINE_ACTOR = "deadline"
+
 def deadline_tick(*, now: datetime | None = None) -> TickReport:
     """Close every phase whose deadline passed, then send the reminders that are due.
 
@@ -123,9 +126,9 @@ def _close_due(phase: Phase, now: datetime, report: TickReport) -> None:
                 report.skipped.append(phase.pk)
                 return
             if current.kind == PhaseKind.DAY:
-                day_close(game_id=game.pk, by="system", now=now)
+                day_close(game_id=game.pk, by=DEADLINE_ACTOR, now=now)
             else:
-                night_close(game_id=game.pk, by="system", now=now)
+                night_close(game_id=game.pk, by=DEADLINE_ACTOR, now=now)
             current.refresh_from_db(fields=["status"])
     except _CLOSED_CONCURRENTLY:
         report.skipped.append(phase.pk)
@@ -156,7 +159,8 @@ def _remind_due(phase: Phase, now: datetime, report: TickReport) -> None:
             seats = pending_actors(current)
             if seats:
                 report.reminders.append(
-                    _send_reminder(game, current, seats, now, by="system", offset=due[-1])
+                    _send_reminder(game, current, seats, now, by=DEADLINE_ACTOR,
+                                   offset=due[-1])
                 )
     except Exception as error:  # noqa: BLE001 - one game's failure must not stop the others
         _fail(phase, "remind", error, report)

@@ -124,3 +124,14 @@ def local_time(value: datetime | None, zone: str) -> str:
         return "—"
     local = value.astimezone(_zone(zone))
     return f"{local:%d.%m %H:%M} {zone_label(zone, value)}"
+
+
+@register.filter
+def chat_name(peer_id: Any, title: str = "") -> str:
+    """A chat's peer id as «беседа «ЗЗ — игра»» or «беседа №7»."""
+    from panel.labels import chat_label
+
+    try:
+        return chat_label(int(peer_id), title or "")
+    except (TypeError, ValueError):
+        return "—"

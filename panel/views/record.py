@@ -15,6 +15,7 @@ from gameplay.selectors.panel import (
     event_kinds,
     event_log,
     outbox_rows,
+    people_names,
     retryable_outbox,
     spectator_page,
 )
@@ -23,7 +24,7 @@ from gameplay.services.gm import spectator_chat_set_open as chat_set_open
 from gameplay.services.outbox import outbox_retry
 from panel.access import actor, attempt, back, gm_view, render_panel
 from panel.forms import ChatLinkForm, HistoryLookupForm, LogFilterForm
-from panel.labels import describe_event, event_label
+from panel.labels import actor_label, describe_event, event_label
 
 LOG_PAGE = 100
 
@@ -89,7 +90,10 @@ def log_view(request: HttpRequest, game) -> HttpResponse:
         seat=filters.get("seat"),
     )
     page = Paginator(qs, LOG_PAGE).get_page(request.GET.get("page"))
-    rows = [(e, event_label(e.kind), describe_event(e)) for e in page.object_list]
+    events = list(page.object_list)
+    names = people_names(game, {e.actor for e in events})
+    rows = [(e, actor_label(e.actor, names.seats, names.vk, names.gms), event_label(e.kind),
+             describe_event(e, names.vk)) for e in events]
     query = request.GET.copy()
     query.pop("page", None)
     return render_panel(request, game, "panel/log.html", {

@@ -61,7 +61,7 @@ def test_due_day_is_tallied_and_the_night_opens() -> None:
     ]
     assert day1.result["executed"] == 6
     closed = events(game, "day_closed")
-    assert len(closed) == 1 and closed[0].actor == "system" and closed[0].data["early"] is False
+    assert len(closed) == 1 and closed[0].actor == "deadline" and closed[0].data["early"] is False
     assert Outbox.objects.filter(game=game, kind="day_result").count() == 1
     night1 = night(game)
     assert night1.status == PhaseStatus.OPEN and night1.deadline == now + NIGHT

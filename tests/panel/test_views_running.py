@@ -278,10 +278,12 @@ def test_the_community_creates_the_spectator_chat(game: Game, gm_client: Client)
     game.refresh_from_db()
     assert game.spectator_chat_id == 2_000_000_012
     html = gm_client.get(url("panel_spectators", game)).content.decode()
-    assert "беседа peer_id 2000000012" in html and "Создать новую беседу" in html
+    assert "беседа «ЗЗ — Тестовая игра»" in html and "Создать новую беседу" in html
+    assert "peer_id" not in html and "2000000012" not in html
     assert 'id="chat-creating"' not in html
     log = gm_client.get(url("panel_log", game)).content.decode()
-    assert "Беседа ЗЗ создана сообществом" in log and "беседа №12 (peer_id 2000000012)" in log
+    assert "Беседа ЗЗ создана сообществом" in log and "беседа «ЗЗ — Тестовая игра»" in log
+    assert "peer_id" not in log
     vote_round(game)
     services.day_close(game_id=game.pk)
     r = gm_client.post(url("panel_chat_open", game), follow=True)
@@ -324,12 +326,12 @@ def test_log_filters(game: Game, gm_client: Client) -> None:
     seat = living(game)[0]
     services.strike_give(game_id=game.pk, seat=seat.number, by="gm:ведущий", reason="x")
     page = gm_client.get(url("panel_log", game), {"kind": "vote"}).context
-    assert {e.kind for e, _, _ in page["rows"]} == {"vote"}
+    assert {e.kind for e, _, _, _ in page["rows"]} == {"vote"}
     page = gm_client.get(url("panel_log", game), {"overrides": "on"}).context
-    assert [e.kind for e, _, _ in page["rows"]] == ["strike_manual"]
+    assert [e.kind for e, _, _, _ in page["rows"]] == ["strike_manual"]
     page = gm_client.get(url("panel_log", game), {"seat": seat.number, "kind": "vote"}).context
     assert page["rows"] and all(
-        seat.number in (e.data.get("voter"), e.data.get("target")) for e, _, _ in page["rows"])
+        seat.number in (e.data.get("voter"), e.data.get("target")) for e, _, _, _ in page["rows"])
     html = gm_client.get(url("panel_log", game), {"actor": "gm:"}).content.decode()
     assert "Штраф ведущего" in html
 

@@ -1,0 +1,92 @@
+"""What a GM reads in the panel has no jargon: the admin's phrases in the right case, Russian
+column headers, the log's «Кто» as people, chats by name, times as «14:33 МСК», no rule codes."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from gameplay import services
+from gameplay.models import Game, GameEvent
+from gameplay.services import gm as gm_services
+from gameplay.services.deadlines import DEADLINE_ACTOR
+from tests.panel.support import living, make_game, vote_round
+from tests.panel.test_access import fill, game_patterns
+
+pytestmark = pytest.mark.django_db
+
+#: A rule code (V6, G1, P2, §5) or a raw log actor where a GM reads.
+JARGON = re.compile(r"\b[GPV]\d\b|§\s?\d|seat:\d|gm:\w|peer_id|часовой пояс|Europe/")
+
+
+def visible_text(html: str) -> str:
+    html = re.sub(r"<(script|style|svg)\b.*?</\1>", " ", html, flags=re.S)
+    html = re.sub(r"<(input|select|textarea)\b[^>]*>", " ", html)  # form values are the GM's
+    return re.sub(r"<[^>]+>", " ", html)
+
+
+def test_the_games_list_speaks_correct_russian(gm: Any, gm_client: Client) -> None:
+    make_game(gm, players=7, start=False)
+    html = gm_client.get(reverse("admin:gameplay_game_changelist")).content.decode()
+    assert "Выберите игру для изменения" in html and "Выберите игра" not in html
+    assert "Created at" not in html and "created at" not in html.lower()
+    assert ">Создана<" in html or "Создана" in visible_text(html)
+
+
+def test_a_superusers_account_pages_speak_correct_russian(django_user_model: Any) -> None:
+    boss = django_user_model.objects.create_superuser("админ", password="x")
+    client = Client()
+    client.force_login(boss)
+    html = client.get(reverse("admin:auth_user_changelist")).content.decode()
+    assert "Выберите пользователя для изменения" in html and "Добавить пользователя" in html
+    assert "Удалить выбранных пользователей" in html
+    html = client.get(reverse("admin:auth_user_add")).content.decode()
+    assert "<h1>Добавить пользователя</h1>" in html
+
+
+def test_the_log_names_people_and_the_deadline_job(gm: Any, gm_client: Client) -> None:
+    gm.first_name = "Анна"
+    gm.save()
+    game = make_game(gm, players=7)
+    voter = living(game)[0]
+    vote_round(game)
+    services.strike_give(game_id=game.pk, seat=voter.number, by="gm:ведущий", reason="флуд")
+    services.day_close(game_id=game.pk, by=DEADLINE_ACTOR)
+    html = gm_client.get(reverse("admin:panel_log", kwargs={"game_id": game.pk})).content
+    text = visible_text(html.decode())
+    assert "ведущий Анна" in text
+    assert f"№{voter.number} {voter.name}" in text
+    assert "по сроку" in text and "бот" in text
+    assert not JARGON.search(text), JARGON.search(text)
+    assert GameEvent.objects.filter(game=game, actor=DEADLINE_ACTOR, kind="day_closed").exists()
+
+
+def test_every_panel_page_is_free_of_rule_codes_and_raw_ids(gm: Any, gm_client: Client) -> None:
+    game: Game = make_game(gm, players=7)
+    vote_round(game, skip=1)
+    services.day_close(game_id=game.pk)
+    gm_services.spectator_chat_link(game_id=game.pk, by="gm:ведущий", chat=7)
+    from gameplay.models import ModerationFlag, Outbox, OutboxStatus
+
+    seat = living(game)[0]
+    ModerationFlag.objects.create(game=game, seat=seat, kind="profanity", text="…")
+    Outbox.objects.filter(game=game, kind="roster").update(status=OutboxStatus.FAILED)
+    pages = [reverse("admin:index"), reverse("admin:gameplay_game_changelist")]
+    pages += [
+        fill(p, game)
+        for p in game_patterns()
+        if p.name.startswith("panel_") and "download" not in p.name
+    ]
+    for url in pages:
+        response = gm_client.get(url)
+        if response.status_code != 200:
+            continue
+        text = visible_text(response.content.decode())
+        found = JARGON.search(text)
+        assert not found, (url, text[max(0, found.start() - 80) : found.end() + 80])
+    html = gm_client.get(reverse("admin:panel_game", kwargs={"game_id": game.pk})).content
+    assert re.search(r"\d\d\.\d\d \d\d:\d\d МСК", html.decode())
