@@ -21,8 +21,9 @@ class PanelSite(admin.AdminSite):
     site_title = "Панель ведущего"
     index_title = "Мои игры"
 
-    def index(self, request: HttpRequest, extra_context: dict[str, Any] | None = None
-              ) -> TemplateResponse:
+    def index(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> TemplateResponse:
         from gameplay.selectors.panel import my_games
 
         active, ended = my_games(request.user)

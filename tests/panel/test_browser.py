@@ -43,7 +43,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 #: Screens the README shows (docs/screenshots/<name>.png).
-DOCS_SCREENS = ("deal", "day", "night-draft", "spectators")
+DOCS_SCREENS = ("deal", "day", "night-draft", "spectators", "day-close-confirm", "game-mobile")
 
 pytestmark = [
     pytest.mark.browser,
@@ -125,8 +125,9 @@ def test_gm_runs_a_whole_game_in_the_browser(
     shot(page, "login")
     page.click("input[type=submit]")
     _at(page, "/admin/")
-    page.get_by_role("link", name="Игры").first.click()  # the app's page
-    _at(page, "/admin/gameplay/")
+    expect(page.locator("h1")).to_have_text("Мои игры")  # the GM lands on their games
+    page.get_by_role("link", name="Все игры").click()
+    _at(page, "/admin/gameplay/game/")
 
     # A new game with the default 26-player table.
     page.click("a.addlink")
@@ -182,8 +183,12 @@ def test_gm_runs_a_whole_game_in_the_browser(
     expect(page.locator("#commitment")).to_contain_text(game.commitment)
     shot(page, "deal")
 
-    # Start: Day 1.
+    # Start: Day 1, after its confirmation page.
     page.click("#start-button")
+    _at(page, game_url + "start/")
+    expect(page.locator("#confirm")).to_contain_text("Каждый из 26 игроков получит")
+    shot(page, "start-confirm")
+    page.click("#confirm-button")
     expect(_messages(page)).to_contain_text("Игра началась")
     seats = {s.number: s for s in Seat.objects.filter(game=game, status=SeatStatus.PLAYER)}
     town = sorted(n for n, s in seats.items() if s.role == Role.CIVILIAN)
@@ -198,6 +203,11 @@ def test_gm_runs_a_whole_game_in_the_browser(
     expect(page.locator("#not-voted")).to_contain_text("№" + str(town[-1]))
     shot(page, "day")
     page.click("#close-phase")
+    _at(page, game_url + "phase/close/")
+    expect(page.locator("#close-outcome")).to_contain_text(f"Будет казнён №{doomed}")
+    expect(page.locator("#close-strikes")).to_contain_text(f"№{town[-1]}")
+    shot(page, "day-close-confirm")
+    page.click("#confirm-button")
     expect(_messages(page)).to_contain_text(f"казнён №{doomed}")
 
     # Night 1: the players act, the GM closes, edits the draft and publishes it.
@@ -216,6 +226,10 @@ def test_gm_runs_a_whole_game_in_the_browser(
     page.reload()
     shot(page, "night")
     page.click("#close-phase")
+    _at(page, game_url + "phase/close/")
+    expect(page.locator("#close-outcome")).to_contain_text("черновик итогов придёт вам")
+    expect(page.locator("#close-deaths")).to_contain_text(f"№{victim}")
+    page.click("#confirm-button")
     expect(_messages(page)).to_contain_text("Ночь 1 закрыта")
     expect(page.locator("#draft")).to_be_visible()
     expect(page.locator("#draft-summary")).to_contain_text(f"№{victim}")
@@ -303,3 +317,106 @@ def test_gm_runs_a_whole_game_in_the_browser(
     names = sorted(p.name for p in tmp_path.glob("*.png"))
     assert len(names) == shot.n >= 14, names
     assert all(re.match(r"\d\d-[a-z0-9-]+\.png$", n) for n in names)
+
+
+PHONE = {"width": 390, "height": 844}
+
+
+def _fits_the_phone(page: Any) -> None:
+    """No horizontal scroll of the page at 390 px (a wide table may scroll inside its box)."""
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= PHONE["width"], (page.url, width)
+
+
+def _log_in(page: Any, base: str, gm: Any) -> None:
+    page.goto(f"{base}/admin/")
+    page.fill("#id_username", gm.username)
+    page.fill("#id_password", PASSWORD)
+    page.click("input[type=submit]")
+    expect(page.locator("h1")).to_have_text("Мои игры")
+
+
+def test_the_game_page_and_its_confirmations_fit_a_phone(
+    page: Any, live_server: Any, gm: Any, tmp_path: Path
+) -> None:
+    from tests.panel.support import make_game
+
+    shot = Shots(tmp_path)
+    base = live_server.url
+    page.set_viewport_size(PHONE)
+    game = make_game(gm, players=26, name="Машина времени", seed="phone-seed")
+    game_url = f"/admin/gameplay/game/{game.pk}/"
+    seats = {s.number: s for s in Seat.objects.filter(game=game, status=SeatStatus.PLAYER)}
+    town = sorted(n for n, s in seats.items() if s.role == Role.CIVILIAN)
+    mafia = sorted(n for n, s in seats.items() if s.role == Role.MAFIA)
+    for n in sorted(seats)[:-3]:
+        target = town[0] if n % 3 else town[1]
+        services.vote_submit(game_id=game.pk, voter=n, target=target if n != target else mafia[0])
+
+    _log_in(page, base, gm)
+    expect(page.locator("#my-games")).to_contain_text("Машина времени")
+    _fits_the_phone(page)
+    page.locator("#my-games a", has_text="Машина времени").first.click()
+    _at(page, game_url)
+    # The tally's voters and the seat actions are on screen, and nothing scrolls sideways.
+    expect(page.locator("#tally tbody tr.lead")).to_contain_text(seats[town[0]].name)
+    voters = page.locator("#tally tbody tr.lead td.gm-history")
+    expect(voters).to_be_in_viewport()
+    modkill = page.locator(f"a[href$='/seats/{town[5]}/modkill/']")
+    modkill.scroll_into_view_if_needed()
+    expect(modkill).to_be_in_viewport()
+    _fits_the_phone(page)
+    page.evaluate("window.scrollTo(0, 0)")
+    shot(page, "game-mobile")
+
+    # «Закрыть день сейчас» on the phone: its confirmation first.
+    page.click("#close-phase")
+    _at(page, game_url + "phase/close/")
+    expect(page.locator("#close-outcome")).to_contain_text(f"Будет казнён №{town[0]}")
+    _fits_the_phone(page)
+    page.click("#confirm-button")
+    expect(_messages(page)).to_contain_text(f"казнён №{town[0]}")
+
+    # The night, closed on the phone, and its draft reviewed there.
+    roles = {s.role: n for n, s in seats.items() if s.role != Role.CIVILIAN}
+    services.night_action_submit(game_id=game.pk, actor=mafia[0], act="mafia_shot", target=town[2])
+    services.night_action_submit(
+        game_id=game.pk, actor=roles[Role.COMMISSAR], act="check", target=mafia[1]
+    )
+    page.reload()
+    page.click("#close-phase")
+    _at(page, game_url + "phase/close/")
+    expect(page.locator("#close-deaths")).to_contain_text(f"№{town[2]}")
+    _fits_the_phone(page)
+    page.click("#confirm-button")
+    expect(_messages(page)).to_contain_text("Ночь 1 закрыта")
+    expect(page.locator("#draft-summary")).to_contain_text(f"№{town[2]}")
+    edit = page.locator("#edit-night")
+    edit.scroll_into_view_if_needed()
+    expect(edit).to_be_in_viewport()
+    _fits_the_phone(page)
+    shot(page, "night-draft-mobile")
+    page.click("#publish-night")
+    expect(_messages(page)).to_contain_text("опубликованы")
+    _fits_the_phone(page)
+
+
+def test_removing_a_player_after_the_deal_is_confirmed(
+    page: Any, live_server: Any, gm: Any, tmp_path: Path
+) -> None:
+    from tests.panel.support import make_game
+
+    page.set_viewport_size(PHONE)
+    game = make_game(gm, players=7, name="До старта", start=False)
+    seat = Seat.objects.filter(game=game, status=SeatStatus.PLAYER).order_by("number").first()
+    _log_in(page, live_server.url, gm)
+    page.goto(f"{live_server.url}/admin/gameplay/game/{game.pk}/players/")
+    page.locator(f"form[action$='/players/{seat.pk}/remove/'] button").click()
+    expect(page.locator("#confirm")).to_contain_text("раздача будет сброшена")
+    _fits_the_phone(page)
+    game.refresh_from_db()
+    assert game.status == GameStatus.DEALT  # nothing happened yet
+    page.click("#confirm-button")
+    expect(_messages(page)).to_contain_text("Раздача сброшена")
+    game.refresh_from_db()
+    assert game.status == GameStatus.RECRUITING

@@ -135,7 +135,7 @@ def test_closing_a_night_shows_its_deaths_and_the_review_or_the_publication(
         if commissar.alive:
             assert (
                 f"№{commissar.number} {commissar.name} — первый штраф: +2 голоса против "
-                "него в голосовании дня 2"
+                "игрока в голосовании дня 2"
             ) in html
         assert open_phase(game).status == PhaseStatus.OPEN
         close_now(gm_client, game)
