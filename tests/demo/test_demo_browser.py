@@ -105,6 +105,21 @@ def _messages(page: Any) -> Any:
     return page.locator("ul.messagelist")
 
 
+def _confirm_close(panel: Any) -> None:
+    """Confirm «Закрыть … сейчас» on its confirmation page; the simulated players keep voting,
+    so a page whose outcome changed meanwhile is shown again and confirmed again."""
+    from playwright.sync_api import expect
+
+    for _ in range(5):
+        expect(panel.locator("#confirm")).to_be_visible()
+        panel.click("#confirm-button")
+        outcome = panel.locator("ul.messagelist, #confirm-changed").first
+        expect(outcome).to_be_visible()
+        if not panel.locator("#confirm-changed").count():
+            return
+    raise AssertionError("the close kept changing under the confirmation page")
+
+
 def test_the_demo_plays_day_1_and_night_1_in_the_browser(
     browser_context: Any, demo_dir: Path, tmp_path: Path
 ) -> None:
@@ -207,6 +222,7 @@ def play(context: Any, demo: Demo, doctor: int, doctor_seat: int, target: int, s
     # The GM closes the day in the panel.
     panel.reload()
     panel.click("#close-phase")
+    _confirm_close(panel)
     expect(_messages(panel)).to_contain_text("День 1 закрыт")
     expect(sandbox.locator("#comments")).to_contain_text("Итоги дня 1.")
     expect(sandbox.locator("#comments")).to_contain_text("Ночь 1 наступила")
@@ -236,6 +252,7 @@ def play(context: Any, demo: Demo, doctor: int, doctor_seat: int, target: int, s
     # The GM closes the night, reviews the draft and publishes it.
     panel.reload()
     panel.click("#close-phase")
+    _confirm_close(panel)
     expect(_messages(panel)).to_contain_text("Ночь 1 закрыта")
     expect(panel.locator("#draft")).to_be_visible()
     panel.click("#publish-night")
