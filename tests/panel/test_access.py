@@ -92,6 +92,14 @@ def test_the_walk_covers_every_panel_view() -> None:
     names = {p.name for p in game_patterns()}
     assert len([n for n in names if n.startswith("panel_")]) >= 30
     assert {"gameplay_game_change", "gameplay_game_history", "gameplay_game_delete"} <= names
+    # The confirmation pages are GETs of the actions they confirm: walked like every page.
+    assert {"panel_close", "panel_start", "panel_player_remove", "panel_modkill"} <= names
+
+
+def test_my_games_is_for_gms_only(victim_game: Game, other_client: Client) -> None:
+    assert Client().get(reverse("admin:index")).status_code == 302  # to the login page
+    page = other_client.get(reverse("admin:index")).content.decode()
+    assert victim_game.name not in page and "Активных игр нет" in page
 
 
 def test_another_gm_gets_403_or_404_and_changes_nothing(
