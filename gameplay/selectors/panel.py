@@ -538,7 +538,7 @@ def event_log(
     if phase_id:
         qs = qs.filter(phase_id=phase_id)
     if actor:
-        qs = qs.filter(actor__icontains=actor)
+        qs = qs.filter(actor__in=actors_matching(game, actor))
     if overrides:
         qs = qs.filter(override=True)
     if seat:
@@ -577,6 +577,31 @@ def people_names(game: Game, actors: Iterable[str] = ()) -> PeopleNames:
     users = get_user_model().objects.filter(username__in=usernames) if usernames else []
     gms = {u.get_username(): (u.get_full_name() or u.get_username()) for u in users}
     return PeopleNames(seats=numbers, vk=vk, gms=gms)
+
+
+def actors_matching(game: Game, text: str) -> list[str]:
+    """The log's actors a GM means by «Кто»: a seat number or a player's name, a GM's name,
+    «по сроку», «бот» — as the log shows them (``panel.labels.actor_label``)."""
+    text = text.strip().lower().removeprefix("№").removeprefix("ведущий").strip()
+    actors = set(GameEvent.objects.filter(game=game).values_list("actor", flat=True))
+    names = people_names(game, actors)
+    fixed = {"system": "бот", "deadline": "по сроку", "replay": "сценарий"}
+    found = []
+    for a in actors:
+        kind, _, value = a.partition(":")
+        said = fixed.get(a, "")
+        if kind == "seat" and value.isdigit():
+            said = f"{value} {names.seats.get(int(value), '')}"
+        elif kind == "gm":
+            said = f"{value} {names.gms.get(value, '')}"
+        elif kind == "vk" and value.isdigit():
+            said = names.vk.get(int(value), "")
+        if text.isdigit():
+            if kind == "seat" and value == text:
+                found.append(a)
+        elif text and (text in said.lower() or text in a.lower()):
+            found.append(a)
+    return found
 
 
 def event_kinds(game: Game) -> list[str]:

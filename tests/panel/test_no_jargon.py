@@ -63,6 +63,17 @@ def test_the_log_names_people_and_the_deadline_job(gm: Any, gm_client: Client) -
     assert "по сроку" in text and "бот" in text
     assert not JARGON.search(text), JARGON.search(text)
     assert GameEvent.objects.filter(game=game, actor=DEADLINE_ACTOR, kind="day_closed").exists()
+    # «Кто» filters by what the log shows: a GM's name, a seat, «по сроку».
+    log = reverse("admin:panel_log", kwargs={"game_id": game.pk})
+    by_name = {f"seat:{voter.number}", f"vk:{voter.vk_user_id}"}  # the seat, the sign-up
+    for query, actors in (
+        ("Анна", {"gm:ведущий"}),
+        (str(voter.number), {f"seat:{voter.number}"}),
+        (voter.name, by_name),
+        ("по сроку", {DEADLINE_ACTOR}),
+    ):
+        rows = gm_client.get(log, {"actor": query}).context["rows"]
+        assert {e.actor for e, *_ in rows} == actors, query
 
 
 def test_every_panel_page_is_free_of_rule_codes_and_raw_ids(gm: Any, gm_client: Client) -> None:
