@@ -23,6 +23,26 @@ _TOPIC = re.compile(
 _DURATION = re.compile(r"^(\d{1,3})(?::([0-5]\d))?$")
 
 
+#: Time zones a GM picks from, as Russians name them (any other valid zone is kept as is).
+TIME_ZONES = [
+    ("Europe/Kaliningrad", "Калининград (МСК−1)"),
+    ("Europe/Moscow", "Москва (МСК)"),
+    ("Europe/Samara", "Самара (МСК+1)"),
+    ("Asia/Yekaterinburg", "Екатеринбург (МСК+2)"),
+    ("Asia/Omsk", "Омск (МСК+3)"),
+    ("Asia/Novosibirsk", "Новосибирск (МСК+4)"),
+    ("Asia/Krasnoyarsk", "Красноярск (МСК+4)"),
+    ("Asia/Irkutsk", "Иркутск (МСК+5)"),
+    ("Asia/Yakutsk", "Якутск (МСК+6)"),
+    ("Asia/Vladivostok", "Владивосток (МСК+7)"),
+    ("Asia/Magadan", "Магадан (МСК+8)"),
+    ("Asia/Kamchatka", "Камчатка (МСК+9)"),
+    ("Europe/Minsk", "Минск (МСК)"),
+    ("Europe/Kyiv", "Киев (МСК−1, летом МСК)"),
+    ("Asia/Almaty", "Алматы (МСК+2)"),
+]
+
+
 class TopicField(forms.CharField):
     """A discussion topic: its id (``789``) or link (``vk.com/topic-123_789``). Cleans to
     ``(group_id or None, topic_id)`` or None when empty."""
@@ -120,7 +140,11 @@ class GameSettingsForm(forms.Form):
     auto_publish = forms.BooleanField(
         label="Публиковать итоги ночи без проверки ведущим", required=False
     )
-    time_zone = forms.CharField(label="Часовой пояс", max_length=64, initial="Europe/Moscow")
+    time_zone = forms.CharField(
+        label="Часовой пояс", max_length=64, initial="Europe/Moscow",
+        widget=forms.Select(choices=[]),
+        help_text="Сроки в панели и в теме — по этому времени.",
+    )
     gm_vk_ids = forms.CharField(
         label="VK-страницы ведущих", required=False, max_length=2000,
         widget=forms.TextInput(attrs={"class": "vTextField",
@@ -140,6 +164,12 @@ class GameSettingsForm(forms.Form):
         super().__init__(*args, **kwargs)
         from gameplay.services.gm import staff_users
 
+        zone = str((self.data.get("time_zone") if self.is_bound else None)
+                   or self.initial.get("time_zone") or "Europe/Moscow")
+        choices = list(TIME_ZONES)
+        if zone not in dict(choices):
+            choices.append((zone, zone))
+        self.fields["time_zone"].widget.choices = choices
         self.fields["co_gms"].queryset = staff_users()
         self.fields["co_gms"].label_from_instance = lambda u: u.get_username()
         if not self.is_bound and not self.initial.get("vk_group_id"):

@@ -101,3 +101,17 @@ def test_every_panel_page_is_free_of_rule_codes_and_raw_ids(gm: Any, gm_client: 
         assert not found, (url, text[max(0, found.start() - 80) : found.end() + 80])
     html = gm_client.get(reverse("admin:panel_game", kwargs={"game_id": game.pk})).content
     assert re.search(r"\d\d\.\d\d \d\d:\d\d МСК", html.decode())
+
+
+def test_times_are_told_by_their_offset_from_moscow() -> None:
+    from datetime import UTC, datetime
+
+    from panel.templatetags.panel_tags import local_time, zone_label
+
+    winter = datetime(2026, 12, 1, 11, 33, tzinfo=UTC)
+    assert local_time(winter, "Europe/Moscow") == "01.12 14:33 МСК"
+    assert local_time(winter, "Asia/Yekaterinburg") == "01.12 16:33 МСК+2"
+    assert zone_label("Europe/Kaliningrad", winter) == "МСК−1"
+    assert zone_label("Asia/Kolkata", winter) == "МСК+2:30"
+    assert zone_label("no/such-zone", winter) == "МСК"  # a bad value never breaks a page
+    assert local_time(None, "Europe/Moscow") == "—"
