@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('gameplay', '0008_h12a_deal_rounds'),
+        ('gameplay', '0009_h12b_tenancy'),
     ]
 
     operations = [
