@@ -26,16 +26,19 @@ from gameplay.models import (
     Outbox,
     OutboxChannel,
     OutboxStatus,
+    PhaseKind,
     PhaseStatus,
     Seat,
     SeatStatus,
 )
-from gameplay.rules import EarlyClose, Role, RoleCounts
+from gameplay.rules import DayResult, EarlyClose, NightResolution, Role, RoleCounts
 from gameplay.rules.errors import InvalidCommand, SetupError
-from gameplay.selectors.panel import retryable_outbox
+from gameplay.selectors.panel import close_preview, retryable_outbox
 
 from .common import current_phase, lock_game, log_event, now_or, players, post_board, send_message
+from .day import day_close
 from .discipline import seat_modkill, strike_give
+from .night import night_close
 from .outbox import board_group, outbox_retry, request_delivery
 from .outbox_flags import add_flag_line
 from .setup import (
@@ -307,6 +310,33 @@ def player_remove(*, game_id: int, by: str, seat_id: int) -> Seat:
 
 
 # --- phases ------------------------------------------------------------------------------------
+
+
+class OutcomeChanged(InvalidCommand):
+    """The close the GM confirmed would now do something else (a vote or an action came in)."""
+
+    default_reason = "Пока страница была открыта, итог изменился: проверьте его ещё раз."
+
+
+@transaction.atomic
+def phase_close_confirmed(
+    *, game_id: int, by: str, phase_id: int, fingerprint: str, now: datetime | None = None
+) -> DayResult | NightResolution:
+    """«Закрыть день/ночь сейчас» as confirmed on its page: under the game's lock, only while
+    phase ``phase_id`` is still open and closing it would still do what the page showed (its
+    ``close_preview`` fingerprint); else ``OutcomeChanged`` / ``InvalidCommand``, and nothing
+    changes. Checked here, not in the view, so a vote arriving between the check and the close
+    cannot slip in."""
+    game = lock_game(game_id)
+    preview = close_preview(game)
+    if preview is None or preview.phase.pk != phase_id:
+        raise InvalidCommand("Фаза уже сменилась: обновите страницу.")
+    if preview.fingerprint != fingerprint:
+        raise OutcomeChanged()
+    if preview.phase.kind == PhaseKind.DAY:
+        return day_close(game_id=game_id, by=by, now=now)
+    return night_close(game_id=game_id, by=by, now=now)
+
 
 
 @transaction.atomic

@@ -6,14 +6,13 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 
 from gameplay.models import PhaseKind, PhaseStatus
+from gameplay.rules import RuleViolation
 from gameplay.rules.errors import InvalidCommand
 from gameplay.selectors.panel import close_preview
 from gameplay.services.common import current_phase, players
-from gameplay.services.day import day_close
 from gameplay.services.deadlines import phase_remind
-from gameplay.services.gm import phase_extend
+from gameplay.services.gm import OutcomeChanged, phase_close_confirmed, phase_extend
 from gameplay.services.night import (
-    night_close,
     night_draft_edit,
     night_publish,
     night_reopen_mafia,
@@ -56,25 +55,36 @@ def close_view(request: HttpRequest, game) -> HttpResponse:
     if request.method == "POST" and request.POST.get("confirm") == "yes":
         changed = request.POST.get("expect", "") != preview.fingerprint
         if not changed:
-            return _close(request, game, phase)
+            try:
+                return _close(request, game, phase, preview.fingerprint)
+            except OutcomeChanged:  # a vote or an action came in since the check above
+                preview = close_preview(game) or preview
+                changed = True
     what = "день" if phase.kind == PhaseKind.DAY else "ночь"
     return render_panel(request, game, "panel/confirm_close.html", {
         "preview": preview, "changed": changed,
     }, title=f"Закрыть {what} сейчас", tab="game")
 
 
-def _close(request: HttpRequest, game, phase) -> HttpResponse:
+def _close(request: HttpRequest, game, phase, fingerprint: str) -> HttpResponse:
+    """Close as confirmed: ``phase_close_confirmed`` compares the outcome with the page's
+    under the game's lock (its ``OutcomeChanged`` is left to the caller, which shows the page
+    again)."""
+    try:
+        result = phase_close_confirmed(game_id=game.pk, by=actor(request), phase_id=phase.pk,
+                                       fingerprint=fingerprint)
+    except OutcomeChanged:
+        raise
+    except RuleViolation as e:
+        messages.error(request, e.reason)
+        return HttpResponseRedirect(game_url(game))
     if phase.kind == PhaseKind.DAY:
-        ok, result = attempt(request, day_close, game_id=game.pk, by=actor(request))
-        if ok:
-            who = f"казнён №{result.executed}" if result.executed else "никто не казнён"
-            messages.success(request, f"День {phase.number} закрыт: {who}.")
+        who = f"казнён №{result.executed}" if result.executed else "никто не казнён"
+        messages.success(request, f"День {phase.number} закрыт: {who}.")
     else:
-        ok, _ = attempt(request, night_close, game_id=game.pk, by=actor(request))
-        if ok:
-            messages.success(request, f"Ночь {phase.number} закрыта. Проверьте черновик "
-                                      "и опубликуйте итоги." if not game.auto_publish else
-                                      f"Ночь {phase.number} закрыта и опубликована.")
+        messages.success(request, f"Ночь {phase.number} закрыта. Проверьте черновик "
+                                  "и опубликуйте итоги." if not game.auto_publish else
+                                  f"Ночь {phase.number} закрыта и опубликована.")
     return HttpResponseRedirect(game_url(game))
 
 

@@ -186,3 +186,33 @@ def test_a_manual_strike_needs_a_reason_and_tells_the_player(game: Game, gm_clie
     [notice] = texts_to(game, seat, "strike")
     assert "Вам штраф: штраф ведущего: флуд в теме." in notice
     assert "они добавятся в подсчёт дня 1" in notice and "Следующий штраф — модкилл" in notice
+
+
+def test_a_vote_that_lands_between_the_check_and_the_close_is_not_closed_unseen(
+    game: Game, gm_client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The outcome is compared under the game's lock: a vote that arrives after the view read
+    the outcome, but before the close takes the lock, shows the page again, closes nothing."""
+    from panel.views import running
+
+    alive = living(game)
+    target, lazy = alive[0], alive[-1]
+    for s in alive[1:-1]:
+        services.vote_submit(game_id=game.pk, voter=s.number, target=target.number)
+    page = gm_client.get(url("panel_close", game)).context["preview"]
+    real = running.close_preview
+
+    def vote_meanwhile(g: Game):  # noqa: ANN202 - the view's read, then a concurrent vote
+        preview = real(g)
+        services.vote_submit(game_id=g.pk, voter=lazy.number, target=alive[1].number)
+        monkeypatch.setattr(running, "close_preview", real)
+        return preview
+
+    monkeypatch.setattr(running, "close_preview", vote_meanwhile)
+    response = gm_client.post(
+        url("panel_close", game),
+        {"confirm": "yes", "phase": str(page.phase.pk), "expect": page.fingerprint},
+    )
+    assert open_phase(game).kind == "day"  # nothing closed on an outcome the GM never saw
+    assert response.status_code == 200
+    assert "итог изменился" in response.content.decode()
