@@ -296,16 +296,28 @@ def players_add_bulk(
     return seats
 
 
+class DiscardNotConfirmed(InvalidCommand):
+    """Removing this player would discard the deal, which the GM did not confirm."""
+
+    default_reason = "Роли уже розданы: снятие игрока сбросит раздачу. Подтвердите это."
+
+
 @transaction.atomic
-def player_remove(*, game_id: int, by: str, seat_id: int) -> Seat:
-    """Withdraw a sign-up or a reserve entry on the GM's behalf (see ``signup_withdraw``)."""
+def player_remove(*, game_id: int, by: str, seat_id: int, discard: bool = True) -> Seat:
+    """Withdraw a sign-up or a reserve entry on the GM's behalf (see ``signup_withdraw``).
+
+    ``discard=False``: refuse (``DiscardNotConfirmed``, nothing changes) if the removal would
+    discard the deal, checked under the game's lock, so a deal made after the GM confirmed a
+    plain removal is not discarded unseen."""
+    game = lock_game(game_id)
     seat = Seat.objects.filter(pk=seat_id, game_id=game_id).first()
     if seat is None or seat.status == SeatStatus.WITHDRAWN:
         raise InvalidCommand("Такого игрока нет в списках этой игры.")
     if seat.status == SeatStatus.PLAYER and seat.number is not None:
-        game = Game.objects.only("status").get(pk=game_id)
         if game.status == GameStatus.RUNNING:
             raise InvalidCommand("Игра идёт: вместо снятия используйте замену или модкилл.")
+    if not discard and seat.status == SeatStatus.PLAYER and game.status == GameStatus.DEALT:
+        raise DiscardNotConfirmed()
     return signup_withdraw(game_id=game_id, vk_user_id=seat.vk_user_id, by=by)
 
 

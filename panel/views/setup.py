@@ -7,8 +7,9 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils import timezone
 
 from gameplay.models import DealRound, GameStatus, Seat, SeatStatus
+from gameplay.rules import RuleViolation
 from gameplay.selectors.panel import draw_rounds, item_states, roster
-from gameplay.services.gm import player_add, player_remove, players_add_bulk
+from gameplay.services.gm import DiscardNotConfirmed, player_add, player_remove, players_add_bulk
 from gameplay.services.setup import deal_round_new, game_deal, game_start, round_was_dealt
 from panel.access import actor, attempt, back, game_url, gm_view, render_panel
 from panel.forms import PlayerAddForm, PlayerBulkForm
@@ -77,12 +78,20 @@ def player_remove_view(request: HttpRequest, game, seat_id: int) -> HttpResponse
     discards = game.status == GameStatus.DEALT and seat.status == SeatStatus.PLAYER
     confirmed = request.POST.get("confirm") == "yes"
     if request.method == "POST" and (confirmed or not discards):
-        ok, seat = attempt(request, player_remove, game_id=game.pk, by=actor(request),
-                           seat_id=seat_id)
-        if ok:
+        # A discard only when the GM confirmed the page that warned of it («discard»).
+        try:
+            seat = player_remove(game_id=game.pk, by=actor(request), seat_id=seat_id,
+                                 discard=confirmed and request.POST.get("discard") == "yes")
+        except DiscardNotConfirmed:  # dealt since the page was shown: warn first
+            game.refresh_from_db()
+            discards = True
+        except RuleViolation as e:
+            messages.error(request, e.reason)
+            return back(request, game, "panel_players")
+        else:
             messages.success(request, f"{seat.name} снят с игры."
                              + (" Раздача сброшена: раздайте роли заново." if discards else ""))
-        return back(request, game, "panel_players")
+            return back(request, game, "panel_players")
     details = [f"{seat.name} получит сообщение, что снят с игры."]
     if discards:
         details = [
@@ -98,6 +107,7 @@ def player_remove_view(request: HttpRequest, game, seat_id: int) -> HttpResponse
         "details": details,
         "button": "Снять и сбросить раздачу" if discards else "Снять",
         "danger": discards,
+        "hidden": {"discard": "yes" if discards else ""},
         "next": request.POST.get("next") or request.GET.get("next", ""),
     }, title="Снять игрока", tab="players")
 

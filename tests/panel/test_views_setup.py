@@ -8,7 +8,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from gameplay import services
 from gameplay.models import Game, GameEvent, GameStatus, Seat, SeatStatus
+from gameplay.services.gm import DiscardNotConfirmed, player_remove
 from tests.panel.support import make_game
 
 pytestmark = pytest.mark.django_db
@@ -144,13 +146,41 @@ def test_removing_players(gm: Any, gm_client: Client) -> None:
     game.refresh_from_db()
     assert seat.status == SeatStatus.PLAYER and game.status == GameStatus.DEALT
     response = gm_client.post(url("panel_player_remove", game, seat_id=seat.pk),
-                              {"confirm": "yes"}, follow=True)
+                              {"confirm": "yes", "discard": "yes"}, follow=True)
     assert f"{seat.name} снят с игры. Раздача сброшена: раздайте роли заново." in messages_of(
         response)
     seat.refresh_from_db()
     game.refresh_from_db()
     assert seat.status == SeatStatus.WITHDRAWN
     assert game.status == GameStatus.RECRUITING  # the deal is discarded
+
+
+def test_a_removal_confirmed_before_the_deal_does_not_discard_a_deal_made_since(
+    gm: Any, gm_client: Client
+) -> None:
+    """The page said nothing of a deal (there was none); a co-GM dealt meanwhile: the confirm
+    does not discard that deal unseen, the page with the warning is shown instead."""
+    game = make_game(gm, players=7, deal=False, start=False)
+    seat = Seat.objects.filter(game=game).first()
+    page = gm_client.get(url("panel_player_remove", game, seat_id=seat.pk)).content.decode()
+    assert "раздача будет сброшена" not in page
+    services.game_deal(game_id=game.pk)
+    response = gm_client.post(url("panel_player_remove", game, seat_id=seat.pk),
+                              {"confirm": "yes"})
+    assert response.status_code == 200 and "раздача будет сброшена" in response.content.decode()
+    seat.refresh_from_db()
+    game.refresh_from_db()
+    assert seat.status == SeatStatus.PLAYER and game.status == GameStatus.DEALT
+
+
+def test_the_service_refuses_a_removal_that_would_discard_an_unconfirmed_deal(gm: Any) -> None:
+    game = make_game(gm, players=7, start=False)
+    seat = Seat.objects.filter(game=game).first()
+    with pytest.raises(DiscardNotConfirmed):
+        player_remove(game_id=game.pk, by="gm:x", seat_id=seat.pk, discard=False)
+    seat.refresh_from_db()
+    game.refresh_from_db()
+    assert seat.status == SeatStatus.PLAYER and game.status == GameStatus.DEALT
 
 
 def test_a_player_cannot_be_removed_from_a_running_game(gm: Any, gm_client: Client) -> None:
