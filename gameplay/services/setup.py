@@ -168,12 +168,12 @@ def _open_round(game: Game, *, by: str, seed: str | None = None) -> DealRound:
 
 
 def announce_round(game: Game) -> None:
-    """Post the current round's commitment if it was never posted (the game had no topic
-    until now). Call with the game locked, after its topics changed."""
-    rnd = current_round(game)
-    if rnd is not None and rnd.topic_id is None and game.status in (
-        GameStatus.RECRUITING, GameStatus.DEALT
-    ):
+    """Post the commitment of every round never posted (the game had no topic until now), in
+    order: a round opened before that is numbered in the board too. Call with the game
+    locked, after its topics changed."""
+    if game.status not in (GameStatus.RECRUITING, GameStatus.DEALT):
+        return
+    for rnd in DealRound.objects.filter(game=game, topic_id__isnull=True).order_by("number"):
         _post_round(game, rnd)
 
 

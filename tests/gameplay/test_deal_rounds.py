@@ -70,6 +70,20 @@ def test_a_game_created_without_a_topic_posts_round_one_when_it_gets_one():
     assert len(board(game)) == 1  # posted once
 
 
+def test_every_round_opened_without_a_topic_is_posted_in_order_when_it_gets_one():
+    """Rounds opened before the game had a topic (a deal, then a new round) are all numbered
+    in the board once it has one, not only the last: every round is public."""
+    game = make_game(n=9, topic_id=None, deal=True)
+    services.deal_round_new(game_id=game.pk, by="gm:test", seed="second-seed")
+    assert board(game) == []
+    gm_services.game_settings_update(game_id=game.pk, by="gm:test", topic_id=75)
+    posts = board(game)
+    assert [p.kind for p in posts] == ["deal_round", "deal_round"]
+    assert round_commitment(1, "test-seed") in posts[0].text
+    assert round_commitment(2, "second-seed") in posts[1].text
+    assert all(r.topic_id == 75 for r in DealRound.objects.filter(game=game))
+
+
 def test_the_same_roster_always_gets_the_same_deal():
     game = make_game(n=9, deal=True, seed="same-roster")
     first = deal_of(game)
