@@ -608,11 +608,14 @@ def event_kinds(game: Game) -> list[str]:
     return sorted(set(GameEvent.objects.filter(game=game).values_list("kind", flat=True)))
 
 
-def retryable_outbox(game: Game | int) -> QuerySet[Outbox]:
+def _retryable() -> Q:
     """Deliveries the GM may retry: failed, or sent to some of their recipients only."""
-    return Outbox.objects.filter(game=game).filter(
-        Q(status=OutboxStatus.FAILED) | Q(status=OutboxStatus.SENT, result__has_key="failed")
-    )
+    return Q(status=OutboxStatus.FAILED) | Q(status=OutboxStatus.SENT, result__has_key="failed")
+
+
+def retryable_outbox(game: Game | int) -> QuerySet[Outbox]:
+    """The game's deliveries the GM may retry (``_retryable``)."""
+    return Outbox.objects.filter(game=game).filter(_retryable())
 
 
 def outbox_rows(game: Game, status: str = "") -> QuerySet[Outbox]:
@@ -706,8 +709,7 @@ def my_games(user: Any) -> tuple[list[MyGame], list[Game]]:
 
     seats = per_game(Seat.objects.filter(game_id__in=ids, status=SeatStatus.PLAYER))
     flags = per_game(ModerationFlag.objects.filter(game_id__in=ids, status=FlagStatus.OPEN))
-    failed = per_game(Outbox.objects.filter(game_id__in=ids).filter(
-        Q(status=OutboxStatus.FAILED) | Q(status=OutboxStatus.SENT, result__has_key="failed")))
+    failed = per_game(Outbox.objects.filter(game_id__in=ids).filter(_retryable()))
     rows = [
         MyGame(
             game=g, phase=phases.get(g.pk), players=seats.get(g.pk, 0),
