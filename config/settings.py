@@ -201,6 +201,12 @@ SECURE_HSTS_PRELOAD = env.get_bool("SECURE_HSTS_PRELOAD", _PRODUCTION)
 SECURE_PROXY_SSL_HEADER = env.get_proxy_ssl_header(
     "SECURE_PROXY_SSL_HEADER", "X-Forwarded-Proto" if _PRODUCTION else "off"
 )
+# The proxies in front of the web (each appends the address it saw to X-Forwarded-For): the
+# client's address, which the login throttling keys on, is the TRUSTED_PROXY_COUNT-th entry from
+# the right of that header; 0 takes REMOTE_ADDR (no proxy). Behind a proxy, REMOTE_ADDR is the
+# proxy's own address, so five wrong passwords from anyone would lock a GM out everywhere.
+TRUSTED_PROXY_COUNT = env.get_int("TRUSTED_PROXY_COUNT", 1 if _PRODUCTION else 0, minimum=0)
+AXES_CLIENT_IP_CALLABLE = "panel.access.client_address"
 
 # --- Internationalisation ----------------------------------------------------------------------
 

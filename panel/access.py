@@ -114,12 +114,26 @@ def render_panel(
     return render(request, template, ctx, status=status)
 
 
+def client_address(request: HttpRequest) -> str | None:
+    """The client's address for the login throttling (``AXES_CLIENT_IP_CALLABLE``): behind
+    ``TRUSTED_PROXY_COUNT`` proxies, the entry of X-Forwarded-For the outermost trusted proxy
+    appended (entries further left are the client's to write, so they are never trusted);
+    REMOTE_ADDR without a proxy, or when the header has fewer entries than proxies."""
+    remote = request.META.get("REMOTE_ADDR")
+    count = settings.TRUSTED_PROXY_COUNT
+    if count <= 0:
+        return remote
+    hops = [hop.strip() for hop in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+    hops = [hop for hop in hops if hop]
+    return hops[-count] if len(hops) >= count else remote
+
+
 def login_locked_out(request: HttpRequest, credentials: Any = None, *args: Any,
                      **kwargs: Any) -> HttpResponse:
     """django-axes' answer (``AXES_LOCKOUT_CALLABLE``) to a login while its user name and
     address are locked out: the reason in Russian, status 429."""
     logger.warning("admin login locked out: %d failures for one user name from %s",
-                   settings.AXES_FAILURE_LIMIT, request.META.get("REMOTE_ADDR", "?"))
+                   settings.AXES_FAILURE_LIMIT, client_address(request) or "?")
     minutes = int(settings.AXES_COOLOFF_TIME.total_seconds() // 60)
     return render(request, "panel/login_locked.html",
                   {"message": locked_out_text(minutes), "title": "Вход закрыт"}, status=429)

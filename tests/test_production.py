@@ -215,3 +215,41 @@ def test_admin_login_lockout_is_per_user_name(client: Client, settings) -> None:
 
     assert response.status_code == 302
     assert client.session["_auth_user_id"]
+
+
+@pytest.mark.django_db
+def test_behind_a_proxy_the_lockout_is_per_client_address_not_the_proxys(
+    client: Client, settings
+) -> None:
+    # Every request reaches the web from the proxy (REMOTE_ADDR 127.0.0.1); the proxy appends
+    # the client's address to X-Forwarded-For, after whatever the client itself wrote there.
+    settings.TRUSTED_PROXY_COUNT = 1
+    get_user_model().objects.create_user("ведущий", password="right-password", is_staff=True)
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        client.post("/admin/login/", {"username": "ведущий", "password": "wrong"},
+                    HTTP_X_FORWARDED_FOR="203.0.113.7")  # fmt: skip
+    # The attacker cannot get a fresh address by writing one in front of the proxy's entry.
+    spoofed = client.post("/admin/login/", {"username": "ведущий", "password": "wrong"},
+                          HTTP_X_FORWARDED_FOR="10.9.9.9, 203.0.113.7")  # fmt: skip
+    assert spoofed.status_code == 429
+
+    gm = Client()
+    response = gm.post("/admin/login/", {"username": "ведущий", "password": "right-password"},
+                       HTTP_X_FORWARDED_FOR="198.51.100.4")  # fmt: skip
+    assert response.status_code == 302  # the GM, from their own address, is not locked out
+    assert gm.session["_auth_user_id"]
+
+
+def test_the_client_address_is_the_entry_the_trusted_proxies_appended(settings) -> None:
+    from django.test import RequestFactory
+
+    from panel.access import client_address
+
+    request = RequestFactory().get("/", REMOTE_ADDR="127.0.0.1",
+                                   HTTP_X_FORWARDED_FOR=" 1.1.1.1, 2.2.2.2 ,3.3.3.3")  # fmt: skip
+    for count, expected in ((0, "127.0.0.1"), (1, "3.3.3.3"), (2, "2.2.2.2"), (4, "127.0.0.1")):
+        settings.TRUSTED_PROXY_COUNT = count
+        assert client_address(request) == expected
+    settings.TRUSTED_PROXY_COUNT = 1
+    bare = RequestFactory().get("/", REMOTE_ADDR="127.0.0.1")
+    assert client_address(bare) == "127.0.0.1"
