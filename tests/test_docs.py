@@ -1,0 +1,46 @@
+"""The project's own docs stay true to the tree: every relative link of README.md and docs/*.md
+names a file or folder that exists (a module that moved, a scenario renamed, a screenshot
+dropped all show here), and no doc sends the reader outside the repository for its rules."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+# [text](target) and ![alt](target); the target ends at whitespace or ")".
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def relative_links(doc: Path) -> list[str]:
+    targets = []
+    for target in LINK.findall(doc.read_text(encoding="utf-8")):
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
+            continue  # a URL (https:, mailto:) or an anchor on the same page
+        targets.append(target.split("#", 1)[0])
+    return targets
+
+
+def test_there_are_docs_to_check() -> None:
+    names = {doc.name for doc in DOCS}
+    assert {"README.md", "rules.md", "scenario-format.md", "vk.md", "players.md"} <= names
+    assert sum(len(relative_links(doc)) for doc in DOCS) > 20
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=[str(d.relative_to(ROOT)) for d in DOCS])
+def test_every_relative_link_names_something_that_exists(doc: Path) -> None:
+    missing = [t for t in relative_links(doc) if not (doc.parent / t).exists()]
+    assert not missing, f"{doc.relative_to(ROOT)} links to missing paths: {missing}"
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=[str(d.relative_to(ROOT)) for d in DOCS])
+def test_no_doc_points_outside_the_repository(doc: Path) -> None:
+    text = doc.read_text(encoding="utf-8")
+    assert "../shared" not in text
+    outside = [
+        t for t in relative_links(doc) if not (doc.parent / t).resolve().is_relative_to(ROOT)
+    ]
+    assert not outside, outside
