@@ -225,13 +225,14 @@ def sign_up_players(game: Game, vk: LocalVkClient, gm: Any) -> None:
         return
     try:
         profiles = vk.call("users.get", config.GROUP_TOKEN,
-                           user_ids=",".join(map(str, missing)))
+                           user_ids=",".join(map(str, missing)), fields="sex")
     except VkCallError as exc:
         raise SeedError(f"cannot read the players' names: {exc}") from exc
     names = {p["id"]: f"{p['first_name']} {p['last_name']}".strip() for p in profiles}
+    sexes = {p["id"]: p.get("sex", 0) for p in profiles}
     for uid in missing:
         signup_create(game_id=game.pk, vk_user_id=uid, name=names.get(uid, f"id{uid}"),
-                      by=_by(gm))
+                      by=_by(gm), sex=sexes.get(uid, 0))
 
 
 def resume(game: Game) -> str | None:

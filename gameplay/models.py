@@ -14,6 +14,8 @@ from django.db import models
 from django.db.models import Q
 
 from gameplay.rules import Act, EarlyClose, Item, Role, Slot, Winner
+from gameplay.themes import DEFAULT as DEFAULT_THEME
+from gameplay.themes import THEMES
 
 
 def _choices(enum: type) -> list[tuple[str, str]]:
@@ -63,6 +65,11 @@ class Game(models.Model):
     reminders = models.JSONField("напоминания (минуты до срока)", default=list, blank=True)
     language = models.CharField("язык", max_length=8, default="ru")
     time_zone = models.CharField("часовой пояс", max_length=64, default="Europe/Moscow")
+    theme = models.CharField(
+        "тема оформления", max_length=32, choices=list(THEMES.items()), default=DEFAULT_THEME
+    )
+    #: The game's own versions of its theme's texts (slot -> template), see gameplay.themes.
+    theme_texts = models.JSONField("тексты темы", default=dict, blank=True)
 
     # VK ids it uses.
     vk_group_id = models.BigIntegerField("сообщество VK", null=True, blank=True)
@@ -135,12 +142,17 @@ class DeathCause(models.TextChoices):
     MODKILL = "modkill", "Модкилл"
 
 
+SEX_CHOICES = [(0, "не указан"), (1, "женский"), (2, "мужской")]
+
+
 class Seat(models.Model):
     """A player's place at the table; also a sign-up (before the deal) and a reserve entry."""
 
     game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="seats")
     vk_user_id = models.BigIntegerField("VK id")
     name = models.CharField("имя", max_length=200)
+    #: VK's users.get ``sex`` at sign-up (1 female, 2 male, 0 unknown): the texts' grammar.
+    sex = models.PositiveSmallIntegerField("пол", choices=SEX_CHOICES, default=0)
     status = models.CharField(max_length=16, choices=SeatStatus.choices, default=SeatStatus.PLAYER)
     number = models.PositiveSmallIntegerField("номер", null=True, blank=True)
     role = models.CharField("роль", max_length=16, choices=_choices(Role), blank=True)

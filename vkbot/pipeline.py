@@ -38,9 +38,9 @@ from django.utils import timezone
 
 from config.env import EnvError
 from gameplay import txcache
+from gameplay.messages import render
 from gameplay.models import PollState, VkEvent
 from gameplay.services.common import send_message
-from vkbot import pipeline_texts
 
 logger = logging.getLogger(__name__)
 
@@ -369,7 +369,7 @@ def _apologise(update: Mapping[str, Any], event_id: str) -> None:
         return
     try:
         with transaction.atomic():
-            send_message(None, [user_id], pipeline_texts.INTERNAL_ERROR, kind="internal_error")
+            send_message(None, [user_id], render("player/internal_error"), kind="internal_error")
             txcache.flush()
     except _INFRASTRUCTURE_ERRORS:
         raise

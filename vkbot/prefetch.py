@@ -79,6 +79,7 @@ async def fetch(api: API, want: Wanted, *, group_id: int, timeout: float = TIMEO
     """Ask VK for ``want`` (all of it within ``timeout``); what VK does not answer stays
     unknown. Never raises for VK or network trouble."""
     names: dict[int, str] = {}
+    sexes: dict[int, int] = {}
     allowed: dict[int, bool] = {}
 
     limiter = group_limiter()
@@ -88,7 +89,10 @@ async def fetch(api: API, want: Wanted, *, group_id: int, timeout: float = TIMEO
             found = await _guarded(
                 "users.get", want.names, lambda: _names(api, want.names), limiter
             )
-            names.update(found or {})
+            for user_id, (name, sex) in (found or {}).items():
+                names[user_id] = name
+                if sex:
+                    sexes[user_id] = sex
         for user_id in want.pm_allowed:
             may = await _guarded(
                 "messages.isMessagesFromGroupAllowed",
@@ -103,7 +107,7 @@ async def fetch(api: API, want: Wanted, *, group_id: int, timeout: float = TIMEO
         await asyncio.wait_for(ask(), timeout)
     except TimeoutError:
         logger.warning("VK did not answer about users %s in %.1f s", want.users, timeout)
-    return want.facts_type(names=names, pm_allowed=allowed)
+    return want.facts_type(names=names, pm_allowed=allowed, sexes=sexes)
 
 
 def group_limiter() -> RateLimiter | None:
@@ -180,13 +184,17 @@ def prefetch_sync(update: Any) -> Any | None:
     return async_to_sync(run)()
 
 
-async def _names(api: API, user_ids: tuple[int, ...]) -> dict[int, str]:
-    answer = await api.request("users.get", {"user_ids": ",".join(map(str, user_ids))})
-    names: dict[int, str] = {}
+async def _names(api: API, user_ids: tuple[int, ...]) -> dict[int, tuple[str, int]]:
+    """Names and VK's ``sex`` (1 female, 2 male, 0 unknown) of the users."""
+    answer = await api.request(
+        "users.get", {"user_ids": ",".join(map(str, user_ids)), "fields": "sex"}
+    )
+    names: dict[int, tuple[str, int]] = {}
     for user in answer["response"]:
         name = f"{user.get('first_name', '')} {user.get('last_name', '')}".strip()
+        sex = user.get("sex")
         if name:
-            names[int(user["id"])] = name
+            names[int(user["id"])] = (name, sex if sex in (1, 2) else 0)
     return names
 
 

@@ -2,7 +2,7 @@
 (the role card, check results, «you are out») and the public board (the roster, the day's
 opening, executions, night deaths, modkills, the end). Nothing here sees the database.
 
-The patterns follow the bot's Russian texts (``gameplay/texts.py``, ``gameplay/bot_texts.py``);
+The patterns follow the bot's Russian texts (``templates/messages/``);
 a text this does not recognise is simply ignored, so a change of wording makes the players
 less clever, never broken.
 """
@@ -36,14 +36,15 @@ _REPLACED = re.compile(r"^Ваше место в игре «.+» передан�
 _ROSTER = re.compile(r"^Игра «(?P<game>.+?)» начинается!", re.M)
 _ROSTER_BLOCK = re.compile(r"^Состав:\n(?P<lines>(?:№\d+ .+(?:\n|$))+)", re.M)
 _ROSTER_LINE = re.compile(r"^№(?P<n>\d+) (?P<name>.+)$", re.M)
-_DAY = re.compile(r"^День (?P<n>\d+)\. Голосуйте в этой теме", re.M)
+_DAY = re.compile(r"^День (?P<n>\d+)\..*(?:\n.*)?Голосуйте в этой теме", re.M)
 _DAY_RESULT = re.compile(r"^Итоги дня (?P<n>\d+)", re.M)
 _NIGHT_RESULT = re.compile(r"^Утро после ночи (?P<n>\d+)\.", re.M)
-_DEATH_LINES = (
-    re.compile(r"^Казнён №(?P<n>\d+)", re.M),
-    re.compile(r"^Этой ночью погиб №(?P<n>\d+)", re.M),
-    re.compile(r"^№(?P<n>\d+) .*выбывает", re.M),
+# Lines that announce deaths: every seat number in them died (a night's deaths and a group of
+# modkills are one sentence with a list).
+_DEATH_LIST = re.compile(
+    r"^(?:Казн(?:ён|ена) |Казнь: |Этой ночью погиб|Жертва этой ночи|Исключены из игры).*$", re.M
 )
+_MODKILL = re.compile(r"^№(?P<n>\d+) .*исключ(?:ён|ена|ается) из игры", re.M)
 _GAME_OVER = re.compile(r"^Игра «(?P<game>.+?)» окончена", re.M)
 _DEADLINE = re.compile(r"до (?P<d>\d\d)\.(?P<m>\d\d) (?P<H>\d\d):(?P<M>\d\d)")
 _ACCEPTED = ("Принято:", "Ваш голос", "Ваш досрочный голос")
@@ -171,8 +172,9 @@ class Table:
             self.day = max(self.day, int(day["n"]))
         self.closed_days.update(int(m["n"]) for m in _DAY_RESULT.finditer(text))
         self.published_nights.update(int(m["n"]) for m in _NIGHT_RESULT.finditer(text))
-        for pattern in _DEATH_LINES:
-            self.dead.update(int(m["n"]) for m in pattern.finditer(text))
+        for line in _DEATH_LIST.finditer(text):
+            self.dead.update(int(n) for n in _SEAT.findall(line.group(0)))
+        self.dead.update(int(m["n"]) for m in _MODKILL.finditer(text))
         over = _GAME_OVER.search(text)
         if over and over["game"] == self.game:
             self.over = True

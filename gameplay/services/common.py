@@ -11,7 +11,8 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from gameplay import texts, txcache
+from gameplay import themes, txcache
+from gameplay.messages import Person, render
 from gameplay.models import (
     Game,
     GameEvent,
@@ -259,12 +260,39 @@ def notify_strikes(
     and that the next one is a modkill; a second one: the modkill). One message per text."""
     by_text: dict[str, list[int]] = {}
     for seat, strike in struck:
-        why = texts.strike_why(strike.reason.value, phase.number)
+        why = render("player/strike_why", reason=strike.reason.value, number=phase.number)
         if strike.modkill:
-            text = texts.struck_out_private(why)
+            text = render("player/struck_out", why=why)
         else:
             day = phase.number if phase.kind == PhaseKind.DAY else phase.number + 1
-            text = texts.struck_private(why, strike.penalty_votes, day, counted=counted)
+            text = render("player/struck", why=why, votes=strike.penalty_votes, day=day,
+                          counted=counted)
         by_text.setdefault(text, []).append(seat.vk_user_id)
     for text, peers in by_text.items():
         send_message(game, peers, text, kind="strike")
+
+
+def send_you_died(game: Game, seats: list[Seat]) -> None:
+    """«You are out» to each seat that just died (the dead mafia is not invited to the
+    spectator chat, which is not for them)."""
+    for mafia in (True, False):
+        group = [s.vk_user_id for s in seats if (s.role == Role.MAFIA) is mafia]
+        if group:
+            send_message(game, group, render("player/you_died", mafia=mafia), kind="you_died")
+
+
+def role_card_text(game: Game, seat: Seat, seats: Sequence[Seat]) -> str:
+    """A player's role card: number, the theme's card of the role, the team for the mafia,
+    the item while it is unused, the deal's hash."""
+    mafia = [Person.of(s) for s in seats if s.role == Role.MAFIA] if seat.role == Role.MAFIA \
+        else []
+    return render(
+        "player/role_card",
+        theme=themes.of(game),
+        game=game.name,
+        number=seat.number,
+        role=seat.role,
+        item=seat.item if seat.item and not seat.item_used else "",
+        mafia=mafia,
+        commitment=game.commitment,
+    )

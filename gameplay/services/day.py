@@ -8,7 +8,8 @@ from datetime import datetime
 from django.db import transaction
 from django.db.models import Sum
 
-from gameplay import dbrows, texts, txcache
+from gameplay import dbrows, themes, txcache
+from gameplay.messages import Person, render
 from gameplay.models import (
     DeathCause,
     Game,
@@ -26,7 +27,6 @@ from gameplay.rules import (
     DayInput,
     DayResult,
     EarlyClose,
-    Role,
     Winner,
     close_day,
     early_close_reached,
@@ -45,6 +45,7 @@ from .common import (
     require_running,
     seat_by_number,
     send_message,
+    send_you_died,
     table_of,
 )
 from .phases import finish_game, open_night
@@ -196,16 +197,16 @@ def vote_submit_locked(
         early_ignored=accepted.early_ignored,
         source=source,
     )
-    voter_label = texts.seat_label(voter, voter_seat.name)
-    target_label = texts.seat_label(target, target_seat.name)
+    voter_label, target_label = Person.of(voter_seat), Person.of(target_seat)
     if source != Source.BOARD:
-        post_board(game, texts.vote_posted(voter_label, target_label, accepted.ballot.early),
-                   kind="vote")
+        post_board(game, render("board/vote_posted", voter=voter_label, target=target_label,
+                                early=accepted.ballot.early), kind="vote")
     if source != Source.REPLAY:
         send_message(
             game,
             [voter_seat.vk_user_id],
-            texts.vote_accepted(target_label, accepted.ballot.early, accepted.early_ignored),
+            render("player/vote_accepted", target=target_label, early=accepted.ballot.early,
+                   early_ignored=accepted.early_ignored),
             kind="vote_echo",
         )
     result = None
@@ -286,26 +287,12 @@ def _close(
     phase.result = result.as_dict()
     phase.save()
     log_event(game, "day_closed", by=by, phase=phase, early=early, **result.as_dict())
-    names = {s.number: s.name for s in seats}
-    post_board(
-        game,
-        texts.day_result(
-            phase.number,
-            result.tally,
-            names,
-            result.executed,
-            Role(by_number[result.executed].role) if result.executed else None,
-            result.penalties,
-            [(n, Role(by_number[n].role)) for n in result.modkilled],
-            early,
-        ),
-        kind="day_result",
-    )
+    post_board(game, day_result_text(game, phase.number, result, by_number, early),
+               kind="day_result")
     notify_strikes(game, [(by_number[s.seat], s) for s in result.strikes], phase,
                    counted=True)
-    gone = [by_number[n].vk_user_id for n in (*result.modkilled, result.executed) if n]
-    if gone:
-        send_message(game, gone, texts.you_died(), kind="you_died")
+    gone = [by_number[n] for n in (*result.modkilled, result.executed) if n]
+    send_you_died(game, gone)
     if result.winner is not None:
         finish_game(game, Winner(result.winner), now, by=by)
     else:
@@ -319,3 +306,29 @@ def _kill(seat: Seat, cause: str, phase: Phase) -> None:
     seat.alive = False
     seat.death_cause = cause
     seat.died_in = phase
+
+
+def day_result_text(
+    game: Game, number: int, result: DayResult, by_number: dict[int, Seat], early: bool,
+    story: str | None = None,
+) -> str:
+    """The board's post closing a day (``result``: the rules' day result): the facts, then the
+    GM's story paragraph (``story``) or, without one, the theme's."""
+    def person(n: int) -> Person:
+        return Person.of(by_number[n])
+
+    executed = result.executed
+    return render(
+        "board/day_result",
+        theme=themes.of(game),
+        number=number,
+        early=early,
+        modkilled=[{"person": person(n), "role": by_number[n].role} for n in result.modkilled],
+        penalties=[{"person": person(n), "votes": v} for n, v in result.penalties.items()],
+        tally=[{"person": person(n), "votes": v}
+               for n, v in sorted(result.tally.items(), key=lambda kv: (-kv[1], kv[0]))],
+        executed=person(executed) if executed is not None else None,
+        executed_role=by_number[executed].role if executed is not None else "",
+        story=story or "",
+    )
+

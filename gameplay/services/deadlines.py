@@ -20,7 +20,7 @@ from typing import Any
 
 from django.db import transaction
 
-from gameplay import texts_reminders
+from gameplay.messages import closes_in, render, when
 from gameplay.models import Game, GameEvent, GameStatus, Phase, PhaseKind, PhaseStatus, Seat
 from gameplay.rules.errors import GameNotRunning, InvalidCommand, PhaseNotOpen, WrongPhase
 from gameplay.selectors.deadlines import (
@@ -169,12 +169,12 @@ def _remind_due(phase: Phase, now: datetime, report: TickReport) -> None:
 def _send_reminder(
     game: Game, phase: Phase, seats: list[Seat], now: datetime, *, by: str, offset: int | None
 ) -> Reminder:
-    make = (
-        texts_reminders.day_reminder
-        if phase.kind == PhaseKind.DAY
-        else texts_reminders.night_reminder
+    text = render(
+        "player/day_reminder" if phase.kind == PhaseKind.DAY else "player/night_reminder",
+        number=phase.number,
+        deadline=when(phase.deadline, game.time_zone) if phase.deadline else "",
+        left=closes_in(phase.deadline - now) if phase.deadline else "",
     )
-    text = make(phase.number, phase.deadline, now, game.time_zone)
     send_message(game, [s.vk_user_id for s in seats], text, kind="reminder")
     numbers = [s.number for s in seats]
     log_event(
@@ -222,7 +222,7 @@ def phase_remind(*, game_id: int, by: str, now: datetime | None = None) -> Remin
     require_running(game)
     phase = current_phase(game)
     if phase is None or phase.status != PhaseStatus.OPEN:
-        raise PhaseNotOpen(texts_reminders.NO_OPEN_PHASE)
+        raise PhaseNotOpen(render("gm/no_open_phase"))
     previous = (
         GameEvent.objects.filter(game=game, phase=phase, kind="reminder_sent")
         .order_by("-seq")
@@ -232,9 +232,10 @@ def phase_remind(*, game_id: int, by: str, now: datetime | None = None) -> Remin
         at = previous.data.get("at")
         since = now - (datetime.fromisoformat(at) if at else previous.created_at)
         if timedelta(0) <= since < REMIND_AGAIN_AFTER:
-            raise InvalidCommand(texts_reminders.reminded_recently(int(since.total_seconds())))
+            raise InvalidCommand(render("gm/reminded_recently",
+                                        seconds=int(since.total_seconds())))
     seats = pending_actors(phase)
     if not seats:
-        raise InvalidCommand(texts_reminders.NOBODY_TO_REMIND)
+        raise InvalidCommand(render("gm/nobody_to_remind"))
     return _send_reminder(game, phase, seats, now, by=by, offset=None)
 

@@ -6,8 +6,8 @@ from datetime import datetime
 
 from django.db import transaction
 
-from gameplay import texts
 from gameplay.keyboards import menu_keyboard
+from gameplay.messages import Person, render
 from gameplay.models import (
     DeathCause,
     Game,
@@ -23,10 +23,8 @@ from gameplay.models import (
 )
 from gameplay.rules import (
     EarlyClose,
-    Item,
     NightInput,
     NightResolution,
-    Role,
     StrikeReason,
     decide_winner,
     early_close_reached,
@@ -46,8 +44,10 @@ from .common import (
     players,
     post_board,
     require_running,
+    role_card_text,
     seat_by_number,
     send_message,
+    send_you_died,
     table_of,
 )
 from .day import _close as close_day_phase
@@ -86,7 +86,7 @@ def _remove(
     target.death_cause = DeathCause.MODKILL
     target.died_in = phase
     target.save(update_fields=["alive", "death_cause", "died_in"])
-    label = texts.seat_label(target.number, target.name)
+    label = Person.of(target)
     log_event(
         game,
         "modkill",
@@ -97,8 +97,13 @@ def _remove(
         reason=reason,
         summary=f"Модкилл {label}. {reason}".strip(),
     )
-    post_board(game, texts.modkilled_public(label, Role(target.role)), kind="modkill")
-    send_message(game, [target.vk_user_id], texts.modkilled_private(reason), kind="modkill")
+    post_board(game, render("board/modkilled", seat=label, role=target.role, reason=reason),
+               kind="modkill")
+    if reason:
+        send_message(game, [target.vk_user_id], render("player/modkilled", reason=reason),
+                     kind="modkill")
+    else:
+        send_you_died(game, [target])
 
     if phase is not None and phase.kind == PhaseKind.DAY and phase.status == PhaseStatus.OPEN:
         # V7: the player's own vote is lost, votes for them are void and their voters may vote
@@ -113,7 +118,7 @@ def _remove(
             send_message(
                 game,
                 [v.voter.vk_user_id for v in voided if v.voter.alive],
-                texts.vote_voided(label),
+                render("player/vote_voided", target=label),
                 kind="vote_voided",
             )
     elif phase is not None and phase.kind == PhaseKind.NIGHT and phase.status == PhaseStatus.REVIEW:
@@ -189,21 +194,14 @@ def seat_replace(
         name=name,
         reason=reason,
     )
-    send_message(game, [old_vk], texts.replaced_old(game.name), kind="replaced")
+    send_message(game, [old_vk], render("player/replaced", game=game.name), kind="replaced")
     if game.status == GameStatus.RUNNING:
         # Before the start, game_start sends every card (the new player's included).
-        mafia = [(s.number, s.name) for s in seats if s.role == Role.MAFIA]
-        card = texts.role_card(
-            game.name,
-            target.number,
-            Role(target.role),
-            Item(target.item) if target.item and not target.item_used else None,
-            mafia if target.role == Role.MAFIA else [],
-            game.commitment,
-        )
+        card = role_card_text(game, target, seats)
         send_message(game, [vk_user_id], card, kind="role_card", keyboard=menu_keyboard())
         _prompt_newcomer(game, seats, target)
-        post_board(game, texts.replaced_public(target.number, old_name, name), kind="replace")
+        post_board(game, render("board/replaced", number=target.number, old=old_name, new=name),
+                   kind="replace")
     return target
 
 
@@ -249,7 +247,7 @@ def strike_give(
     )
     target.strikes = given.count
     target.save(update_fields=["strikes"])
-    label = texts.seat_label(target.number, target.name)
+    label = Person.of(target)
     log_event(
         game,
         "strike_manual",
@@ -264,11 +262,13 @@ def strike_give(
     if given.modkill:
         _remove(game, target, phase, seats, now, by=by, reason=reason)
     else:
-        post_board(game, texts.penalty_public(label, given.penalty_votes, penalty_day),
-                   kind="penalty")
-        why = texts.strike_why(StrikeReason.MANUAL.value, phase.number, note=reason)
+        post_board(game, render("board/penalty", seat=label, votes=given.penalty_votes,
+                                day=penalty_day), kind="penalty")
+        why = render("player/strike_why", reason=StrikeReason.MANUAL.value, number=phase.number,
+                     note=reason)
         send_message(game, [target.vk_user_id],
-                     texts.struck_private(why, given.penalty_votes, penalty_day, counted=False),
+                     render("player/struck", why=why, votes=given.penalty_votes, day=penalty_day,
+                            counted=False),
                      kind="strike")
     return strike
 
@@ -292,7 +292,7 @@ def strike_forgive(*, game_id: int, strike_id: int, by: str, reason: str = "") -
     seat = strike.seat
     seat.strikes = max(0, seat.strikes - 1)
     seat.save(update_fields=["strikes"])
-    label = texts.seat_label(seat.number, seat.name)
+    label = Person.of(seat)
     log_event(
         game,
         "strike_forgiven",

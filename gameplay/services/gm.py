@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
-from gameplay import gm_texts, texts, texts_delivery
+from gameplay.messages import render, when
 from gameplay.models import (
     FlagStatus,
     Game,
@@ -197,7 +197,7 @@ def game_settings_update(
                 raise SetupError("Состав ролей меняется только до раздачи.")
             if round_was_dealt(game):
                 # Other counts would give the same roster another deal from the same seed.
-                raise SetupError(texts.COUNTS_AFTER_DEAL)
+                raise SetupError(render("gm/counts_after_deal"))
             counts.validate()
             for role, value in counts.as_dict().items():
                 setattr(game, f"{role}_count", value)
@@ -379,8 +379,9 @@ def phase_extend(
         game, "deadline_extended", by=by, phase=phase, minutes=minutes,
         before=before.isoformat() if before else None, deadline=phase.deadline.isoformat(),
     )
-    post_board(game, gm_texts.deadline_extended(phase.kind, phase.number, phase.deadline,
-                                                game.time_zone), kind="deadline_extended")
+    post_board(game, render("board/deadline_extended", kind=phase.kind, number=phase.number,
+                            deadline=when(phase.deadline, game.time_zone)),
+               kind="deadline_extended")
     return phase.deadline
 
 
@@ -439,7 +440,7 @@ def spectator_chat_create(*, game_id: int, by: str) -> Outbox:
     )
     if waiting.exists():
         raise InvalidCommand("Беседа уже создаётся: дождитесь ответа VK.")
-    title = gm_texts.spectator_chat_title(game.name)
+    title = render("spectators/chat_title", game=game.name)
     users = sorted({int(x) for x in game.gm_vk_ids or [] if str(x).isdigit()} - {0})
     row = Outbox.objects.create(
         game=game,
@@ -465,9 +466,8 @@ def spectator_chat_created(*, outbox: Outbox, peer_id: int, added: Sequence[int]
     log_event(game, "spectator_chat_created", peer_id=peer_id, outbox=outbox.pk,
               title=payload.get("title", outbox.text), added=sorted(int(a) for a in added))
     if game.status in (GameStatus.FINISHED, GameStatus.CANCELLED) or game.spectator_chat_open:
-        line = texts_delivery.chat_created_not_linked(
-            outbox.pk, peer_id - CHAT_PEER_BASE, open_chat=game.spectator_chat_open
-        )
+        line = render("gm/chat_created_not_linked", id=outbox.pk, chat=peer_id - CHAT_PEER_BASE,
+                      open_chat=game.spectator_chat_open)
         add_flag_line(outbox, line)
         return False
     try:
@@ -497,10 +497,10 @@ def spectator_chat_set_open(*, game_id: int, by: str, open: bool) -> Game:
     if open:
         eligible = [s.vk_user_id for s in players(game) if spectator_eligible(s)]
         if eligible:
-            send_message(game, eligible, gm_texts.spectator_chat_opened(), kind="spectators")
-        post_board(game, gm_texts.spectator_chat_opened_public(), kind="spectators")
+            send_message(game, eligible, render("player/spectators_opened"), kind="spectators")
+        post_board(game, render("board/spectators_opened"), kind="spectators")
     else:
-        post_board(game, gm_texts.spectator_chat_closed_public(), kind="spectators")
+        post_board(game, render("board/spectators_closed"), kind="spectators")
     return game
 
 

@@ -9,7 +9,8 @@ from datetime import datetime
 
 from django.db import transaction
 
-from gameplay import bot_texts, dbrows, texts, txcache
+from gameplay import dbrows, themes, txcache
+from gameplay.messages import Person, render
 from gameplay.models import (
     DeathCause,
     Game,
@@ -38,6 +39,7 @@ from gameplay.rules import (
     validate_action,
 )
 from gameplay.rules.errors import InvalidCommand, PhaseNotOpen, WrongPhase
+from gameplay.rules.roles import ACT_TITLES
 from gameplay.selectors.bot import night_closed_to
 
 from .common import (
@@ -51,6 +53,7 @@ from .common import (
     require_running,
     seat_by_number,
     send_message,
+    send_you_died,
     table_of,
 )
 from .phases import finish_game, open_day
@@ -71,7 +74,7 @@ def _as_night(phase: Phase | None, status: str = PhaseStatus.OPEN) -> Phase:
         raise WrongPhase("Сейчас день: ночные действия принимаются ночью.")
     if phase.status != status:
         if status == PhaseStatus.OPEN and phase.status == PhaseStatus.REVIEW:
-            raise PhaseNotOpen(bot_texts.NIGHT_UNDER_REVIEW)
+            raise PhaseNotOpen(render("player/night_under_review"))
         raise PhaseNotOpen()
     return phase
 
@@ -126,9 +129,9 @@ def night_action_submit_locked(
     if phase.reopened_for:
         actor_seat = next((s for s in seats if s.number == actor), None)
         if actor_seat is None or night_closed_to(phase, actor_seat):
-            raise PhaseNotOpen(bot_texts.NIGHT_UNDER_REVIEW)
+            raise PhaseNotOpen(render("player/night_under_review"))
         if act.slot.value != phase.reopened_for:
-            raise PhaseNotOpen(bot_texts.NIGHT_REOPENED_FOR_MAFIA_SHOT)
+            raise PhaseNotOpen(render("player/night_reopened_for_mafia_shot"))
     table = table_of(seats)
     sub = validate_action(table, night_context(game, phase, seats), actor, act, target, guess_role)
     actor_seat = seat_by_number(seats, actor)
@@ -166,12 +169,13 @@ def night_action_submit_locked(
     )
     dbrows.insert([action])
     log_event(game, "night_action", by=f"seat:{actor}", phase=phase, **sub.as_dict())
-    target_label = texts.seat_label(target, target_seat.name)
+    target_label = Person.of(target_seat)
     if source != Source.REPLAY:
         send_message(
             game,
             [actor_seat.vk_user_id],
-            texts.action_accepted(act, target_label, sub.guess),
+            render("player/action_accepted", act=ACT_TITLES[act], target=target_label,
+                   guess=sub.guess),
             kind="action_echo",
         )
         if act is Act.MAFIA_SHOT:
@@ -179,7 +183,8 @@ def night_action_submit_locked(
             send_message(
                 game,
                 team,
-                texts.mafia_shot_update(texts.seat_label(actor, actor_seat.name), target_label),
+                render("player/mafia_shot_update", sender=Person.of(actor_seat),
+                       target=target_label),
                 kind="mafia_shot",
             )
     return ActionOutcome(action, replaced)
@@ -299,7 +304,8 @@ def night_reopen_mafia(
         summary=f"Ночь {phase.number}: мафии разрешено изменить выстрел. {reason}".strip(),
     )
     team = [s.vk_user_id for s in players(game) if s.alive and s.role == Role.MAFIA]
-    send_message(game, team, texts.mafia_reopened(phase.number), kind="mafia_reopened")
+    send_message(game, team, render("player/mafia_reopened", number=phase.number),
+                 kind="mafia_reopened")
     return phase
 
 
@@ -382,15 +388,10 @@ def _publish(
     phase.save(update_fields=["status", "published_at", "result"])
     log_event(game, "night_published", by=by, phase=phase, **res.as_dict())
 
-    reveal = game.reveal_on_night_death
     post_board(
         game,
-        texts.night_result(
-            phase.number,
-            [(s.number, s.name, Role(s.role) if reveal else None) for s in died],
-            [(n, by_number[n].name, Role(by_number[n].role)) for n in res.modkilled],
-            [(s.number, s.name) for s in penalised],
-        ),
+        night_result_text(game, phase.number, died, [by_number[n] for n in res.modkilled],
+                          penalised, story=(phase.result or {}).get("story", "")),
         kind="night_result",
     )
     for check in res.checks:
@@ -399,18 +400,38 @@ def _publish(
         send_message(
             game,
             [commissar.vk_user_id],
-            texts.check_result(
-                phase.number, texts.seat_label(target.number, target.name), check.is_mafia
-            ),
+            render("player/check_result", number=phase.number, target=Person.of(target),
+                   is_mafia=check.is_mafia),
             kind="check_result",
         )
     notify_strikes(game, struck, phase, counted=False)
-    gone = [s.vk_user_id for s in died] + [by_number[n].vk_user_id for n in res.modkilled]
-    if gone:
-        send_message(game, gone, texts.you_died(), kind="you_died")
+    send_you_died(game, died + [by_number[n] for n in res.modkilled])
     winner = decide_winner(table_of(seats))
     if winner is not None:
         finish_game(game, winner, now, by=by)
     else:
         open_day(game, phase.number + 1, now, seats)
     return res
+
+
+def night_result_text(
+    game: Game,
+    number: int,
+    died: list[Seat],
+    modkilled: list[Seat],
+    penalised: list[Seat],
+    story: str = "",
+) -> str:
+    """The board's post after a night: the GM's story paragraph (``story``) or, without one,
+    the theme's, then the facts (deaths, with roles when the game reveals them, modkills,
+    penalty votes)."""
+    reveal = game.reveal_on_night_death
+    return render(
+        "board/night_result",
+        theme=themes.of(game),
+        number=number,
+        story=story,
+        deaths=[{"person": Person.of(s), "role": s.role if reveal else ""} for s in died],
+        modkilled=[{"person": Person.of(s), "role": s.role} for s in modkilled],
+        penalties=[Person.of(s) for s in penalised],
+    )

@@ -51,7 +51,8 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from gameplay import dbrows, texts_delivery
+from gameplay import dbrows
+from gameplay.messages import render
 from gameplay.models import Game, Outbox, OutboxChannel, OutboxStatus
 from gameplay.rules.errors import InvalidCommand
 
@@ -251,9 +252,9 @@ class Failure:
 
     @property
     def for_gm(self) -> str:
-        why = texts_delivery.reason(self.code, self.message)
+        why = render("gm/vk_error", code=self.code, message=self.message)
         if self.gave_up_after is not None:
-            why = texts_delivery.gave_up(self.gave_up_after, why)
+            why = render("gm/delivery_gave_up", attempts=self.gave_up_after, why=why)
         return why
 
 

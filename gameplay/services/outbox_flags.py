@@ -9,11 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gameplay import texts_delivery
+from gameplay.messages import render
 from gameplay.models import FlagKind, FlagStatus, ModerationFlag, Outbox, OutboxChannel, Seat
 
 #: An open delivery flag keeps at most this many lines (the newest).
 MAX_FLAG_LINES = 40
+
+
+def _what(row: Outbox) -> str:
+    """What the row said, for the GM: its first line, shortened."""
+    first = (row.text or "").strip().split("\n", 1)[0]
+    return first if len(first) <= 60 else first[:59].rstrip() + "…"
 
 
 def flag_failed_delivery(row: Outbox, why: str, recipients: Mapping[int, str]) -> None:
@@ -21,23 +27,25 @@ def flag_failed_delivery(row: Outbox, why: str, recipients: Mapping[int, str]) -
     in the GM's words; ``why`` is the reason for the row as a whole (a board post, a chat
     action, or a message none of whose recipients is listed)."""
     if row.channel == OutboxChannel.BOARD:
-        line = texts_delivery.board_failed(row.pk, row.kind, row.topic_id, why)
+        line = render("gm/board_failed", id=row.pk, what=_what(row), topic=row.topic_id,
+                      why=why)
         add_flag_line(row, line, topic_id=row.topic_id)
         return
     if row.channel == OutboxChannel.CREATE_CHAT:
         title = str((row.payload or {}).get("title") or row.text)
         asked = create_chat_unanswered(row)
-        text = texts_delivery.chat_create_unknown if asked else texts_delivery.chat_create_failed
-        add_flag_line(row, text(row.pk, title, why))
+        name = "gm/chat_create_unknown" if asked else "gm/chat_create_failed"
+        add_flag_line(row, render(name, id=row.pk, title=title, why=why))
         return
     if row.channel in (OutboxChannel.KICK, OutboxChannel.INVITE) and not recipients:
         member = (row.payload or {}).get("member_id")
-        line = texts_delivery.chat_action_failed(row.pk, row.kind, why)
+        line = render("gm/chat_action_failed", id=row.pk, what=_what(row), why=why)
         add_flag_line(row, line, vk_user_id=int(member) if member else None)
         return
     reasons = dict(recipients) or {int(peer): why for peer in row.peer_ids or ()}
     for peer, reason in sorted(reasons.items()):
-        add_flag_line(row, texts_delivery.message_failed(row.pk, row.kind, reason), vk_user_id=peer)
+        line = render("gm/message_failed", id=row.pk, what=_what(row), why=reason)
+        add_flag_line(row, line, vk_user_id=peer)
 
 
 #: ``result`` key of a ``create_chat`` row: set before the call to VK, removed when VK's answer

@@ -8,7 +8,8 @@ from datetime import datetime
 
 from django.db import transaction
 
-from gameplay import texts
+from gameplay import themes
+from gameplay.messages import Person, render, when
 from gameplay.models import (
     DealRound,
     Game,
@@ -22,7 +23,7 @@ from gameplay.models import (
     PhaseStatus,
     Seat,
 )
-from gameplay.rules import Act, Item, Role, Winner
+from gameplay.rules import EARLY_VOTE_FROM_DAY, Act, Role, Winner
 from gameplay.rules.errors import InvalidCommand
 from gameplay.rules.roles import ACT_TITLES
 
@@ -48,7 +49,9 @@ def open_day(game: Game, number: int, now: datetime, seats: Sequence[Seat]) -> P
         deadline=now + game.day_length if game.day_length else None,
     )
     log_event(game, "phase_opened", phase=phase, phase_kind="day", number=number)
-    post_board(game, texts.day_opened(number, phase.deadline, game.time_zone), kind="day_opened")
+    post_board(game, render("board/day_opened", theme=themes.of(game), number=number,
+                            deadline=when(phase.deadline, game.time_zone),
+                            early=number >= EARLY_VOTE_FROM_DAY), kind="day_opened")
     # The vote buttons in private messages (RULES.md V3: the bot posts such votes).
     prompts.queue_day_prompts(game, phase, seats)
     return phase
@@ -63,7 +66,8 @@ def open_night(game: Game, number: int, now: datetime, seats: Sequence[Seat]) ->
         deadline=now + game.night_length if game.night_length else None,
     )
     log_event(game, "phase_opened", phase=phase, phase_kind="night", number=number)
-    post_board(game, texts.night_opened(number, phase.deadline, game.time_zone),
+    post_board(game, render("board/night_opened", theme=themes.of(game), number=number,
+                            deadline=when(phase.deadline, game.time_zone)),
                kind="night_opened")
     # One prompt per thing each player can do, with the valid targets as buttons.
     prompts.queue_night_prompts(game, phase, seats)
@@ -112,22 +116,31 @@ def finish_game(
     seats = players(game)
     post_board(
         game,
-        texts.game_over(
-            game.name,
-            winner,
-            [(s.number, s.name, Role(s.role), Item(s.item) if s.item else None, s.alive)
-             for s in seats],
-            night_log(game),
-            [e.data.get("summary") or e.kind
-             for e in GameEvent.objects.filter(game=game, override=True).order_by("seq")],
-            game.seed,
-            game.commitment,
-            " ".join(
+        render(
+            "board/game_over",
+            theme=themes.of(game),
+            game=game.name,
+            winner=winner.title if winner else "",
+            winner_key=winner.value if winner else "",
+            seats=[{"person": Person.of(s), "role": s.role, "item": s.item} for s in seats],
+            night_log=night_log(game),
+            overrides=[e.data.get("summary") or e.kind
+                       for e in GameEvent.objects.filter(game=game, override=True).order_by("seq")],
+            seed=game.seed,
+            commitment=game.commitment,
+            counts=", ".join(
+                f"{label} — {getattr(game, f'{role}_count')}"
+                for role, label in (("mafia", "мафия"), ("commissar", "комиссар"),
+                                    ("doctor", "доктор"), ("maniac", "маньяк"),
+                                    ("civilian", "мирные жители"))
+            ),
+            count_args=" ".join(
                 f"--{role} {getattr(game, f'{role}_count')}"
                 for role in ("mafia", "commissar", "doctor", "maniac", "civilian")
             ),
             rounds=rounds,
-            roster=roster,
+            chain=" ".join(f"--round {n}:{c}:{s}" for n, c, s in rounds),
+            roster_ids=",".join(str(v) for v in roster),
             from_seed=game.deal_from_seed and bool(roster),
         ),
         kind="game_over",
@@ -135,9 +148,7 @@ def finish_game(
     send_message(
         game,
         [s.vk_user_id for s in seats],
-        f"Игра «{game.name}» окончена. "
-        + (f"Победа: {winner.title}." if winner else "Ведущий остановил игру.")
-        + " Итоги — в обсуждении сообщества.",
+        render("player/game_over", game=game.name, winner=winner.title if winner else ""),
         kind="game_over",
     )
     return game
@@ -187,7 +198,8 @@ def game_end(
         if rounds and topic is not None:
             queue_outbox([Outbox(
                 game=game, channel=OutboxChannel.BOARD, topic_id=topic, kind="game_cancelled",
-                text=texts.game_cancelled(game.name, reason.strip(), rounds),
+                text=render("board/game_cancelled", game=game.name, reason=reason.strip(),
+                            rounds=rounds),
             )])
         return game
     return finish_game(game, winner, now_or(now), by=by, reason=reason, override=True)

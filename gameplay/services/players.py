@@ -27,7 +27,8 @@ from typing import Any
 
 from django.db import transaction
 
-from gameplay import bot_texts, txcache
+from gameplay import txcache
+from gameplay.messages import Person, render
 from gameplay.models import (
     FlagKind,
     FlagStatus,
@@ -48,7 +49,6 @@ from gameplay.models import (
 from gameplay.rules import Act, Role, RuleViolation
 from gameplay.rules.errors import DeadCannotAct, InvalidCommand, NotInGame
 from gameplay.selectors import bot as sel
-from gameplay.texts import seat_label
 
 from . import setup
 from .common import (
@@ -71,6 +71,9 @@ COUNT_EVERY = 10
 #: Longest relayed text (VK's limit is 9000; the sender's name goes in front).
 RELAY_MAX = 4000
 SNACKBAR_MAX = 90
+#: Where the invite's text takes the chat's link: the delivery puts the current link there
+#: (``messages.getInviteLink`` at send time; vkbot.delivery.plan.LINK_MARKER).
+INVITE_LINK = "{link}"
 
 
 class StaleButton(RuleViolation):
@@ -140,7 +143,7 @@ def answer_event(
         game_id=_game_id(game),
         channel=OutboxChannel.EVENT_ANSWER,
         peer_ids=[peer_id],
-        text=snackbar or bot_texts.event_answer_note(),
+        text=snackbar or render("player/button_answered"),
         payload=params,
         kind="event_answer",
     )])
@@ -165,6 +168,7 @@ def signup(
     game_id: int,
     vk_user_id: int,
     name: str,
+    sex: int = 0,
     reserve: bool = False,
     pm_allowed: bool | None = None,
     topic_id: int | None = None,
@@ -173,7 +177,7 @@ def signup(
     """Sign up from VK: records whether the community may write to the player; a sign-up in
     the board is answered there (with how to allow messages when the bot cannot write)."""
     seat = setup.signup_create(
-        game_id=game_id, vk_user_id=vk_user_id, name=name, reserve=reserve
+        game_id=game_id, vk_user_id=vk_user_id, name=name, sex=sex, reserve=reserve
     )
     seat.pm_allowed = pm_allowed
     seat.save(update_fields=["pm_allowed"])
@@ -181,9 +185,8 @@ def signup(
         board_reply(
             game_id=game_id,
             topic_id=topic_id,
-            text=bot_texts.board_signed_up(
-                mention or f"[id{vk_user_id}|{seat.name}]", seat.game.name, reserve, pm_allowed
-            ),
+            text=render("board/signed_up", mention=mention or f"[id{vk_user_id}|{seat.name}]",
+                        game=seat.game.name, reserve=reserve, pm_allowed=pm_allowed),
         )
     return seat
 
@@ -255,11 +258,8 @@ def _mafia_strike_update(game: Game, seats: list[Seat], seat: Seat, outcome: Act
             send_message(
                 game,
                 team,
-                bot_texts.role_strike_update(
-                    seat_label(seat.number, seat.name),
-                    seat_label(action.target.number, action.target.name),
-                    Role(action.guess),
-                ),
+                render("player/role_strike_update", sender=Person.of(seat),
+                       target=Person.of(action.target), guess=action.guess),
                 kind="mafia_strike",
             )
 
@@ -295,13 +295,7 @@ def vote_cast(
 
 def _post_count(game: Game, phase: Phase, topic_id: int | None = None) -> Outbox | None:
     count = sel.vote_count(phase)
-    text = bot_texts.vote_count(
-        count.day,
-        [(s.number, s.name, v, p) for s, v, p in count.rows],
-        count.voted,
-        count.living,
-        [(s.number, s.name) for s in count.missing],
-    )
+    text = _count_text(count)
     if topic_id is not None and topic_id != game.topic_id:
         return board_reply(game_id=game.pk, topic_id=topic_id, text=text, kind="vote_count")
     return post_board(game, text, kind="vote_count")
@@ -325,12 +319,17 @@ def vote_count_text(*, game_id: int) -> str:
     """The current count as text (for «подсчёт» by private message)."""
     game = Game.objects.get(pk=game_id)
     count = sel.vote_count(_open_day(game))
-    return bot_texts.vote_count(
-        count.day,
-        [(s.number, s.name, v, p) for s, v, p in count.rows],
-        count.voted,
-        count.living,
-        [(s.number, s.name) for s in count.missing],
+    return _count_text(count)
+
+
+def _count_text(count: sel.VoteCount) -> str:
+    return render(
+        "board/vote_count",
+        day=count.day,
+        rows=[{"person": Person.of(s), "total": v + p, "penalty": p} for s, v, p in count.rows],
+        voted=count.voted,
+        living=count.living,
+        missing=[s.number for s in count.missing],
     )
 
 
@@ -353,12 +352,12 @@ def mafia_relay(*, game_id: int, vk_user_id: int, text: str) -> int:
     team = [s.vk_user_id for s in players(game) if s.alive and s.role == Role.MAFIA
             and s.pk != seat.pk]
     if team:
-        send_message(game, team, bot_texts.relay(seat_label(seat.number, seat.name), body),
+        send_message(game, team, render("player/relay", sender=Person.of(seat), text=body),
                      kind="mafia_relay")
-        reply(vk_user_id=vk_user_id, game=game, text=bot_texts.relay_sent(len(team)),
+        reply(vk_user_id=vk_user_id, game=game, text=render("player/relay_sent", count=len(team)),
               kind="mafia_relay_sent")
     else:
-        reply(vk_user_id=vk_user_id, game=game, text=bot_texts.relay_alone(),
+        reply(vk_user_id=vk_user_id, game=game, text=render("player/relay_alone"),
               kind="mafia_relay_sent")
     log_event(game, "mafia_relay", by=f"seat:{seat.number}", seat=seat.number,
               recipients=len(team), text=body)
@@ -377,7 +376,7 @@ def spectator_eligible(game: Game, seat: Seat | None) -> str | None:
     if seat.alive:
         return "Беседа зрителей — для выбывших игроков: вы ещё в игре."
     if seat.role == Role.MAFIA:
-        return "Выбывшая мафия в беседу зрителей не допускается (правило G6)."
+        return "Выбывшая мафия в беседу зрителей не допускается."
     return None
 
 
@@ -397,7 +396,7 @@ def spectator_request(*, game_id: int, vk_user_id: int) -> SpectatorMember:
     )
     queue_outbox([Outbox(
         game=game, channel=OutboxChannel.INVITE, peer_ids=[vk_user_id],
-        text=bot_texts.spectator_invite(game.name),
+        text=render("player/spectator_invite", game=game.name, link=INVITE_LINK),
         payload={"chat_peer_id": int(game.spectator_chat_id)}, kind="spectator_invite",
     )])
     log_event(game, "spectator_invited", by=f"vk:{vk_user_id}", vk_user_id=vk_user_id)
@@ -423,7 +422,7 @@ def spectator_joined(*, game_id: int, member_id: int) -> bool:
         log_event(game, "spectator_joined", vk_user_id=member_id)
         return True
     chat = int(game.spectator_chat_id or 0)
-    note = bot_texts.intruder_note(member_id, refusal)
+    note = render("spectators/intruder_removed", member=f"id{member_id}", why=refusal)
     queue_outbox([Outbox(
         game=game, channel=OutboxChannel.KICK, peer_ids=[chat], text=note,
         payload={"chat_id": chat - CHAT_PEER_BASE, "member_id": member_id},

@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from gameplay import bot_texts
+from gameplay import themes
 from gameplay.keyboards import (
     VOTE,
     Payload,
@@ -21,14 +21,23 @@ from gameplay.keyboards import (
     choice_keyboard,
     targets_keyboard,
 )
+from gameplay.messages import Person, render, when
 from gameplay.models import Game, Phase, PhaseKind, Seat
-from gameplay.rules import EARLY_VOTE_FROM_DAY, Act
+from gameplay.rules import EARLY_VOTE_FROM_DAY, Act, Role
 from gameplay.rules.roles import KILL_ACTS
 from gameplay.selectors.bot import acts_of, last_heal_target, night_targets, vote_targets
 
 from .common import send_message
 
 Prompt = tuple[str, dict[str, Any]]
+
+#: Button labels (a few words each; the messages they sit under are in templates/messages).
+ACT_BUTTONS: dict[Act, str] = {Act.CHECK: "Проверка", Act.COMMISSAR_SHOT: "Выстрел"}
+GUESS_LABELS: dict[Role, str] = {
+    Role.COMMISSAR: "Комиссар",
+    Role.DOCTOR: "Доктор",
+    Role.MANIAC: "Маньяк",
+}
 
 _COLORS = {Act.HEAL: "positive", Act.BOOK: "positive", Act.CHECK: "primary",
            Act.CLOCK: "primary"}
@@ -52,11 +61,11 @@ def act_page(
     heal = last_heal_target(seats)
     targets = night_targets(seats, seat, act, last_heal_target=heal)
     base = Payload(act.value, game=game.pk, phase=phase.pk)
-    text = bot_texts.pick_target(act)
+    text = render("player/act_question", act=act.value)
     if act is Act.HEAL and heal is not None:
         prev = next((s for s in seats if s.number == heal), None)
         if prev is not None and prev.alive:
-            text += "\n" + bot_texts.heal_note(f"№{prev.number} {prev.name}")
+            text += "\n" + render("player/heal_note", target=Person.of(prev))
     return text, targets_keyboard(_pairs(targets), base, offset=offset, color=_color(act))
 
 
@@ -64,8 +73,8 @@ def guess_page(game: Game, phase: Phase, target: Seat) -> Prompt:
     """Step two of a role strike: the guessed role."""
     base = Payload(Act.ROLE_STRIKE.value, game=game.pk, phase=phase.pk, target=target.number)
     choices = [(label, base.but(guess=role.value)) for role, label in
-               bot_texts.GUESS_LABELS.items()]
-    text = bot_texts.pick_guess(f"№{target.number} {target.name}")
+               GUESS_LABELS.items()]
+    text = render("player/pick_guess", target=Person.of(target))
     return text, choice_keyboard(choices, color="negative")
 
 
@@ -77,14 +86,17 @@ def night_prompts(game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat) -
     out: list[Prompt] = []
     if Act.CHECK in acts and Act.COMMISSAR_SHOT in acts:
         base = Payload("", game=game.pk, phase=phase.pk)
-        choices = [(bot_texts.ACT_BUTTONS[a], base.but(action=a.value)) for a in
+        choices = [(ACT_BUTTONS[a], base.but(action=a.value)) for a in
                    (Act.CHECK, Act.COMMISSAR_SHOT)]
-        out.append((bot_texts.commissar_prompt(phase.number, phase.deadline, game.time_zone),
+        out.append((render("player/commissar_prompt", number=phase.number,
+                           deadline=when(phase.deadline, game.time_zone)),
                     choice_keyboard(choices)))
         acts = [a for a in acts if a not in (Act.CHECK, Act.COMMISSAR_SHOT)]
     for act in acts:
         _, board = act_page(game, phase, seats, seat, act)
-        out.append((bot_texts.act_prompt(phase.number, act, phase.deadline, game.time_zone),
+        out.append((render("player/act_prompt", theme=themes.of(game), number=phase.number,
+                           act=act.value, item=act.item.value if act.item else "",
+                           deadline=when(phase.deadline, game.time_zone)),
                     board))
     return out
 
@@ -121,15 +133,15 @@ def vote_page(
         extra=extra,
     )
     if text is None:
-        text = (bot_texts.early_vote_prompt(phase.number) if early
-                else bot_texts.vote_page(phase.number))
+        text = render("player/early_vote_prompt" if early else "player/vote_page",
+                      number=phase.number)
     return text, board
 
 
 def day_prompt(game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat) -> Prompt:
-    text = bot_texts.day_prompt(
-        phase.number, phase.deadline, game.time_zone, phase.number >= EARLY_VOTE_FROM_DAY
-    )
+    text = render("player/day_prompt", number=phase.number,
+                  deadline=when(phase.deadline, game.time_zone),
+                  early=phase.number >= EARLY_VOTE_FROM_DAY)
     return vote_page(game, phase, seats, seat, text=text)
 
 

@@ -19,8 +19,9 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import Max, Q
 
-from gameplay import gm_texts, texts
+from gameplay import themes
 from gameplay.keyboards import menu_keyboard
+from gameplay.messages import Person, render
 from gameplay.models import (
     ACTIVE_STATUSES,
     DealRound,
@@ -43,6 +44,7 @@ from .common import (
     players,
     post_board,
     queue_outbox,
+    role_card_text,
     send_message,
 )
 from .phases import open_day
@@ -69,15 +71,15 @@ def check_vk_tenancy(game: Game) -> None:
         others = others.exclude(pk=game.pk)
     topics = {t for t in (game.recruit_topic_id, game.topic_id) if t}
     if topics and others.filter(Q(topic_id__in=topics) | Q(recruit_topic_id__in=topics)).exists():
-        raise SetupError(gm_texts.TOPIC_TAKEN)
+        raise SetupError(render("gm/topic_taken"))
     chat = game.spectator_chat_id
     if chat and others.filter(spectator_chat_id=chat).exists():
-        raise SetupError(gm_texts.SPECTATOR_CHAT_TAKEN)
+        raise SetupError(render("gm/spectator_chat_taken"))
 
 
 def tenancy_refusal(error: IntegrityError) -> str:
     """The refusal for a save that a tenancy constraint stopped (a race past the check)."""
-    return gm_texts.SPECTATOR_CHAT_TAKEN if "spectator_chat" in str(error) else gm_texts.TOPIC_TAKEN
+    return render("gm/spectator_chat_taken" if "spectator_chat" in str(error) else "gm/topic_taken")
 
 
 @transaction.atomic
@@ -137,9 +139,10 @@ def _post_round(game: Game, rnd: DealRound) -> None:
     if topic is None:
         return
     text = (
-        texts.signup_opened(game.name, rnd.commitment)
+        render("board/signup_opened", game=game.name, commitment=rnd.commitment)
         if rnd.number == 1
-        else texts.round_opened(game.name, rnd.number, rnd.commitment)
+        else render("board/round_opened", game=game.name, number=rnd.number,
+                    commitment=rnd.commitment)
     )
     queue_outbox([Outbox(
         game=game, channel=OutboxChannel.BOARD, topic_id=topic, text=text, kind="deal_round"
@@ -161,7 +164,9 @@ def _open_round(game: Game, *, by: str, seed: str | None = None) -> DealRound:
     log_event(
         game, "deal_round_opened", by=by, override=override, round=number,
         commitment=rnd.commitment,
-        summary=texts.round_opened_summary(number, rnd.commitment) if override else "",
+        summary=render("board/round_opened_summary", number=number, commitment=rnd.commitment)
+        if override
+        else "",
     )
     _post_round(game, rnd)
     return rnd
@@ -193,10 +198,10 @@ def deal_round_new(*, game_id: int, by: str, seed: str | None = None) -> DealRou
         raise InvalidCommand("Новый раунд раздачи возможен только до начала игры.")
     rnd = current_round(game)
     if rnd is None or rnd.deals == 0:
-        raise InvalidCommand(texts.ROUND_NOT_NEEDED)
+        raise InvalidCommand(render("gm/round_not_needed"))
     dealt = game.status == GameStatus.DEALT
     if dealt:
-        _discard_deal(game, by=by, why=texts.discarded_for_round(rnd.number + 1))
+        _discard_deal(game, by=by, cause="round", new_round=rnd.number + 1)
     new = _open_round(game, by=by, seed=seed)
     if dealt:
         _deal(game, new, by)
@@ -205,9 +210,16 @@ def deal_round_new(*, game_id: int, by: str, seed: str | None = None) -> DealRou
 
 @transaction.atomic
 def signup_create(
-    *, game_id: int, vk_user_id: int, name: str, reserve: bool = False, by: str | None = None
+    *,
+    game_id: int,
+    vk_user_id: int,
+    name: str,
+    reserve: bool = False,
+    by: str | None = None,
+    sex: int = 0,
 ) -> Seat:
-    """Sign a VK user up as a player (during recruitment) or as a reserve (any time)."""
+    """Sign a VK user up as a player (during recruitment) or as a reserve (any time).
+    ``sex`` is VK's (1 female, 2 male, 0 unknown): the texts' grammar follows it."""
     game = lock_game(game_id)
     if game.status not in (GameStatus.RECRUITING, GameStatus.DEALT, GameStatus.RUNNING):
         raise InvalidCommand("Запись в эту игру закрыта.")
@@ -223,6 +235,7 @@ def signup_create(
         game=game,
         vk_user_id=vk_user_id,
         name=(name or f"id{vk_user_id}").strip()[:200],
+        sex=sex if sex in (1, 2) else 0,
         status=SeatStatus.RESERVE if reserve else SeatStatus.PLAYER,
     )
     log_event(
@@ -233,7 +246,8 @@ def signup_create(
         name=seat.name,
         reserve=reserve,
     )
-    send_message(game, [vk_user_id], texts.signed_up(game.name, reserve), kind="signup")
+    send_message(game, [vk_user_id], render("player/signed_up", game=game.name, reserve=reserve),
+                 kind="signup")
     return seat
 
 
@@ -257,15 +271,15 @@ def signup_withdraw(*, game_id: int, vk_user_id: int, by: str | None = None) -> 
         raise InvalidCommand("Игра уже началась: сняться нельзя, обратитесь к ведущему.")
     if seat.status == SeatStatus.PLAYER and game.status == GameStatus.DEALT:
         by_player = by is None or by == f"vk:{vk_user_id}"
-        why = (texts.discarded_by_player if by_player else texts.discarded_by_gm)(vk_user_id)
-        _discard_deal(game, by=by or f"vk:{vk_user_id}", why=why)
+        _discard_deal(game, by=by or f"vk:{vk_user_id}",
+                      cause="player" if by_player else "gm", vk_user_id=vk_user_id)
     seat.status = SeatStatus.WITHDRAWN
     seat.number = None
     seat.role = ""
     seat.item = ""
     seat.save()
     log_event(game, "withdraw", by=by or f"vk:{vk_user_id}", vk_user_id=vk_user_id)
-    send_message(game, [vk_user_id], texts.withdrawn(game.name), kind="withdraw")
+    send_message(game, [vk_user_id], render("player/withdrawn", game=game.name), kind="withdraw")
     return seat
 
 
@@ -273,9 +287,11 @@ def _last_deal_number(game: Game) -> int:
     return Draw.objects.filter(game=game).aggregate(m=Max("deal_round"))["m"] or 0
 
 
-def _discard_deal(game: Game, *, by: str, why: str) -> None:
+def _discard_deal(game: Game, *, by: str, **why: Any) -> None:
     """Back to recruitment: the seats lose their deal; the round (its seed) stays. Logged as an
-    override, so the end-of-game «Решения ведущего» lists it."""
+    override, so the end-of-game «Решения ведущего» lists it. ``why``: the context of
+    ``board/deal_discarded`` (``cause`` "round" with ``new_round``, or "player"/"gm" with
+    ``vk_user_id``)."""
     rnd = current_round(game)
     deal_number = _last_deal_number(game)
     Seat.objects.filter(game=game).update(number=None, role="", item="", item_used=False)
@@ -286,7 +302,7 @@ def _discard_deal(game: Game, *, by: str, why: str) -> None:
     log_event(
         game, "deal_discarded", by=by, override=True, deal_round=deal_number,
         seed_round=round_number,
-        summary=texts.deal_discarded_summary(deal_number, round_number, why),
+        summary=render("board/deal_discarded", deal=deal_number, round=round_number, **why),
     )
 
 
@@ -307,7 +323,7 @@ def game_deal(*, game_id: int, by: str = "system") -> DealSummary:
     new round (``deal_round_new``)."""
     game = lock_game(game_id)
     if game.status == GameStatus.DEALT:
-        raise InvalidCommand(texts.ALREADY_DEALT)
+        raise InvalidCommand(render("gm/already_dealt"))
     if game.status != GameStatus.RECRUITING:
         raise InvalidCommand("Раздать роли можно только до начала игры.")
     rnd = current_round(game) or _open_round(game, by=by)  # a game created before rounds
@@ -433,23 +449,12 @@ def game_start(*, game_id: int, by: str = "system", now: datetime | None = None)
     game.save(update_fields=["status", "started_at"])
     log_event(game, "game_started", by=by, commitment=game.commitment, players=len(seats))
     rounds = [(r.number, r.commitment) for r in DealRound.objects.filter(game=game)]
-    post_board(
-        game,
-        texts.roster(game.name, [(s.number, s.name) for s in seats], game.commitment, rounds),
-        kind="roster",
-    )
-    mafia = [(s.number, s.name) for s in seats if s.role == Role.MAFIA]
+    post_board(game, render("board/roster", theme=themes.of(game), game=game.name,
+                            seats=[Person.of(s) for s in seats], commitment=game.commitment,
+                            rounds=rounds), kind="roster")
     cards: dict[str, list[int]] = {}
     for s in seats:
-        text = texts.role_card(
-            game.name,
-            s.number,
-            Role(s.role),
-            Item(s.item) if s.item else None,
-            mafia if s.role == Role.MAFIA else [],
-            game.commitment,
-        )
-        cards.setdefault(text, []).append(s.vk_user_id)
+        cards.setdefault(role_card_text(game, s, seats), []).append(s.vk_user_id)
     for text, peers in cards.items():
         # The persistent menu («Действия», «Статус», «Помощь») comes with the role card.
         send_message(game, peers, text, kind="role_card", keyboard=menu_keyboard())

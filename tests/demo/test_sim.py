@@ -16,9 +16,10 @@ import pytest_asyncio
 from demo.sim import brain
 from demo.sim.knowledge import Me, Table, buttons_of, deadline_of, is_confirmation
 from demo.sim.runner import Pace, Players, SandboxClient
-from gameplay import bot_texts, texts
 from gameplay.keyboards import Payload, choice_keyboard, targets_keyboard
+from gameplay.messages import Person, render, when
 from gameplay.rules import Act, Item, Role
+from gameplay.services.prompts import GUESS_LABELS
 from vkbot.localvk import LocalVK, RunningServer, running_server
 from vkbot.localvk.sandbox.views import keyboard_view
 
@@ -37,17 +38,27 @@ def as_message(text: str, board: dict[str, Any] | None = None, **extra: Any) -> 
     return data
 
 
+def roster_and_day_one() -> str:
+    return (render("board/roster", game=GAME, seats=[Person(n, name) for n, name in NAMES.items()],
+                   commitment="abc")
+            + "\n\n" + render("board/day_opened", number=1, deadline=when(None, TZ), early=False))
+
+
+def role_card(number: int, role: Role, item: Item | None, team: list[int]) -> str:
+    return render("player/role_card", game=GAME, number=number, role=role,
+                  item=item.value if item else "", mafia=[Person(n, NAMES[n]) for n in team],
+                  commitment="abc")
+
+
 def table_after_start() -> Table:
     table = Table()
-    table.read_board(5, texts.roster(GAME, list(NAMES.items()), "abc") + "\n\n"
-                     + texts.day_opened(1, None, TZ))
+    table.read_board(5, roster_and_day_one())
     return table
 
 
 def mafia_me(number: int = 3) -> Me:
     me = Me(1000 + number)
-    me.read_private(texts.role_card(GAME, number, Role.MAFIA, None,
-                                    [(n, NAMES[n]) for n in MAFIA], "abc"))
+    me.read_private(role_card(number, Role.MAFIA, None, MAFIA))
     return me
 
 
@@ -58,11 +69,12 @@ def test_a_role_card_tells_the_number_the_role_and_the_team() -> None:
     me = mafia_me(7)
     assert (me.game, me.number, me.role, me.team) == (GAME, 7, "mafia", set(MAFIA))
     doctor = Me(1001)
-    doctor.read_private(texts.role_card(GAME, 1, Role.DOCTOR, Item.BOOK, [], "abc"))
+    doctor.read_private(role_card(1, Role.DOCTOR, Item.BOOK, []))
     assert (doctor.number, doctor.role, doctor.team, doctor.playing) == (1, "doctor", set(), True)
-    doctor.read_private(texts.check_result(1, "№3 X", True))
+    doctor.read_private(render("player/check_result", number=1, target=Person(3, "X"),
+                               is_mafia=True))
     assert doctor.checked == {3: True}
-    doctor.read_private(texts.you_died())
+    doctor.read_private(render("player/you_died", mafia=False))
     assert not doctor.playing
 
 
@@ -70,30 +82,48 @@ def test_the_board_tells_the_roster_the_day_and_the_deaths() -> None:
     table = table_after_start()
     assert (table.game, table.topic_id, table.day) == (GAME, 5, 1)
     assert table.living() == list(range(1, 27))
-    table.read_board(5, texts.day_result(1, {4: 9, 5: 3}, NAMES, 4, Role.CIVILIAN, {}, [], False)
-                     + "\n\n" + texts.night_opened(1, None, TZ))
+    table.read_board(5, render("board/day_result", number=1, early=False, modkilled=[],
+                               penalties=[], tally=[{"person": Person(4, NAMES[4]), "votes": 9},
+                                                    {"person": Person(5, NAMES[5]), "votes": 3}],
+                               executed=Person(4, NAMES[4], 2), executed_role=Role.CIVILIAN,
+                               story="")
+                     + "\n\n" + render("board/night_opened", number=1, deadline=when(None, TZ)))
     assert table.closed_days == {1} and 4 not in table.living()
-    table.read_board(5, texts.night_result(1, [(9, NAMES[9], None)], [(10, NAMES[10],
-                                           Role.MANIAC)], [(12, NAMES[12])]))
+    table.read_board(5, render("board/night_result", number=1, story="",
+                               deaths=[{"person": Person(9, NAMES[9]), "role": ""}],
+                               modkilled=[{"person": Person(10, NAMES[10]), "role": "maniac"}],
+                               penalties=[Person(12, NAMES[12])]))
+    assert {4, 9, 10} <= table.dead and 12 not in table.dead
+    table.read_board(5, render("board/night_result", number=1, story="", modkilled=[],
+                               deaths=[{"person": Person(14, NAMES[14], 1), "role": ""},
+                                       {"person": Person(15, NAMES[15]), "role": "doctor"}],
+                               penalties=[]))
+    assert {14, 15} <= table.dead
     assert table.published_nights == {1}
     assert {4, 9, 10} <= table.dead and 12 not in table.dead
-    table.read_board(5, texts.modkilled_public(f"№13 {NAMES[13]}", Role.CIVILIAN))
+    table.read_board(5, render("board/modkilled", seat=Person(13, NAMES[13]), role="civilian"))
     assert 13 in table.dead
-    table.read_board(6, texts.day_opened(7, None, TZ))  # another topic: not this game
+    # another topic: not this game
+    table.read_board(6, render("board/day_opened", number=7, deadline=when(None, TZ), early=True))
     assert table.day == 1
-    table.read_board(5, texts.game_over(GAME, None, [], [], [], "seed", "abc"))
+    table.read_board(5, render("board/game_over", game=GAME, winner="", winner_key="", seats=[],
+                               night_log=[], overrides=[], seed="seed", commitment="abc",
+                               counts="мафия — 6"))
     assert table.over
 
 
 def test_deadlines_and_confirmations_are_read_from_the_prompts() -> None:
     now = datetime(2026, 11, 30, 4, 0, tzinfo=UTC)  # 07:00 in Moscow
-    text = bot_texts.day_prompt(1, now + timedelta(minutes=5), TZ, False)
+    text = render("player/day_prompt", number=1, deadline=when(now + timedelta(minutes=5), TZ),
+                  early=False)
     deadline = deadline_of(text, TZ, now)
     assert deadline is not None and 5 * 60 <= (deadline - now).total_seconds() < 6 * 60
     assert deadline_of("без срока", TZ, now) is None
-    assert is_confirmation(texts.action_accepted(Act.HEAL, "№1 X", None))
-    assert is_confirmation(texts.vote_accepted("№1 X", False, False))
-    assert not is_confirmation(texts.you_died())
+    assert is_confirmation(render("player/action_accepted", act="лечение", target=Person(1, "X"),
+                                  guess=""))
+    assert is_confirmation(render("player/vote_accepted", target=Person(1, "X"), early=False,
+                                  early_ignored=False))
+    assert not is_confirmation(render("player/you_died", mafia=False))
 
 
 # --- choices ---------------------------------------------------------------------------------
@@ -102,7 +132,8 @@ def test_deadlines_and_confirmations_are_read_from_the_prompts() -> None:
 def vote_prompt() -> dict[str, Any]:
     base = Payload("vote", game=1, phase=10)
     pairs = [(n, NAMES[n]) for n in range(1, 27) if n != 3]
-    return as_message(bot_texts.day_prompt(1, None, TZ, False), targets_keyboard(pairs, base))
+    text = render("player/day_prompt", number=1, deadline=when(None, TZ), early=False)
+    return as_message(text, targets_keyboard(pairs, base))
 
 
 def test_votes_never_go_to_oneself_or_a_fellow_mafioso() -> None:
@@ -134,7 +165,9 @@ def test_the_town_herds_around_the_days_suspects() -> None:
 def night_prompt(act: Act, me: Me, *, phase: int = 11) -> dict[str, Any]:
     base = Payload(act.value, game=1, phase=phase)
     pairs = [(n, NAMES[n]) for n in range(1, 27) if act is Act.HEAL or n != me.number]
-    return as_message(bot_texts.act_prompt(1, act, None, TZ), targets_keyboard(pairs, base))
+    text = render("player/act_prompt", number=1, act=act.value,
+                  item=act.item.value if act.item else "", deadline=when(None, TZ))
+    return as_message(text, targets_keyboard(pairs, base))
 
 
 def test_the_mafia_leader_shoots_the_town_and_the_others_mostly_wait() -> None:
@@ -159,7 +192,7 @@ def test_the_commissar_chooses_then_shoots_a_known_mafioso() -> None:
     me = Me(1002, number=2, role="commissar")
     base = Payload("", game=1, phase=11)
     choice = buttons_of(as_message(
-        bot_texts.commissar_prompt(1, None, TZ),
+        render("player/commissar_prompt", number=1, deadline=when(None, TZ)),
         choice_keyboard([("Проверка", base.but(action="check")),
                          ("Выстрел", base.but(action="commissar_shot"))])))
     moves = [brain.night_move(me, table, choice, random.Random(s)) for s in range(50)]
@@ -193,7 +226,7 @@ def test_the_role_strike_guess_page_gets_a_guess() -> None:
     base = Payload("role_strike", game=1, phase=11, target=9)
     page = buttons_of(as_message("Какую роль?", choice_keyboard(
         [(label, base.but(guess=role.value)) for role, label in
-         bot_texts.GUESS_LABELS.items()], color="negative")))
+         GUESS_LABELS.items()], color="negative")))
     move = brain.night_move(me, table, page, random.Random(1), followup=True)
     assert isinstance(move, brain.Press) and move.what.startswith("role_strike")
 
@@ -232,12 +265,11 @@ def community_says(state: LocalVK, peer: int, text: str, board: dict[str, Any] |
 
 
 def start_game(state: LocalVK) -> int:
-    topic = state.create_topic("Игра", texts.roster(GAME, list(NAMES.items()), "abc") + "\n\n"
-                               + texts.day_opened(1, None, TZ))
+    topic = state.create_topic("Игра", roster_and_day_one())
     for n in range(1, 27):
         role = Role.MAFIA if n in MAFIA else Role.CIVILIAN
         team = [(m, NAMES[m]) for m in MAFIA] if role is Role.MAFIA else []
-        community_says(state, 1000 + n, texts.role_card(GAME, n, role, None, team, "abc"))
+        community_says(state, 1000 + n, role_card(n, role, None, [t for t, _ in team]))
     return topic.id
 
 
@@ -288,7 +320,8 @@ async def test_answered_prompts_are_not_played_again_after_a_restart(
     board = targets_keyboard([(m, NAMES[m]) for m in range(2, 27)],
                              Payload("vote", game=1, phase=10))
     community_says(state, 1001, vote_prompt()["text"], board)
-    community_says(state, 1001, texts.vote_accepted("№2 X", False, False))
+    community_says(state, 1001, render("player/vote_accepted", target=Person(2, "X"), early=False,
+                                              early_ignored=False))
     community_says(state, 1002, vote_prompt()["text"], board)  # not answered yet
     clock = Clock()
     players = Players(SandboxClient(srv.url, http), rng=random.Random(2), pace=Pace(1, 2),
@@ -312,7 +345,7 @@ async def test_a_commissar_page_is_followed_up_quickly(
     players.awaiting[1002] = 11
     page = targets_keyboard([(m, NAMES[m]) for m in range(1, 27) if m != 2],
                             Payload("check", game=1, phase=11))
-    community_says(state, 1002, bot_texts.pick_target(Act.CHECK), page)
+    community_says(state, 1002, render("player/act_question", act="check"), page)
     await players.poll()
     (plan,) = players.plans
     assert plan.followup and plan.due - clock.now <= 3

@@ -6,6 +6,7 @@ Day 2; Day 3 closed early, and the end."""
 from __future__ import annotations
 
 from gameplay import services
+from gameplay.messages import render
 from gameplay.models import FlagKind, Game, ModerationFlag, Seat, SeatStatus
 from gameplay.rules import Item, Role, RoleCounts, deal_for_roster
 from gameplay.rules.errors import NotInGame
@@ -14,7 +15,15 @@ from gameplay.services.players import StaleButton
 from tests.e2e.cast import BASE, PLAYERS, RESERVE
 from tests.e2e.harness import db
 from tests.e2e.script import INVITE, SEED, Script, first_target, vote_text
-from vkbot.texts import DEAD, NOT_PLAYING
+
+DEAD = render("player/dead")
+NOT_PLAYING = render("player/not_playing")
+
+
+def executed(s: Script, n: int) -> str:
+    """The day result's line for a mafia member executed."""
+    who = s.seat(n)
+    return f"{who.g('Казнён', 'Казнена')} №{n} {who.name}, роль — мафия."
 
 
 async def day_1(s: Script) -> None:
@@ -49,11 +58,11 @@ async def day_1(s: Script) -> None:
 
     board = s.board()
     for n in button_votes:  # the bot posted the button votes in the topic
-        assert (f"№{n} {s.seat(n).name} голосует за №{c.executed1} {s.seat(c.executed1).name}."
+        assert (f"№{n} {s.seat(n).name} голосует за №{c.executed1} {s.seat(c.executed1).accs()}."
                 in board), n
     for n in [*voters, c.executed1]:
         target = c.other if n in to_other or n == c.executed1 else c.executed1
-        assert s.seat(n).received(f"Ваш голос за №{target} {s.seat(target).name} принят"), n
+        assert s.seat(n).received(f"Ваш голос за №{target} {s.seat(target).accs()} принят"), n
     counts = s.posts("Подсчёт голосов, день 1")
     assert [t.splitlines()[0] for t in counts] == [
         "Подсчёт голосов, день 1: проголосовали 10 из 26.",
@@ -69,11 +78,11 @@ async def day_1(s: Script) -> None:
     s.marks["night 1"] = s.mark()
     await s.gm(services.day_close)
     [result] = s.posts("Итоги дня 1", before)
-    assert f"№{c.skipper} {s.seat(c.skipper).name}: +2 штрафных голоса." in result
-    assert f"№{c.executed1} {s.seat(c.executed1).name} — 21" in result
-    assert f"№{c.other} {s.seat(c.other).name} — 4" in result
-    assert f"№{c.skipper} {s.seat(c.skipper).name} — 2" in result
-    assert f"Казнён №{c.executed1} {s.seat(c.executed1).name}. Роль: Мафия." in result
+    assert f"\nШтрафные голоса: №{c.skipper} {s.seat(c.skipper).name} (+2).\n" in result
+    assert f"№{c.executed1} {s.seat(c.executed1).name} — 21 голос\n" in result
+    assert f"№{c.other} {s.seat(c.other).name} — 4 голоса\n" in result
+    assert f"№{c.skipper} {s.seat(c.skipper).name} — 2 голоса\n" in result
+    assert executed(s, c.executed1) in result
     s.public_from[c.executed1] = s.mark()
     assert s.seat(c.executed1).received("Вы выбыли из игры")
     assert await s.alive() == set(range(1, PLAYERS + 1)) - {c.executed1}
@@ -108,7 +117,7 @@ async def day_2(s: Script) -> None:
     link = INVITE.search(invite.text)
     assert link is not None and s.state.calls("messages.getInviteLink")
     assert dead_mafia.texts(start)[-1] == (
-        "Выбывшая мафия в беседу зрителей не допускается (правило G6).")
+        "Выбывшая мафия в беседу зрителей не допускается.")
     victim.join_chat(link.group(0))
     dead_mafia.join_chat(link.group(0))  # the link was passed on: both are intruders
     intruder.join_chat(link.group(0))
@@ -155,12 +164,15 @@ async def day_2(s: Script) -> None:
                seat=c.modkilled, note="оскорбления в обсуждении")
     s.public_from[c.modkilled] = s.mark()
     label = f"№{c.modkilled} {s.seat(c.modkilled).name}"
-    assert f"{label} выбывает из игры (модкилл). Роль: Мафия." in s.board()
+    who = s.seat(c.modkilled)
+    assert (f"{label} {who.g('исключён', 'исключена')} из игры ведущим (модкилл), роль — мафия."
+            in s.board())
     assert s.seat(c.modkilled).texts(mark) == [
         "Ведущий исключил вас из игры. Причина: оскорбления в обсуждении"]
     for n in early_voters:
         assert s.seat(n).texts(mark) == [
-            f"{label} выбыл из игры, ваш голос за него отменён. Вы можете проголосовать заново."]
+            f"{label} {who.g('выбыл', 'выбыла')} из игры, и ваш голос отменён. "
+            "Вы можете проголосовать заново."]
 
     living = sorted(await s.alive())
     mafia = [m for m in living if m in c.mafia]
@@ -184,7 +196,7 @@ async def day_2(s: Script) -> None:
     await s.gm(services.day_close)
     [result] = s.posts("Итоги дня 2", before)
     assert "штрафных" not in result  # everyone voted
-    assert f"Казнён №{c.checked} {s.seat(c.checked).name}. Роль: Мафия." in result
+    assert executed(s, c.checked) in result
     s.public_from[c.checked] = s.mark()
 
 
@@ -209,9 +221,9 @@ async def day_3(s: Script) -> None:
     s.seat(by_pm).say(f"голос {s.seat(c.clock).mention} досрочно")
     await s.world.settle()
     for n in by_button:
-        assert (f"№{n} {s.seat(n).name} голосует за №{c.clock} {s.seat(c.clock).name} "
+        assert (f"№{n} {s.seat(n).name} голосует за №{c.clock} {s.seat(c.clock).accs()} "
                 "(досрочно).") in s.board(), n
-    assert s.seat(by_pm).received(f"Ваш досрочный голос за №{c.clock} {s.seat(c.clock).name} "
+    assert s.seat(by_pm).received(f"Ваш досрочный голос за №{c.clock} {s.seat(c.clock).accs()} "
                                   "принят. Изменить его нельзя.")
     before = s.last_comment_id()
     # The seventh of these is the tenth early vote: the day closes at once, the game ends,
@@ -228,17 +240,17 @@ async def day_3(s: Script) -> None:
     # early_close_day3 says so too); the eighth early vote did not count.
     missing = [c.clock, *voters[13:]]
     for n in missing:
-        assert f"№{n} {s.seat(n).name}: +2 штрафных голоса." in result, result
-    assert f"№{c.clock} {s.seat(c.clock).name} — 12\n" in result, result
-    assert f"Казнён №{c.clock} {s.seat(c.clock).name}. Роль: Мафия." in result
+        assert f"№{n} {s.seat(n).name} (+2)" in result.split("Штрафные голоса: ")[1], result
+    assert f"№{c.clock} {s.seat(c.clock).name} — 12 голосов\n" in result, result
+    assert executed(s, c.clock) in result
     assert s.seat(late).texts()[-1] == NOT_PLAYING
     head = "Игра «Машина времени» окончена. Победа: Мирный город!"
     final = head + s.board(before).split(head, 1)[1]  # the last post (with blank lines)
     seats = await db(lambda: list(Seat.objects.filter(
         game_id=s.game_id, status=SeatStatus.PLAYER).order_by("number")))
     for x in seats:
-        item = f", {Item(x.item).title}" if x.item else ""
-        assert f"№{x.number} {x.name} — {Role(x.role).title}{item}" in final
+        item = f", «{Item(x.item).title}»" if x.item else ""
+        assert f"№{x.number} {x.name} — {Role(x.role).title.lower()}{item}\n" in final
     assert f"Зерно раздачи: {SEED}" in final
     game = await db(Game.objects.get, pk=s.game_id)
     assert (game.status, game.winner) == ("finished", "town")

@@ -155,6 +155,20 @@ class Player:
     def mention(self) -> str:
         return f"[id{self.vk}|{self.first}]"
 
+    @property
+    def sex(self) -> int:
+        """What VK's users.get tells of them (1 female, 2 male): the cast's surnames show it."""
+        return 1 if self.last.endswith("а") else 2
+
+    def accs(self) -> str:
+        """Their name as «голосует за …» says it."""
+        from gameplay.grammar import decline_name
+
+        return decline_name(self.name, "accs", self.sex)
+
+    def g(self, male: str, female: str) -> str:
+        return female if self.sex == 1 else male
+
     def __repr__(self) -> str:
         return f"<Player id{self.vk} {self.name}>"
 

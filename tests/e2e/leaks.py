@@ -32,9 +32,10 @@ ROLE_WORDS: dict[str, re.Pattern[str]] = {
 }
 ACTION_WORDS = re.compile(
     r"(?<!\w)(?:выстрел|стреля|удар|провер|лечени|лечил|лечит|лечу|часы|часами|кнопк|книг"
-    r"|отправил)", re.I,
+    r"|отправил|отправитель|назвал|называет)", re.I,
 )
-SENDER_WORD = re.compile(r"(?<!\w)отправил\w*\s+№", re.I)
+#: Who sent a team action: «(отправил №3 …)», «(отправитель — №3 …)», «№3 … называет №5 …».
+SENDER_WORD = re.compile(r"(?<!\w)(?:отправил\w*|отправитель\s+—|назвал\w*|называет)\s+№", re.I)
 TEAM_ACTS = frozenset({"mafia_shot", "role_strike"})
 
 

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import re
 
-from gameplay import bot_texts, services
+from gameplay import services
+from gameplay.grammar import join
+from gameplay.messages import render
 from gameplay.models import FlagKind, ModerationFlag
 from tests.e2e.cast import PLAYERS
 from tests.e2e.harness import db
 from tests.e2e.script import Script, first_target, team_shot
-from vkbot.texts import DEAD
+
+DEAD = render("player/dead")
 
 
 async def night_1(s: Script) -> None:
@@ -57,7 +60,8 @@ async def night_1(s: Script) -> None:
     assert s.seat(c.executed1).texts(start) == [DEAD, DEAD]
     assert s.seat(c.other).texts(start) == ["У вас нет ночных действий: мирные жители ночью спят."]
     [help_text] = s.seat(c.skipper).texts(start)  # help for the player's own role only
-    assert "Мирный житель" in help_text and "ночных команд у вас нет" in help_text
+    assert f"Вы — №{c.skipper} {s.seat(c.skipper).name}, мирный житель." in help_text
+    assert "ночных команд у вас нет" in help_text
     assert not re.search(r"проверка N|лечу N|выстрел N|удар N", help_text), help_text
     for m in living_mafia:
         seen = s.seat(m).texts(start)
@@ -67,7 +71,7 @@ async def night_1(s: Script) -> None:
         assert relayed == ([] if m == c.striker else
                            [f"Мафия, №{c.striker} {s.seat(c.striker).name}:\n"
                             f"стреляем в {c.victim}"]), m
-    assert s.seat(c.striker).received("Передано живой мафии (4).", start)
+    assert s.seat(c.striker).received("Передано живой мафии: 4 игрока.", start)
     for n, what in [(c.maniac, f"выстрел маньяка — №{c.shot1}"),
                     (c.doctor, f"лечение — №{c.healed1}"),
                     (c.clock, f"Старинные часы — №{c.doctor}"),
@@ -80,7 +84,7 @@ async def night_1(s: Script) -> None:
     s.seat(c.maniac).say(f"выстрел {c.decoy}")  # too late: the night is under review
     s.seat(c.doctor).post(s.topic.id, f"Я лечил №{c.healed1}, а меня кто-то остановил")
     await s.world.settle()
-    assert s.seat(c.maniac).texts(late) == [bot_texts.NIGHT_UNDER_REVIEW]
+    assert s.seat(c.maniac).texts(late) == [render("player/night_under_review")]
     flags = await db(lambda: list(ModerationFlag.objects.filter(
         game_id=s.game_id, kind=FlagKind.REVEAL).values_list("vk_user_id", flat=True)))
     assert flags == [s.seat(c.doctor).vk]
@@ -93,7 +97,8 @@ async def night_1(s: Script) -> None:
     commissar.say(f"проверка {c.decoy}")
     s.seat(c.clock).say(f"выстрел {c.victim}")
     await s.world.settle()
-    assert commissar.texts(mark) == [bot_texts.NIGHT_UNDER_REVIEW]  # the re-open is not theirs
+    # the re-open is not theirs
+    assert commissar.texts(mark) == [render("player/night_under_review")]
     for m in living_mafia:
         assert team_shot(s, c.victim, c.clock) in s.seat(m).texts(mark), m
     await s.gm(services.night_close)
@@ -102,8 +107,8 @@ async def night_1(s: Script) -> None:
     await s.gm(services.night_publish)
     [morning] = s.posts("Утро после ночи 1.", before)
     dead = sorted([c.victim, c.shot1])
-    assert morning.splitlines()[1:] == [
-        f"Этой ночью погиб №{n} {s.seat(n).name}." for n in dead]
+    assert morning.splitlines()[2:] == [
+        "Этой ночью погибли: " + join([f"№{n} {s.seat(n).name}" for n in dead]) + "."]
     assert s.seat(c.commissar).received(
         f"Ночь 1, проверка: №{c.checked} {s.seat(c.checked).name} — мафия.")
     for n in dead:
@@ -133,8 +138,10 @@ async def night_2(s: Script) -> None:
                         c.commissar)
     await s.world.settle()
 
-    strike = (f"Ролевой удар мафии: №{c.doctor} {s.seat(c.doctor).name}, роль: маньяк "
-              f"(отправил №{c.striker} {s.seat(c.striker).name}).")
+    doctor = s.seat(c.doctor)
+    striker_seat = s.seat(c.striker)
+    strike = (f"Ролевой удар мафии: №{c.striker} {striker_seat.name} "
+              f"{striker_seat.g('назвал', 'назвала')} №{c.doctor} {doctor.accs()} маньяком.")
     assert s.seat(c.clock).received(strike, night)  # the rest of the living mafia
     assert striker.received(f"Принято: ролевой удар — №{c.doctor} {s.seat(c.doctor).name}, "
                             "роль: маньяк.", night)
@@ -159,7 +166,7 @@ async def night_2(s: Script) -> None:
     await s.gm(services.night_publish)
     [morning] = s.posts("Утро после ночи 2.", before)
     dead = sorted([c.striker, c.maniac])  # not the saved one, the healed one, the spared one
-    assert morning.splitlines()[1:] == [
-        f"Этой ночью погиб №{n} {s.seat(n).name}." for n in dead]
+    assert morning.splitlines()[2:] == [
+        "Этой ночью погибли: " + join([f"№{n} {s.seat(n).name}" for n in dead]) + "."]
     assert not s.seat(c.commissar).received("проверка:", mark)  # he shot, no check tonight
     s.marks["day 3"] = mark

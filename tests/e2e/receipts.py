@@ -46,7 +46,7 @@ async def what_everyone_received(s: Script) -> None:
     # The commissar alone heard a check result; the mafia alone who sent a team action.
     assert got("проверка: №") == {holders[c.commissar]}
     assert got("Выстрел мафии: №") <= mafia_vk and got("Ролевой удар мафии:") <= mafia_vk
-    assert got("(отправил №") <= mafia_vk
+    assert got("(отправил") | got("(отправитель") <= mafia_vk
     # Every death was told to the dead.
     dead = {c.executed1, c.victim, c.shot1, c.checked, c.striker, c.maniac, c.clock}
     assert got("Вы выбыли из игры. Спасибо за игру!") == {holders[n] for n in dead}

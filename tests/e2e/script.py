@@ -32,7 +32,7 @@ class Script:
             enumerate(PEOPLE, start=1)
         }
         for p in self.people.values():
-            self.state.add_user(p.vk, p.first, p.last)
+            self.state.add_user(p.vk, p.first, p.last, sex=p.sex)
         self.recruit = self.state.create_topic("Набор в игру «Машина времени»", "Пишите «+».")
         self.topic = self.state.create_topic("Машина времени", "Здесь идёт игра.")
         self.game_id = 0
@@ -101,4 +101,4 @@ def first_target(message: Message) -> int:
 
 def team_shot(s: Script, target: int, sender: int) -> str:
     return (f"Выстрел мафии: №{target} {s.seat(target).name} "
-            f"(отправил №{sender} {s.seat(sender).name}).")
+            f"({s.seat(sender).g('отправил', 'отправила')} №{sender} {s.seat(sender).name}).")

@@ -27,6 +27,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from gameplay import services
+from gameplay.grammar import join
 from gameplay.models import Seat, SeatStatus
 from gameplay.rules import RoleCounts
 from gameplay.services import gm as gm_services
@@ -121,7 +122,7 @@ async def deal_and_start(s: Script) -> None:
     assert f"Хеш раздачи (SHA-256): {summary.commitment}" in roster
     for x in seats:
         assert f"№{x.number} {x.name}" in roster
-    team = ", ".join(f"№{m} {s.seat(m).name}" for m in cast.mafia)
+    team = join([f"№{m} {s.seat(m).name}" for m in cast.mafia])  # «…, … и …»
     titles = {"mafia": "Мафия", "commissar": "Комиссар", "doctor": "Доктор",
               "civilian": "Мирный житель", "maniac": "Маньяк"}
     for x in seats:

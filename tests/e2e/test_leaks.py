@@ -59,6 +59,10 @@ def test_night_actions_are_told_to_their_senders_and_the_team_only() -> None:
     assert not scan(2, "Выстрел мафии: №5 Дарья Белова (отправил №1 Аня Петрова).")
     found = scan(3, "Выстрел мафии: №5 Дарья Белова (отправил №1 Аня Петрова).")
     assert any("who sent" in f for f in found) and any("role of №1" in f for f in found)
+    # The same facts in the other wordings the texts use (VK told no gender; a role strike).
+    assert scan(3, "Выстрел мафии: №5 Дарья Белова (отправитель — №1 Саша Петрова).")
+    assert scan(3, "Ролевой удар мафии: №1 Аня Петрова называет №5 Дарью Белову доктором.")
+    assert not scan(2, "Ролевой удар мафии: №1 Аня Петрова называет №5 Дарью Белову доктором.")
 
 
 def test_a_replaced_mafia_member_is_an_outsider_after_leaving() -> None:

@@ -114,9 +114,11 @@ def holder(game: Game, item: Item | str) -> Seat:
     return Seat.objects.get(game=game, item=Item(item).value, status=SeatStatus.PLAYER)
 
 
-def label(s: Seat) -> str:
-    """How the bot names a seat publicly (texts.seat_label)."""
-    return f"№{s.number} {s.name}"
+def label(s: Seat, case: str = "nomn") -> str:
+    """How the bot names a seat publicly (gameplay.messages.Person), in ``case``."""
+    from gameplay.grammar import decline_name
+
+    return f"№{s.number} {decline_name(s.name, case, s.sex)}"
 
 
 def civilians(game: Game, *, exclude: Iterable[int] = ()) -> list[Seat]:

@@ -295,7 +295,7 @@ def test_gm_remind_now_reaches_the_pending_players_and_is_logged() -> None:
     assert len(logged) == 1 and logged[0].actor == "gm:anna" and logged[0].data["seats"] == [2, 5]
     assert day(game).reminded == []  # scheduled reminders are not used up
 
-    with pytest.raises(InvalidCommand, match="уже отправлено 30 с назад"):
+    with pytest.raises(InvalidCommand, match="уже отправлено 30 секунд назад"):
         phase_remind(game_id=game.pk, by="gm:anna", now=now + timedelta(seconds=30))
     phase_remind(game_id=game.pk, by="gm:anna", now=now + minutes(1))
     assert len(reminders_sent(game)) == 2

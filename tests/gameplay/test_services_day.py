@@ -83,9 +83,11 @@ def test_valid_vote_is_recorded_logged_echoed_and_posted(game):
         5,
     )
     [echo] = pms_to(game, voter.vk_user_id, "vote_echo", after=mark)
-    assert label(target) in echo.text and "можно изменить" in echo.text
+    assert label(target, "accs") != label(target)  # «№5 Дарью»
+    assert echo.text == (f"Ваш голос за {label(target, 'accs')} принят. "
+                         "До закрытия дня его можно изменить.")
     [post] = board(game, "vote", after=mark)
-    assert label(voter) in post.text and label(target) in post.text
+    assert post.text == f"{label(voter)} голосует за {label(target, 'accs')}."
 
 
 def test_vote_from_the_board_is_not_posted_again_but_a_pm_vote_is(game):
@@ -239,7 +241,7 @@ def test_missing_voters_are_struck_with_two_penalty_votes_in_the_same_tally(game
     assert rows == [(2, 1, 2, 1, False), (6, 1, 2, 1, False)]
     assert [s.strikes for s in (seat_no(game, 2), seat_no(game, 6))] == [1, 1]
     post = board(game, "day_result")[-1].text
-    assert f"{label(lazy)}: +2 штрафных голоса" in post
+    assert f"Штрафные голоса: {label(lazy)} (+2)" in post
     assert "пропуск" not in post  # P2: the announcement does not say why
 
 
@@ -269,7 +271,8 @@ def test_a_second_missed_vote_is_a_modkill_before_the_tally(game):
     last = Strike.objects.filter(seat=lazy).order_by("id").last()
     assert last.modkill and last.count == 2 and last.penalty_votes == 0
     post = board(game, "day_result")[-1].text
-    assert f"{label(lazy)} выбывает (модкилл). Роль: {Role(lazy.role).title}." in post
+    assert (f"{label(lazy)} исключается из игры ведущим (модкилл), роль — "
+            f"{Role(lazy.role).title.lower()}.") in post
     assert pms_to(game, lazy.vk_user_id, "you_died")
 
 
@@ -299,7 +302,7 @@ def test_execution_reveals_the_role_in_the_board_and_opens_the_night(game):
     assert result.executed == target.number
     assert not target.alive and target.death_cause == DeathCause.EXECUTED
     [post] = board(game, "day_result", after=mark)
-    assert f"Казнён {label(target)}. Роль: Доктор." in post.text
+    assert f"Казнь: {label(target)}, роль — доктор." in post.text
     assert pms_to(game, target.vk_user_id, "you_died", after=mark)
     night = current_phase(game)
     assert (night.kind, night.number) == (PhaseKind.NIGHT, 1)
@@ -334,7 +337,7 @@ def test_an_execution_that_decides_the_game_ends_it_and_reveals_everything():
     assert "Победа: Мирный город" in final.text
     assert f"Зерно раздачи: {game.seed}" in final.text and game.commitment in final.text
     for s in seats(game):
-        assert f"{label(s)} — {Role(s.role).title}" in final.text
+        assert f"{label(s)} — {Role(s.role).title.lower()}" in final.text
     ends = [o for o in board(game) if o.kind == "game_over"]
     assert ends == [final] and board(game)[-1] == final
     told = {p for o in pms_to(game, seats(game)[0].vk_user_id, "game_over") for p in o.peer_ids}

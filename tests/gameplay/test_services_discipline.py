@@ -81,9 +81,10 @@ def test_modkill_during_a_day_voids_votes_by_and_for_the_player_and_tells_the_vo
     )
     [voided] = outbox(game, "vote_voided", after=mark)
     assert sorted(voided.peer_ids) == sorted([a.vk_user_id, b.vk_user_id])
-    assert label(culprit) in voided.text
+    assert voided.text == (f"{label(culprit)} выбывает из игры, и ваш голос отменён. "
+                           "Вы можете проголосовать заново.")
     [public] = board(game, "modkill", after=mark)
-    assert f"{label(culprit)} выбывает из игры (модкилл). Роль: Мафия." in public.text
+    assert public.text == f"{label(culprit)} исключается из игры ведущим (модкилл), роль — мафия."
     [private] = pms_to(game, culprit.vk_user_id, "modkill", after=mark)
     assert "оскорбления" in private.text
     [event] = events(game, "modkill")
@@ -419,7 +420,7 @@ def test_the_gm_ending_the_game_is_an_override_published_with_the_others_and_the
     assert "оскорбления" in final.text and "игроки разошлись" in final.text
     assert f"Зерно раздачи: {game.seed}" in final.text
     for s in seats(game):
-        assert f"{label(s)} — {Role(s.role).title}" in final.text
+        assert f"{label(s)} — {Role(s.role).title.lower()}" in final.text
     with pytest.raises(InvalidCommand):
         services.game_end(game_id=game.pk, by="gm:anna")
 

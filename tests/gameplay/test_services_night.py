@@ -401,8 +401,8 @@ def test_publication_applies_deaths_without_roles_and_opens_the_next_day(game):
     assert not target.alive and target.death_cause == DeathCause.NIGHT
     assert target.died_in == night
     [post] = board(game, "night_result", after=mark)
-    assert f"погиб {label(target)}." in post.text
-    assert "Роль" not in post.text and "Доктор" not in post.text
+    assert f"Жертва этой ночи — {label(target)}." in post.text
+    assert "роль" not in post.text and "доктор" not in post.text.lower()
     assert pms_to(game, target.vk_user_id, "you_died", after=mark)
     day = current_phase(game)
     assert (day.kind, day.number, day.status) == (PhaseKind.DAY, 2, PhaseStatus.OPEN)
@@ -419,7 +419,8 @@ def test_reveal_on_night_death_setting_names_the_role():
     act(game, seat(game, Role.MAFIA), Act.MAFIA_SHOT, target)
     close(game)
     publish(game)
-    assert f"погиб {label(target)}. Роль: Доктор." in board(game, "night_result")[-1].text
+    assert (f"Жертва этой ночи — {label(target)}, роль — доктор."
+            in board(game, "night_result")[-1].text)
 
 
 def test_items_are_spent_at_publication_even_when_the_use_is_blocked(game):
@@ -486,7 +487,8 @@ def test_a_missed_duty_action_is_a_strike_with_two_votes_in_the_next_days_tally(
         2,
         2,
     )
-    assert f"{label(doctor)}: +2 штрафных голоса" in board(game, "night_result", after=mark)[0].text
+    assert (f"+2 штрафных голоса в сегодняшнем голосовании: {label(doctor)}."
+            in board(game, "night_result", after=mark)[0].text)
     # Day 2: one ordinary vote for the doctor; the two penalty votes count too.
     living = seats(game, alive=True)
     target = civilians(game)[0]
@@ -516,7 +518,7 @@ def test_a_second_strike_at_dawn_is_a_modkill(game):
     last = Strike.objects.filter(seat=doctor).order_by("id").last()
     assert last.modkill and last.count == 2 and last.penalty_day is None
     post = board(game, "night_result", after=mark)[0].text
-    assert f"{label(doctor)} выбывает (модкилл). Роль: Доктор." in post
+    assert f"{label(doctor)} исключается из игры ведущим (модкилл), роль — доктор." in post
     assert pms_to(game, doctor.vk_user_id, "you_died", after=mark)
 
 

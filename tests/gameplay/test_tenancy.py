@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from django.db import IntegrityError, transaction
 
-from gameplay import gm_texts, services
+from gameplay import services
+from gameplay.messages import render
 from gameplay.models import Game, GameStatus, Seat
 from gameplay.rules import RoleCounts
 from gameplay.rules.errors import SetupError
@@ -47,7 +48,7 @@ def test_a_topic_of_an_unfinished_game_is_refused_to_a_new_game(
     with pytest.raises(SetupError) as refused:
         recruiting("Вторая", **second)
 
-    assert refused.value.reason == gm_texts.TOPIC_TAKEN
+    assert refused.value.reason == render("gm/topic_taken")
     assert list(Game.objects.values_list("pk", flat=True)) == [older.pk]
 
 
@@ -91,7 +92,7 @@ def test_another_unfinished_games_spectator_chat_is_refused() -> None:
     for chat in (5, 2_000_000_005):
         with pytest.raises(SetupError) as refused:
             gm_services.spectator_chat_link(game_id=mine.pk, by="gm:me", chat=chat)
-        assert refused.value.reason == gm_texts.SPECTATOR_CHAT_TAKEN
+        assert refused.value.reason == render("gm/spectator_chat_taken")
 
     mine.refresh_from_db()
     assert mine.spectator_chat_id is None
@@ -120,4 +121,4 @@ def test_a_race_past_the_check_is_refused_in_russian(monkeypatch: pytest.MonkeyP
     with pytest.raises(SetupError) as refused:
         recruiting("Вторая", recruit_topic_id=71)
 
-    assert refused.value.reason == gm_texts.TOPIC_TAKEN
+    assert refused.value.reason == render("gm/topic_taken")

@@ -35,7 +35,7 @@ from ops.probes import free_port, http_status
 from tests.process_support import PROJECT, LoggedProcess, alive, child_pids
 from tests.redis_support import private_redis
 from tests.vkbot.localvk_support import GROUP_ID, GROUP_TOKEN, USER_TOKEN, make_state
-from vkbot import texts
+from vkbot import replies
 from vkbot.localvk import ServerThread
 
 pytestmark = pytest.mark.slow
@@ -324,7 +324,7 @@ def test_make_run_serves_the_community_until_ctrl_c(start_serve: Any) -> None:
         assert http_status(serve.web_url + css.group(1)) == 200
         # A user writes to the community: the bot applies it, a worker delivers the answer.
         state.inject_message(OUTSIDER, "помощь")
-        assert wait_answer(state, OUTSIDER) == [texts.HELP_OUTSIDER]
+        assert wait_answer(state, OUTSIDER) == [replies.help_for(None)]
         assert_stopped_cleanly(serve, commands)
         text = serve.output()
         assert (
@@ -361,7 +361,7 @@ def test_callback_mode_answers_vk_on_the_web_and_runs_no_bot(start_serve: Any) -
         # VK pushes a user's message (the event the local VK recorded for it).
         update = state.inject_message(OUTSIDER, "помощь")
         assert post_json(callback, {**update, "secret": SECRET}) == (200, "ok")
-        assert wait_answer(state, OUTSIDER) == [texts.HELP_OUTSIDER]
+        assert wait_answer(state, OUTSIDER) == [replies.help_for(None)]
         assert_stopped_cleanly(serve, commands)
 
 

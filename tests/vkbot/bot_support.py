@@ -204,8 +204,9 @@ _ROLE_WORD: dict[str, re.Pattern[str]] = {
     Role.MANIAC: re.compile(r"(?<!\w)маньяк", re.I),
     Role.CIVILIAN: re.compile(r"(?<!\w)мирн", re.I),
 }
-#: «(отправил №3 Аня)»: who sent a team action.
-_ACTION_OF_OTHER = re.compile(r"отправил\w* №", re.I)
+#: «(отправил №3 Аня)», «(отправитель — №3 Саша)», «№3 Аня назвала №5 …»: who sent a team
+#: action.
+_ACTION_OF_OTHER = re.compile(r"отправ(?:ил\w*|итель —) №|(?:назвал\w*|называет) №", re.I)
 _PUBLIC_DEATHS = (DeathCause.EXECUTED, DeathCause.MODKILL)
 
 

@@ -10,6 +10,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from gameplay.messages import render
 from gameplay.models import Outbox, VkEvent
 from tests.vkbot.ingest_support import (
     CONFIRMATION_CODE,
@@ -25,7 +26,6 @@ from tests.vkbot.ingest_support import (
     votes_cast,
 )
 from tests.vkbot.localvk_support import GROUP_ID
-from vkbot import pipeline_texts
 
 pytestmark = pytest.mark.django_db
 
@@ -176,7 +176,7 @@ def test_a_crashing_handler_still_answers_ok_and_apologises(
     response = post(client, signed(message_update(77, "статус", event_id="cb-4")))
     assert (response.status_code, response.content) == (200, b"ok")
     [apology] = Outbox.objects.all()
-    assert apology.peer_ids == [77] and apology.text == pipeline_texts.INTERNAL_ERROR
+    assert apology.peer_ids == [77] and apology.text == render("player/internal_error")
     assert VkEvent.objects.filter(event_id="cb-4").exists()
 
 

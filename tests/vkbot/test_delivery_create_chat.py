@@ -185,7 +185,7 @@ def test_added_to_a_users_chat_the_bot_says_its_number_there(vk: RunningServer) 
         dispatch(update)
     deliver()
     (message,) = [m for m in vk.state.sent_messages() if m.peer_id == chat.peer_id]
-    assert f"Номер этой беседы для панели ведущего: {chat.chat_id} " in message.text
+    assert f"Номер этой беседы для панели ведущего: {chat.chat_id}." in message.text
     assert "администратором беседы" in message.text
     # That number is what the panel takes.
     game = make_game()

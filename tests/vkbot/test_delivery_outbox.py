@@ -142,7 +142,7 @@ def test_a_retry_backs_off_and_gives_up_after_max_attempts(settings: Any) -> Non
     }
     flag = ModerationFlag.objects.get(game=game, kind=FlagKind.DELIVERY)
     assert flag.vk_user_id == 1002
-    assert "внутренняя ошибка VK (ошибка VK 10); попыток: 3, отправка остановлена" in flag.text
+    assert "внутренняя ошибка VK (ошибка VK 10); 3 попытки, отправка остановлена" in flag.text
 
 
 def test_gm_retry_of_a_failed_message(rq_queues: dict[str, Queue], settings: Any) -> None:

@@ -102,9 +102,9 @@ def test_the_mafia_sees_the_team_shot_and_strike_with_their_sender() -> None:
     game = make_game()
     to_night(game)
     out = run(pm(1002, "выстрел 6"))
-    assert "Выстрел мафии: №6 Аня Смирнова (отправил №2 Борис)" in texts_to(out, 1001)
+    assert "Выстрел мафии: №6 Аня Смирнова (отправитель — №2 Борис)." in texts_to(out, 1001)
     out = run(pm(1001, "удар 3 комиссар"))
-    assert "Ролевой удар мафии: №3 Вера, роль: комиссар (отправил №1 Аня Петрова)" in texts_to(
+    assert "Ролевой удар мафии: №1 Аня Петрова называет №3 Веру комиссаром." in texts_to(
         out, 1002
     )
     for vk in (1003, 1004, 1005, 1006, 1007):

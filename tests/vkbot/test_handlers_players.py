@@ -43,7 +43,7 @@ def test_relay_reaches_the_other_living_mafia_only() -> None:
     relayed = [o for o in out if o.kind == "mafia_relay"]
     assert len(relayed) == 1 and relayed[0].peer_ids == [1002]
     assert relayed[0].text == "Мафия, №1 Аня Петрова:\nСтреляем в Веру"
-    assert "Передано живой мафии (1)" in texts_to(out, 1001)
+    assert "Передано живой мафии: 1 игрок." in texts_to(out, 1001)
     for vk in range(1003, 1008):
         assert to_user(out, vk) == []
     kill(game, 2)
@@ -141,18 +141,18 @@ def test_status_shows_own_actions_and_the_deadline() -> None:
     out = run(pm(1003, "статус"))
     assert "День 1, голосование до" in out[0].text and "ещё не голосовали" in out[0].text
     run(pm(1003, "голос 5"))
-    assert "Ваш голос: за №5 Дарья" in run(pm(1003, "статус"))[0].text
+    assert "Ваш голос: за №5 Дарью." in run(pm(1003, "статус"))[0].text
     to_night(game)
     run(pm(1003, "проверка 5"))
     run(pm(1002, "выстрел 4"))
     text = run(pm(1003, "статус"))[0].text
     assert "Вы отправили: проверка — №5 Дарья." in text and "Выстрел мафии" not in text
     text = run(pm(1001, "статус"))[0].text
-    assert "Выстрел мафии: №4 Глеб (отправил №2 Борис)." in text
+    assert "Выстрел мафии: №4 Глеб (отправитель — №2 Борис)." in text
     assert "Живая мафия: №2 Борис." in text
     text = run(pm(1006, "статус"))[0].text
     assert "Вы пока ничего не отправили." in text  # the red button is unused
-    assert "Мирный житель" in text
+    assert "Вы — №6 Аня Смирнова, мирный житель." in text
     assert_no_leaks(game)
 
 
@@ -191,7 +191,7 @@ def test_the_community_added_to_a_chat_tells_its_number(settings: Any) -> None:
     assert [(o.channel, o.peer_ids, o.kind, o.game_id) for o in out] == [
         (OutboxChannel.CHAT, [CHAT_PEER + 3], "chat_number", None)]
     text = out[0].text
-    assert "Номер этой беседы для панели ведущего: 8 (peer_id 2000000008)" in text
+    assert "Номер этой беседы для панели ведущего: 8." in text
     assert "впишите 8 в поле «Беседа» и нажмите «Привязать»" in text
     assert "Сообщество должно быть администратором беседы" in text
     # Another community, or this one in a chat it is removed from: nothing to say.

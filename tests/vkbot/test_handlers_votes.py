@@ -95,8 +95,8 @@ def test_private_votes_are_posted_in_the_topic() -> None:
     out = run(pm(1003, "голос Дарья"))
     assert votes(game) == {3: (5, False, Source.PM)}
     posted = board_rows(out)
-    assert [p.text for p in posted] == ["№3 Вера голосует за №5 Дарья."]
-    assert "Ваш голос за №5 Дарья принят" in texts_to(out, 1003)
+    assert [p.text for p in posted] == ["№3 Вера голосует за №5 Дарью."]
+    assert "Ваш голос за №5 Дарью принят" in texts_to(out, 1003)
 
 
 def test_vote_buttons_and_the_early_switch() -> None:

@@ -11,6 +11,7 @@ import pytest
 from django.db import OperationalError, connection, connections
 
 from config.env import EnvError
+from gameplay.messages import render
 from gameplay.models import GameEvent, Outbox, PollState, VkEvent
 from gameplay.services.common import lock_game, log_event
 from tests.vkbot.ingest_support import (
@@ -27,7 +28,6 @@ from tests.vkbot.ingest_support import (
     votes_cast,
 )
 from tests.vkbot.localvk_support import GROUP_ID
-from vkbot import pipeline_texts
 from vkbot.pipeline import (
     CHUNK,
     apply_update,
@@ -156,7 +156,7 @@ def test_a_crashing_handler_is_rolled_back_recorded_and_apologised_for(
     event = VkEvent.objects.get(event_id="boom")  # recorded: not retried
     assert event.error.startswith("ZeroDivisionError")  # what went wrong, for the operator
     [apology] = Outbox.objects.all()[outbox_before:]
-    assert apology.peer_ids == [VK_BASE + 2] and apology.text == pipeline_texts.INTERNAL_ERROR
+    assert apology.peer_ids == [VK_BASE + 2] and apology.text == render("player/internal_error")
     assert apology.game_id is None and apology.kind == "internal_error"
     assert "Traceback" not in apology.text and "ZeroDivisionError" not in apology.text
     [record] = [r for r in caplog.records if r.levelno == logging.ERROR]
@@ -187,7 +187,7 @@ def test_a_crash_inside_a_batch_loses_only_the_crashing_update(
     assert VkEvent.objects.get(event_id="k1").error.startswith("ZeroDivisionError")
     assert VkEvent.objects.get(event_id="k0").error == ""
     [apology] = Outbox.objects.all()[outbox_before:]
-    assert apology.text == pipeline_texts.INTERNAL_ERROR
+    assert apology.text == render("player/internal_error")
 
 
 def test_a_crash_without_a_known_user_sends_nothing(

@@ -34,6 +34,7 @@ SIGNER = 4242
 class Facts:
     names: Mapping[int, str] = field(default_factory=dict)
     pm_allowed: Mapping[int, bool] = field(default_factory=dict)
+    sexes: Mapping[int, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ async def test_the_long_poll_hands_the_facts_to_the_handlers(
 ) -> None:
     async with running_server(make_state()) as srv:
         configure(settings, api_url=srv.api_url)
-        srv.state.add_user(SIGNER, "Анна", "Каренина")
+        srv.state.add_user(SIGNER, "Анна", "Каренина", sex=1)
         poller = LongPoller(make_api(GROUP_TOKEN), GROUP_ID, wait=1, backoff=Backoff(0.02, 0.1))
         task = asyncio.create_task(poller.run())
         try:
@@ -93,7 +94,8 @@ async def test_the_long_poll_hands_the_facts_to_the_handlers(
             await asyncio.wait_for(task, 5)
             await SingleAiohttpClient().close()
         assert recorder.seen == [
-            ("+", Facts(names={SIGNER: "Анна Каренина"}, pm_allowed={SIGNER: True})),
+            ("+", Facts(names={SIGNER: "Анна Каренина"}, pm_allowed={SIGNER: True},
+                        sexes={SIGNER: 1})),
             ("статус", None),  # nothing needed: nothing asked, no facts passed
         ]
         assert len(srv.state.calls("users.get")) == 1
@@ -145,13 +147,13 @@ def test_the_callback_api_hands_the_facts_to_the_handlers(
 ) -> None:
     with ServerThread(make_state()) as srv:
         configure(settings, api_url=srv.api_url)
-        srv.state.add_user(SIGNER, "Лев", "Толстой")
+        srv.state.add_user(SIGNER, "Лев", "Толстой", sex=2)
         srv.state.set_messages_allowed(SIGNER, False)
         body = {**message_update(SIGNER, "+", event_id="cb-facts"), "secret": SECRET}
         response = client.post("/vk/callback/", json.dumps(body), content_type="application/json")
         calls = len(srv.state.calls("users.get"))
     assert (response.status_code, response.content) == (200, b"ok")
-    facts = Facts(names={SIGNER: "Лев Толстой"}, pm_allowed={SIGNER: False})
+    facts = Facts(names={SIGNER: "Лев Толстой"}, pm_allowed={SIGNER: False}, sexes={SIGNER: 2})
     assert recorder.seen == [("+", facts)]
     assert calls == 1 and VkEvent.objects.filter(event_id="cb-facts").exists()
 

@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gameplay.messages import render
 from gameplay.models import Game, Seat
 from gameplay.selectors import bot as sel
 from gameplay.services import players
-from vkbot import texts
 
 CHAT_PEER_BASE = 2_000_000_000
 
@@ -20,10 +20,12 @@ class VkFacts:
     """What the ingestion pipeline may have asked VK before opening its transaction (see
     ``vkbot.handlers.facts_needed``): users' names (``users.get``) and whether the community
     may write to them (``messages.isMessagesFromGroupAllowed``). Missing facts are unknown:
-    a sign-up then takes the name ``id<N>`` and records ``pm_allowed=None``."""
+    a sign-up then takes the name ``id<N>`` and records ``pm_allowed=None``. ``sexes`` is
+    users.get's ``sex`` (1 female, 2 male; absent or 0 unknown), asked with the names."""
 
     names: Mapping[int, str] = field(default_factory=dict)
     pm_allowed: Mapping[int, bool] = field(default_factory=dict)
+    sexes: Mapping[int, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,11 @@ class Sender:
     def name(self, facts: VkFacts) -> str:
         return (facts.names.get(self.vk_user_id) or "").strip()[:200] or f"id{self.vk_user_id}"
 
+    def sex(self, facts: VkFacts) -> int:
+        """VK's ``sex`` of the sender (0 when unknown)."""
+        sex = facts.sexes.get(self.vk_user_id, 0)
+        return sex if sex in (1, 2) else 0
+
 
 def single_running_seat(sender: Sender) -> Seat | str:
     """The one running game this text command is for, or the refusal to send.
@@ -115,11 +122,11 @@ def single_running_seat(sender: Sender) -> Seat | str:
     seats = sender.playing
     if not seats:
         if any(s.game.status in ("recruiting", "dealt") for s in sender.seats):
-            return texts.NOT_STARTED
-        return texts.NOT_PLAYING
+            return render("player/not_started")
+        return render("player/not_playing")
     living = [s for s in seats if s.alive]
     if len(living) == 1:
         return living[0]
     if not living:
         return seats[0]  # dead everywhere: any of them gets the polite refusal
-    return texts.SEVERAL_GAMES
+    return render("player/several_games")

@@ -18,10 +18,10 @@ from gameplay.keyboards import (
     Payload,
     decode,
 )
+from gameplay.messages import render
 from gameplay.rules import RuleViolation
 from gameplay.rules.errors import DeadCannotAct, NotInGame
 from gameplay.services import players
-from vkbot import texts
 
 from . import night, signup, status, votes
 from .base import CHAT_PEER_BASE, Sender, VkFacts, as_int, as_str, refuse, user_id
@@ -41,7 +41,7 @@ def event(obj: dict[str, Any], facts: VkFacts) -> None:
     try:
         payload = decode(obj.get("payload"))
     except BadPayload:
-        refuse(sender, texts.BAD_BUTTON)
+        refuse(sender, render("player/bad_button"))
         return
     pressed(sender, payload, facts)
 
@@ -66,7 +66,7 @@ def pressed(vk_user_id: int, payload: Payload, facts: VkFacts) -> None:
         if seat is None or seat.number is None or seat.game.status != "running":
             raise NotInGame()
         if not seat.alive:
-            raise DeadCannotAct(texts.DEAD)
+            raise DeadCannotAct(render("player/dead"))
         if action in NIGHT_ACTS:
             night.pressed(seat, payload)
         elif action == VOTE:

@@ -3,9 +3,9 @@ living mafia with the sender's name, and nobody else."""
 
 from __future__ import annotations
 
+from gameplay.messages import render
 from gameplay.rules import RuleViolation
 from gameplay.services import players
-from vkbot import texts
 
 from .base import Sender, refuse, single_running_seat
 
@@ -16,7 +16,7 @@ def relay(sender: Sender, text: str) -> None:
         refuse(sender.vk_user_id, seat)
         return
     if not seat.alive:
-        refuse(sender.vk_user_id, texts.DEAD, game=seat.game_id)
+        refuse(sender.vk_user_id, render("player/dead"), game=seat.game_id)
         return
     try:
         players.mafia_relay(game_id=seat.game_id, vk_user_id=sender.vk_user_id, text=text)

@@ -4,13 +4,14 @@ buttons (pages of targets, the commissar's choice, the role strike's guess)."""
 from __future__ import annotations
 
 from gameplay.keyboards import Payload
+from gameplay.messages import render
 from gameplay.models import PhaseKind, PhaseStatus, Seat
 from gameplay.rules import Act, Role, RuleViolation
 from gameplay.rules.errors import ActionNotAvailable, TargetNotAlive, UnknownTarget, WrongPhase
 from gameplay.selectors import bot as sel
 from gameplay.services import players, prompts
 from gameplay.services.players import StaleButton
-from vkbot import parsing, texts
+from vkbot import parsing
 
 from .base import Sender, refuse, say, single_running_seat
 
@@ -55,7 +56,7 @@ def from_text(sender: Sender, cmd: parsing.Command) -> None:
         refuse(sender.vk_user_id, seat)
         return
     if not seat.alive:
-        refuse(sender.vk_user_id, texts.DEAD, game=seat.game_id)
+        refuse(sender.vk_user_id, render("player/dead"), game=seat.game_id)
         return
     try:
         act = act_for(cmd.verb, seat)
@@ -83,7 +84,7 @@ def _night_phase(seat: Seat, payload: Payload):  # noqa: ANN202
     if phase is None or phase.kind != PhaseKind.NIGHT:
         raise WrongPhase("Сейчас день: ночные действия принимаются ночью.")
     if phase.status != PhaseStatus.OPEN or sel.night_closed_to(phase, seat):
-        raise RuleViolation(texts.NIGHT_UNDER_REVIEW)
+        raise RuleViolation(render("player/night_under_review"))
     if payload.phase and payload.phase != phase.pk:
         raise StaleButton()
     return phase
@@ -98,7 +99,7 @@ def show_page(seat: Seat, payload: Payload) -> None:
     if act not in sel.acts_of(seat, role_strike_used=game.role_strike_used):
         raise ActionNotAvailable()
     if phase.reopened_for and act.slot.value != phase.reopened_for:
-        raise RuleViolation(texts.NIGHT_REOPENED_FOR_MAFIA_SHOT)
+        raise RuleViolation(render("player/night_reopened_for_mafia_shot"))
     seats = sel.roster(game)
     if act is Act.ROLE_STRIKE and payload.target is not None:
         target = next((s for s in seats if s.number == payload.target), None)

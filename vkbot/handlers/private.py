@@ -3,7 +3,8 @@ gets an answer."""
 
 from __future__ import annotations
 
-from vkbot import parsing, texts
+from gameplay.messages import render
+from vkbot import parsing
 
 from . import mafia, night, signup, spectators, status, votes
 from .base import Sender, VkFacts, refuse
@@ -12,7 +13,7 @@ from .base import Sender, VkFacts, refuse
 def message(vk_user_id: int, text: str, facts: VkFacts) -> None:
     cmd = parsing.parse_private(text)
     if cmd.kind == parsing.EMPTY:
-        refuse(vk_user_id, texts.EMPTY_MESSAGE)
+        refuse(vk_user_id, render("player/empty_message"))
         return
     sender = Sender.load(vk_user_id)
     if cmd.kind in (parsing.SIGNUP, parsing.RESERVE, parsing.WITHDRAW):
@@ -34,4 +35,4 @@ def message(vk_user_id: int, text: str, facts: VkFacts) -> None:
     elif cmd.kind == parsing.SPECTATORS:
         spectators.request(sender)
     else:
-        refuse(vk_user_id, texts.UNKNOWN_COMMAND)
+        refuse(vk_user_id, render("player/unknown_command"))

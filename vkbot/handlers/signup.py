@@ -3,13 +3,13 @@ recruitment topic or by private message (RULES.md P6 for the reserve)."""
 
 from __future__ import annotations
 
-from gameplay import bot_texts
 from gameplay.keyboards import SIGNUP, Payload, choice_keyboard
+from gameplay.messages import render
 from gameplay.models import Game, GameStatus
 from gameplay.rules import RuleViolation
 from gameplay.selectors import bot as sel
 from gameplay.services import players, setup
-from vkbot import parsing, texts
+from vkbot import parsing
 
 from .base import Sender, VkFacts, refuse, say
 
@@ -20,7 +20,7 @@ def _signup(sender: Sender, game: Game, reserve: bool, facts: VkFacts) -> None:
     try:
         players.signup(
             game_id=game.pk, vk_user_id=sender.vk_user_id, name=sender.name(facts),
-            reserve=reserve, pm_allowed=allowed,
+            sex=sender.sex(facts), reserve=reserve, pm_allowed=allowed,
         )
     except RuleViolation as e:
         refuse(sender.vk_user_id, e.reason, game=game)
@@ -37,23 +37,24 @@ def from_private(sender: Sender, cmd: parsing.Command, facts: VkFacts) -> None:
         mine = {s.game_id for s in sender.seats}
         games = [g for g in games if g.pk not in mine] or games
     if not games:
-        refuse(sender.vk_user_id, texts.NO_RESERVE if reserve else texts.NO_RECRUITMENT)
+        refuse(sender.vk_user_id,
+               render("player/no_reserve" if reserve else "player/no_recruitment"))
         return
     if len(games) == 1:
         _signup(sender, games[0], reserve, facts)
         return
     choices = [
-        (texts.signup_choice_label(g), Payload(SIGNUP, game=g.pk, early=reserve))
+        (render("player/signup_choice", game=g.name), Payload(SIGNUP, game=g.pk, early=reserve))
         for g in games[:10]
     ]
-    say(sender.vk_user_id, texts.CHOOSE_GAME, keyboard=choice_keyboard(choices),
+    say(sender.vk_user_id, render("player/choose_game"), keyboard=choice_keyboard(choices),
         kind="signup_choice")
 
 
 def from_button(sender: Sender, payload: Payload, facts: VkFacts) -> None:
     game = Game.objects.filter(pk=payload.game).first()
     if game is None:
-        refuse(sender.vk_user_id, texts.BAD_BUTTON)
+        refuse(sender.vk_user_id, render("player/bad_button"))
         return
     _signup(sender, game, payload.early, facts)
 
@@ -63,7 +64,7 @@ def _withdraw_private(sender: Sender) -> None:
                                                            GameStatus.DEALT)
              or s.status == "reserve"]
     if not seats:
-        refuse(sender.vk_user_id, texts.NOT_SIGNED_UP if not sender.seats else
+        refuse(sender.vk_user_id, render("player/not_signed_up") if not sender.seats else
                "Игра уже началась: сняться нельзя, обратитесь к ведущему.")
         return
     for seat in seats:
@@ -84,13 +85,13 @@ def from_board(
         if cmd.kind == parsing.WITHDRAW:
             setup.signup_withdraw(game_id=game.pk, vk_user_id=vk_user_id)
             players.board_reply(game_id=game.pk, topic_id=topic_id,
-                                text=f"{mention}, {texts.WITHDRAW_DONE[0].lower()}"
-                                     f"{texts.WITHDRAW_DONE[1:]}")
+                                text=render("board/withdrawn", mention=mention))
             return
         players.signup(
             game_id=game.pk,
             vk_user_id=vk_user_id,
             name=name,
+            sex=sender.sex(facts),
             reserve=cmd.kind == parsing.RESERVE,
             pm_allowed=facts.pm_allowed.get(vk_user_id),
             topic_id=topic_id,
@@ -98,4 +99,4 @@ def from_board(
         )
     except RuleViolation as e:
         players.board_reply(game_id=game.pk, topic_id=topic_id,
-                            text=bot_texts.board_refusal(mention, e.reason))
+                            text=render("board/refusal", mention=mention, reason=e.reason))

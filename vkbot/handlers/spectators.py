@@ -11,10 +11,11 @@ from typing import Any
 
 from django.conf import settings
 
+from gameplay.messages import render
 from gameplay.rules import RuleViolation
 from gameplay.selectors import bot as sel
 from gameplay.services import players
-from vkbot import parsing, texts
+from vkbot import parsing, replies
 
 from .base import Sender, as_dict, as_int, as_str, refuse, user_id
 
@@ -26,7 +27,7 @@ def request(sender: Sender) -> None:
     """«в ЗЗ» by private message."""
     seats = sel.spectator_seats(sender.vk_user_id)
     if not seats:
-        refuse(sender.vk_user_id, texts.NO_SPECTATOR_CHAT)
+        refuse(sender.vk_user_id, render("player/no_spectator_chat"))
         return
     refusal = None
     for seat in seats:
@@ -74,5 +75,5 @@ def is_community(member_id: Any) -> bool:
 def tell_number(peer_id: int, *, added: bool) -> None:
     """Answer in the chat with its number and how to link it (through the Outbox)."""
     game = sel.game_for_chat(peer_id)
-    text = texts.chat_number(peer_id, game.name if game else None, added=added)
+    text = replies.chat_number(peer_id, game.name if game else None, added=added)
     players.chat_reply(peer_id=peer_id, text=text, game=game, kind="chat_number")

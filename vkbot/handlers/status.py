@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from gameplay.keyboards import menu_keyboard
+from gameplay.messages import render
 from gameplay.selectors import bot as sel
 from gameplay.services import prompts
-from vkbot import texts
+from vkbot import replies
 
 from .base import Sender, refuse, say
 
@@ -13,16 +14,16 @@ from .base import Sender, refuse, say
 def show_status(sender: Sender) -> None:
     playing = sender.playing
     if not playing:
-        say(sender.vk_user_id, texts.outsider_status(sender.seats), kind="status")
+        say(sender.vk_user_id, replies.outsider_status(sender.seats), kind="status")
         return
-    parts = [texts.status_text(sel.player_status(seat)) for seat in playing]
+    parts = [replies.status_text(sel.player_status(seat)) for seat in playing]
     say(sender.vk_user_id, "\n\n".join(parts), game=playing[0].game_id, kind="status")
 
 
 def show_help(sender: Sender) -> None:
     playing = sender.playing
     seat = playing[0] if playing else (sender.seats[0] if sender.seats else None)
-    say(sender.vk_user_id, texts.help_for(seat), game=seat.game_id if seat else None,
+    say(sender.vk_user_id, replies.help_for(seat), game=seat.game_id if seat else None,
         keyboard=menu_keyboard(), kind="help")
 
 
@@ -31,7 +32,7 @@ def show_menu(sender: Sender) -> None:
     living = [s for s in sender.playing if s.alive]
     if not living:
         if sender.playing:
-            refuse(sender.vk_user_id, texts.DEAD, game=sender.playing[0].game_id)
+            refuse(sender.vk_user_id, render("player/dead"), game=sender.playing[0].game_id)
         else:
             show_help(sender)
         return
@@ -42,16 +43,16 @@ def show_menu(sender: Sender) -> None:
         if phase is None:
             continue
         if sel.night_closed_to(phase, seat):
-            refuse(sender.vk_user_id, texts.NIGHT_UNDER_REVIEW, game=game)
+            refuse(sender.vk_user_id, render("player/night_under_review"), game=game)
             sent = True
             continue
         seats = sel.roster(game)
         items = prompts.phase_prompts(game, phase, seats, seat)
         if not items:  # a night with no action for this seat
-            say(sender.vk_user_id, texts.NO_NIGHT_ACTIONS, game=game, kind="menu")
+            say(sender.vk_user_id, render("player/no_night_actions"), game=game, kind="menu")
             sent = True
         for text, board in items:
             say(sender.vk_user_id, text, game=game, keyboard=board, kind="menu")
             sent = True
     if not sent:
-        say(sender.vk_user_id, texts.NOTHING_TO_DO_NOW, kind="menu")
+        say(sender.vk_user_id, render("player/nothing_to_do"), kind="menu")

@@ -3,15 +3,15 @@ message or by buttons (then the bot posts the vote in the topic), and «подс
 
 from __future__ import annotations
 
-from gameplay import bot_texts
 from gameplay.keyboards import Payload
+from gameplay.messages import render
 from gameplay.models import Game, PhaseKind, PhaseStatus, Seat, Source
 from gameplay.rules import RuleViolation
 from gameplay.rules.errors import WrongPhase
 from gameplay.selectors import bot as sel
 from gameplay.services import players, prompts
 from gameplay.services.players import StaleButton
-from vkbot import parsing, texts
+from vkbot import parsing
 
 from .base import Sender, refuse, say, single_running_seat
 
@@ -57,7 +57,7 @@ def from_private(sender: Sender, cmd: parsing.Command) -> None:
         refuse(sender.vk_user_id, seat)
         return
     if not seat.alive:
-        refuse(sender.vk_user_id, texts.DEAD, game=seat.game_id)
+        refuse(sender.vk_user_id, render("player/dead"), game=seat.game_id)
         return
     try:
         if cmd.target is None:
@@ -107,7 +107,7 @@ def from_board(
         if seat is None:
             raise RuleViolation("Вы не участвуете в этой игре.")
         if not seat.alive:
-            raise RuleViolation(texts.DEAD)
+            raise RuleViolation(render("player/dead"))
         if cmd.error or cmd.target is None:
             raise RuleViolation(cmd.error or "Укажите, за кого голосуете: «голос 5».")
         players.vote_cast(
@@ -121,7 +121,8 @@ def from_board(
     except RuleViolation as e:
         players.board_reply(
             game_id=game.pk, topic_id=topic_id,
-            text=bot_texts.board_vote_refused(mention, e.reason), kind="vote_refused",
+            text=render("board/vote_refused", mention=mention, reason=e.reason),
+            kind="vote_refused",
         )
 
 
@@ -131,6 +132,6 @@ def count_board(game: Game, topic_id: int, vk_user_id: int) -> None:
     except RuleViolation as e:
         players.board_reply(
             game_id=game.pk, topic_id=topic_id,
-            text=bot_texts.board_refusal(parsing.mention(vk_user_id, f"id{vk_user_id}"),
-                                         e.reason),
+            text=render("board/refusal", mention=parsing.mention(vk_user_id, f"id{vk_user_id}"),
+                        reason=e.reason),
         )

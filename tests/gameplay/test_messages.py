@@ -1,0 +1,688 @@
+"""Every message in every theme, for generated games and real-world names, read as a person
+would: no rule codes, no English but names, links and hashes, no holes (``None``, ``{{``, an
+unrendered variable), numerals agreeing with their nouns, names declined after «за», verbs in
+the player's gender (a neutral wording when VK did not tell it).
+
+The expected accusative of each name is written here by hand (not by the library under test).
+``test_every_message_reads_right`` prints its counts: messages × names × themes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from functools import cache
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gameplay import grammar, messages, themes
+from gameplay.messages import MessageError, Person, render, when
+
+# (name as VK gives it, VK's sex, the accusative «голосует за …» needs)
+NAMES: list[tuple[str, int, str]] = [
+    ("Сергей Воробьёв", 2, "Сергея Воробьёва"),
+    ("Иван Петров", 2, "Ивана Петрова"),
+    ("Никита Михалков", 2, "Никиту Михалкова"),
+    ("Лев Толстой", 2, "Льва Толстого"),
+    ("Фёдор Достоевский", 2, "Фёдора Достоевского"),
+    ("Михаил Булгаков", 2, "Михаила Булгакова"),
+    ("Юрий Гагарин", 2, "Юрия Гагарина"),
+    ("Илья Репин", 2, "Илью Репина"),
+    ("Пётр Чайковский", 2, "Петра Чайковского"),
+    ("Эльдар Рязанов", 2, "Эльдара Рязанова"),
+    ("Дмитрий Шостакович", 2, "Дмитрия Шостаковича"),
+    ("Виктор Цой", 2, "Виктора Цоя"),
+    ("Николай Гоголь", 2, "Николая Гоголя"),
+    ("Данила Козловский", 2, "Данилу Козловского"),
+    ("Армен Джигарханян", 2, "Армена Джигарханяна"),
+    ("Мария Ефремова", 1, "Марию Ефремову"),
+    ("Анна Ахматова", 1, "Анну Ахматову"),
+    ("Марина Цветаева", 1, "Марину Цветаеву"),
+    ("Любовь Орлова", 1, "Любовь Орлову"),
+    ("Алла Пугачёва", 1, "Аллу Пугачёву"),
+    ("Валентина Терешкова", 1, "Валентину Терешкову"),
+    ("Майя Плисецкая", 1, "Майю Плисецкую"),
+    ("Юлия Анисимова", 1, "Юлию Анисимову"),
+    ("Софья Ковалевская", 1, "Софью Ковалевскую"),
+    ("Наталья Гончарова", 1, "Наталью Гончарову"),
+    ("Фаина Раневская", 1, "Фаину Раневскую"),
+    ("Ия Саввина", 1, "Ию Саввину"),
+    # double-barrelled
+    ("Мария Кюри-Склодовская", 1, "Марию Кюри-Склодовскую"),
+    ("Николай Римский-Корсаков", 2, "Николая Римского-Корсакова"),
+    ("Анна-Мария Петрова", 1, "Анну-Марию Петрову"),
+    # indeclinable surnames (and first names)
+    ("Олег Белых", 2, "Олега Белых"),
+    ("Ирина Седых", 1, "Ирину Седых"),
+    ("Тарас Шевченко", 2, "Тараса Шевченко"),
+    ("Гоша Куценко", 2, "Гошу Куценко"),
+    ("Зураб Церетели", 2, "Зураба Церетели"),
+    ("Александр Дюма", 2, "Александра Дюма"),
+    ("Нино Катамадзе", 1, "Нино Катамадзе"),
+    ("Ольга Бергольц", 1, "Ольгу Бергольц"),
+    ("Ксения Собчак", 1, "Ксению Собчак"),
+    ("Ким Ли", 2, "Кима Ли"),
+    # VK did not tell the gender
+    ("Саша Белых", 0, "Сашу Белых"),
+    ("Женя Иванова", 0, "Женю Иванову"),
+    ("Вера", 0, "Веру"),
+    # nicknames, Latin letters
+    ("Nick Johnson", 0, "Nick Johnson"),
+    ("xXx_Killer", 0, "xXx_Killer"),
+    ("DarkLord", 2, "DarkLord"),
+    ("Мафиози_228", 0, "Мафиози_228"),
+    ("Кот Matroskin", 2, "Кот Matroskin"),
+    ("Sasha", 1, "Sasha"),
+]
+
+HASH = "9f2c4be1" * 8
+SEED = "5d41402abc4b2a76b9719d911017c592"
+LINK = "https://vk.me/join/AJQ1d5eSUQ"
+TZ = "Europe/Moscow"
+DEADLINE = when(datetime(2026, 12, 1, 18, 30, tzinfo=UTC), TZ)
+ROLES = ["mafia", "commissar", "doctor", "civilian", "maniac"]
+ITEMS = ["clock", "red_button", "book"]
+
+
+def people(i: int, n: int = 6) -> list[Person]:
+    """A table for name ``i``: seat 1 is that name, the others follow it in the table."""
+    out = []
+    for k in range(n):
+        name, sex, _ = NAMES[(i + k) % len(NAMES)]
+        out.append(Person(k * 5 + 1, name, sex))
+    return out
+
+
+Contexts = Callable[[list[Person]], list[dict[str, Any]]]
+
+
+def one(**ctx: Any) -> Contexts:
+    return lambda p: [ctx]
+
+
+def each_role(make: Callable[[list[Person], str], dict[str, Any]]) -> Contexts:
+    return lambda p: [make(p, r) for r in ROLES]
+
+
+#: Every message with the contexts it is rendered in (a few per message, covering branches).
+CASES: dict[str, Contexts] = {
+    "player/signed_up": lambda p: [{"game": "Машина времени", "reserve": r} for r in (0, 1)],
+    "player/withdrawn": one(game="Машина времени"),
+    "player/role_card": lambda p: (
+        [
+            {
+                "game": "Игра",
+                "number": p[0].number,
+                "role": r,
+                "item": i,
+                "mafia": p[:3] if r == "mafia" else [],
+                "commitment": HASH,
+            }
+            for r in ROLES
+            for i in ("", "clock")
+        ]
+        + [
+            {
+                "game": "Игра",
+                "number": 1,
+                "role": "civilian",
+                "item": i,
+                "mafia": [],
+                "commitment": HASH,
+            }
+            for i in ITEMS
+        ]
+    ),
+    "player/vote_accepted": lambda p: [
+        {"target": p[0], "early": e, "early_ignored": x} for e, x in ((0, 0), (1, 0), (0, 1))
+    ],
+    "player/vote_voided": lambda p: [{"target": p[0]}],
+    "player/action_accepted": lambda p: [
+        {"act": "проверка", "target": p[0], "guess": ""},
+        {"act": "ролевой удар", "target": p[0], "guess": "doctor"},
+    ],
+    "player/mafia_shot_update": lambda p: [{"sender": p[0], "target": p[1]}],
+    "player/role_strike_update": lambda p: [
+        {"sender": p[0], "target": p[1], "guess": g} for g in ("commissar", "doctor", "maniac")
+    ],
+    "player/check_result": lambda p: [
+        {"number": 2, "target": p[0], "is_mafia": m} for m in (True, False)
+    ],
+    "player/you_died": lambda p: [{"mafia": m} for m in (True, False)],
+    "player/mafia_reopened": one(number=2),
+    "player/modkilled": one(reason="оскорбления в обсуждении"),
+    "player/replaced": one(game="Игра"),
+    "player/game_over": lambda p: [{"game": "Игра", "winner": w} for w in ("Мафия", "")],
+    "player/act_prompt": lambda p: [
+        {"number": 1, "act": a, "item": a if a in ITEMS else "", "deadline": DEADLINE}
+        for a in (
+            "mafia_shot",
+            "role_strike",
+            "check",
+            "commissar_shot",
+            "heal",
+            "maniac_shot",
+            *ITEMS,
+        )
+    ],
+    "player/act_question": lambda p: [{"act": a} for a in ("check", "heal", "book")],
+    "player/commissar_prompt": one(number=3, deadline=DEADLINE),
+    "player/heal_note": lambda p: [{"target": p[0]}],
+    "player/pick_guess": lambda p: [{"target": p[0]}],
+    "player/day_prompt": lambda p: [
+        {"number": n, "deadline": DEADLINE, "early": n >= 3} for n in (1, 3)
+    ],
+    "player/early_vote_prompt": one(number=3),
+    "player/vote_page": one(number=2),
+    "player/relay": lambda p: [{"sender": p[0], "text": "стреляем в 5"}],
+    "player/relay_sent": lambda p: [{"count": n} for n in (1, 2, 5, 21)],
+    "player/relay_alone": one(),
+    "player/pm_hint": lambda p: [{"pm_allowed": a} for a in (False, None)],
+    "player/spectator_invite": one(game="Игра", link=LINK),
+    "player/spectators_opened": one(),
+    "player/button_answered": one(),
+    "player/night_under_review": one(),
+    "player/night_reopened_for_mafia_shot": one(),
+    "player/strike_why": lambda p: [
+        {"reason": r, "number": 2, "note": n}
+        for r, n in (("missed_vote", ""), ("missed_action", ""), ("manual", "флуд"), ("manual", ""))
+    ],
+    "player/struck": lambda p: [
+        {"why": "вы не проголосовали в день 2", "votes": 2, "day": 2, "counted": c}
+        for c in (True, False)
+    ],
+    "player/struck_out": one(why="вы не прислали ночное действие в ночь 3"),
+    "player/day_reminder": lambda p: [
+        {"number": 2, "deadline": DEADLINE, "left": "через 1 ч 30 мин"},
+        {"number": 2, "deadline": "", "left": ""},
+    ],
+    "player/night_reminder": one(number=2, deadline=DEADLINE, left="через 45 мин"),
+    "player/closes": one(deadline=DEADLINE, left="через 3 ч"),
+    "player/internal_error": one(),
+    "player/unknown_command": one(),
+    "player/not_playing": one(),
+    "player/not_started": one(),
+    "player/several_games": one(),
+    "player/no_recruitment": one(),
+    "player/no_reserve": one(),
+    "player/not_signed_up": one(),
+    "player/choose_game": one(),
+    "player/signup_choice": one(game="Игра"),
+    "player/bad_button": one(),
+    "player/no_night_actions": one(),
+    "player/nothing_to_do": one(),
+    "player/empty_message": one(),
+    "player/dead": one(),
+    "player/withdraw_done": one(),
+    "player/no_spectator_chat": one(),
+    "player/help_outsider": one(title="Машина времени"),
+    "player/help_signed_up": lambda p: [{"game": "Игра", "reserve": r} for r in (0, 1)],
+    "player/help_dead": lambda p: [{"mafia": m} for m in (0, 1)],
+    "player/help": lambda p: [
+        {"game": "Игра", "seat": p[0], "role": r, "item": i, "early_day": 3}
+        for r in ROLES
+        for i in ("", "book")
+    ],
+    "player/status": lambda p: (
+        [
+            {
+                "game": "Игра",
+                "seat": p[0],
+                "role": "mafia",
+                "item": "clock",
+                "item_used": u,
+                "strikes": k,
+                "alive": True,
+                "phase": "night",
+                "number": 2,
+                "deadline": DEADLINE,
+                "vote": None,
+                "vote_early": False,
+                "actions": [{"act": "Старинные часы", "target": p[1], "guess": "", "actor": p[0]}],
+                "expects_action": False,
+                "team_shot": {"act": "выстрел мафии", "target": p[2], "guess": "", "actor": p[1]},
+                "team_strike": {
+                    "act": "ролевой удар",
+                    "target": p[3],
+                    "guess": "doctor",
+                    "actor": p[4],
+                },
+                "strike_used": False,
+                "team": p[1:3],
+            }
+            for u, k in ((False, 0), (True, 1))
+        ]
+        + [
+            {
+                "game": "Игра",
+                "seat": p[0],
+                "role": "commissar",
+                "item": "",
+                "item_used": False,
+                "strikes": 0,
+                "alive": True,
+                "phase": ph,
+                "number": 1,
+                "deadline": DEADLINE,
+                "vote": p[1] if ph == "day" else None,
+                "vote_early": True,
+                "actions": [],
+                "expects_action": True,
+                "team_shot": None,
+                "team_strike": None,
+                "strike_used": True,
+                "team": [],
+            }
+            for ph in ("day", "night", "review", "")
+        ]
+    ),
+    "player/outsider_status": one(
+        seats=[
+            {"game": "Игра", "state": "идёт набор", "reserve": False},
+            {"game": "Другая", "state": "идёт", "reserve": True},
+        ]
+    ),
+    # --- the board
+    "board/roster": lambda p: [
+        {"game": "Игра", "seats": p, "commitment": HASH, "rounds": r}
+        for r in ([], [(1, HASH)], [(1, HASH), (2, HASH)])
+    ],
+    "board/round_hash": one(number=2, commitment=HASH),
+    "board/signup_opened": one(game="Игра", commitment=HASH),
+    "board/round_opened": one(game="Игра", number=2, commitment=HASH),
+    "board/round_opened_summary": one(number=2, commitment=HASH),
+    "board/deal_discarded": lambda p: [
+        {"deal": 1, "round": 1, "cause": "round", "new_round": 2},
+        {"deal": 2, "round": 1, "cause": "player", "vk_user_id": 5001},
+        {"deal": 3, "round": 2, "cause": "gm", "vk_user_id": 5002},
+    ],
+    "board/game_cancelled": lambda p: [
+        {"game": "Игра", "reason": r, "rounds": [(1, HASH, SEED), (2, HASH, SEED)]}
+        for r in ("", "Не набрали игроков.")
+    ],
+    "board/day_opened": lambda p: [
+        {"number": n, "deadline": DEADLINE, "early": n >= 3} for n in (1, 3)
+    ],
+    "board/night_opened": one(number=2, deadline=DEADLINE),
+    "board/vote_posted": lambda p: [{"voter": p[1], "target": p[0], "early": e} for e in (0, 1)],
+    "board/day_result": lambda p: [
+        {
+            "number": 2,
+            "early": e,
+            "story": story,
+            "modkilled": [{"person": x, "role": "doctor"} for x in p[3 : 3 + m]],
+            "penalties": [{"person": x, "votes": 2} for x in p[1:3]],
+            "tally": [{"person": x, "votes": v} for x, v in zip(p, (21, 4, 2, 1), strict=False)],
+            "executed": p[0] if ex else None,
+            "executed_role": "maniac" if ex else "",
+        }
+        for e, m, ex, story in ((0, 0, 1, ""), (1, 1, 1, "Город шумел."), (0, 2, 0, ""))
+    ],
+    "board/modkills": lambda p: [
+        {"modkilled": [{"person": x, "role": "mafia"} for x in p[:k]]} for k in (0, 1, 3)
+    ],
+    "board/night_result": lambda p: [
+        {
+            "number": 1,
+            "story": story,
+            "deaths": [{"person": x, "role": r} for x in p[:d]],
+            "modkilled": [{"person": x, "role": "civilian"} for x in p[d : d + m]],
+            "penalties": p[4 : 4 + k],
+        }
+        for d, m, k, r, story in (
+            (0, 0, 0, "", ""),
+            (1, 0, 1, "", "Ночь была долгой."),
+            (1, 1, 2, "doctor", ""),
+            (3, 1, 0, "mafia", ""),
+        )
+    ],
+    "board/modkilled": lambda p: [{"seat": p[0], "role": r} for r in ROLES],
+    "board/replaced": lambda p: [{"number": 5, "old": p[0].name, "new": p[1].name}],
+    "board/penalty": lambda p: [{"seat": p[0], "votes": v, "day": 2} for v in (1, 2, 5)],
+    "board/game_over": lambda p: [
+        {
+            "game": "Игра",
+            "winner": title,
+            "winner_key": key,
+            "seats": [
+                {"person": x, "role": r, "item": i}
+                for x, r, i in zip(p, ROLES, ("clock", "", "book", "", ""), strict=False)
+            ],
+            "night_log": ["Ночь 1: №1 — выстрел мафии → №6"] if key else [],
+            "overrides": ["Модкилл №6 (оскорбления)"] if key else [],
+            "seed": SEED,
+            "commitment": HASH,
+            "counts": "мафия — 6, комиссар — 1",
+            "count_args": "--mafia 6 --commissar 1",
+            "rounds": rounds,
+            "chain": " ".join(f"--round {n}:{c}:{sd}" for n, c, sd in rounds),
+            "roster_ids": "5001,5002",
+            "from_seed": from_seed,
+        }
+        for key, title in (
+            ("town", "Мирный город"),
+            ("mafia", "Мафия"),
+            ("maniac", "Маньяк"),
+            ("draw", "Ничья"),
+            ("", ""),
+        )
+        for rounds, from_seed in (
+            ([], True),
+            ([(1, HASH, SEED), (2, HASH, SEED)], True),
+            ([(1, HASH, SEED)], False),
+        )
+    ],
+    "board/vote_count": lambda p: (
+        [
+            {
+                "day": 2,
+                "voted": v,
+                "living": 26,
+                "missing": [x.number for x in p[:2]],
+                "rows": [
+                    {"person": x, "total": t, "penalty": k}
+                    for x, t, k in zip(p, (5, 3, 2, 1), (0, 2, 0, 1), strict=False)
+                ],
+            }
+            for v in (1, 21, 22, 5)
+        ]
+        + [{"day": 1, "voted": 0, "living": 26, "missing": [], "rows": []}]
+    ),
+    "board/signed_up": lambda p: [
+        {"mention": f"[id5001|{p[0].name}]", "game": "Игра", "reserve": r, "pm_allowed": a}
+        for r in (0, 1)
+        for a in (True, False, None)
+    ],
+    "board/refusal": lambda p: [
+        {"mention": f"[id5001|{p[0].name}]", "reason": "Набор в игру закрыт."}
+    ],
+    "board/vote_refused": lambda p: [
+        {"mention": f"[id5001|{p[0].name}]", "reason": "Голосовать за себя нельзя."}
+    ],
+    "board/withdrawn": lambda p: [{"mention": f"[id5001|{p[0].name}]"}],
+    "board/deadline_extended": lambda p: [
+        {"kind": k, "number": 2, "deadline": DEADLINE} for k in ("day", "night")
+    ],
+    "board/spectators_opened": one(),
+    "board/spectators_closed": one(),
+    # --- the spectator chat
+    "spectators/chat_title": one(game="Игра"),
+    "spectators/chat_number": lambda p: [
+        {"number": 8, "game": g, "added": a} for g in ("Игра", "") for a in (True, False)
+    ],
+    "spectators/intruder_removed": one(
+        member="id5001", why="Беседа зрителей — для выбывших игроков."
+    ),
+    # --- the GM's flags and refusals
+    "gm/no_open_phase": one(),
+    "gm/round_not_needed": one(),
+    "gm/topic_taken": one(),
+    "gm/spectator_chat_taken": one(),
+    "gm/already_dealt": one(),
+    "gm/counts_after_deal": one(),
+    "gm/nobody_to_remind": one(),
+    "gm/reminded_recently": lambda p: [{"seconds": s} for s in (1, 3, 30, 59)],
+    "gm/vk_error": lambda p: (
+        [{"code": c, "message": "Flood control"} for c in (5, 9, 901, 914, 925)]
+        + [{"code": None, "message": "таймаут"}]
+    ),
+    "gm/delivery_gave_up": lambda p: [
+        {"why": "VK требует капчу", "attempts": a} for a in (1, 3, 5)
+    ],
+    "gm/message_failed": lambda p: [
+        {"id": 4, "what": w, "why": "VK ограничил частоту"}
+        for w in ("Игра «Игра». Ваш номер: 5.", "")
+    ],
+    "gm/board_failed": one(id=4, what="Итоги дня 2.", topic=77, why="тема закрыта"),
+    "gm/chat_action_failed": one(id=4, what="", why="нет доступа"),
+    "gm/chat_create_failed": one(id=4, title="ЗЗ — Игра", why="нет прав"),
+    "gm/chat_create_unknown": one(id=4, title="ЗЗ — Игра", why="VK не ответил"),
+    "gm/chat_created_not_linked": lambda p: [
+        {"id": 4, "chat": 8, "open_chat": o} for o in (True, False)
+    ],
+}
+
+# --- what a person must never read ---------------------------------------------------------------
+
+RULE_CODE = re.compile(r"(?<![\w/])(?:[GVP]\d{1,2}|§\s?\d+)(?!\w)|правил[оау]\s+[A-Z]")
+URL = re.compile(r"https?://\S+|\b[\w/]+\.md\b")
+MENTION = re.compile(r"\[id\d+\|[^\]]*\]|\bid\d+\b")
+HEX = re.compile(r"\b[0-9a-f]{16,}\b")
+LATIN = re.compile(r"[A-Za-z][A-Za-z_'-]*")
+#: VK, the hash's algorithm, and the placeholder of a seat number in commands («выстрел N»).
+ALLOWED_LATIN = {"VK", "SHA", "N"}
+#: The deal's check command, printed for copying (docs/players.md explains it in words).
+VERIFY_COMMAND = re.compile(r"(?m)^Проверка раздачи: python manage\.py verify .*$")
+NUMERAL = re.compile(r"(?<![\w№.:,])(\d+) ([а-яё]+)(?: ([а-яё]+))?")
+PAST_GENDER = {"masc": grammar.MALE, "femn": grammar.FEMALE}
+
+
+def _category(n: int) -> set[tuple[str, str]]:
+    """(number, case) a noun takes after ``n`` in the nominative («1 голос», «3 голоса»,
+    «5 голосов»), written out from the grammar, not asked from the library."""
+    if n % 10 == 1 and n % 100 != 11:
+        return {("sing", "nomn"), ("sing", "accs")}
+    if n % 10 in (2, 3, 4) and n % 100 not in (12, 13, 14):
+        return {("sing", "gent")}
+    return {("plur", "gent")}
+
+
+@cache
+def _parses(word: str) -> list[Any]:
+    return grammar.morph().parse(word)
+
+
+def _numeral_problems(text: str) -> list[str]:
+    out = []
+    for m in NUMERAL.finditer(text):
+        n = int(m.group(1))
+        for word in (m.group(2), m.group(3)):
+            if word is None or len(word) < 3:
+                break
+            parses = _parses(word)
+            nouns = [p for p in parses if p.tag.POS == "NOUN" and p.score >= 0.05]
+            adjectives = [p for p in parses if p.tag.POS == "ADJF"]
+            if nouns and not adjectives:
+                want = _category(n)
+                if not any((p.tag.number, p.tag.case) in want for p in nouns):
+                    out.append(f"«{m.group(0)}»")
+                break
+            if adjectives and not nouns:
+                want = (
+                    {("sing", "nomn"), ("sing", "accs")}
+                    if ("sing", "nomn") in _category(n)
+                    else {("plur", "gent"), ("plur", "nomn")}
+                )
+                if not any((p.tag.number, p.tag.case) in want for p in adjectives):
+                    out.append(f"«{m.group(0)}»")
+                continue
+            break
+    return out
+
+
+@cache
+def _gendered_word(word: str) -> int | None:
+    """The gender a past-tense verb or short participle shows («назвала», «исключён»), None
+    for any other word."""
+    parses = grammar.morph().parse(word)
+    best = parses[0] if parses else None
+    if best is None or best.tag.POS not in ("VERB", "PRTS") or best.tag.number != "sing":
+        return None
+    if best.tag.POS == "VERB" and best.tag.tense != "past":
+        return None
+    return PAST_GENDER.get(best.tag.gender)
+
+
+@cache
+def _person_patterns(p: Person, accs: str) -> tuple[Any, Any, Any, Any]:
+    label = re.escape(str(p))
+    declinable = accs != p.name
+    return (
+        re.compile(rf"\bза {label}(?!\w)") if declinable else None,
+        re.compile(rf"\bза №{p.number} (?!{re.escape(accs)})") if declinable else None,
+        # the word after the player as the subject (not «за …», «по …»: there, an object)
+        re.compile(rf"(?<!за )(?<!по ){label} ([а-яё]+)"),
+        re.compile(rf"(?m)^([А-Яа-яЁё]+) {label}"),
+    )
+
+
+def problems(text: str, persons: list[Person], accusatives: dict[str, str]) -> list[str]:
+    out = []
+    if RULE_CODE.search(text):
+        out.append(f"a rule code: {RULE_CODE.search(text).group(0)}")
+    for hole in ("None", "{{", "}}", "{%", messages.MISSING_MARK, "\ue0ff"):
+        if hole in text:
+            out.append(f"a hole: {hole!r}")
+    plain = HEX.sub(" ", MENTION.sub(" ", URL.sub(" ", VERIFY_COMMAND.sub(" ", text))))
+    for p in persons:
+        plain = plain.replace(p.name, " ")
+    for word in LATIN.findall(plain.replace("VK id", "VK")):  # «VK id»: VK's own term
+        if word.strip("-_'") not in ALLOWED_LATIN:
+            out.append(f"an English word: {word}")
+    out += [f"numeral disagrees: {x}" for x in _numeral_problems(text)]
+    for p in persons:
+        if f"№{p.number} " not in text:
+            continue
+        nominative_after_za, za_without_accs, subject, line_start = _person_patterns(
+            p, accusatives[p.name]
+        )
+        if nominative_after_za is not None and nominative_after_za.search(text):
+            out.append(f"nominative after «за»: {p}")
+        if za_without_accs is not None and za_without_accs.search(text):
+            out.append(f"«за» without «{accusatives[p.name]}»")
+        words = [m.group(1) for m in subject.finditer(text)]
+        words += [m.group(1) for m in line_start.finditer(text)]
+        for word in words:
+            shown = _gendered_word(word)
+            if shown is not None and shown != p.sex:
+                out.append(f"«{word}» for {p} (VK sex {p.sex})")
+    return out
+
+
+def all_renders() -> list[tuple[str, str, str, list[Person], str]]:
+    """(theme, message, name, persons, text) for every case."""
+    accusatives = {name: accs for name, _, accs in NAMES}
+    assert len(accusatives) >= 40
+    out = []
+    for key in themes.THEMES:
+        theme = themes.Theme(key)
+        for name in messages.names():
+            for i, (person_name, _, _) in enumerate(NAMES):
+                ps = people(i)
+                for ctx in CASES[name](ps):
+                    out.append((key, name, person_name, ps, render(name, theme=theme, **ctx)))
+    return out
+
+
+def test_every_message_has_cases() -> None:
+    assert set(CASES) == set(messages.names())
+
+
+def test_every_message_reads_right(capsys: pytest.CaptureFixture[str]) -> None:
+    accusatives = {name: accs for name, _, accs in NAMES}
+    renders = all_renders()
+    bad = []
+    for theme, name, person, ps, text in renders:
+        for problem in problems(text, ps, accusatives):
+            bad.append(f"{theme} {name} [{person}]: {problem}\n{text}")
+    n_messages, n_themes = len(messages.names()), len(themes.THEMES)
+    with capsys.disabled():
+        print(
+            f"\nmessages: {n_messages} × names: {len(NAMES)} × themes: {n_themes}; "
+            f"{len(renders)} texts rendered, {len(bad)} problems"
+        )
+    kinds = sorted({re.sub(r" \[.*?\]", "", b.split("\n")[0]) for b in bad})
+    assert not bad, "\n".join(kinds[:60]) + "\n\n" + "\n\n".join(bad[:3])
+
+
+def test_the_checks_catch_what_they_are_for() -> None:
+    """The reader above is not blind: each kind of mistake is caught."""
+    sergey, masha, nick = (
+        Person(22, "Сергей Воробьёв", 2),
+        Person(3, "Мария Ефремова", 1),
+        Person(5, "Nick", 0),
+    )
+    accs = {
+        p.name: a
+        for p, a in ((sergey, "Сергея Воробьёва"), (masha, "Марию Ефремову"), (nick, "Nick"))
+    }
+    ps = [sergey, masha, nick]
+
+    def caught(text: str) -> bool:
+        return bool(problems(text, ps, accs))
+
+    assert not caught("№3 Мария Ефремова голосует за №22 Сергея Воробьёва. 3 голоса, 5 голосов.")
+    assert caught("Голосует за №22 Сергей Воробьёв.")
+    assert caught("(правило G6)") and caught("см. §5")
+    assert caught("Игрок skipped the vote") and not caught("Nick голосует")
+    assert caught("Роль: None") and caught("{{ x }}")
+    assert caught("3 голосов") and caught("5 голоса") and caught("21 голоса")
+    assert not caught("21 живой игрок из 26, +2 штрафных голоса")
+    assert caught("№3 Мария Ефремова назвал №22 Сергея Воробьёва комиссаром.")
+    assert caught("Казнена №22 Сергей Воробьёв, роль — мафия.")
+    assert caught("№5 Nick выбыл из игры")  # VK told no gender: a neutral wording
+    assert not caught("№5 Nick выбывает из игры")
+
+
+def test_a_theme_text_that_does_not_render_is_refused_with_its_line() -> None:
+    with pytest.raises(MessageError) as e:
+        messages.compile_text("Первая строка.\n{% if deaths %}\nНочь.")
+    assert e.value.line == 2 and "незакрыт" in e.value.reason
+    with pytest.raises(MessageError) as e:
+        messages.compile_text("Раз.\nДва {{ deaths|nope }}.")
+    assert e.value.line == 2 and "nope" in e.value.reason
+    with pytest.raises(MessageError, match="неизвестная переменная «nobody»"):
+        messages.render_template(messages.compile_text("{{ nobody }}"), {})
+
+
+def test_a_broken_game_override_falls_back_to_the_themes_own_text() -> None:
+    broken = themes.Theme("classic", {"night_story": "{% if %}"})
+    text = render("board/night_opened", theme=broken, number=2, deadline=DEADLINE)
+    assert text == (
+        "Ночь 2 наступила. Город засыпает.\n"
+        f"Действия принимаются в личных сообщениях до {DEADLINE}."
+    )
+    own = themes.Theme("classic", {"night_story": "Луна над {{ number }}-й ночью."})
+    assert "Луна над 2-й ночью." in render(
+        "board/night_opened", theme=own, number=2, deadline=DEADLINE
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    name=st.text(
+        st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), min_size=1, max_size=40
+    ),
+    sex=st.sampled_from([0, 1, 2]),
+    case=st.sampled_from(grammar.CASES),
+)
+def test_no_name_crashes_the_grammar(name: str, sex: int, case: str) -> None:
+    declined = grammar.decline_name(name, case, sex)
+    assert isinstance(declined, str) and declined
+    person = Person(7, name, sex)
+    text = render("board/vote_posted", voter=person, target=person, early=False)
+    assert text.startswith(f"№7 {name} голосует за №7 ")
+
+
+def test_numerals_agree() -> None:
+    assert [grammar.count(n, "голос") for n in (1, 3, 5, 11, 21, 22, 25)] == [
+        "1 голос",
+        "3 голоса",
+        "5 голосов",
+        "11 голосов",
+        "21 голос",
+        "22 голоса",
+        "25 голосов",
+    ]
+    assert grammar.count(21, "живой игрок") == "21 живой игрок"
+    assert grammar.count(5, "штрафной голос") == "5 штрафных голосов"
+
+
+def test_deadlines_read_as_times() -> None:
+    now = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+    assert messages.closes_in(timedelta(minutes=90)) == "через 1 ч 30 мин"
+    assert when(now, TZ) == "01.12 15:00" and when(None, TZ) == "решения ведущего"
