@@ -42,6 +42,8 @@ class _Phase:
     entries: list[dict[str, Any]] = field(default_factory=list)
     gm_before: list[dict[str, Any]] = field(default_factory=list)
     closed: bool = False
+    #: The GM's story paragraph of the phase's post (the latest one set).
+    story: str = ""
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,8 @@ def export_game(game: Game) -> Export:
         elif kind == "mafia_shot_reopened" and ph is not None:
             # G2: the shot is sent again; without a new one the night has no mafia shot.
             ph.entries = [e for e in ph.entries if e["act"] != "mafia_shot"]
+        elif kind == "story_set" and ph is not None:
+            ph.story = str(data.get("story") or "")
         elif kind in ("day_closed", "night_published") and ph is not None:
             ph.closed = True
         elif kind == "modkill":
@@ -159,7 +163,7 @@ def export_game(game: Game) -> Export:
                 warnings.append(f"{_phase_name(ph)} ещё идёт: её голоса и действия не выгружены.")
             break
         key = "votes" if ph.kind == PhaseKind.DAY else "actions"
-        out.append({"phase": ph.kind, key: ph.entries})
+        out.append({"phase": ph.kind, key: ph.entries, **({"story": ph.story} if ph.story else {})})
     out += after_last
     scenario = {
         "settings": {"early_close": game.early_close},

@@ -237,6 +237,8 @@ class Phase(models.Model):
     reminded = models.JSONField(default=list, blank=True)
     #: Day: the tally (rules DayResult). Night: the draft, then final, resolution.
     result = models.JSONField(null=True, blank=True)
+    #: The GM's story paragraph for the phase's public result post (empty: the theme's text).
+    story = models.TextField("рассказ ведущего", blank=True, max_length=2000)
 
     class Meta:
         ordering = ["game", "opened_at", "id"]

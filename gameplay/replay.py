@@ -135,10 +135,11 @@ def parse_scenario(text: str) -> Scenario:
             raise ScenarioError(f"{where}: phases must alternate day, night, … starting with day")
         expected = "night" if kind == "day" else "day"
         if kind == "day":
-            ph = _obj(ph, where, {"phase", "votes"}, {"phase"})
+            # "story": the GM's paragraph of the phase's post (kept by the export; not played)
+            ph = _obj(ph, where, {"phase", "votes", "story"}, {"phase"})
             entries.append(Entry("day", votes=_votes(ph.get("votes", []), where)))
         else:
-            ph = _obj(ph, where, {"phase", "actions"}, {"phase"})
+            ph = _obj(ph, where, {"phase", "actions", "story"}, {"phase"})
             entries.append(Entry("night", actions=_actions(ph.get("actions", []), where)))
     return Scenario(early_close, sorted(players, key=lambda p: p.seat), entries)
 

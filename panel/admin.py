@@ -20,7 +20,7 @@ from django.utils.html import format_html
 from gameplay.models import Game, PhaseStatus, SeatStatus
 from gameplay.selectors.panel import games_for
 from panel.russian_admin import RussianTitles
-from panel.views import discipline, game, record, running, setup
+from panel.views import discipline, game, record, running, setup, texts
 
 
 def _is_gm(request: HttpRequest) -> bool:
@@ -110,6 +110,9 @@ class GameAdmin(RussianTitles, admin.ModelAdmin):
         views = [
             ("", game.game_view, "panel_game"),
             ("settings/", game.game_settings, "panel_settings"),
+            ("texts/", texts.texts_view, "panel_texts"),
+            ("texts/preview/", texts.texts_preview_view, "panel_texts_preview"),
+            ("phase/story/", texts.story_view, "panel_story"),
             ("end/", game.game_end_view, "panel_end"),
             ("players/", setup.players_view, "panel_players"),
             ("players/add/", setup.player_add_view, "panel_player_add"),

@@ -15,6 +15,8 @@ from gameplay.models import Game
 from gameplay.rules import EarlyClose, RoleCounts, RuleViolation, Winner
 from gameplay.rules.errors import InvalidCommand
 from gameplay.services.gm import chat_peer_id, parse_player_lines, parse_vk_user
+from gameplay.themes import DEFAULT as DEFAULT_THEME
+from gameplay.themes import THEMES
 
 _TOPIC = re.compile(
     r"^(?:(?:https?://)?(?:m\.|www\.)?vk\.(?:com|ru)/)?topic-(\d{1,15})_(\d{1,15})(?:\?.*)?$",
@@ -145,6 +147,12 @@ class GameSettingsForm(forms.Form):
         widget=forms.Select(choices=[]),
         help_text="Сроки в панели и в теме — по этому времени.",
     )
+    theme = forms.ChoiceField(
+        label="Тема оформления", choices=list(THEMES.items()), initial=DEFAULT_THEME,
+        required=False,
+        help_text="Карточки ролей и рассказ вокруг итогов; тексты темы можно поправить на "
+        "вкладке «Тексты».",
+    )
     gm_vk_ids = forms.CharField(
         label="VK-страницы ведущих", required=False, max_length=2000,
         widget=forms.TextInput(attrs={"class": "vTextField",
@@ -202,6 +210,7 @@ class GameSettingsForm(forms.Form):
             "reveal_on_night_death": game.reveal_on_night_death,
             "auto_publish": game.auto_publish,
             "time_zone": game.time_zone,
+            "theme": game.theme,
             "gm_vk_ids": ", ".join(f"vk.com/id{i}" for i in game.gm_vk_ids or []),
             "co_gms": list(game.gms.all()),
         }
@@ -217,6 +226,11 @@ class GameSettingsForm(forms.Form):
                 if vk_id not in ids:
                     ids.append(vk_id)
         return ids
+
+    def clean_theme(self) -> str:
+        """The chosen theme; a form sent without one keeps the game's (the default for a new
+        game)."""
+        return self.cleaned_data.get("theme") or self.initial.get("theme") or DEFAULT_THEME
 
     def clean_time_zone(self) -> str:
         tz = self.cleaned_data["time_zone"].strip()
@@ -268,6 +282,7 @@ class GameSettingsForm(forms.Form):
             "auto_publish": d["auto_publish"],
             "time_zone": d["time_zone"],
             "gm_vk_ids": d["gm_vk_ids"],
+            "theme": d["theme"],
         }
 
 

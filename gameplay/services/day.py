@@ -287,8 +287,8 @@ def _close(
     phase.result = result.as_dict()
     phase.save()
     log_event(game, "day_closed", by=by, phase=phase, early=early, **result.as_dict())
-    post_board(game, day_result_text(game, phase.number, result, by_number, early),
-               kind="day_result")
+    post_board(game, day_result_text(game, phase.number, result, by_number, early,
+                                     story=phase.story), kind="day_result")
     notify_strikes(game, [(by_number[s.seat], s) for s in result.strikes], phase,
                    counted=True)
     gone = [by_number[n] for n in (*result.modkilled, result.executed) if n]

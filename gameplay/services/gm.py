@@ -34,6 +34,7 @@ from gameplay.models import (
 from gameplay.rules import DayResult, EarlyClose, NightResolution, Role, RoleCounts
 from gameplay.rules.errors import InvalidCommand, SetupError
 from gameplay.selectors.panel import close_preview, retryable_outbox
+from gameplay.themes import THEMES
 
 from .common import current_phase, lock_game, log_event, now_or, players, post_board, send_message
 from .day import day_close
@@ -106,6 +107,7 @@ SETTINGS_FIELDS = (
     "auto_publish",
     "time_zone",
     "gm_vk_ids",
+    "theme",
 )
 COUNT_FIELDS = ("mafia_count", "commissar_count", "doctor_count", "maniac_count",
                 "civilian_count")
@@ -134,6 +136,8 @@ def _check_settings(values: dict[str, Any]) -> None:
             raise SetupError("VK-страницы ведущих — список id пользователей VK.")
     if "early_close" in values and values["early_close"] not in {e.value for e in EarlyClose}:
         raise SetupError("Правило досрочного закрытия: «большинство» или «все».")
+    if "theme" in values and values["theme"] not in THEMES:
+        raise SetupError("Нет такой темы оформления.")
     if "time_zone" in values:
         try:
             ZoneInfo(str(values["time_zone"]))

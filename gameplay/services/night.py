@@ -391,7 +391,7 @@ def _publish(
     post_board(
         game,
         night_result_text(game, phase.number, died, [by_number[n] for n in res.modkilled],
-                          penalised, story=(phase.result or {}).get("story", "")),
+                          penalised, story=phase.story),
         kind="night_result",
     )
     for check in res.checks:

@@ -13,6 +13,7 @@ from gameplay.selectors.panel import game_page
 from gameplay.services.common import players, table_of
 from gameplay.services.gm import game_open, game_settings_update
 from gameplay.services.phases import game_end
+from gameplay.services.story import post_preview
 from panel.access import actor, attempt, game_url, gm_view, render_panel
 from panel.forms import (
     EndGameForm,
@@ -87,6 +88,7 @@ def game_view(request: HttpRequest, game) -> HttpResponse:
         "bulk_form": PlayerBulkForm(),
         "reason_form": ReasonForm(),
         "roles_total": sum(getattr(game, f) for f in GameSettingsForm.COUNT_FIELDS),
+        "post_preview": post_preview(game, phase) if game.status == GameStatus.RUNNING else None,
     }
     if phase is not None and phase.kind == PhaseKind.NIGHT and phase.status == PhaseStatus.REVIEW:
         draft = page.draft or {}

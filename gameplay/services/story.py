@@ -1,0 +1,243 @@
+"""The GM's voice in the public posts: the story paragraph of a phase's result post, the exact
+post as players will see it, and the game's theme texts (edited in the panel with a preview
+rendered from the game itself).
+
+A story paragraph and a theme text only ever fill the story slot of a post: the facts (who
+died, who was executed and their role, the tally, strikes) are rendered by the post's own
+template around them and cannot be removed (``gameplay.themes``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from gameplay import messages, themes
+from gameplay.messages import MessageError, Person, render, when
+from gameplay.models import Game, Phase, PhaseKind, PhaseStatus, Seat, Vote
+from gameplay.rules import DayInput, NightResolution, Role, close_day, dawn
+from gameplay.rules.errors import InvalidCommand
+
+from .common import current_phase, lock_game, log_event, players, table_of
+from .day import ballots_of, carried_penalties, day_result_text
+from .night import night_result_text
+
+STORY_MAX = 2000
+THEME_TEXT_MAX = 4000
+
+
+# --- the post of the current phase ------------------------------------------------------------
+
+
+def post_preview(game: Game, phase: Phase | None = None, story: str | None = None) -> str | None:
+    """The exact post players will see when the current phase's result is published: a night
+    under review (its draft, as it stands now) or an open day (closed now). None otherwise."""
+    phase = phase or current_phase(game)
+    if phase is None:
+        return None
+    seats = players(game)
+    story = phase.story if story is None else story
+    if phase.kind == PhaseKind.NIGHT and phase.status == PhaseStatus.REVIEW:
+        return _night_post(game, phase, seats, story)
+    if phase.kind == PhaseKind.DAY and phase.status == PhaseStatus.OPEN:
+        return _day_post(game, phase, seats, story)
+    return None
+
+
+def _night_post(game: Game, phase: Phase, seats: list[Seat], story: str) -> str:
+    res = dawn(table_of(seats), NightResolution.from_dict(phase.result["draft"]))
+    by_number = {s.number: s for s in seats}
+    died = [by_number[n] for n in res.deaths if by_number[n].alive]
+    penalised = [
+        by_number[s.seat] for s in res.strikes if not s.modkill and by_number[s.seat].alive
+    ]
+    return night_result_text(
+        game, phase.number, died, [by_number[n] for n in res.modkilled], penalised, story=story
+    )
+
+
+def _day_post(game: Game, phase: Phase, seats: list[Seat], story: str) -> str:
+    ballots = ballots_of(phase)
+    excused = frozenset(
+        Vote.objects.filter(phase=phase, current=True, void=True).values_list(
+            "voter__number", flat=True
+        )
+    ) - set(ballots)
+    result = close_day(
+        table_of(seats),
+        DayInput(
+            number=phase.number,
+            ballots=ballots,
+            carried_penalties=carried_penalties(game, phase.number),
+            excused=excused,
+        ),
+    )
+    return day_result_text(
+        game, phase.number, result, {s.number: s for s in seats}, early=False, story=story
+    )
+
+
+@transaction.atomic
+def phase_story_set(*, game_id: int, by: str, story: str, phase_id: int | None = None) -> Phase:
+    """The GM's story paragraph for the current phase's result post (an open day or a night
+    under review); an empty one leaves the theme's text. Logged with its text."""
+    game = lock_game(game_id)
+    phase = current_phase(game)
+    if phase is None or (phase_id is not None and phase.pk != phase_id):
+        raise InvalidCommand("Фаза уже сменилась: обновите страницу.")
+    open_day = phase.kind == PhaseKind.DAY and phase.status == PhaseStatus.OPEN
+    review = phase.kind == PhaseKind.NIGHT and phase.status == PhaseStatus.REVIEW
+    if not (open_day or review):
+        raise InvalidCommand("Рассказ пишут к итогам дня или к проверяемой ночи.")
+    story = (story or "").replace("\r\n", "\n").strip()
+    if len(story) > STORY_MAX:
+        raise InvalidCommand(f"Рассказ длиннее {STORY_MAX} знаков.")
+    phase.story = story
+    phase.save(update_fields=["story"])
+    log_event(game, "story_set", by=by, phase=phase, story=story)
+    return phase
+
+
+# --- theme texts ------------------------------------------------------------------------------
+
+
+def _people(game: Game) -> list[Person]:
+    seats = [s for s in players(game) if s.number is not None]
+    if len(seats) >= 3:
+        return [Person.of(s) for s in seats]
+    return [Person(1, "Анна Петрова", 1), Person(2, "Иван Смирнов", 2), Person(3, "Саша Белых", 0)]
+
+
+def slot_context(game: Game, slot: str) -> tuple[str, dict[str, Any]]:
+    """The message that shows ``slot``, and its context made from the game as it is."""
+    ps = _people(game)
+    phase = current_phase(game)
+    number = phase.number if phase is not None else 1
+    deadline = when(phase.deadline if phase is not None else None, game.time_zone)
+    if slot == "welcome":
+        return "board/roster", {
+            "game": game.name,
+            "seats": ps,
+            "commitment": game.commitment or "—",
+        }
+    if slot == "day_story":
+        return "board/day_opened", {"number": number, "deadline": deadline, "early": number >= 3}
+    if slot == "night_story":
+        return "board/night_opened", {"number": number, "deadline": deadline}
+    if slot == "morning":
+        return "board/night_result", {
+            "number": number,
+            "story": "",
+            "modkilled": [],
+            "penalties": [],
+            "deaths": [{"person": ps[0], "role": ""}],
+        }
+    if slot == "execution":
+        return "board/day_result", {
+            "number": number,
+            "early": False,
+            "story": "",
+            "modkilled": [],
+            "penalties": [],
+            "tally": [{"person": ps[0], "votes": 5}, {"person": ps[1], "votes": 2}],
+            "executed": ps[0],
+            "executed_role": Role.MAFIA.value,
+        }
+    if slot == "end":
+        return "board/game_over", {
+            "game": game.name,
+            "winner": "Мирный город",
+            "winner_key": "town",
+            "seats": [{"person": p, "role": Role.CIVILIAN.value, "item": ""} for p in ps[:3]],
+            "night_log": [],
+            "overrides": [],
+            "seed": game.seed or "—",
+            "commitment": game.commitment or "—",
+            "counts": "…",
+        }
+    if slot.startswith("role_"):
+        return "player/role_card", {
+            "game": game.name,
+            "number": ps[0].number,
+            "role": slot[5:],
+            "item": "",
+            "commitment": "—",
+            "mafia": ps[:2] if slot == "role_mafia" else [],
+        }
+    if slot.startswith("item_"):
+        return "player/role_card", {
+            "game": game.name,
+            "number": ps[0].number,
+            "role": Role.CIVILIAN.value,
+            "item": slot[5:],
+            "commitment": "—",
+            "mafia": [],
+        }
+    raise InvalidCommand("Нет такого текста темы.")
+
+
+def theme_preview(game: Game, slot: str, text: str, theme: str | None = None) -> str:
+    """The post that shows ``slot`` with ``text`` in it, rendered from the game; raises
+    :class:`MessageError` (with the line and the reason) for a text that does not render."""
+    if slot not in themes.SLOTS:
+        raise MessageError("нет такого текста темы")
+    name, ctx = slot_context(game, slot)
+    current = themes.of(game)
+    key = theme if theme in themes.THEMES else current.key
+    theme_obj = themes.Theme(key, {**current.texts, slot: text})
+    ctx = {**ctx, "theme": theme_obj}
+    if text.strip():  # the text itself must render in the post's context
+        messages.render_template(messages.compile_text(text), {**ctx, "theme": themes.Theme(key)})
+    return render(name, **ctx)
+
+
+@transaction.atomic
+def theme_text_set(*, game_id: int, by: str, slot: str, text: str) -> Game:
+    """The game's own version of one theme text (empty: back to the theme's). A text that
+    does not render is refused with its line and the reason, and nothing changes."""
+    game = lock_game(game_id)
+    if slot not in themes.SLOTS:
+        raise InvalidCommand("Нет такого текста темы.")
+    text = (text or "").replace("\r\n", "\n").strip()
+    if len(text) > THEME_TEXT_MAX:
+        raise InvalidCommand(f"Текст длиннее {THEME_TEXT_MAX} знаков.")
+    if text == themes.source(game.theme, slot).strip():
+        text = ""  # the theme's own text: no override needed
+    try:
+        theme_preview(game, slot, text)
+    except MessageError as e:
+        where = f"Строка {e.line}: " if e.line else ""
+        raise InvalidCommand(f"Текст не сохранён. {where}{e.reason}.") from None
+    texts = dict(game.theme_texts or {})
+    if text:
+        texts[slot] = text
+    else:
+        texts.pop(slot, None)
+    game.theme_texts = texts
+    game.save(update_fields=["theme_texts"])
+    log_event(game, "theme_text_set", by=by, slot=slot, text=text)
+    return game
+
+
+def slot_sources(game: Game) -> list[dict[str, Any]]:
+    """Every theme text of the game: slot, title, the text in force, whether the game changed
+    it, and its preview."""
+    theme = themes.of(game)
+    out = []
+    for slot, title in themes.SLOTS.items():
+        text = theme.source(slot)
+        try:
+            preview = theme_preview(game, slot, theme.texts.get(slot, ""))
+        except MessageError as e:
+            preview = f"Ошибка: {e}"
+        out.append(
+            {
+                "slot": slot,
+                "title": title,
+                "text": text,
+                "own": slot in theme.texts,
+                "preview": preview,
+            }
+        )
+    return out

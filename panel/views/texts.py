@@ -1,0 +1,67 @@
+"""The game's theme texts (edited with a live preview rendered from the game) and the GM's
+story paragraph of the current phase's post."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+
+from gameplay import themes
+from gameplay.messages import MessageError
+from gameplay.services.story import phase_story_set, slot_sources, theme_preview, theme_text_set
+from panel.access import actor, attempt, back, game_url, gm_view, render_panel
+
+
+@gm_view("GET", "POST")
+def texts_view(request: HttpRequest, game) -> HttpResponse:
+    posted: dict[str, str] = {}
+    if request.method == "POST":
+        slot = request.POST.get("slot", "")
+        text = request.POST.get("text", "")
+        ok, _ = attempt(
+            request, theme_text_set, game_id=game.pk, by=actor(request), slot=slot, text=text
+        )
+        if ok:
+            messages.success(request, f"Текст «{themes.SLOTS.get(slot, slot)}» сохранён.")
+            return HttpResponseRedirect(game_url(game, "panel_texts") + f"#slot-{slot}")
+        posted[slot] = text  # refused: the GM keeps what they typed, nothing was saved
+        game.refresh_from_db()
+    slots = slot_sources(game)
+    for s in slots:
+        if s["slot"] in posted:
+            s["text"], s["refused"] = posted[s["slot"]], True
+    return render_panel(
+        request,
+        game,
+        "panel/texts.html",
+        {"slots": slots, "theme_title": themes.of(game).title},
+        title=f"Тексты темы: {game.name}",
+        tab="texts",
+    )
+
+
+@gm_view("POST")
+def texts_preview_view(request: HttpRequest, game) -> HttpResponse:
+    """The live preview: the post with the typed text in it, or why it does not render."""
+    try:
+        text = theme_preview(game, request.POST.get("slot", ""), request.POST.get("text", ""))
+    except MessageError as e:
+        where = f"Строка {e.line}: " if e.line else ""
+        return JsonResponse({"ok": False, "error": f"{where}{e.reason}."})
+    return JsonResponse({"ok": True, "text": text})
+
+
+@gm_view("POST")
+def story_view(request: HttpRequest, game) -> HttpResponse:
+    phase_id = request.POST.get("phase", "")
+    ok, _ = attempt(
+        request,
+        phase_story_set,
+        game_id=game.pk,
+        by=actor(request),
+        story=request.POST.get("story", ""),
+        phase_id=int(phase_id) if phase_id.isdigit() else None,
+    )
+    if ok:
+        messages.success(request, "Рассказ сохранён: он войдёт в пост с итогами.")
+    return back(request, game)
