@@ -10,6 +10,11 @@ A theme's texts are message templates too (``templates/messages/themes/<key>/<sl
 rendered with the context of the message they appear in. A game may override any slot of its
 theme (``Game.theme_texts``); an override that does not render falls back to the theme's own
 text, so a game's post never fails because of its story.
+
+The roles keep their names in every theme («комиссар», «доктор», «маньяк»): players type them
+(«удар N комиссар») and the rules' refusals use them; a theme tells who they are on the role
+card. The ``{% role %}`` and ``{% item %}`` tags take ``role_names`` / ``item_names`` from the
+context should a theme ever rename them for display.
 """
 
 from __future__ import annotations
