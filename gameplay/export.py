@@ -163,7 +163,8 @@ def export_game(game: Game) -> Export:
                 warnings.append(f"{_phase_name(ph)} ещё идёт: её голоса и действия не выгружены.")
             break
         key = "votes" if ph.kind == PhaseKind.DAY else "actions"
-        out.append({"phase": ph.kind, key: ph.entries, **({"story": ph.story} if ph.story else {})})
+        story = {"story": ph.story} if ph.story else {}
+        out.append({"phase": ph.kind, key: ph.entries, **story})
     out += after_last
     scenario = {
         "settings": {"early_close": game.early_close},
