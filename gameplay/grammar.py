@@ -14,6 +14,7 @@ by the gender its first name shows, and left as it is when that is unclear («С
 
 from __future__ import annotations
 
+import logging
 import re
 from functools import lru_cache
 from typing import Any
@@ -34,9 +35,11 @@ _CONSONANT_END = re.compile(r"[бвгджзклмнпрстфхцчшщ]$", re.I
 
 @lru_cache(maxsize=1)
 def morph() -> Any:
-    """The pymorphy3 analyser, loaded once per process."""
+    """The pymorphy3 analyser, loaded once per process (quietly: its «Loading dictionaries»
+    lines are no news to an operator)."""
     import pymorphy3
 
+    logging.getLogger("pymorphy3").setLevel(logging.WARNING)
     return pymorphy3.MorphAnalyzer()
 
 
