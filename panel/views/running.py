@@ -17,6 +17,7 @@ from gameplay.services.night import (
     night_publish,
     night_reopen_mafia,
 )
+from gameplay.services.story import post_preview
 from panel.access import actor, attempt, back, game_url, gm_view, render_panel
 from panel.forms import ExtendForm, NightEditForm, RequiredReasonForm
 
@@ -62,7 +63,9 @@ def close_view(request: HttpRequest, game) -> HttpResponse:
                 changed = True
     what = "день" if phase.kind == PhaseKind.DAY else "ночь"
     return render_panel(request, game, "panel/confirm_close.html", {
-        "preview": preview, "changed": changed,
+        "preview": preview, "changed": changed, "phase": phase,
+        # the day's post exactly as players will see it, with the GM's story in it
+        "post_preview": post_preview(game, phase) if phase.kind == PhaseKind.DAY else None,
     }, title=f"Закрыть {what} сейчас", tab="game")
 
 

@@ -184,3 +184,23 @@ def test_a_story_is_refused_when_there_is_no_post_to_shape(game: Game) -> None:
     services.day_close(game_id=game.pk, by="gm:t")  # an open night: its post is not out yet
     with pytest.raises(InvalidCommand, match="Рассказ пишут"):
         phase_story_set(game_id=game.pk, by="gm:t", story="Рано.")
+
+
+def test_the_day_close_confirmation_shows_the_exact_post_and_takes_the_story(
+    game: Game, gm_client: Client
+) -> None:
+    vote_round(game)
+    page = gm_client.get(url("panel_close", game))
+    assert page.status_code == 200
+    shown = page.context["post_preview"]
+    assert shown.startswith("Итоги дня 1.\n") and shown in page.content.decode()
+    confirm_page = url("panel_close", game)
+    response = gm_client.post(
+        url("panel_story", game),
+        {"story": "Спорили до хрипоты.", "phase": current(game).pk, "next": confirm_page},
+    )
+    assert response.status_code == 302 and response["Location"] == confirm_page
+    again = gm_client.get(confirm_page).context["post_preview"]
+    assert again.endswith("\n\nСпорили до хрипоты.")
+    services.day_close(game_id=game.pk, by="gm:t")
+    assert board(game, "day_result") == [again]
