@@ -60,7 +60,7 @@ class TopicField(forms.CharField):
         raw = (super().clean(value) or "").strip()
         if not raw:
             return None
-        if raw.isdigit():
+        if raw.isascii() and raw.isdigit():  # «²» is a digit to str.isdigit, not to int()
             return None, int(raw)
         match = _TOPIC.match(raw)
         if not match:
@@ -93,7 +93,7 @@ class RemindersField(forms.CharField):
             return []
         out = set()
         for part in re.split(r"[,;\s]+", raw):
-            if not part.isdigit() or not 1 <= int(part) <= 10080:
+            if not (part.isascii() and part.isdigit()) or not 1 <= int(part) <= 10080:
                 raise forms.ValidationError(
                     f"«{part}» — не число минут от 1 до 10080. Пример: 180, 60."
                 )
