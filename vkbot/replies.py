@@ -15,6 +15,7 @@ from gameplay.messages import Person, render, when
 from gameplay.models import NightAction, PhaseKind, Seat
 from gameplay.rules import EARLY_VOTE_FROM_DAY, Act, Role
 from gameplay.rules.roles import ACT_TITLES
+from gameplay.rules.spectators import may_watch
 from gameplay.selectors.bot import PlayerStatus, night_closed_to
 
 _GAME_STATES = {"recruiting": "идёт набор", "dealt": "роли розданы", "running": "идёт"}
@@ -28,7 +29,7 @@ def help_for(seat: Seat | None) -> str:
     if seat.number is None or not seat.role or game.status != "running":
         return render("player/help_signed_up", game=game.name, reserve=seat.status == "reserve")
     if not seat.alive:
-        return render("player/help_dead", mafia=seat.role == Role.MAFIA)
+        return render("player/help_dead", invited=may_watch(alive=False, role=seat.role))
     return render(
         "player/help",
         theme=themes.of(game),

@@ -52,6 +52,7 @@ from .night import (
     dawn,
     redraft,
     resolve_night,
+    valid_targets,
     validate_action,
 )
 from .roles import Act, EarlyClose, Faction, Item, Role, Slot, Winner
@@ -103,6 +104,7 @@ __all__ = [
     "resolve_night",
     "round_commitment",
     "shuffle_roles",
+    "valid_targets",
     "validate_action",
     "validate_modkill",
     "validate_replacement",

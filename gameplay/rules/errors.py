@@ -27,7 +27,7 @@ class RuleViolation(Exception):
 
 class NotInGame(RuleViolation):
     rule = "V8"
-    default_reason = "Вы не участвуете в этой игре."
+    default_reason = "Вы не участвуете в этой игре. «статус» — где вы записаны."
 
 
 class DeadCannotAct(RuleViolation):
@@ -39,17 +39,23 @@ class DeadCannotAct(RuleViolation):
 
 class PhaseNotOpen(RuleViolation):
     rule = "V7"
-    default_reason = "Сейчас приём закрыт: фаза уже завершена или ещё не началась."
+    default_reason = (
+        "Сейчас приём закрыт: фаза уже завершена или ещё не началась. «статус» — какая фаза "
+        "идёт и до какого срока."
+    )
 
 
 class WrongPhase(RuleViolation):
     rule = "§2"
-    default_reason = "Это действие сейчас невозможно: идёт другая фаза игры."
+    default_reason = (
+        "Это действие сейчас невозможно: идёт другая фаза игры. Кнопка «Действия» — что можно "
+        "отправить сейчас."
+    )
 
 
 class GameNotRunning(RuleViolation):
     rule = "§2"
-    default_reason = "Игра сейчас не идёт."
+    default_reason = "Игра сейчас не идёт. «статус» — где вы записаны."
 
 
 # --- targets -------------------------------------------------------------------------------
@@ -62,12 +68,17 @@ class UnknownTarget(RuleViolation):
 
 class TargetNotAlive(RuleViolation):
     rule = "§4"
-    default_reason = "Цель должна быть живым игроком."
+    default_reason = (
+        "Цель должна быть живым игроком. Выберите другого: кнопка «Действия» покажет, кого можно."
+    )
 
 
 class SelfTargetForbidden(RuleViolation):
     rule = "§4"
-    default_reason = "Это действие нельзя направить на себя."
+    default_reason = (
+        "Это действие нельзя направить на себя — выберите другого живого игрока: кнопка "
+        "«Действия» покажет, кого можно."
+    )
 
 
 # --- day -----------------------------------------------------------------------------------
@@ -75,17 +86,20 @@ class SelfTargetForbidden(RuleViolation):
 
 class SelfVote(RuleViolation):
     rule = "V1"
-    default_reason = "Голосовать за себя нельзя."
+    default_reason = "Голосовать за себя нельзя — выберите другого живого игрока: «голос N»."
 
 
 class VoteTargetNotAlive(RuleViolation):
     rule = "V1"
-    default_reason = "Голосовать можно только за живого игрока."
+    default_reason = "Голосовать можно только за живого игрока — выберите другого: «голос N»."
 
 
 class EarlyVoteFinal(RuleViolation):
     rule = "V6"
-    default_reason = "Ваш досрочный голос окончательный, изменить его нельзя."
+    default_reason = (
+        "Ваш досрочный голос окончательный, изменить его нельзя: он будет учтён при закрытии "
+        "дня. «подсчёт» — текущий подсчёт голосов."
+    )
 
 
 # --- night ---------------------------------------------------------------------------------
@@ -93,32 +107,42 @@ class EarlyVoteFinal(RuleViolation):
 
 class ActionNotAvailable(RuleViolation):
     rule = "§4"
-    default_reason = "У вашей роли нет такого действия."
+    default_reason = "У вашей роли нет такого действия. «помощь» — что может ваша роль."
 
 
 class RoleStrikeUsed(RuleViolation):
     rule = "§4"
-    default_reason = "Ролевой удар мафии уже использован в этой игре."
+    default_reason = (
+        "Ролевой удар мафии уже использован в этой игре. Остаётся выстрел мафии: «выстрел N»."
+    )
 
 
 class InvalidGuess(RuleViolation):
     rule = "§4"
-    default_reason = "В ролевом ударе можно назвать только роль: комиссар, доктор или маньяк."
+    default_reason = (
+        "В ролевом ударе можно назвать только роль: комиссар, доктор или маньяк. Например: "
+        "«удар 5 доктор»."
+    )
 
 
 class HealRepeat(RuleViolation):
     rule = "§4"
-    default_reason = "Нельзя лечить того же игрока, которого вы лечили прошлой ночью."
+    default_reason = (
+        "Нельзя лечить того же игрока, которого вы лечили прошлой ночью — выберите другого: "
+        "«лечу N» (можно себя, если вчера лечили не себя)."
+    )
 
 
 class ItemNotHeld(RuleViolation):
     rule = "§1"
-    default_reason = "У вас нет этого предмета."
+    default_reason = "У вас нет этого предмета. «статус» — ваш предмет, если он есть."
 
 
 class ItemSpent(RuleViolation):
     rule = "§1"
-    default_reason = "Этот предмет уже использован."
+    default_reason = (
+        "Этот предмет уже использован: он одноразовый. Кнопка «Действия» — что ещё можно отправить."
+    )
 
 
 # --- setup and GM commands ------------------------------------------------------------------

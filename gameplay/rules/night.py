@@ -28,6 +28,7 @@ from .errors import (
     ItemNotHeld,
     ItemSpent,
     RoleStrikeUsed,
+    RuleViolation,
     SelfTargetForbidden,
     TargetNotAlive,
 )
@@ -102,6 +103,21 @@ def validate_action(
     if act is Act.HEAL and ctx.last_heal_target is not None and target == ctx.last_heal_target:
         raise HealRepeat()
     return Submission(actor=actor, act=act, target=target, guess=guess)
+
+
+def valid_targets(table: Table, ctx: NightContext, actor: int, act: Act) -> list[int]:
+    """The seats ``actor`` may aim ``act`` at tonight, in seat order: exactly those
+    :func:`validate_action` accepts (the buttons offer these and no others). Empty when the
+    act is not the actor's to send."""
+    guess = Role.COMMISSAR if act is Act.ROLE_STRIKE else None  # any guess: not the target's
+    out = []
+    for seat in table.alive:
+        try:
+            validate_action(table, ctx, actor, act, seat.number, guess)
+        except RuleViolation:
+            continue
+        out.append(seat.number)
+    return out
 
 
 def _require_item(seat: SeatState, item: Item) -> None:

@@ -26,9 +26,9 @@ from gameplay.models import (
     Strike,
     Vote,
 )
-from gameplay.rules import Act, Item, Role
+from gameplay.rules import EARLY_VOTE_FROM_DAY, Act, Item, Role
 from gameplay.rules.errors import RuleViolation, UnknownTarget
-from gameplay.rules.roles import ROLE_ACTS, SELF_TARGET_ALLOWED
+from gameplay.rules.roles import ROLE_ACTS
 
 
 class AmbiguousTarget(RuleViolation):
@@ -265,22 +265,21 @@ def acts_of(seat: Seat, *, role_strike_used: bool) -> list[Act]:
     return acts
 
 
-def night_targets(
-    seats: Sequence[Seat], actor: Seat, act: Act, *, last_heal_target: int | None
-) -> list[Seat]:
-    """Valid targets of a night act (RULES.md §4), in seat order."""
-    out = []
-    for s in seats:
-        if not s.alive or (s.pk == actor.pk and act not in SELF_TARGET_ALLOWED):
-            continue
-        if act is Act.HEAL and last_heal_target is not None and s.number == last_heal_target:
-            continue
-        out.append(s)
-    return out
-
-
 def vote_targets(seats: Sequence[Seat], voter: Seat) -> list[Seat]:
     return [s for s in seats if s.alive and s.pk != voter.pk]
+
+
+def final_vote_target(phase: Phase, seats: Sequence[Seat], voter: Seat) -> Seat | None:
+    """The living target of the voter's final early vote this day (RULES.md V6: from Day 3
+    it cannot be changed), if they hold one; one query on such a day, none otherwise."""
+    if phase.kind != PhaseKind.DAY or phase.number < EARLY_VOTE_FROM_DAY:
+        return None
+    target = (
+        Vote.objects.filter(phase=phase, voter=voter, current=True, void=False, early=True)
+        .values_list("target_id", flat=True)
+        .first()
+    )
+    return next((s for s in seats if s.pk == target and s.alive), None)
 
 
 def last_heal_target(seats: Sequence[Seat]) -> int | None:

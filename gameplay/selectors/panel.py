@@ -53,6 +53,7 @@ from gameplay.rules import (
     resolve_night,
 )
 from gameplay.rules.roles import ACT_TITLES, DUTY_ROLES, ITEM_TITLES, ROLE_TITLES, Item
+from gameplay.rules.spectators import may_watch
 from gameplay.services.common import table_of
 
 # --- access ------------------------------------------------------------------------------------
@@ -341,7 +342,7 @@ def game_page(game: Game) -> GamePage:
             current_vote=current_votes.get(s.pk),
             night_actions=night_actions.get(s.pk, []),
             replaced_from=repl.get(s.pk, []),
-            spectator_eligible=not s.alive and s.role != Role.MAFIA,
+            spectator_eligible=may_watch(alive=s.alive, role=s.role),
         )
         for s in players
     ]
@@ -646,8 +647,9 @@ class SpectatorPage:
 
 
 def spectator_page(game: Game) -> SpectatorPage:
-    seats = Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False,
-                                alive=False).exclude(role=Role.MAFIA).order_by("number")
+    seats = [s for s in Seat.objects.filter(game=game, status=SeatStatus.PLAYER,
+                                            number__isnull=False).order_by("number")
+             if may_watch(alive=s.alive, role=s.role)]
     members = list(SpectatorMember.objects.filter(game=game).select_related("seat")
                    .order_by("status", "-updated_at"))
     creation = (Outbox.objects.filter(game=game, channel=OutboxChannel.CREATE_CHAT)

@@ -27,6 +27,7 @@ from gameplay.models import (
 )
 from gameplay.rules import Item, Role, SeatState, StrikeGiven, Table
 from gameplay.rules.errors import GameNotRunning, InvalidCommand, NotInGame, RuleViolation
+from gameplay.rules.spectators import may_watch
 
 from .outbox import request_delivery
 
@@ -273,12 +274,14 @@ def notify_strikes(
 
 
 def send_you_died(game: Game, seats: list[Seat]) -> None:
-    """«You are out» to each seat that just died (the dead mafia is not invited to the
-    spectator chat, which is not for them)."""
-    for mafia in (True, False):
-        group = [s.vk_user_id for s in seats if (s.role == Role.MAFIA) is mafia]
+    """«You are out» to each seat that just died; only those G6 lets in
+    (:func:`gameplay.rules.spectators.may_watch`) are told how to ask for the spectator chat."""
+    for invited in (True, False):
+        group = [s.vk_user_id for s in seats
+                 if may_watch(alive=False, role=s.role) is invited]
         if group:
-            send_message(game, group, render("player/you_died", mafia=mafia), kind="you_died")
+            send_message(game, group, render("player/you_died", invited=invited),
+                         kind="you_died")
 
 
 def role_card_text(game: Game, seat: Seat, seats: Sequence[Seat]) -> str:

@@ -66,7 +66,7 @@ def open_day_phase(game: Game) -> Phase:
 
 def _as_open_day(phase: Phase | None) -> Phase:
     if phase is None or phase.kind != PhaseKind.DAY:
-        raise WrongPhase("Сейчас ночь: голосование откроется днём.")
+        raise WrongPhase(render("player/refused", why="vote_at_night"))
     if phase.status != PhaseStatus.OPEN:
         raise PhaseNotOpen()
     return phase

@@ -31,8 +31,9 @@ from gameplay.models import (
     Seat,
     SeatStatus,
 )
-from gameplay.rules import DayResult, EarlyClose, NightResolution, Role, RoleCounts
+from gameplay.rules import DayResult, EarlyClose, NightResolution, RoleCounts
 from gameplay.rules.errors import InvalidCommand, SetupError
+from gameplay.rules.spectators import may_watch
 from gameplay.selectors.panel import close_preview, retryable_outbox
 from gameplay.themes import THEMES
 
@@ -509,12 +510,11 @@ def spectator_chat_set_open(*, game_id: int, by: str, open: bool) -> Game:
 
 
 def spectator_eligible(seat: Seat) -> bool:
-    """G6: a dead player who was not in a team (town roles and the maniac, never the mafia)."""
+    """G6 (:func:`gameplay.rules.spectators.may_watch`) for a seated player of a running game."""
     return (
         seat.status == SeatStatus.PLAYER
         and seat.number is not None
-        and not seat.alive
-        and seat.role != Role.MAFIA
+        and may_watch(alive=seat.alive, role=seat.role)
     )
 
 

@@ -71,7 +71,7 @@ def _night(game: Game, status: str = PhaseStatus.OPEN) -> Phase:
 
 def _as_night(phase: Phase | None, status: str = PhaseStatus.OPEN) -> Phase:
     if phase is None or phase.kind != PhaseKind.NIGHT:
-        raise WrongPhase("Сейчас день: ночные действия принимаются ночью.")
+        raise WrongPhase(render("player/refused", why="act_by_day"))
     if phase.status != status:
         if status == PhaseStatus.OPEN and phase.status == PhaseStatus.REVIEW:
             raise PhaseNotOpen(render("player/night_under_review"))

@@ -48,6 +48,7 @@ from gameplay.models import (
 )
 from gameplay.rules import Act, Role, RuleViolation
 from gameplay.rules.errors import DeadCannotAct, InvalidCommand, NotInGame
+from gameplay.rules.spectators import spectator_bar
 from gameplay.selectors import bot as sel
 
 from . import setup
@@ -80,10 +81,16 @@ class StaleButton(RuleViolation):
     rule = "V7"
     default_reason = "Эта кнопка устарела: фаза, к которой она относится, уже закончилась."
 
+    def __init__(self, reason: str | None = None) -> None:
+        super().__init__(reason or render("player/refused", why="stale_button"))
+
 
 class NotMafia(RuleViolation):
     rule = "G5"
     default_reason = "Сообщения с «!» пересылаются только внутри мафии."
+
+    def __init__(self, reason: str | None = None) -> None:
+        super().__init__(reason or render("player/refused", why="not_mafia"))
 
 
 class SpectatorRefused(RuleViolation):
@@ -304,7 +311,7 @@ def _post_count(game: Game, phase: Phase, topic_id: int | None = None) -> Outbox
 def _open_day(game: Game) -> Phase:
     phase = current_phase(game)
     if game.status != GameStatus.RUNNING or phase is None or phase.kind != PhaseKind.DAY:
-        raise InvalidCommand("Подсчёт голосов возможен только днём идущей игры.")
+        raise InvalidCommand(render("player/refused", why="count_not_day"))
     return phase
 
 
@@ -368,16 +375,15 @@ def mafia_relay(*, game_id: int, vk_user_id: int, text: str) -> int:
 
 
 def spectator_eligible(game: Game, seat: Seat | None) -> str | None:
-    """None when this seat may be in the spectator chat, else the refusal."""
-    if seat is None:
-        return "Беседа зрителей — только для выбывших игроков этой игры."
-    if game.status == GameStatus.FINISHED:
-        return None  # after the end every role is public
-    if seat.alive:
-        return "Беседа зрителей — для выбывших игроков: вы ещё в игре."
-    if seat.role == Role.MAFIA:
-        return "Выбывшая мафия в беседу зрителей не допускается."
-    return None
+    """None when this seat may be in the spectator chat (RULES.md G6:
+    :func:`gameplay.rules.spectators.spectator_bar`), else the refusal."""
+    bar = spectator_bar(
+        seated=seat is not None,
+        alive=bool(seat and seat.alive),
+        role=seat.role if seat else None,
+        game_over=game.status == GameStatus.FINISHED,
+    )
+    return None if bar is None else render("player/spectator_refused", bar=bar.value)
 
 
 @transaction.atomic
@@ -385,7 +391,7 @@ def spectator_request(*, game_id: int, vk_user_id: int) -> SpectatorMember:
     """«в ЗЗ»: an eligible player gets the invite link (queued; the delivery fetches it)."""
     game = lock_game(game_id)
     if not game.spectator_chat_open or not game.spectator_chat_id:
-        raise SpectatorRefused("Беседа зрителей ещё не открыта ведущим.")
+        raise SpectatorRefused(render("player/spectator_refused", bar="closed"))
     seat = sel.seat_in_game(game.pk, vk_user_id)
     refusal = spectator_eligible(game, seat)
     if refusal:

@@ -23,11 +23,11 @@ from gameplay.keyboards import (
 )
 from gameplay.messages import Person, render, when
 from gameplay.models import Game, Phase, PhaseKind, Seat
-from gameplay.rules import EARLY_VOTE_FROM_DAY, Act, Role
+from gameplay.rules import EARLY_VOTE_FROM_DAY, Act, NightContext, Role, valid_targets
 from gameplay.rules.roles import KILL_ACTS
-from gameplay.selectors.bot import acts_of, last_heal_target, night_targets, vote_targets
+from gameplay.selectors.bot import acts_of, final_vote_target, last_heal_target, vote_targets
 
-from .common import send_message
+from .common import send_message, table_of
 
 Prompt = tuple[str, dict[str, Any]]
 
@@ -54,18 +54,36 @@ def _pairs(seats: Sequence[Seat]) -> list[tuple[int, str]]:
 # --- night -----------------------------------------------------------------------------------
 
 
+def _targets(game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat, act: Act) -> list[Seat]:
+    """The seats the rules accept for this act tonight (:func:`gameplay.rules.valid_targets`):
+    never the sender where §4 forbids it, never the doctor's previous accepted heal."""
+    ctx = NightContext(number=phase.number, role_strike_used=game.role_strike_used,
+                       last_heal_target=last_heal_target(seats))
+    if seat.number is None or not seat.role:
+        return []
+    numbers = set(valid_targets(table_of(seats), ctx, seat.number, act))
+    return [s for s in seats if s.number in numbers]
+
+
+def _question(seats: Sequence[Seat], seat: Seat, act: Act, targets: Sequence[Seat]) -> dict:
+    """What the question above an act's buttons needs: whether the sender may aim it at
+    themselves, and (for the heal) the player healed last night, whom the buttons leave out."""
+    healed = None
+    if act is Act.HEAL:
+        heal = last_heal_target(seats)
+        prev = next((s for s in seats if s.number == heal), None)
+        if prev is not None and prev.alive:
+            healed = Person.of(prev)
+    return {"act": act.value, "no_self": seat not in targets, "healed": healed}
+
+
 def act_page(
     game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat, act: Act, offset: int = 0
 ) -> Prompt:
     """The targets of one act, one page."""
-    heal = last_heal_target(seats)
-    targets = night_targets(seats, seat, act, last_heal_target=heal)
+    targets = _targets(game, phase, seats, seat, act)
     base = Payload(act.value, game=game.pk, phase=phase.pk)
-    text = render("player/act_question", act=act.value)
-    if act is Act.HEAL and heal is not None:
-        prev = next((s for s in seats if s.number == heal), None)
-        if prev is not None and prev.alive:
-            text += "\n" + render("player/heal_note", target=Person.of(prev))
+    text = render("player/act_question", **_question(seats, seat, act, targets))
     return text, targets_keyboard(_pairs(targets), base, offset=offset, color=_color(act))
 
 
@@ -93,10 +111,13 @@ def night_prompts(game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat) -
                     choice_keyboard(choices)))
         acts = [a for a in acts if a not in (Act.CHECK, Act.COMMISSAR_SHOT)]
     for act in acts:
-        _, board = act_page(game, phase, seats, seat, act)
+        targets = _targets(game, phase, seats, seat, act)
+        base = Payload(act.value, game=game.pk, phase=phase.pk)
+        board = targets_keyboard(_pairs(targets), base, color=_color(act))
         out.append((render("player/act_prompt", theme=themes.of(game), number=phase.number,
-                           act=act.value, item=act.item.value if act.item else "",
-                           deadline=when(phase.deadline, game.time_zone)),
+                           item=act.item.value if act.item else "",
+                           deadline=when(phase.deadline, game.time_zone),
+                           **_question(seats, seat, act, targets)),
                     board))
     return out
 
@@ -120,7 +141,11 @@ def vote_page(
     offset: int = 0,
     text: str | None = None,
 ) -> Prompt:
-    """The vote buttons (every other living player); from Day 3 an «early» switch."""
+    """The vote buttons (every other living player); from Day 3 an «early» switch. An early
+    page asked for before Day 3 (typed «голос досрочно», a forged button) is the ordinary one,
+    saying why: the rules would take its votes as ordinary ones (V6)."""
+    too_soon = early and phase.number < EARLY_VOTE_FROM_DAY
+    early = early and not too_soon
     base = Payload(VOTE, game=game.pk, phase=phase.pk, early=early)
     extra = []
     if phase.number >= EARLY_VOTE_FROM_DAY and not early:
@@ -134,7 +159,7 @@ def vote_page(
     )
     if text is None:
         text = render("player/early_vote_prompt" if early else "player/vote_page",
-                      number=phase.number)
+                      number=phase.number, too_soon=too_soon, early_day=EARLY_VOTE_FROM_DAY)
     return text, board
 
 
@@ -147,8 +172,12 @@ def day_prompt(game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat) -> P
 
 def phase_prompts(game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat) -> list[Prompt]:
     """What this seat can send in this phase: the vote buttons by day, one prompt per action by
-    night (none for a seat with no night action)."""
+    night (none for a seat with no night action). A seat holding a final early vote (V6) has
+    nothing to send by day: it is told so, with no buttons the rules would refuse."""
     if phase.kind == PhaseKind.DAY:
+        final = final_vote_target(phase, seats, seat)
+        if final is not None:
+            return [(render("player/vote_final", target=Person.of(final)), {})]
         return [day_prompt(game, phase, seats, seat)]
     return night_prompts(game, phase, seats, seat)
 

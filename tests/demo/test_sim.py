@@ -74,7 +74,7 @@ def test_a_role_card_tells_the_number_the_role_and_the_team() -> None:
     doctor.read_private(render("player/check_result", number=1, target=Person(3, "X"),
                                is_mafia=True))
     assert doctor.checked == {3: True}
-    doctor.read_private(render("player/you_died", mafia=False))
+    doctor.read_private(render("player/you_died", invited=True))
     assert not doctor.playing
 
 
@@ -123,7 +123,7 @@ def test_deadlines_and_confirmations_are_read_from_the_prompts() -> None:
                                   guess=""))
     assert is_confirmation(render("player/vote_accepted", target=Person(1, "X"), early=False,
                                   early_ignored=False))
-    assert not is_confirmation(render("player/you_died", mafia=False))
+    assert not is_confirmation(render("player/you_died", invited=True))
 
 
 # --- choices ---------------------------------------------------------------------------------

@@ -152,7 +152,7 @@ CASES: dict[str, Contexts] = {
     "player/check_result": lambda p: [
         {"number": 2, "target": p[0], "is_mafia": m} for m in (True, False)
     ],
-    "player/you_died": lambda p: [{"mafia": m} for m in (True, False)],
+    "player/you_died": lambda p: [{"invited": m} for m in (True, False)],
     "player/mafia_reopened": one(number=2),
     "player/modkilled": one(reason="оскорбления в обсуждении"),
     "player/replaced": one(game="Игра"),
@@ -169,7 +169,10 @@ CASES: dict[str, Contexts] = {
             *ITEMS,
         )
     ],
-    "player/act_question": lambda p: [{"act": a} for a in ("check", "heal", "book")],
+    "player/act_question": lambda p: (
+        [{"act": a} for a in ("check", "heal", "book")]
+        + [{"act": "heal", "no_self": True, "healed": p[1]}]
+    ),
     "player/commissar_prompt": one(number=3, deadline=DEADLINE),
     "player/heal_note": lambda p: [{"target": p[0]}],
     "player/pick_guess": lambda p: [{"target": p[0]}],
@@ -177,8 +180,23 @@ CASES: dict[str, Contexts] = {
         {"number": n, "deadline": DEADLINE, "early": n >= 3} for n in (1, 3)
     ],
     "player/early_vote_prompt": one(number=3),
-    "player/vote_page": one(number=2),
+    "player/spectator_refused": lambda p: [
+        {"bar": b} for b in ("outsider", "alive", "closed", "mafia")
+    ],
+    "player/vote_final": lambda p: [{"target": p[2]}],
+    "player/vote_page": lambda p: [{"number": 2, "too_soon": t, "early_day": 3} for t in (0, 1)],
     "player/relay": lambda p: [{"sender": p[0], "text": "стреляем в 5"}],
+    "player/refused": lambda p: [
+        {"why": w}
+        for w in (
+            "vote_at_night",
+            "act_by_day",
+            "no_shot",
+            "stale_button",
+            "not_mafia",
+            "count_not_day",
+        )
+    ],
     "player/relay_sent": lambda p: [{"count": n} for n in (1, 2, 5, 21)],
     "player/relay_alone": one(),
     "player/pm_hint": lambda p: [{"pm_allowed": a} for a in (False, None)],
@@ -221,7 +239,7 @@ CASES: dict[str, Contexts] = {
     "player/no_spectator_chat": one(),
     "player/help_outsider": one(title="Машина времени"),
     "player/help_signed_up": lambda p: [{"game": "Игра", "reserve": r} for r in (0, 1)],
-    "player/help_dead": lambda p: [{"mafia": m} for m in (0, 1)],
+    "player/help_dead": lambda p: [{"invited": m} for m in (0, 1)],
     "player/help": lambda p: [
         {"game": "Игра", "seat": p[0], "role": r, "item": i, "early_day": 3}
         for r in ROLES

@@ -35,7 +35,7 @@ def act_for(verb: str, seat: Seat) -> Act:
     if verb == parsing.SHOT:
         act = _SHOTS.get(seat.role)
         if act is None:
-            raise ActionNotAvailable("У вашей роли нет выстрела.")
+            raise ActionNotAvailable(render("player/refused", why="no_shot"))
         return act
     return _VERB_ACTS[verb]
 
@@ -82,7 +82,7 @@ def from_text(sender: Sender, cmd: parsing.Command) -> None:
 def _night_phase(seat: Seat, payload: Payload):  # noqa: ANN202
     phase = sel.current_phase(seat.game_id)
     if phase is None or phase.kind != PhaseKind.NIGHT:
-        raise WrongPhase("Сейчас день: ночные действия принимаются ночью.")
+        raise WrongPhase(render("player/refused", why="act_by_day"))
     if phase.status != PhaseStatus.OPEN or sel.night_closed_to(phase, seat):
         raise RuleViolation(render("player/night_under_review"))
     if payload.phase and payload.phase != phase.pk:

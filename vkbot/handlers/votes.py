@@ -7,7 +7,7 @@ from gameplay.keyboards import Payload
 from gameplay.messages import render
 from gameplay.models import Game, PhaseKind, PhaseStatus, Seat, Source
 from gameplay.rules import RuleViolation
-from gameplay.rules.errors import WrongPhase
+from gameplay.rules.errors import NotInGame, WrongPhase
 from gameplay.selectors import bot as sel
 from gameplay.services import players, prompts
 from gameplay.services.players import StaleButton
@@ -27,7 +27,7 @@ def _target_number(seats: list[Seat], target: parsing.Target, voter: Seat) -> in
 def show_page(seat: Seat, payload: Payload) -> None:
     phase = sel.current_phase(seat.game_id)
     if phase is None or phase.kind != PhaseKind.DAY:
-        raise WrongPhase("Сейчас ночь: голосование откроется днём.")
+        raise WrongPhase(render("player/refused", why="vote_at_night"))
     if phase.status != PhaseStatus.OPEN or (payload.phase and payload.phase != phase.pk):
         raise StaleButton()
     text, board = prompts.vote_page(
@@ -105,7 +105,7 @@ def from_board(
     mention = parsing.mention(vk_user_id, seat.name if seat else f"id{vk_user_id}")
     try:
         if seat is None:
-            raise RuleViolation("Вы не участвуете в этой игре.")
+            raise NotInGame()
         if not seat.alive:
             raise RuleViolation(render("player/dead"))
         if cmd.error or cmd.target is None:
