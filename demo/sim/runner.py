@@ -45,9 +45,12 @@ class SandboxClient:
                 raise SandboxRefusal(str(data.get("error") if isinstance(data, dict) else data))
             return data
 
-    async def feed(self, after_message: int, after_comment: int) -> dict[str, Any]:
+    async def feed(
+        self, after_message: int, after_comment: int, after_edit: int = 0
+    ) -> dict[str, Any]:
         return await self._json(
             "GET", f"feed?after_message={after_message}&after_comment={after_comment}"
+            f"&after_edit={after_edit}",
         )
 
     async def press(self, user_id: int, message_id: int, row: int, column: int) -> Any:
@@ -134,7 +137,8 @@ class Players:
         pending: list[dict[str, Any]] = []
         while True:
             before = dict(self.cursor)
-            feed = await self.client.feed(self.cursor["message"], self.cursor["comment"])
+            feed = await self.client.feed(self.cursor["message"], self.cursor["comment"],
+                                          self.cursor.get("edit", 0))
             pending += self.ingest(feed, plan=False)
             if self.cursor == before:
                 break
@@ -145,7 +149,8 @@ class Players:
                 self._plan_prompt(message, followup=False)
 
     async def poll(self) -> None:
-        feed = await self.client.feed(self.cursor["message"], self.cursor["comment"])
+        feed = await self.client.feed(self.cursor["message"], self.cursor["comment"],
+                                      self.cursor.get("edit", 0))
         self.ingest(feed, plan=True)
 
     def ingest(self, feed: dict[str, Any], *, plan: bool) -> list[dict[str, Any]]:

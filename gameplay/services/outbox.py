@@ -72,6 +72,14 @@ from .outbox_queue import (  # noqa: F401 (the drain's public API, imported from
 
 log = logging.getLogger(__name__)
 
+#: A ``message`` row whose ``payload[EDIT]`` names a message the bot sent
+#: (``{"peer_id", "conversation_message_id"}``: a page of buttons turned) is delivered by
+#: ``messages.edit`` of that message; when VK refuses the edit (909 too old, 910 too big, 924
+#: no access, …) its code is recorded in ``result[EDIT_REFUSED]`` and the row is sent as a new
+#: message instead (``vkbot.delivery``).
+EDIT = "edit"
+EDIT_REFUSED = "edit_refused"
+
 #: At most this many board topics are looked at per claim.
 MAX_TOPICS_PER_CLAIM = 50
 

@@ -65,6 +65,7 @@ from .common import (
 )
 from .day import VoteOutcome, vote_submit_locked
 from .night import ActionOutcome, night_action_submit_locked
+from .outbox import EDIT
 
 CHAT_PEER_BASE = 2_000_000_000
 #: A vote count is posted in the topic after every this many votes of a day.
@@ -112,8 +113,12 @@ def reply(
     game: Game | int | None = None,
     keyboard: dict[str, Any] | None = None,
     kind: str = "reply",
+    edit: int | None = None,
 ) -> Outbox:
-    """Queue a private message to one user (the bot's answer to what they sent)."""
+    """Queue a private message to one user (the bot's answer to what they sent). With
+    ``edit`` (the ``conversation_message_id`` of a message the bot sent them: a page of
+    buttons turned) the delivery edits that message instead (``messages.edit``), or sends a
+    new one if VK refuses the edit."""
     [row] = queue_outbox([Outbox(
         game_id=_game_id(game),
         channel=OutboxChannel.MESSAGE,
@@ -121,6 +126,8 @@ def reply(
         text=text[:9000],
         keyboard=keyboard,
         kind=kind,
+        payload={EDIT: {"peer_id": int(vk_user_id), "conversation_message_id": int(edit)}}
+        if edit else None,
     )])
     return row
 

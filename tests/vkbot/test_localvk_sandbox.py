@@ -267,3 +267,52 @@ async def test_takeover_and_the_feed_of_the_simulated_players(
     assert feed["taken_over"] == []
     status, _ = await get(http, server, "feed?after_message=abc")
     assert status == 400
+
+
+async def test_an_edited_message_is_redrawn_and_refused_edits_say_why(
+    server: RunningServer, api: API, http: aiohttp.ClientSession
+) -> None:
+    prompt = await send(api, PLAYER, "День 1: за кого?", vote_keyboard())
+    _, data = await get(http, server, f"users/{PLAYER}")
+    cursor = data["cursor"]
+    [message] = server.state.conversation(PLAYER)
+    page = keyboard([[callback("№4 Вера", Payload("vote", game=1, phase=7, target=4))]],
+                    inline=True)
+    assert await api.messages.edit(
+        peer_id=PLAYER, conversation_message_id=message.conversation_message_id,
+        message="День 1, страница 2", keyboard=json.dumps(page, ensure_ascii=False),
+    ) == 1
+    _, data = await get(http, server, f"users/{PLAYER}?after_message={cursor['message']}"
+                                      f"&after_edit={cursor['edit']}")
+    assert data["messages"] == []
+    [edited] = data["edited"]
+    assert edited["id"] == prompt and edited["text"] == "День 1, страница 2"
+    assert [b["label"] for b in edited["keyboard"]["rows"][0]] == ["№4 Вера"]
+    _, feed = await get(http, server, f"feed?after_message={cursor['message']}"
+                                      f"&after_edit={cursor['edit']}")
+    assert [m["text"] for m in feed["messages"]] == ["День 1, страница 2"]
+    _, later = await get(http, server, f"users/{PLAYER}?after_message={data['cursor']['message']}"
+                                       f"&after_edit={data['cursor']['edit']}")
+    assert later["edited"] == []
+    # VK's refusals: too big (910), too old (909), not the community's message (924).
+    server.state.inject_message(PLAYER, "мой текст")
+    mine = server.state.conversation(PLAYER)[-1]
+    for params, code in (
+        ({"conversation_message_id": message.conversation_message_id,
+          "message": "x" * 9001}, 910),
+        ({"conversation_message_id": mine.conversation_message_id, "message": "правка"}, 924),
+    ):
+        try:
+            await api.messages.edit(peer_id=PLAYER, **params)
+        except Exception as e:  # noqa: BLE001 (vkbottle's API error classes are generated)
+            assert getattr(e, "code", None) == code, e
+        else:
+            raise AssertionError(f"edit not refused: {code}")
+    message.date -= 2 * 24 * 3600
+    try:
+        await api.messages.edit(peer_id=PLAYER, message_id=prompt, message="поздно")
+    except Exception as e:  # noqa: BLE001
+        assert getattr(e, "code", None) == 909, e
+    else:
+        raise AssertionError("an old message was edited")
+    assert message.text == "День 1, страница 2"

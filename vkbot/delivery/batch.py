@@ -19,7 +19,7 @@ from gameplay.services.outbox import Failure
 #: The token a call needs (VK.md): the community's, or a community admin's user token.
 TokenKind = Literal["group", "user"]
 #: What a call does for its rows (see ``plan`` and ``outcome``).
-CallKind = Literal["send", "board", "link", "kick", "answer", "create_chat"]
+CallKind = Literal["send", "edit", "board", "link", "kick", "answer", "create_chat"]
 
 #: VK runs at most 25 API calls in one ``execute``.
 EXECUTE_MAX_CALLS = 25

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gameplay.models import Outbox
-from gameplay.services.outbox import CREATE_CHAT_ASKED, Failure, Settlement
+from gameplay.services.outbox import CREATE_CHAT_ASKED, EDIT_REFUSED, Failure, Settlement
 
 from .batch import Call, CallResult, is_retryable
 from .plan import Plan, remaining
@@ -58,6 +58,8 @@ def settle_round(
             settlements.append(_settle_kick(call, answer, by_id))
         elif call.kind == "create_chat":
             settlements.append(_settle_create_chat(call, answer, by_id, plan))
+        elif call.kind == "edit":
+            settlements.append(_settle_edit(call, answer, by_id))
         else:
             settlements.append(_settle_answer(call, answer))
     for row_id, delivery in deliveries.items():
@@ -266,6 +268,23 @@ def _settle_create_chat(
     result.pop(CREATE_CHAT_ASKED, None)
     outcome = "retry" if is_retryable(failure) else "failed"
     return Settlement(row_id, outcome, result=result, failure=failure)
+
+
+def _settle_edit(call: Call, answer: CallResult, rows: dict[int, Outbox]) -> Settlement:
+    """A page edited in place: sent. A retryable error is retried as an edit; any refusal
+    (909 too old, 910 too big, 924 no access, …) is recorded and the row is sent as a new
+    message at once (the next round plans it as one)."""
+    row_id = call.row_ids[0]
+    result = dict(rows[row_id].result or {})
+    failure = answer.failure
+    if failure is None:
+        [(_, peer)] = call.targets
+        result["edited"] = {str(peer): call.params.get("conversation_message_id")}
+        return Settlement(row_id, "sent", result=result)
+    if is_retryable(failure):
+        return Settlement(row_id, "retry", failure=failure)
+    result[EDIT_REFUSED] = failure.code if failure.code is not None else failure.message
+    return Settlement(row_id, "again", result=result)
 
 
 def _settle_answer(call: Call, answer: CallResult) -> Settlement:

@@ -39,6 +39,8 @@ from gameplay.models import Outbox, OutboxChannel
 from gameplay.services.deployment import board_guid, outbox_random_id
 from gameplay.services.outbox import (
     CREATE_CHAT_ASKED,
+    EDIT,
+    EDIT_REFUSED,
     Failure,
     Settlement,
     board_group,
@@ -84,7 +86,10 @@ def plan_round(
     failed: the comment is re-sent whole; "" for a row that no longer exists)."""
     plan = Plan()
     ordered = sorted(rows, key=lambda row: row.pk)
-    _plan_messages([r for r in ordered if _is_message(r)], plan)
+    edits = [r for r in ordered if is_edit(r)]
+    for row in edits:
+        _plan_edit(row, plan)
+    _plan_messages([r for r in ordered if _is_message(r) and r not in edits], plan)
     _plan_links(
         [r for r in ordered if r.channel == OutboxChannel.INVITE and not _is_message(r)], plan
     )
@@ -151,6 +156,50 @@ def _is_message(row: Outbox) -> bool:
     if row.channel == OutboxChannel.INVITE:
         return bool((row.result or {}).get("link"))
     return row.channel in (OutboxChannel.MESSAGE, OutboxChannel.CHAT)
+
+
+def is_edit(row: Outbox) -> bool:
+    """A message row to deliver by ``messages.edit`` (VK has not refused the edit yet)."""
+    return (
+        row.channel == OutboxChannel.MESSAGE
+        and isinstance(row.payload, dict)
+        and isinstance(row.payload.get(EDIT), dict)
+        and EDIT_REFUSED not in (row.result or {})
+    )
+
+
+def _plan_edit(row: Outbox, plan: Plan) -> None:
+    """A page of buttons turned: the message it replaces is edited. A row VK can no longer
+    take as an edit (not one peer, a text over one message) is sent as a new message."""
+    target = row.payload[EDIT]
+    try:
+        peer, message = int(target["peer_id"]), int(target["conversation_message_id"])
+    except (KeyError, TypeError, ValueError):
+        peer, message = 0, 0
+    if recipients(row) != [peer] or len(row.text) > MAX_MESSAGE_LENGTH or message <= 0:
+        result = dict(row.result or {})
+        result[EDIT_REFUSED] = "not an edit"
+        plan.results[row.pk] = result
+        plan.settled.append(Settlement(row.pk, "again", result=result))
+        return
+    params: dict[str, Any] = {
+        "peer_id": peer,
+        "conversation_message_id": message,
+        "message": row.text,
+    }
+    keyboard = _keyboard(row)
+    if keyboard is not None:
+        params["keyboard"] = keyboard
+    plan.calls.append(
+        Call(
+            token="group",
+            method="messages.edit",
+            params=params,
+            kind="edit",
+            row_ids=(row.pk,),
+            targets=((row.pk, peer),),
+        )
+    )
 
 
 def message_text(row: Outbox) -> str:

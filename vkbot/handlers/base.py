@@ -72,8 +72,12 @@ def say(
     game: Game | int | None = None,
     keyboard: dict[str, Any] | None = None,
     kind: str = "reply",
+    edit: int | None = None,
 ) -> None:
-    players.reply(vk_user_id=vk_user_id, text=text, game=game, keyboard=keyboard, kind=kind)
+    """Answer the user; ``edit``: the ``conversation_message_id`` of the bot's message this
+    answer replaces (a page of buttons turned: ``players.reply``)."""
+    players.reply(vk_user_id=vk_user_id, text=text, game=game, keyboard=keyboard, kind=kind,
+                  edit=edit)
 
 
 def refuse(vk_user_id: int, reason: str, *, game: Game | int | None = None) -> None:

@@ -43,10 +43,14 @@ def event(obj: dict[str, Any], facts: VkFacts) -> None:
     except BadPayload:
         refuse(sender, render("player/bad_button"))
         return
-    pressed(sender, payload, facts)
+    # The message whose button it was: a page asked for replaces it (``messages.edit``).
+    message = as_int(obj.get("conversation_message_id"))
+    pressed(sender, payload, facts, edit=message if message and message > 0 else None)
 
 
-def pressed(vk_user_id: int, payload: Payload, facts: VkFacts) -> None:
+def pressed(vk_user_id: int, payload: Payload, facts: VkFacts, *, edit: int | None = None) -> None:
+    """A button of this bot. ``edit``: the message it sits on (callback buttons), which the
+    page it asks for (next targets, the commissar's choice, the guess) replaces."""
     sender = Sender.load(vk_user_id)
     action = payload.action
     if action == STATUS:
@@ -68,8 +72,8 @@ def pressed(vk_user_id: int, payload: Payload, facts: VkFacts) -> None:
         if not seat.alive:
             raise DeadCannotAct(render("player/dead"))
         if action in NIGHT_ACTS:
-            night.pressed(seat, payload)
+            night.pressed(seat, payload, edit=edit)
         elif action == VOTE:
-            votes.pressed(seat, payload)
+            votes.pressed(seat, payload, edit=edit)
     except RuleViolation as e:
         refuse(vk_user_id, e.reason, game=seat.game_id if seat else None)

@@ -90,9 +90,10 @@ def _night_phase(seat: Seat, payload: Payload):  # noqa: ANN202
     return phase
 
 
-def show_page(seat: Seat, payload: Payload) -> None:
+def show_page(seat: Seat, payload: Payload, *, edit: int | None = None) -> None:
     """Buttons for one act: a page of targets (or, for a chosen role strike target, the
-    guesses). Raises a refusal when the act is not the seat's to send now."""
+    guesses), replacing the message ``edit`` when a button of it asked. Raises a refusal when
+    the act is not the seat's to send now."""
     phase = _night_phase(seat, payload)
     game = seat.game
     act = Act(payload.action)
@@ -110,15 +111,15 @@ def show_page(seat: Seat, payload: Payload) -> None:
         text, board = prompts.guess_page(game, phase, target)
     else:
         text, board = prompts.act_page(game, phase, seats, seat, act, payload.offset)
-    say(seat.vk_user_id, text, game=game, keyboard=board, kind="night_page")
+    say(seat.vk_user_id, text, game=game, keyboard=board, kind="night_page", edit=edit)
 
 
-def pressed(seat: Seat, payload: Payload) -> None:
+def pressed(seat: Seat, payload: Payload, *, edit: int | None = None) -> None:
     """A night button: a page request, or a submission (re-validated by the services)."""
     act = Act(payload.action)
     needs_page = payload.target is None or (act is Act.ROLE_STRIKE and payload.guess is None)
     if needs_page:
-        show_page(seat, payload)
+        show_page(seat, payload, edit=edit)
         return
     players.night_act(
         game_id=seat.game_id,

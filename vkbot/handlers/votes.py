@@ -24,7 +24,9 @@ def _target_number(seats: list[Seat], target: parsing.Target, voter: Seat) -> in
     return sel.find_seat(seats, vk_user_id=target.vk_id, name=target.name).number
 
 
-def show_page(seat: Seat, payload: Payload) -> None:
+def show_page(seat: Seat, payload: Payload, *, edit: int | None = None) -> None:
+    """The vote buttons (a page of them), replacing the message ``edit`` when a button of it
+    asked."""
     phase = sel.current_phase(seat.game_id)
     if phase is None or phase.kind != PhaseKind.DAY:
         raise WrongPhase(render("player/refused", why="vote_at_night"))
@@ -34,12 +36,12 @@ def show_page(seat: Seat, payload: Payload) -> None:
         seat.game, phase, sel.roster(seat.game_id), seat, early=payload.early,
         offset=payload.offset,
     )
-    say(seat.vk_user_id, text, game=seat.game_id, keyboard=board, kind="vote_page")
+    say(seat.vk_user_id, text, game=seat.game_id, keyboard=board, kind="vote_page", edit=edit)
 
 
-def pressed(seat: Seat, payload: Payload) -> None:
+def pressed(seat: Seat, payload: Payload, *, edit: int | None = None) -> None:
     if payload.target is None:
-        show_page(seat, payload)
+        show_page(seat, payload, edit=edit)
         return
     players.vote_cast(
         game_id=seat.game_id,

@@ -55,6 +55,10 @@ class Message:
     action: dict[str, Any] | None = None
     attachment: str | None = None
     token_kind: str | None = None
+    #: ``messages.edit``: when it was last edited (VK's ``update_time``), and the state's edit
+    #: counter then (the player page and the simulated players' feed poll edits by it).
+    update_time: int | None = None
+    edit_seq: int = 0
 
     def to_vk(self, *, for_bot: bool = True) -> dict[str, Any]:
         """The ``message`` object of ``message_new`` (a bot sees id 0 in chats, as in VK)."""
@@ -79,6 +83,8 @@ class Message:
             data["action"] = self.action
         if self.keyboard is not None:
             data["keyboard"] = self.keyboard
+        if self.update_time is not None:
+            data["update_time"] = self.update_time
         return data
 
     def to_dict(self) -> dict[str, Any]:

@@ -139,6 +139,7 @@ def _apply(state: LocalVK, data: dict[str, Any]) -> None:
         state.messages = messages
         state._message_seq = max(int(data["message_seq"]), max(by_id, default=0))
         state._cmid = {int(peer): int(n) for peer, n in data["cmid"]}
+        state.edit_seq = max((m.edit_seq for m in messages), default=0)
         state._sent_by_random_id = random_ids
         state.allowed = {int(uid): bool(ok) for uid, ok in data["allowed"]}
         state.chats = chats
@@ -151,6 +152,7 @@ def fingerprint(state: LocalVK) -> tuple[Any, ...]:
     with state.lock:
         return (
             state._message_seq,
+            state.edit_seq,
             state.longpoll.ts,
             state.board._comment_seq,
             state.board._topic_seq,

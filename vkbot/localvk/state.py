@@ -37,6 +37,8 @@ from .recording import CallLog, CallRecord
 
 GROUP = "group"
 USER = "user"
+#: VK lets a message be edited for 24 hours after it was sent.
+EDIT_MAX_AGE = 24 * 3600
 
 DEFAULT_CLIENT_INFO: dict[str, Any] = {
     "button_actions": [
@@ -103,6 +105,7 @@ class LocalVK:
         self.messages: list[Message] = []
         self._message_seq = 0
         self._cmid: dict[int, int] = {}
+        self.edit_seq = 0
         self._sent_by_random_id: dict[tuple[str, int, int], Message] = {}
         self.allowed: dict[int, bool] = {}
         self.chats: dict[int, Chat] = {}
@@ -239,6 +242,49 @@ class LocalVK:
             )
             if random_id:
                 self._sent_by_random_id[(token, peer_id, random_id)] = message
+            return message
+
+    def edit_message(
+        self,
+        *,
+        token_kind: str,
+        sender_id: int,
+        peer_id: int,
+        text: str,
+        conversation_message_id: int | None = None,
+        message_id: int | None = None,
+        keyboard: dict[str, Any] | None = None,
+    ) -> Message:
+        """``messages.edit`` of a message the sender wrote in ``peer_id`` (by its
+        ``conversation_message_id`` or ``message_id``), with VK's refusals: 924 for a message
+        that is not the sender's to edit, 909 for one older than :data:`EDIT_MAX_AGE`."""
+        with self.lock:
+            message = next(
+                (
+                    m
+                    for m in self.messages
+                    if m.peer_id == peer_id
+                    and (
+                        m.conversation_message_id == conversation_message_id
+                        if conversation_message_id is not None
+                        else m.id == message_id
+                    )
+                ),
+                None,
+            )
+            if message is None:
+                raise VKError(100, "message not found")
+            if not message.out or message.from_id != sender_id:
+                raise VKError(924)
+            self._check_can_write(token_kind, sender_id, peer_id)
+            now = self.now()
+            if now - message.date > EDIT_MAX_AGE:
+                raise VKError(909)
+            self.edit_seq += 1
+            message.text = text
+            message.keyboard = keyboard
+            message.update_time = now
+            message.edit_seq = self.edit_seq
             return message
 
     def _check_can_write(self, token_kind: str, sender_id: int, peer_id: int) -> None:

@@ -93,6 +93,7 @@ def add_sandbox_routes(app: web.Application, state_key: web.AppKey[LocalVK]) -> 
             _user_id(request),
             after_message=_int(query, "after_message", 0),
             after_comment=_int(query, "after_comment", 0),
+            after_edit=_int(query, "after_edit", 0),
         )
 
     async def feed(state: LocalVK, request: web.Request) -> Any:
@@ -101,6 +102,7 @@ def add_sandbox_routes(app: web.Application, state_key: web.AppKey[LocalVK]) -> 
             state,
             after_message=_int(query, "after_message", 0),
             after_comment=_int(query, "after_comment", 0),
+            after_edit=_int(query, "after_edit", 0),
         )
 
     async def send(state: LocalVK, request: web.Request) -> Any:

@@ -184,10 +184,16 @@ def chats_of(state: LocalVK, user_id: int) -> list[Chat]:
 
 
 def user_view(
-    state: LocalVK, user_id: int, *, after_message: int = 0, after_comment: int = 0
+    state: LocalVK,
+    user_id: int,
+    *,
+    after_message: int = 0,
+    after_comment: int = 0,
+    after_edit: int = 0,
 ) -> dict[str, Any]:
     """Everything the user's phone shows, with messages and comments newer than the cursors
-    (the page polls with the last ids it has)."""
+    (the page polls with the last ids it has) and the messages edited since ``after_edit``
+    (``messages.edit``: the page redraws them in place)."""
     with state.lock:
         conversation = state.conversation(user_id)
         keyboard = current_keyboard(conversation, user_id)
@@ -214,6 +220,8 @@ def user_view(
             },
             "group": {"id": state.group_id, "name": state.group_name},
             "messages": [message_view(state, m) for m in newer],
+            "edited": [message_view(state, m) for m in conversation
+                       if m.edit_seq > after_edit and m.id <= after_message],
             "keyboard": None
             if keyboard is None
             else {"message_id": keyboard.id, **keyboard_view(keyboard.keyboard or {})},
@@ -234,13 +242,17 @@ def user_view(
             "cursor": {
                 "message": max((m.id for m in state.messages), default=0),
                 "comment": state.board._comment_seq,
+                "edit": state.edit_seq,
             },
         }
 
 
-def feed(state: LocalVK, *, after_message: int = 0, after_comment: int = 0) -> dict[str, Any]:
+def feed(
+    state: LocalVK, *, after_message: int = 0, after_comment: int = 0, after_edit: int = 0
+) -> dict[str, Any]:
     """For simulated players: every private message and every comment newer than the
-    cursors, who is taken over, and the new cursors."""
+    cursors, who is taken over, and the new cursors. A message edited since ``after_edit``
+    (``messages.edit``: a page of buttons turned) comes again, as it reads now."""
     with state.lock:
         messages = [
             m for m in state.messages if m.id > after_message and is_user_peer(m.peer_id)
@@ -254,13 +266,17 @@ def feed(state: LocalVK, *, after_message: int = 0, after_comment: int = 0) -> d
             (m.id for m in state.messages), default=0
         )
         last_comment = comments[-1].id if len(comments) == PAGE else state.board._comment_seq
+        edited = [m for m in state.messages if m.edit_seq > after_edit and m.id <= after_message
+                  and is_user_peer(m.peer_id)]
         return {
-            "messages": [message_view(state, m) for m in messages],
+            "messages": [message_view(state, m)
+                         for m in sorted(edited, key=lambda m: m.edit_seq) + messages],
             "comments": [comment_view(state, c) for c in comments],
             "taken_over": sorted(state.taken_over),
             "cursor": {
                 "message": max(last_message, after_message),
                 "comment": max(last_comment, after_comment),
+                "edit": state.edit_seq,
             },
         }
 

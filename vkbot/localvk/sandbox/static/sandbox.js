@@ -10,7 +10,7 @@ const view = {
   users: [],
   userId: null,
   takenOver: false,
-  cursor: { message: 0, comment: 0 },
+  cursor: { message: 0, comment: 0, edit: 0 },
   messageIds: new Set(),
   topics: new Map(), // id -> {id, title, count, comments: []}
   topicId: null,
@@ -143,7 +143,7 @@ function selectUser(id) {
   view.generation += 1;
   view.userId = id;
   view.takenOver = false;
-  view.cursor = { message: 0, comment: 0 };
+  view.cursor = { message: 0, comment: 0, edit: 0 };
   view.messageIds = new Set();
   view.topics = new Map();
   view.chats = new Map();
@@ -167,7 +167,8 @@ async function poll() {
   if (id === null) return;
   try {
     const data = await api("users/" + id + "?after_message=" + view.cursor.message +
-                           "&after_comment=" + view.cursor.comment);
+                           "&after_comment=" + view.cursor.comment +
+                           "&after_edit=" + (view.cursor.edit || 0));
     if (generation !== view.generation) return;
     apply(data);
   } catch (error) {
@@ -188,6 +189,7 @@ function apply(data) {
   $("takeover").checked = data.user.taken_over;
   renderKeyboard(data.keyboard);
   renderMessages(data.messages, firstLoad);
+  renderEdited(data.edited || []);
   mergeTopics(data.topics, firstLoad);
   mergeChats(data.chats, firstLoad);
   for (const snackbar of data.snackbars) {
@@ -264,6 +266,15 @@ function renderMessages(messages, firstLoad) {
   }
   if (stick) box.scrollTop = box.scrollHeight;
   if (!firstLoad) bumpBadge("messages", fresh.filter((m) => m.from_id !== view.userId).length);
+}
+
+// A message the community edited (messages.edit: a page of buttons turned) is redrawn in place.
+function renderEdited(messages) {
+  const box = $("messages");
+  for (const message of messages) {
+    const old = box.querySelector('.msg[data-id="' + message.id + '"]');
+    if (old) old.replaceWith(messageNode(message, false));
+  }
 }
 
 function renderKeyboard(keyboard) {
