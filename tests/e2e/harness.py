@@ -209,7 +209,7 @@ class Player:
 
     async def choose(self, message: Message, action: str, target: int, **match: Any) -> None:
         """Press the target's button on a paged keyboard, turning pages with «▶» as a person
-        would (each page is a new message from the bot)."""
+        would (the bot edits the message into the next page: ``messages.edit``)."""
         for _ in range(6):
             if any(p.action == action and p.target == target and _has(p, match)
                    for p in payloads(message)):
@@ -217,9 +217,11 @@ class Player:
                 return
             assert "▶" in labels(message), f"{self}: №{target} is on no page for {action}"
             last_seen = self.inbox()[-1].id
+            before = message.edit_seq
             self.press_label(message, "▶")
             await self.world.settle()
-            message = self.last_keyboard(action, after=last_seen)
+            assert message.edit_seq > before, f"{self}: «▶» did not turn the page in place"
+            assert self.inbox()[-1].id == last_seen, f"{self}: «▶» sent a new message"
         raise AssertionError(f"{self}: could not reach №{target} for {action}")
 
     def press_menu(self, label: str) -> None:
@@ -242,16 +244,24 @@ class Player:
         return [m.text for m in self.inbox() if m.id > after]
 
     def received(self, needle: str, after: int = 0) -> list[Message]:
-        return [m for m in self.inbox() if m.id > after and needle in m.text]
+        """Messages after message id ``after`` that say ``needle``, now or before an edit."""
+        return [m for m in self.inbox() if m.id > after and any(
+            needle in text for text in [*(h["text"] for h in m.history), m.text])]
 
     def last_keyboard(self, action: str, *, after: int = 0, **match: Any) -> Message:
-        """The latest message (after message id ``after``) with a button for ``action``."""
-        for message in reversed(self.inbox()):
-            if message.id <= after:
+        """The latest message (sent or edited after message id ``after``) with a button for
+        ``action``."""
+        for message in sorted(self.inbox(), key=_changed, reverse=True):
+            if _changed(message) <= after:
                 break
             if any(p.action == action and _has(p, match) for p in payloads(message)):
                 return message
         raise AssertionError(f"{self}: no keyboard for {action} {match} after #{after}")
+
+
+def _changed(message: Message) -> int:
+    """When a message last changed, on the message sequence (sent, or edited: ``edit_seq``)."""
+    return max(message.id, message.edit_seq)
 
 
 def payloads(message: Message) -> list[Payload]:

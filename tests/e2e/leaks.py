@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from vkbot.localvk import Comment, Message
 
@@ -97,6 +98,8 @@ def private_leaks(knowledge: Knowledge, messages: Mapping[int, Iterable[Message]
         for message in inbox:
             reader = knowledge.seat_of(vk_id, message.id)
             lines = message.text.splitlines() + _labels(message)
+            for before in message.history:  # what it said before an edit (a page turned)
+                lines += before["text"].splitlines() + _labels_of(before["keyboard"])
             for line in lines:
                 for problem in _judge(knowledge, reader, message.id, line):
                     found.append(f"to id{vk_id} (seat {reader}) #{message.id}: {problem}: {line}")
@@ -146,5 +149,9 @@ def board_leaks(
 
 
 def _labels(message: Message) -> list[str]:
+    return _labels_of(message.keyboard)
+
+
+def _labels_of(keyboard: dict[str, Any] | None) -> list[str]:
     return [str((button.get("action") or {}).get("label", ""))
-            for row in (message.keyboard or {}).get("buttons") or [] for button in row]
+            for row in (keyboard or {}).get("buttons") or [] for button in row]

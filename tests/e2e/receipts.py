@@ -89,9 +89,12 @@ def queued() -> list[Sent]:
 
 
 def received(s: Script) -> list[Sent]:
-    """(recipient, text, keyboard) of every message the local VK got from the community."""
-    return [(m.peer_id, INVITE.sub("<link>", m.text), _board(m.keyboard))
-            for m in s.state.sent_messages() if m.from_id == s.state.community_id]
+    """(recipient, text, keyboard) of every message the local VK got from the community, each
+    version of an edited one (a page turned) counted as what was delivered then."""
+    return [(m.peer_id, INVITE.sub("<link>", text), _board(keyboard))
+            for m in s.state.sent_messages() if m.from_id == s.state.community_id
+            for text, keyboard in [*((h["text"], h["keyboard"]) for h in m.history),
+                                   (m.text, m.keyboard)]]
 
 
 async def nothing_leaked(s: Script) -> None:

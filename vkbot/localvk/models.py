@@ -55,10 +55,13 @@ class Message:
     action: dict[str, Any] | None = None
     attachment: str | None = None
     token_kind: str | None = None
-    #: ``messages.edit``: when it was last edited (VK's ``update_time``), and the state's edit
-    #: counter then (the player page and the simulated players' feed poll edits by it).
+    #: ``messages.edit``: when it was last edited (VK's ``update_time``), and the number the
+    #: edit took from the message sequence (the player page and the feed poll edits by it).
     update_time: int | None = None
     edit_seq: int = 0
+    #: What the message said before each edit (``{"text", "keyboard"}``, oldest first): what
+    #: its reader saw then (tests and the leak scan read it; VK does not show it).
+    history: list[dict[str, Any]] = field(default_factory=list)
 
     def to_vk(self, *, for_bot: bool = True) -> dict[str, Any]:
         """The ``message`` object of ``message_new`` (a bot sees id 0 in chats, as in VK)."""

@@ -280,7 +280,11 @@ class LocalVK:
             now = self.now()
             if now - message.date > EDIT_MAX_AGE:
                 raise VKError(909)
-            self.edit_seq += 1
+            # An edit takes a number from the message sequence: "changed after message N"
+            # reads the same for new and edited messages (the page and the feed poll by it).
+            self._message_seq += 1
+            self.edit_seq = self._message_seq
+            message.history.append({"text": message.text, "keyboard": message.keyboard})
             message.text = text
             message.keyboard = keyboard
             message.update_time = now
