@@ -34,6 +34,7 @@ from gameplay.rules import (
     validate_replacement,
 )
 from gameplay.rules.errors import InvalidCommand
+from gameplay.rules.spectators import may_watch
 
 from . import prompts
 from .common import (
@@ -100,7 +101,9 @@ def _remove(
     post_board(game, render("board/modkilled", seat=label, role=target.role, reason=reason),
                kind="modkill")
     if reason:
-        send_message(game, [target.vk_user_id], render("player/modkilled", reason=reason),
+        send_message(game, [target.vk_user_id],
+                     render("player/modkilled", reason=reason,
+                            invited=may_watch(alive=False, role=target.role)),
                      kind="modkill")
     else:
         send_you_died(game, [target])

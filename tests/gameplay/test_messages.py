@@ -154,7 +154,9 @@ CASES: dict[str, Contexts] = {
     ],
     "player/you_died": lambda p: [{"invited": m} for m in (True, False)],
     "player/mafia_reopened": one(number=2),
-    "player/modkilled": one(reason="оскорбления в обсуждении"),
+    "player/modkilled": lambda p: [
+        {"reason": "оскорбления в обсуждении", "invited": m} for m in (True, False)
+    ],
     "player/replaced": one(game="Игра"),
     "player/game_over": lambda p: [{"game": "Игра", "winner": w} for w in ("Мафия", "")],
     "player/act_prompt": lambda p: [

@@ -57,6 +57,11 @@ def test_dead_mafia_is_never_told_to_ask_for_the_spectator_chat() -> None:
     Game.objects.filter(pk=game.pk).update(spectator_chat_id=CHAT_PEER)
     kill(game, 2)  # mafia
     kill(game, 4)  # doctor
+    modkilled = {
+        o.peer_ids[0]: o.text
+        for o in Outbox.objects.filter(game=game, kind="modkill", channel="message")
+    }
+    assert "в ЗЗ" in modkilled[1004] and "в ЗЗ" not in modkilled[1002]
     send_you_died(game, [seat(game, 2), seat(game, 4)])  # as a night's or a day's death does
     died = {o.peer_ids[0]: o.text for o in Outbox.objects.filter(game=game, kind="you_died")}
     assert "в ЗЗ" in died[1004] and "в ЗЗ" not in died[1002]
