@@ -243,25 +243,27 @@ def carried_penalties(game: Game, day_number: int) -> dict[int, int]:
     return {r["seat__number"]: r["votes"] for r in rows if r["votes"]}
 
 
-def _close(
-    game: Game, phase: Phase, seats: list[Seat], now: datetime, *, by: str, early: bool
-) -> DayResult:
-    table = table_of(seats)
+def day_input(game: Game, phase: Phase) -> DayInput:
+    """The rules' input of closing this day now: the standing ballots, the penalty votes it
+    carries, and the voters excused because their vote was voided by a modkill (V7)."""
     ballots = ballots_of(phase)
     excused = frozenset(
         Vote.objects.filter(phase=phase, current=True, void=True).values_list(
             "voter__number", flat=True
         )
     ) - set(ballots)
-    result = close_day(
-        table,
-        DayInput(
-            number=phase.number,
-            ballots=ballots,
-            carried_penalties=carried_penalties(game, phase.number),
-            excused=excused,
-        ),
+    return DayInput(
+        number=phase.number,
+        ballots=ballots,
+        carried_penalties=carried_penalties(game, phase.number),
+        excused=excused,
     )
+
+
+def _close(
+    game: Game, phase: Phase, seats: list[Seat], now: datetime, *, by: str, early: bool
+) -> DayResult:
+    result = close_day(table_of(seats), day_input(game, phase))
     by_number = {s.number: s for s in seats}
     for strike in result.strikes:
         seat = by_number[strike.seat]

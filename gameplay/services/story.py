@@ -15,12 +15,12 @@ from django.db import transaction
 
 from gameplay import messages, themes
 from gameplay.messages import MessageError, Person, render, when
-from gameplay.models import Game, Phase, PhaseKind, PhaseStatus, Seat, Vote
-from gameplay.rules import DayInput, NightResolution, Role, close_day, dawn
+from gameplay.models import Game, Phase, PhaseKind, PhaseStatus, Seat
+from gameplay.rules import NightResolution, Role, close_day, dawn
 from gameplay.rules.errors import InvalidCommand
 
 from .common import current_phase, lock_game, log_event, players, table_of
-from .day import ballots_of, carried_penalties, day_result_text
+from .day import day_input, day_result_text
 from .night import night_result_text
 
 STORY_MAX = 2000
@@ -58,21 +58,7 @@ def _night_post(game: Game, phase: Phase, seats: list[Seat], story: str) -> str:
 
 
 def _day_post(game: Game, phase: Phase, seats: list[Seat], story: str) -> str:
-    ballots = ballots_of(phase)
-    excused = frozenset(
-        Vote.objects.filter(phase=phase, current=True, void=True).values_list(
-            "voter__number", flat=True
-        )
-    ) - set(ballots)
-    result = close_day(
-        table_of(seats),
-        DayInput(
-            number=phase.number,
-            ballots=ballots,
-            carried_penalties=carried_penalties(game, phase.number),
-            excused=excused,
-        ),
-    )
+    result = close_day(table_of(seats), day_input(game, phase))
     return day_result_text(
         game, phase.number, result, {s.number: s for s in seats}, early=False, story=story
     )
