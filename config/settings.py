@@ -6,6 +6,8 @@ one line on stderr and exit status 2.
 
 from __future__ import annotations
 
+import secrets
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -20,16 +22,26 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 # turn it on themselves.
 DEBUG = env.get_bool("DEBUG", False)
 
+#: manage.py commands that serve no request and sign nothing (no session, no CSRF token, no
+#: signed value outlives them): they run with no configuration at all, as on a fresh clone —
+#: `manage.py replay tests/scenarios/…`, `verify`, `migrate` — though DEBUG is off by default.
+#: Without a SECRET_KEY they get a throwaway one; everything else still needs SECRET_KEY and
+#: ALLOWED_HOSTS when DEBUG is off.
+OFFLINE_COMMANDS = frozenset({"replay", "verify", "migrate", "showmigrations", "makemigrations"})
+_OFFLINE = (
+    len(sys.argv) > 1 and Path(sys.argv[0]).name == "manage.py" and sys.argv[1] in OFFLINE_COMMANDS
+)
+
 _DEV_SECRET_KEY = "django-insecure-dev-only-key-do-not-use-in-production"
 SECRET_KEY = env.get_str("SECRET_KEY")
 if not SECRET_KEY:
-    if not DEBUG:
+    if not DEBUG and not _OFFLINE:
         raise EnvError("SECRET_KEY must be set when DEBUG is false.")
-    SECRET_KEY = _DEV_SECRET_KEY
+    SECRET_KEY = _DEV_SECRET_KEY if DEBUG else secrets.token_urlsafe(50)
 
 ALLOWED_HOSTS = env.get_list("ALLOWED_HOSTS")
 if not ALLOWED_HOSTS:
-    if not DEBUG:
+    if not DEBUG and not _OFFLINE:
         raise EnvError("ALLOWED_HOSTS must be set when DEBUG is false (comma-separated hosts).")
     ALLOWED_HOSTS = ["localhost", "127.0.0.1", "[::1]"]
 

@@ -198,3 +198,21 @@ def test_replay_refuses_a_server_database_that_is_not_migrated(tmp_path: Path) -
     assert done.returncode == 2 and done.stdout == b""
     [line] = done.stderr.decode().strip().splitlines()
     assert line.startswith("replay: the database lacks ") and "manage.py migrate" in line
+
+
+@pytest.mark.slow
+def test_replay_needs_no_configuration_though_debug_is_off_by_default(tmp_path: Path) -> None:
+    # A fresh clone: no DEBUG, no SECRET_KEY, no ALLOWED_HOSTS (the tests' own DEBUG=true is
+    # dropped too). Commands that serve nothing run; anything else still asks for a SECRET_KEY.
+    env = {k: v for k, v in os.environ.items()
+           if k not in {"DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "REDIS_URL"}}  # fmt: skip
+    env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'fresh.sqlite3'}"
+    path = FILES[0]
+    done = _run(["replay", str(path)], env)
+    assert done.returncode == 0, done.stderr.decode()
+    assert json.loads(done.stdout) == expected_for(path)
+    refused = _run(["check"], env)
+    assert refused.returncode == 2
+    assert refused.stderr.decode().strip() == (
+        "Configuration error: SECRET_KEY must be set when DEBUG is false."
+    )
