@@ -28,19 +28,9 @@ from demo import config
 from demo.sim.brain import suspects
 from demo.sim.knowledge import Table
 from gameplay.rules import Role, RoleCounts, deal_for_roster
+from tests.browser_support import CHROMIUM, CHROMIUM_ARGS
 from tests.demo.conftest import Demo, alive, child_pids, start_demo
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 STARTUP_SECONDS = 120
 
 pytestmark = [

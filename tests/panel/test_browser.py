@@ -29,19 +29,9 @@ from playwright.sync_api import expect
 from gameplay import services
 from gameplay.models import Game, GameEvent, GameStatus, Phase, Seat, SeatStatus
 from gameplay.rules import Role
+from tests.browser_support import CHROMIUM, CHROMIUM_ARGS
 from tests.panel.conftest import PASSWORD
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 #: Screens the README shows (docs/screenshots/<name>.png).
 DOCS_SCREENS = ("deal", "day", "night-draft", "spectators", "day-close-confirm", "game-mobile")
 
