@@ -5,3 +5,10 @@ class GameplayConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "gameplay"
     verbose_name = "Игры"
+
+    def ready(self) -> None:
+        # Refusals carry their facts; their Russian texts live in templates/messages/refusals.
+        from gameplay import messages
+        from gameplay.rules import errors
+
+        errors.use_texts(messages.refusal)

@@ -2,7 +2,8 @@
 
 The texts are Django templates, one file per message, under ``templates/messages/<audience>/``
 (``player``: private messages; ``board``: posts in the game's topic; ``spectators``: the
-spectator chat; ``gm``: what the GM reads in moderation flags and refusals of GM commands).
+spectator chat; ``gm``: what the GM reads in moderation flags; ``refusals``: the text of every
+typed refusal, players' and GMs', one file per ``RuleViolation`` class — :func:`refusal`).
 ``render("player/vote_accepted", target=..., early=False)`` renders one. Templates rather than
 a package of Python message modules because a text is then data, not code: a GM can edit a
 theme's text in the panel, the panel previews it by rendering it with this same engine, and a
@@ -36,9 +37,10 @@ from django.template import Context, Engine, Template, TemplateDoesNotExist, Tem
 from django.template.loaders.filesystem import Loader as FilesystemLoader
 
 from gameplay import grammar
+from gameplay.rules.errors import RuleViolation
 
 ROOT = Path(__file__).resolve().parent.parent / "templates" / "messages"
-AUDIENCES = ("player", "board", "spectators", "gm")
+AUDIENCES = ("player", "board", "spectators", "gm", "refusals")
 
 #: What a missing variable renders as; :func:`render` refuses any text that holds it.
 MISSING = "\x00missing:%s\x00"
@@ -149,6 +151,15 @@ def names() -> list[str]:
 def render(name: str, **context: Any) -> str:
     """The message ``name`` («player/vote_accepted») rendered with ``context``."""
     return render_template(_template(name), context)
+
+
+def refusal(err: RuleViolation) -> str:
+    """The text of a typed refusal: ``refusals/<its text>`` rendered with its ``params``.
+    A class without a text of its own yet reads its ``default_reason``."""
+    name = err.text_name()
+    if not (ROOT / f"{name}.txt").exists():
+        return err.default_reason
+    return render(name, **err.params)
 
 
 def render_template(template: Template, context: dict[str, Any]) -> str:

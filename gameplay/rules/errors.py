@@ -1,25 +1,64 @@
 """Typed refusals: every rule a submission can break is a ``RuleViolation`` subclass.
 
-``reason`` is what the player reads (Russian, names the rule and nothing more: a refusal must
-never reveal another player's role or action). ``rule`` is the RULES.md reference.
+A refusal says *what* was refused, never how it is worded: the class (``code``) and the facts
+the text needs (``params``, keyword arguments). Its Russian text lives in the texts' home,
+``templates/messages/refusals/<text>.txt`` (``text`` defaults to the class name in snake case),
+and ``reason`` renders it through the renderer the ``gameplay`` app installs at start-up
+(:func:`use_texts`; the rules themselves import no Django). The text is what the player or
+the GM reads: it names the rule and the next step and nothing more (a refusal must never
+reveal another player's role or action). ``rule`` is the rule reference of docs/rules.md.
 """
 
 from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+#: Renders a refusal's text; installed by ``gameplay.apps`` (``gameplay.messages.refusal``).
+_texts: Callable[[RuleViolation], str] | None = None
+
+
+def use_texts(render: Callable[[RuleViolation], str]) -> None:
+    """Install the renderer of refusal texts (the gameplay app does, at start-up)."""
+    global _texts
+    _texts = render
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
 class RuleViolation(Exception):
     """A submission or command the rules refuse. Nothing changes when one is raised."""
 
-    rule: str = ""
-    default_reason: str = "Это действие не разрешено правилами."
+    rule: ClassVar[str] = ""
+    #: The name of its text under templates/messages/refusals/ (default: the class, snake case).
+    text: ClassVar[str] = ""
+    default_reason: ClassVar[str] = "Это действие не разрешено правилами."
 
-    def __init__(self, reason: str | None = None) -> None:
-        self.reason = reason or self.default_reason
-        super().__init__(self.reason)
+    def __init__(self, reason: str | None = None, **params: Any) -> None:
+        self._reason = reason
+        self.params = params
+        super().__init__(reason or self.code)
 
     @property
     def code(self) -> str:
         return type(self).__name__
+
+    @classmethod
+    def text_name(cls) -> str:
+        """``refusals/<text>``: the template its text renders from."""
+        return f"refusals/{cls.text or _snake(cls.__name__)}"
+
+    @property
+    def reason(self) -> str:
+        """The Russian text a person reads."""
+        if self._reason is not None:
+            return self._reason
+        if _texts is not None:
+            return _texts(self)
+        return self.default_reason
 
 
 # --- who may act ---------------------------------------------------------------------------
@@ -86,7 +125,6 @@ class SelfTargetForbidden(RuleViolation):
 
 class SelfVote(RuleViolation):
     rule = "V1"
-    default_reason = "Голосовать за себя нельзя — выберите другого живого игрока: «голос N»."
 
 
 class VoteTargetNotAlive(RuleViolation):

@@ -188,6 +188,8 @@ CASES: dict[str, Contexts] = {
     "player/vote_final": lambda p: [{"target": p[2]}],
     "player/vote_page": lambda p: [{"number": 2, "too_soon": t, "early_day": 3} for t in (0, 1)],
     "player/relay": lambda p: [{"sender": p[0], "text": "стреляем в 5"}],
+    # --- typed refusals (gameplay.rules.errors and the services' refusals)
+    "refusals/self_vote": lambda p: [{}],
     "player/refused": lambda p: [
         {"why": w}
         for w in (
