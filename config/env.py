@@ -53,6 +53,18 @@ def get_bool(name: str, default: bool, *, environ: Mapping[str, str] | None = No
     raise EnvError(f"{name} must be a boolean (true/false, 1/0, yes/no, on/off), got {value!r}.")
 
 
+def get_http_url(
+    name: str, default: str = "", *, environ: Mapping[str, str] | None = None
+) -> str:
+    """An http(s) address such as ``https://mafia.example.org``; ``default`` when unset."""
+    value = _raw(name, environ)
+    if value is None:
+        return default
+    if not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", value):
+        raise EnvError(f"{name} must be an http:// or https:// address, got {value!r}.")
+    return value
+
+
 def get_int(
     name: str,
     default: int | None = None,

@@ -137,6 +137,10 @@ else:
     # A forking worker would run each job against the child's copy of the in-memory server.
     RQ["WORKER_CLASS"] = "gameplay.worker.SimpleWorker"
 
+#: The address players reach this deployment at (https://mafia.example.org): the end-of-game
+#: post links the players' page there (PUBLIC_URL/players/, docs/players.md).
+PUBLIC_URL = env.get_http_url("PUBLIC_URL")
+
 # --- VK ----------------------------------------------------------------------------------------
 
 VK_API_URL = env.get_str("VK_API_URL", "https://api.vk.ru/method/")

@@ -1,5 +1,6 @@
-"""URL configuration: the admin, the GM panel, the VK callback and django-rq's dashboard
-(superusers only: the queues show every game's messages, so a GM does not see them)."""
+"""URL configuration: the admin, the GM panel, the players' page (public, no login), the VK
+callback and django-rq's dashboard (superusers only: the queues show every game's messages, so a
+GM does not see them)."""
 
 from collections.abc import Callable
 
@@ -7,6 +8,8 @@ import django_rq.urls
 from django.contrib import admin
 from django.contrib.auth.decorators import user_passes_test
 from django.urls import URLPattern, include, path
+
+from panel.views.public import players_page
 
 
 def _superuser(user: object) -> bool:
@@ -34,6 +37,7 @@ def _rq_patterns() -> list[URLPattern]:
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("panel/", include("panel.urls")),
+    path("players/", players_page, name="players"),
     path("vk/", include("vkbot.urls")),
     path("django-rq/", include((_rq_patterns(), django_rq.urls.app_name))),
 ]

@@ -88,6 +88,7 @@ class DemoLayout:
             "DATABASE_URL": f"sqlite:///{self.db_path.resolve()}",
             "REDIS_URL": self.redis_url,
             "VK_API_URL": self.api_url,
+            "PUBLIC_URL": self.web_url,
             "VK_GROUP_ID": str(GROUP_ID),
             "VK_GROUP_TOKEN": GROUP_TOKEN,
             "VK_USER_TOKEN": USER_TOKEN,

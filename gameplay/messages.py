@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from django.conf import settings
 from django.template import Context, Engine, Template, TemplateDoesNotExist, TemplateSyntaxError
 from django.template.loaders.filesystem import Loader as FilesystemLoader
 
@@ -214,6 +215,13 @@ def when(dt: datetime | None, tz: str) -> str:
     if dt is None:
         return "решения ведущего"
     return dt.astimezone(ZoneInfo(tz)).strftime("%d.%m %H:%M")
+
+
+def players_page_url() -> str:
+    """The players' page (docs/players.md, served at /players/) at the deployment's public
+    address (``PUBLIC_URL``); empty when the address is not configured."""
+    base = getattr(settings, "PUBLIC_URL", "")
+    return f"{base.rstrip('/')}/players/" if base else ""
 
 
 def closes_in(left: timedelta) -> str:

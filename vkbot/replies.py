@@ -29,7 +29,11 @@ def help_for(seat: Seat | None) -> str:
     if seat.number is None or not seat.role or game.status != "running":
         return render("player/help_signed_up", game=game.name, reserve=seat.status == "reserve")
     if not seat.alive:
-        return render("player/help_dead", invited=may_watch(alive=False, role=seat.role))
+        return render(
+            "player/help_dead",
+            invited=may_watch(alive=False, role=seat.role),
+            open=game.spectator_chat_open and bool(game.spectator_chat_id),
+        )
     return render(
         "player/help",
         theme=themes.of(game),
@@ -48,6 +52,15 @@ def _act(a: NightAction) -> dict[str, object]:
         "guess": a.guess,
         "actor": Person.of(a.actor),
     }
+
+
+def _spectators(seat: Seat) -> str:
+    """What «статус» tells a player who is out about the spectator chat (G6): "" when they
+    may not watch (alive, or mafia) — nothing is promised then; "open" or "closed"."""
+    if seat.alive or not may_watch(alive=False, role=seat.role):
+        return ""
+    game = seat.game
+    return "open" if game.spectator_chat_open and game.spectator_chat_id else "closed"
 
 
 def status_text(st: PlayerStatus) -> str:
@@ -70,6 +83,7 @@ def status_text(st: PlayerStatus) -> str:
         item_used=seat.item_used,
         strikes=seat.strikes,
         alive=seat.alive,
+        spectators=_spectators(seat),
         phase=phase_kind,
         number=phase.number if phase else 0,
         deadline=when(phase.deadline, game.time_zone) if phase else "",

@@ -9,7 +9,7 @@ from datetime import datetime
 from django.db import transaction
 
 from gameplay import themes
-from gameplay.messages import Person, render, when
+from gameplay.messages import Person, players_page_url, render, when
 from gameplay.models import (
     DealRound,
     Game,
@@ -134,14 +134,10 @@ def finish_game(
                                     ("doctor", "доктор"), ("maniac", "маньяк"),
                                     ("civilian", "мирные жители"))
             ),
-            count_args=" ".join(
-                f"--{role} {getattr(game, f'{role}_count')}"
-                for role in ("mafia", "commissar", "doctor", "maniac", "civilian")
-            ),
             rounds=rounds,
-            chain=" ".join(f"--round {n}:{c}:{s}" for n, c, s in rounds),
             roster_ids=",".join(str(v) for v in roster),
             from_seed=game.deal_from_seed and bool(roster),
+            players_url=players_page_url(),
         ),
         kind="game_over",
     )

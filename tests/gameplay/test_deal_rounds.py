@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import io
 import re
-import shlex
 
 import pytest
 from django.core.management import call_command
@@ -150,7 +149,9 @@ def test_a_new_round_before_any_deal_is_refused():
     assert DealRound.objects.filter(game=game).count() == 1
 
 
-def test_three_new_rounds_are_numbered_on_the_board_revealed_at_the_end_and_verified(capsys):
+def test_three_new_rounds_are_numbered_on_the_board_revealed_at_the_end_and_verified(
+    capsys, tmp_path
+):
     game = make_game(n=9, deal=True, recruit_topic_id=9001)
     dealt = [deal_of(game)]
     for _ in range(3):
@@ -197,10 +198,19 @@ def test_three_new_rounds_are_numbered_on_the_board_revealed_at_the_end_and_veri
         game.commitment
     )
 
-    # Anyone runs the printed command: the chain holds and the deal is recomputed.
-    [command] = [ln for ln in final.text.splitlines() if ln.startswith("Проверка раздачи:")]
-    args = shlex.split(command.split("python manage.py verify ", 1)[1])
-    code, out = verify(*args)
+    # The post holds facts, not a shell command; it tells in words how to check and where.
+    assert "manage.py" not in final.text and "--round" not in final.text
+    assert "Раздачу может проверить любой" in final.text
+    assert "Как проверить, по шагам, — в памятке игрока" in final.text
+
+    # Anyone saves the post to a file and runs `verify --post`: the chain holds, the deal is
+    # recomputed from the post's own lines.
+    def check(text: str) -> tuple[int, str]:
+        post = tmp_path / "итог.txt"
+        post.write_text(text, encoding="utf-8")
+        return verify("--post", str(post))
+
+    code, out = check(final.text)
     assert code == 0, out
     assert out.count(", the seed matches its commitment") == 4
     assert "OK: the deal matches the published commitment." in out
@@ -209,18 +219,23 @@ def test_three_new_rounds_are_numbered_on_the_board_revealed_at_the_end_and_veri
 
     # A forged round (another seed under round 2's commitment) is refused, exit 2, one line.
     capsys.readouterr()
-    forged = [a.replace(rounds[1].seed, "0" * 64) for a in args]
-    assert verify(*forged)[0] == 2
+    assert check(final.text.replace(rounds[1].seed, "0" * 64))[0] == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert err.startswith("verify: round 2 is forged: its seed hashes to ")
     # So is a round left out of the chain (its numbers no longer run 1, 2, 3…).
-    i = args.index(f"2:{rounds[1].commitment}:{rounds[1].seed}")
-    assert verify(*(args[: i - 1] + args[i + 1 :]))[0] == 2
+    line = f"Раунд 2: хеш {rounds[1].commitment}, зерно {rounds[1].seed}\n"
+    assert check(final.text.replace(line, ""))[0] == 2
     assert "rounds must be numbered 1, 2, 3... in order, got 1, 3, 4" in capsys.readouterr().err
     # And a deal claimed from an earlier round's seed does not match the hash.
-    short = args[: args.index("--round", i)] + args[args.index("--roster") :]
-    assert verify(*short)[0] == 1
+    short = final.text
+    for r in rounds[2:]:
+        short = short.replace(f"Раунд {r.number}: хеш {r.commitment}, зерно {r.seed}\n", "")
+    assert check(short)[0] == 1
+    # Changed role counts give another deal; a post without its facts is refused in one line.
+    assert check(final.text.replace("мафия — ", "мафия — 1"))[0] in (1, 2)
+    assert check("Игра окончена.")[0] == 2
+    assert "the post has no «Состав: …» line" in capsys.readouterr().err
 
 
 def test_cancelling_a_dealt_game_reveals_its_seeds_in_the_board():

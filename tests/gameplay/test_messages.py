@@ -243,7 +243,7 @@ CASES: dict[str, Contexts] = {
     "player/no_spectator_chat": one(),
     "player/help_outsider": one(title="Машина времени"),
     "player/help_signed_up": lambda p: [{"game": "Игра", "reserve": r} for r in (0, 1)],
-    "player/help_dead": lambda p: [{"invited": m} for m in (0, 1)],
+    "player/help_dead": lambda p: [{"invited": m, "open": o} for m in (0, 1) for o in (0, 1)],
     "player/help": lambda p: [
         {"game": "Игра", "seat": p[0], "role": r, "item": i, "early_day": 3}
         for r in ROLES
@@ -287,6 +287,7 @@ CASES: dict[str, Contexts] = {
                 "item_used": False,
                 "strikes": 0,
                 "alive": True,
+                "spectators": "",
                 "phase": ph,
                 "number": 1,
                 "deadline": DEADLINE,
@@ -300,6 +301,30 @@ CASES: dict[str, Contexts] = {
                 "team": [],
             }
             for ph in ("day", "night", "review", "")
+        ]
+        + [
+            {
+                "game": "Игра",
+                "seat": p[0],
+                "role": role,
+                "item": "",
+                "item_used": False,
+                "strikes": 1,
+                "alive": False,
+                "spectators": watch,
+                "phase": "day",
+                "number": 3,
+                "deadline": DEADLINE,
+                "vote": None,
+                "vote_early": False,
+                "actions": [],
+                "expects_action": False,
+                "team_shot": None,
+                "team_strike": None,
+                "strike_used": False,
+                "team": [],
+            }
+            for role, watch in (("civilian", "open"), ("doctor", "closed"), ("mafia", ""))
         ]
     ),
     "player/outsider_status": one(
@@ -379,11 +404,10 @@ CASES: dict[str, Contexts] = {
             "seed": SEED,
             "commitment": HASH,
             "counts": "мафия — 6, комиссар — 1",
-            "count_args": "--mafia 6 --commissar 1",
             "rounds": rounds,
-            "chain": " ".join(f"--round {n}:{c}:{sd}" for n, c, sd in rounds),
             "roster_ids": "5001,5002",
             "from_seed": from_seed,
+            "players_url": url,
         }
         for key, title in (
             ("town", "Мирный город"),
@@ -392,6 +416,7 @@ CASES: dict[str, Contexts] = {
             ("draw", "Ничья"),
             ("", ""),
         )
+        for url in ("https://mafia.example.org/players/", "")
         for rounds, from_seed in (
             ([], True),
             ([(1, HASH, SEED), (2, HASH, SEED)], True),

@@ -219,3 +219,23 @@ def test_the_gms_own_account_may_sit_in_the_spectator_chat() -> None:
     # anyone else joining is still removed
     out = run(chat_action(CHAT_PEER, 7778, "chat_invite_user_by_link"))
     assert [o.channel for o in out] == [OutboxChannel.KICK]
+
+
+def test_status_of_a_player_who_is_out_says_what_the_spectator_chat_offers_them() -> None:
+    """G6 in «статус»: a dead civilian is told how to join (now, or once the chat opens); a dead
+    mafia member is promised nothing (the bot would refuse them)."""
+    game = make_game()
+    Game.objects.filter(pk=game.pk).update(spectator_chat_open=False)
+    kill(game, 6)  # a civilian
+    kill(game, 2)  # a mafia member
+    civilian = run(pm(1006, "статус"))[0].text
+    assert "Вы выбыли из игры." in civilian
+    assert "Когда ведущий откроет беседу зрителей, напишите «в ЗЗ»" in civilian
+    mafia = run(pm(1002, "статус"))[0].text
+    assert "Вы выбыли из игры." in mafia and "ЗЗ" not in mafia and "зрител" not in mafia
+    open_chat(game)
+    civilian = run(pm(1006, "статус"))[0].text
+    assert "Беседа зрителей открыта: напишите «в ЗЗ», и бот пришлёт приглашение." in civilian
+    assert "Беседа зрителей открыта" in run(pm(1006, "помощь"))[0].text
+    assert "ЗЗ" not in run(pm(1002, "помощь"))[0].text
+    assert_no_leaks(game)

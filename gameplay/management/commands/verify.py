@@ -13,11 +13,18 @@ does not match the hash exits 1.
 
 A game dealt before rounds existed (``sha256-stream-v1``) is checked with ``verify SEED
 COMMITMENT`` and the counts.
+
+``verify --post FILE`` (``-`` for standard input) reads all of that from the end-of-game post
+itself, copied from the board into a file: its «Раунд N: хеш …, зерно …» lines, «VK id по
+местам», «Хеш, опубликованный на старте» and «Состав» (the role counts). This is what the
+players' page (docs/players.md) tells players to run: the post holds facts, not a command.
 """
 
 from __future__ import annotations
 
+import re
 import sys
+from pathlib import Path
 from typing import Any, NoReturn
 
 from django.core.management.base import BaseCommand, CommandParser
@@ -45,6 +52,64 @@ def _roster(text: str) -> list[int]:
     return [int(p) for p in ids]
 
 
+#: The post's lines (templates/messages/board/game_over.txt) that carry the deal's facts.
+_POST_ROUND = re.compile(r"^Раунд (\d+): хеш ([0-9a-f]{64}), зерно (\S+)$", re.M)
+_POST_ROSTER = re.compile(r"^VK id по местам: ([\d,]+)$", re.M)
+_POST_DEAL = re.compile(r"^Хеш, опубликованный на старте: ([0-9a-f]{64})$", re.M)
+_POST_SEED = re.compile(r"^Зерно раздачи: (\S+)$", re.M)
+_POST_COUNTS = re.compile(r"^Состав: (.+)$", re.M)
+#: The counts as the post names them («мафия — 6, …, мирные жители — 17»).
+POST_COUNT_NAMES = {
+    "мафия": "mafia",
+    "комиссар": "commissar",
+    "доктор": "doctor",
+    "маньяк": "maniac",
+    "мирные жители": "civilian",
+}
+
+
+def _post_counts(text: str) -> dict[str, int]:
+    m = _POST_COUNTS.search(text)
+    if not m:
+        _fail("the post has no «Состав: …» line (the role counts)")
+    counts = {}
+    for part in m.group(1).split(","):
+        name, _, number = part.strip().rpartition(" — ")
+        if name not in POST_COUNT_NAMES or not number.isdigit():
+            _fail(f"cannot read the role counts in the post: {m.group(1)!r}")
+        counts[POST_COUNT_NAMES[name]] = int(number)
+    return counts
+
+
+def read_post(path: str) -> dict[str, Any]:
+    """The verify options an end-of-game post holds (``-``: standard input)."""
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        _fail(f"cannot read the post from {path}: {e}")
+    options: dict[str, Any] = {"seed": None, "commitment": None, "rounds": [], "roster": None}
+    options.update(_post_counts(text))
+    deal_hash = _POST_DEAL.search(text)
+    if not deal_hash:
+        _fail("the post has no «Хеш, опубликованный на старте: …» line")
+    rounds = _POST_ROUND.findall(text)
+    if not rounds:
+        seed = _POST_SEED.search(text)
+        if not seed:
+            _fail("the post has neither «Раунд N: …» lines nor «Зерно раздачи: …»")
+        options.update(seed=seed.group(1), commitment=deal_hash.group(1))
+        return options
+    roster = _POST_ROSTER.search(text)
+    if not roster:
+        _fail("the post has no «VK id по местам: …» line (a deal set by hand cannot be checked)")
+    options.update(
+        rounds=[f"{n}:{c}:{s}" for n, c, s in rounds],
+        roster=roster.group(1),
+        deal=deal_hash.group(1),
+    )
+    return options
+
+
 class Command(BaseCommand):
     help = "Check a game's chain of deal rounds and recompute its deal from the revealed seeds."
 
@@ -62,6 +127,11 @@ class Command(BaseCommand):
             help="a round as revealed at the end (repeat for every round, 1 first)",
         )
         parser.add_argument("--roster", help="the players' VK ids, by seat, comma-separated")
+        parser.add_argument(
+            "--post",
+            metavar="FILE",
+            help="read everything from the end-of-game post saved to FILE (- for stdin)",
+        )
         parser.add_argument("--deal", help="the deal's hash published at the start")
         defaults = RoleCounts()
         for role in ("mafia", "commissar", "doctor", "maniac", "civilian"):
@@ -73,6 +143,10 @@ class Command(BaseCommand):
             )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["post"]:
+            if options["rounds"] or options["roster"] or options["seed"] or options["deal"]:
+                _fail("--post reads everything from the post: give no other arguments")
+            options.update(read_post(options["post"]))
         counts = RoleCounts(**{r: options[r] for r in RoleCounts().as_dict()})
         if options["rounds"] or options["roster"]:
             self._chain(options, counts)
