@@ -502,8 +502,6 @@ HEX = re.compile(r"\b[0-9a-f]{16,}\b")
 LATIN = re.compile(r"[A-Za-z][A-Za-z_'-]*")
 #: VK, the hash's algorithm, and the placeholder of a seat number in commands («выстрел N»).
 ALLOWED_LATIN = {"VK", "SHA", "N"}
-#: The deal's check command, printed for copying (docs/players.md explains it in words).
-VERIFY_COMMAND = re.compile(r"(?m)^Проверка раздачи: python manage\.py verify .*$")
 NUMERAL = re.compile(r"(?<![\w№.:,])(\d+) ([а-яё]+)(?: ([а-яё]+))?")
 PAST_GENDER = {"masc": grammar.MALE, "femn": grammar.FEMALE}
 
@@ -584,7 +582,7 @@ def problems(text: str, persons: list[Person], accusatives: dict[str, str]) -> l
     for hole in ("None", "{{", "}}", "{%", messages.MISSING_MARK, "\ue0ff"):
         if hole in text:
             out.append(f"a hole: {hole!r}")
-    plain = HEX.sub(" ", MENTION.sub(" ", URL.sub(" ", VERIFY_COMMAND.sub(" ", text))))
+    plain = HEX.sub(" ", MENTION.sub(" ", URL.sub(" ", text)))
     for p in persons:
         plain = plain.replace(p.name, " ")
     for word in LATIN.findall(plain.replace("VK id", "VK")):  # «VK id»: VK's own term
