@@ -62,8 +62,10 @@ screenshots: $(STAMP)
 	SANDBOX_SCREENSHOTS_DIR=$(CURDIR)/docs/screenshots $(BIN)/pytest -q -p no:randomly -m browser \
 		tests/demo/test_demo_browser.py
 
+# ruff, then the import contracts of pyproject.toml ([tool.importlinter], docs/architecture.md).
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 format: $(STAMP)
 	$(BIN)/ruff check --fix .
