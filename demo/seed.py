@@ -91,7 +91,7 @@ def seed(options: SeedOptions, vk: LocalVkClient, *, wait: float = 0.0) -> SeedR
     game = demo_game()
     notes: list[str] = []
     if game is not None and options.new_game:
-        notes.append(end_game(game, gm, "Новая демо-игра по запросу оператора."))
+        notes.append(end_game(game, gm, "Начинается новая демо-игра."))
         game = None
     if game is not None and not topic_exists(vk, game.topic_id):
         notes.append(end_game(

@@ -160,7 +160,8 @@ def export_game(game: Game) -> Export:
         if not ph.closed:
             # A phase cut short by the game's end needs no entry; a running one is left out.
             if ph.entries and game.status == GameStatus.RUNNING:
-                warnings.append(f"{_phase_name(ph)} ещё идёт: её голоса и действия не выгружены.")
+                left_out = "его голоса" if ph.kind == PhaseKind.DAY else "её действия"
+                warnings.append(f"{_phase_name(ph)} ещё идёт: {left_out} не выгружены.")
             break
         key = "votes" if ph.kind == PhaseKind.DAY else "actions"
         story = {"story": ph.story} if ph.story else {}

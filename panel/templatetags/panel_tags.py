@@ -9,9 +9,16 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from django import template
 from django.utils import timezone
 
+from gameplay import grammar
 from gameplay.rules.roles import ACT_TITLES, ITEM_TITLES, ROLE_TITLES, Act, Item, Role
 
 register = template.Library()
+
+
+@register.filter
+def count(n: Any, phrase: str) -> str:
+    """«21 живой игрок», «3 голоса», «5 записей»: the number and the agreed phrase."""
+    return grammar.count(int(n or 0), phrase)
 
 
 @register.filter

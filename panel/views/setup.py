@@ -48,8 +48,8 @@ def player_add_view(request: HttpRequest, game) -> HttpResponse:
     ok, seat = attempt(request, player_add, game_id=game.pk, by=actor(request), vk=d["vk"],
                        name=d["name"], reserve=d["reserve"])
     if ok:
-        where = "в запас" if d["reserve"] else "в игру"
-        messages.success(request, f"{seat.name} (id{seat.vk_user_id}) записан {where}.")
+        where = "в запасе" if d["reserve"] else "в составе игры"
+        messages.success(request, f"{seat.name} (id{seat.vk_user_id}) — {where}.")
     return back(request, game, "panel_players")
 
 
@@ -197,7 +197,7 @@ def start_view(request: HttpRequest, game) -> HttpResponse:
         "В теме игры будут опубликованы состав (номера и имена) и хеш раздачи."
         if game.topic_id else "У игры нет темы: состав и хеш опубликовать будет негде — "
         "укажите тему в настройках.",
-        f"Каждый из {len(seats)} игроков получит в личные сообщения свою роль и предмет.",
+        f"Все игроки ({len(seats)}) получат в личные сообщения свою роль и предмет.",
         f"Начнётся день 1, голосование — до {local_time(deadline, game.time_zone)}.",
         "После старта раздачу уже не изменить, а игроков — только заменить.",
     ]

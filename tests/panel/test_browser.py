@@ -134,7 +134,7 @@ def test_gm_runs_a_whole_game_in_the_browser(
     page.fill("#add-player input[name=vk]", "https://vk.com/id1001")
     page.fill("#add-player input[name=name]", "Аня")
     page.click("#add-player button")
-    expect(_messages(page)).to_contain_text("Аня (id1001) записан")
+    expect(_messages(page)).to_contain_text("Аня (id1001) — в составе игры.")
     lines = "\n".join(f"id{1001 + i} Игрок {i + 1}" for i in range(1, 26))
     page.fill("#add-bulk textarea", lines)
     page.click("#add-bulk button")
@@ -176,7 +176,7 @@ def test_gm_runs_a_whole_game_in_the_browser(
     # Start: Day 1, after its confirmation page.
     page.click("#start-button")
     _at(page, game_url + "start/")
-    expect(page.locator("#confirm")).to_contain_text("Каждый из 26 игроков получит")
+    expect(page.locator("#confirm")).to_contain_text("Все игроки (26) получат")
     shot(page, "start-confirm")
     page.click("#confirm-button")
     expect(_messages(page)).to_contain_text("Игра началась")

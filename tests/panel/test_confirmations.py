@@ -216,3 +216,37 @@ def test_a_vote_that_lands_between_the_check_and_the_close_is_not_closed_unseen(
     assert open_phase(game).kind == "day"  # nothing closed on an outcome the GM never saw
     assert response.status_code == 200
     assert "итог изменился" in response.content.decode()
+
+
+def test_with_auto_publish_a_second_missed_night_is_shown_as_a_modkill_before_the_close(
+    gm: Any, gm_client: Client
+) -> None:
+    """The demo's early click: with auto-publish, closing a night modkills whoever misses a
+    second action — the confirmation says so, by name, before anything happens."""
+    game = make_game(gm, players=12, seed="night-confirm", auto_publish=True, vk_base=870_000)
+    roles = seats_by_role(game)
+    commissar = Seat.objects.get(game=game, number=roles[Role.COMMISSAR][0])
+    for night in (1, 2):
+        vote_round(game)
+        services.day_close(game_id=game.pk)
+        commissar.refresh_from_db()
+        if not commissar.alive:
+            pytest.skip("the seed executed the commissar")
+        mafia = [n for n in roles[Role.MAFIA] if n in {s.number for s in living(game)}]
+        town = [s.number for s in living(game)
+                if s.number not in roles[Role.MAFIA] and s.number != commissar.number]
+        if not mafia or not town:
+            pytest.skip("the seed ended the game early")
+        services.night_action_submit(
+            game_id=game.pk, actor=mafia[0], act="mafia_shot", target=town[0]
+        )
+        html = gm_client.get(url("panel_close", game)).content.decode()
+        line = f"№{commissar.number} {commissar.name} — "
+        if night == 1:
+            assert line + "первый штраф" in html
+        else:
+            assert line + "<strong>второй штраф: модкилл</strong>" in html
+            assert open_phase(game).status == PhaseStatus.OPEN  # nothing happened yet
+        close_now(gm_client, game)
+    commissar.refresh_from_db()
+    assert not commissar.alive and commissar.death_cause == "modkill"

@@ -172,7 +172,8 @@ def test_export_of_a_running_game_leaves_out_the_open_phase(gm) -> None:
     vote_round(game)
     export = export_game(game)
     assert export.scenario["phases"] == []
-    assert any("ещё идёт" in w for w in export.warnings)
+    # «День» takes «его» (not «её»): the warning's Russian agrees with the phase's name.
+    assert "День 1 ещё идёт: его голоса не выгружены." in export.warnings
     assert [p["seat"] for p in export.scenario["players"]] == list(range(1, 8))
     assert Seat.objects.filter(game=game).count() == 7
 

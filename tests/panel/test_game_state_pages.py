@@ -3,13 +3,14 @@ alive, executed, killed at night or modkilled; a player's history by name."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 from django.test import Client
 from django.urls import reverse
 
-from gameplay import services
+from gameplay import grammar, services
 from gameplay.models import Game, Seat, SeatStatus
 from gameplay.rules import Item
 from tests.panel.support import living, make_game, night_round, vote_round
@@ -88,3 +89,23 @@ def test_a_players_history_is_headed_by_their_name(gm: Any, gm_client: Client) -
     assert f"{seat.name}: игр" in old and "передал место: Юлия Анисимова" in old
     nobody = gm_client.get(url("panel_history", game, vk_user_id=1)).content.decode()
     assert "Игрок не найден" in nobody
+
+
+@pytest.mark.parametrize(("alive", "heading"), [(21, "21 живой игрок из 26"),
+                                                 (3, "3 живых игрока из 26"),
+                                                 (25, "25 живых игроков из 26")])
+def test_the_seats_heading_agrees_with_its_number(
+    gm: Any, gm_client: Client, alive: int, heading: str
+) -> None:
+    game = make_game(gm, players=26)
+    dead = list(Seat.objects.filter(game=game, status=SeatStatus.PLAYER).order_by("number"))
+    Seat.objects.filter(pk__in=[s.pk for s in dead[alive:]]).update(alive=False)
+    html = gm_client.get(url("panel_game", game)).content.decode()
+    assert f"Места: {heading}" in html and "живых из" not in html
+
+
+def test_the_log_counts_its_entries_in_correct_russian(played: Game, gm_client: Client) -> None:
+    html = gm_client.get(url("panel_log", played)).content.decode()
+    assert re.search(r"Журнал: \d+ (запись|записи|записей)</h2>", html)
+    n = int(re.search(r"Журнал: (\d+) ", html).group(1))
+    assert f"Журнал: {grammar.count(n, 'запись')}</h2>" in html

@@ -101,8 +101,11 @@ def test_adding_players_by_link_id_and_list(gm: Any, gm_client: Client) -> None:
     game = make_game(gm, players=7, deal=False, start=False)
     for ref in ("https://vk.com/id91", "vk.com/id92", "id93", "94"):
         gm_client.post(url("panel_player_add", game), {"vk": ref, "name": ""})
-    gm_client.post(url("panel_player_add", game), {"vk": "95", "name": "Запасной",
-                                                   "reserve": "on"})
+    response = gm_client.post(url("panel_player_add", game), {"vk": "95", "name": "Мария Ефремова",
+                                                              "reserve": "on"}, follow=True)
+    # The confirmation does not guess a gender: no «записан» for Мария.
+    assert "Мария Ефремова (id95) — в запасе." in response.content.decode()
+    assert "записан" not in response.content.decode()
     ids = set(Seat.objects.filter(game=game).values_list("vk_user_id", flat=True))
     assert {91, 92, 93, 94, 95} <= ids
     assert Seat.objects.get(game=game, vk_user_id=95).status == SeatStatus.RESERVE
@@ -241,7 +244,7 @@ def test_start(gm: Any, gm_client: Client) -> None:
     # The button leads to a confirmation page: what the start publishes and sends.
     page = gm_client.get(url("panel_start", game)).content.decode()
     assert "Начать игру «Тестовая игра»?" in page
-    assert "Каждый из 7 игроков получит в личные сообщения свою роль" in page
+    assert "Все игроки (7) получат в личные сообщения свою роль" in page
     assert gm_client.post(url("panel_start", game)).status_code == 200  # not confirmed
     game.refresh_from_db()
     assert game.status == GameStatus.DEALT
