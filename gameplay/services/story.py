@@ -138,7 +138,7 @@ def slot_context(game: Game, slot: str) -> tuple[str, dict[str, Any]]:
             "seats": [{"person": p, "role": Role.CIVILIAN.value, "item": ""} for p in ps[:3]],
             "night_log": [],
             "overrides": [],
-            "seed": game.seed or "—",
+            "seed": "(раскрывается в конце игры)",  # never the real seed before the end
             "commitment": game.commitment or "—",
             "counts": "…",
         }
