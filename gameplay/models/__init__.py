@@ -1,0 +1,72 @@
+"""The gameplay app's tables, by what they hold (all with app label ``gameplay``):
+
+- ``game``: the game, its seats, replacements, phases, votes, night actions and items spent;
+- ``deal``: the verifiable deal's seeds and draws;
+- ``discipline``: strikes, the GM's moderation flags, the spectator chat's members;
+- ``log``: the game's event log;
+- ``transport``: the Outbox, incoming VK events, the long poll's state, the deployment's ids.
+
+Every model and enum is importable from here (``from gameplay.models import Game``).
+"""
+
+from .deal import DealRound, Draw
+from .discipline import (
+    FlagKind,
+    FlagStatus,
+    ModerationFlag,
+    SpectatorMember,
+    SpectatorStatus,
+    Strike,
+)
+from .game import (
+    ACTIVE_STATUSES,
+    SEX_CHOICES,
+    DeathCause,
+    Game,
+    GameStatus,
+    ItemUse,
+    NightAction,
+    Phase,
+    PhaseKind,
+    PhaseStatus,
+    Replacement,
+    Seat,
+    SeatStatus,
+    Source,
+    Vote,
+)
+from .log import GameEvent
+from .transport import Deployment, Outbox, OutboxChannel, OutboxStatus, PollState, VkEvent
+
+__all__ = [
+    "ACTIVE_STATUSES",
+    "SEX_CHOICES",
+    "DealRound",
+    "DeathCause",
+    "Deployment",
+    "Draw",
+    "FlagKind",
+    "FlagStatus",
+    "Game",
+    "GameEvent",
+    "GameStatus",
+    "ItemUse",
+    "ModerationFlag",
+    "NightAction",
+    "Outbox",
+    "OutboxChannel",
+    "OutboxStatus",
+    "Phase",
+    "PhaseKind",
+    "PhaseStatus",
+    "PollState",
+    "Replacement",
+    "Seat",
+    "SeatStatus",
+    "Source",
+    "SpectatorMember",
+    "SpectatorStatus",
+    "Strike",
+    "VkEvent",
+    "Vote",
+]
