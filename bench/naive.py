@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from gameplay.models import Outbox, OutboxChannel
-from gameplay.services.deployment import outbox_random_id
-from gameplay.services.outbox import Failure, Lease, Settlement
+from outbox.ids import outbox_random_id
+from outbox.leases import Lease
+from outbox.outcomes import Failure, Settlement
 from vkbot.delivery.batch import Call, CallResult, Request, is_retryable
 from vkbot.delivery.drain import SETTLE_MARGIN, Drainer
 from vkbot.delivery.plan import LINK_MARKER, MAX_MESSAGE_LENGTH, split_text

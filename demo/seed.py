@@ -35,7 +35,7 @@ from gameplay.rules import RoleCounts
 from gameplay.services import game_deal, game_end, game_start, signup_create
 from gameplay.services.common import current_phase
 from gameplay.services.gm import game_open, phase_extend, spectator_chat_link
-from gameplay.services.outbox import enqueue_delivery
+from outbox.queue import enqueue_delivery
 from vkbot.pipeline import store_ts, stored_ts
 
 from . import config

@@ -1,5 +1,9 @@
 """django-rq jobs of the gameplay app: the deadline tick (which also makes sure a drain waits
-for any due Outbox row: ``gameplay.services.outbox_queue.ensure_delivery``).
+for any due Outbox row: ``outbox.queue.ensure_delivery``).
+
+This is the deadlines' worker, not delivery machinery: it closes phases and sends reminders
+through ``gameplay.services.deadlines``, and only asks the outbox for a drain. The drain job
+itself is ``vkbot.delivery.jobs``.
 
 Ticking: time is cut into slots of ``settings.DEADLINE_TICK_SECONDS`` counted from the Unix
 epoch, and the tick of slot ``n`` is an rq job scheduled (``enqueue_at``) for the slot's start
@@ -36,7 +40,7 @@ from rq import Queue
 from rq.exceptions import DuplicateJobError
 
 from gameplay.services.deadlines import deadline_tick
-from gameplay.services.outbox_queue import ensure_delivery
+from outbox.queue import ensure_delivery
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ def rq_queues() -> Iterator[dict[str, Queue]]:
     import django_rq
     from django.conf import settings
 
-    from gameplay.services.outbox_queue import DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY
+    from outbox.queue import DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY
 
     queues = {name: django_rq.get_queue(name) for name in settings.RQ_QUEUES}
     for queue in queues.values():

@@ -19,7 +19,7 @@ A batch larger than a chunk is applied game by game (:func:`plan`, with
 ``vkbot.handlers.games_of`` saying which game each update can change): each game's updates in
 their order, together, so its row is locked and read once for all of them; an update of no
 single game stays where it was. Every transaction keeps the games its hot path locked
-(:mod:`gameplay.txcache`): a game's later votes and night actions reuse what the first one
+(:mod:`outbox.txcache`): a game's later votes and night actions reuse what the first one
 read, and the new rows of the event log and the Outbox are inserted together at the end of the
 handlers' savepoint.
 """
@@ -37,10 +37,10 @@ from django.db import InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from config.env import EnvError
-from gameplay import txcache
 from gameplay.messages import render
 from gameplay.models import PollState, VkEvent
 from gameplay.services.common import send_message
+from outbox import txcache
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 
 def draw_offset(apps, schema_editor):
-    """One row per database, with its random offset (gameplay.services.deployment)."""
+    """One row per database, with its random offset (outbox.ids)."""
     Deployment = apps.get_model("gameplay", "Deployment")
     Deployment.objects.get_or_create(
         pk=1, defaults={"vk_id_offset": secrets.randbelow(2_147_483_646) + 1}

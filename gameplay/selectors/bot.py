@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Q, Sum
 
-from gameplay import names, txcache
+from gameplay import names
 from gameplay.models import (
     ACTIVE_STATUSES,
     Game,
@@ -29,6 +29,7 @@ from gameplay.models import (
 from gameplay.rules import EARLY_VOTE_FROM_DAY, Act, Item, Role
 from gameplay.rules.errors import RuleViolation, UnknownTarget
 from gameplay.rules.roles import ROLE_ACTS
+from outbox import txcache
 
 
 class AmbiguousTarget(RuleViolation):
@@ -49,7 +50,7 @@ class AmbiguousTarget(RuleViolation):
 
 def seats_of_user(vk_user_id: int) -> list[Seat]:
     """The user's seats (players and reserves) in active games, with their games; one query
-    (the games the bot's transaction keeps locked are not read again: :mod:`gameplay.txcache`;
+    (the games the bot's transaction keeps locked are not read again: :mod:`outbox.txcache`;
     a second query reads any other)."""
     kept_seats = txcache.user_seats(vk_user_id)
     if kept_seats is not None:
@@ -87,7 +88,7 @@ def _kept_seat(seat: Seat) -> Seat:
 def keep_seats_of_users(vk_user_ids: Iterable[int]) -> None:
     """Read the seats of these users in active games (with their games) in one query, for
     :func:`seats_of_user` to answer from for the rest of the bot's transaction
-    (:func:`gameplay.txcache.keep_user_seats`). Nothing happens outside it."""
+    (:func:`outbox.txcache.keep_user_seats`). Nothing happens outside it."""
     users = sorted(set(vk_user_ids))
     if not users or not txcache.active():
         return
@@ -152,7 +153,7 @@ def seat_in_game(game_id: int, vk_user_id: int) -> Seat | None:
 
 def roster(game: Game | int) -> list[Seat]:
     """The seated players of a game, in seat order (those the bot's transaction holds locked
-    when it keeps the game: :mod:`gameplay.txcache`)."""
+    when it keeps the game: :mod:`outbox.txcache`)."""
     kept = txcache.get(game)
     if kept is not None:
         return list(kept.seats)

@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from gameplay import themes, txcache
+from gameplay import themes
 from gameplay.messages import Person, render
 from gameplay.models import (
     Game,
@@ -28,8 +28,8 @@ from gameplay.models import (
 from gameplay.rules import Item, Role, SeatState, StrikeGiven, Table
 from gameplay.rules.errors import GameNotRunning, InvalidCommand, NotInGame, RuleViolation
 from gameplay.rules.spectators import may_watch
-
-from .outbox import request_delivery
+from outbox import txcache
+from outbox.queue import request_delivery
 
 #: Recipients of one messages.send (VK.md: peer_ids up to 100).
 MAX_PEERS = 100
@@ -41,7 +41,7 @@ def now_or(now: datetime | None) -> datetime:
 
 def lock_game(game_id: int) -> Game:
     """Lock the game row for the rest of the transaction (per-game serialisation), read
-    afresh: the hot path's kept rows of the game (:mod:`gameplay.txcache`) are dropped, as
+    afresh: the hot path's kept rows of the game (:mod:`outbox.txcache`) are dropped, as
     the caller may change what they hold."""
     txcache.forget(game_id)
     txcache.flush()  # the caller may read the event log or the Outbox
@@ -58,7 +58,7 @@ def _lock_row(game_id: int) -> Game:
 def lock_game_hot(game_id: int) -> txcache.LockedGame:
     """The bot's hot path (a vote, a night action): the game locked, with its current phase
     and players, read once per transaction while the pipeline keeps them
-    (:func:`gameplay.txcache.kept`); three queries otherwise, as ``lock_game``, ``players``
+    (:func:`outbox.txcache.kept`); three queries otherwise, as ``lock_game``, ``players``
     and ``current_phase``."""
     entry = txcache.get(game_id)
     if entry is not None:
@@ -79,14 +79,14 @@ def hot_game(game_id: int) -> Iterator[txcache.LockedGame]:
     """One hot call (a vote, a night action) on its game: ``lock_game_hot`` in the call's
     transaction.
 
-    Outside the pipeline's kept transaction (:func:`gameplay.txcache.kept`) the call is a
+    Outside the pipeline's kept transaction (:func:`outbox.txcache.kept`) the call is a
     transaction (or a savepoint) of its own, as every service. Inside it, the call opens no
     savepoint: a hot call checks everything before it writes and its services say when their
     writes begin (``txcache.LockedGame.version`` changes), so a refusal before that has
     nothing to undo and the kept rows stay; a refusal after it would leave half a change, so
     it is raised as :class:`RefusalAfterWrites` instead (a crash: the pipeline rolls the update
     back), and any exception after the writes began drops the kept rows. After a call that
-    changed them, they are marked for the savepoints open now (see :mod:`gameplay.txcache`)."""
+    changed them, they are marked for the savepoints open now (see :mod:`outbox.txcache`)."""
     if not txcache.active():
         with transaction.atomic():
             yield lock_game_hot(game_id)
@@ -132,7 +132,7 @@ def players(game: Game) -> list[Seat]:
 
 def table_of(seats: Iterable[Seat]) -> Table:
     """The rules' snapshot of these seats (made once for the seats of a kept game: they do
-    not change while it is kept, :mod:`gameplay.txcache`)."""
+    not change while it is kept, :mod:`outbox.txcache`)."""
     kept = txcache.holding(seats)
     if kept is not None:
         if kept.table is None:
@@ -199,7 +199,7 @@ def log_event(
 
 def queue_outbox(rows: list[Outbox]) -> list[Outbox]:
     """Write Outbox rows (inserted at the end of the pipeline's transaction when it keeps
-    games, in the order queued: :func:`gameplay.txcache.defer`; now otherwise) and have the
+    games, in the order queued: :func:`outbox.txcache.defer`; now otherwise) and have the
     delivery drain them once the transaction commits."""
     if rows and not txcache.defer(rows):
         rows = Outbox.objects.bulk_create(rows)

@@ -8,7 +8,7 @@ from datetime import datetime
 from django.db import transaction
 from django.db.models import Sum
 
-from gameplay import dbrows, themes, txcache
+from gameplay import themes
 from gameplay.messages import Person, render
 from gameplay.models import (
     DeathCause,
@@ -33,6 +33,7 @@ from gameplay.rules import (
     validate_vote,
 )
 from gameplay.rules.errors import InvalidCommand, PhaseNotOpen, WrongPhase
+from outbox import dbrows, txcache
 
 from .common import (
     current_phase,

@@ -36,13 +36,15 @@ from gameplay.rules.errors import InvalidCommand, SetupError
 from gameplay.rules.spectators import may_watch
 from gameplay.selectors.panel import close_preview, retryable_outbox
 from gameplay.themes import THEMES
+from outbox.flags import add_flag_line
+from outbox.queue import request_delivery
+from outbox.results import board_group
 
 from .common import current_phase, lock_game, log_event, now_or, players, post_board, send_message
 from .day import day_close
 from .discipline import seat_modkill, strike_give
 from .night import night_close
-from .outbox import board_group, outbox_retry, request_delivery
-from .outbox_flags import add_flag_line
+from .retries import outbox_retry
 from .setup import (
     announce_round,
     check_vk_tenancy,
@@ -462,7 +464,7 @@ def spectator_chat_create(*, game_id: int, by: str) -> Outbox:
 
 def spectator_chat_created(*, outbox: Outbox, peer_id: int, added: Sequence[int]) -> bool:
     """VK created the chat of a ``create_chat`` row: log it and link it to the row's game
-    (``spectator_chat_link``, as the GM who asked). Called by ``outbox.outbox_settle`` inside
+    (``spectator_chat_link``, as the GM who asked). Called by ``settle.delivery_settle`` inside
     its transaction, after it locked the game. A game that ended or opened its spectator chat
     meanwhile keeps its chat: the GM gets a flag with the new chat's number instead. Returns
     whether the chat was linked."""
@@ -560,7 +562,7 @@ _PUNISH_NOTES = {"penalty": "Штраф", "modkill": "Модкилл"}
 
 def outbox_retry_all(*, game_id: int, by: str) -> int:
     """Queue again every delivery of the game that failed, wholly or for some recipients
-    (``outbox.outbox_retry`` for each, in one transaction); returns how many rows."""
+    (``retries.outbox_retry`` for each, in one transaction); returns how many rows."""
     with transaction.atomic():
         lock_game(game_id)
         ids = list(

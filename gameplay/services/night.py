@@ -9,7 +9,7 @@ from datetime import datetime
 
 from django.db import transaction
 
-from gameplay import dbrows, themes, txcache
+from gameplay import themes
 from gameplay.messages import Person, render
 from gameplay.models import (
     DeathCause,
@@ -41,6 +41,7 @@ from gameplay.rules import (
 from gameplay.rules.errors import InvalidCommand, PhaseNotOpen, WrongPhase
 from gameplay.rules.roles import ACT_TITLES
 from gameplay.selectors.bot import night_closed_to
+from outbox import dbrows, txcache
 
 from .common import (
     current_phase,

@@ -27,7 +27,6 @@ from typing import Any
 
 from django.db import transaction
 
-from gameplay import txcache
 from gameplay.messages import Person, render
 from gameplay.models import (
     FlagKind,
@@ -50,6 +49,8 @@ from gameplay.rules import Act, Role, RuleViolation
 from gameplay.rules.errors import DeadCannotAct, InvalidCommand, NotInGame
 from gameplay.rules.spectators import spectator_bar
 from gameplay.selectors import bot as sel
+from outbox import txcache
+from outbox.results import EDIT
 
 from . import setup
 from .common import (
@@ -65,7 +66,6 @@ from .common import (
 )
 from .day import VoteOutcome, vote_submit_locked
 from .night import ActionOutcome, night_action_submit_locked
-from .outbox import EDIT
 
 CHAT_PEER_BASE = 2_000_000_000
 #: A vote count is posted in the topic after every this many votes of a day.

@@ -21,7 +21,7 @@ from gameplay.selectors.panel import (
 )
 from gameplay.services.gm import outbox_retry_all, spectator_chat_create, spectator_chat_link
 from gameplay.services.gm import spectator_chat_set_open as chat_set_open
-from gameplay.services.outbox import outbox_retry
+from gameplay.services.retries import outbox_retry
 from panel.access import actor, attempt, back, gm_view, render_panel
 from panel.forms import ChatLinkForm, HistoryLookupForm, LogFilterForm
 from panel.labels import actor_label, describe_event, event_label

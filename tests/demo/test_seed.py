@@ -18,7 +18,7 @@ from demo import seed as demo_seed
 from demo.vk import LocalVkClient, VkCallError
 from gameplay.models import Game, GameEvent, GameStatus, Outbox, Phase, PollState, Seat
 from gameplay.rules import Role
-from gameplay.services.outbox import DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY
+from outbox.queue import DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY
 from vkbot.localvk import LocalVK, ServerThread
 
 pytestmark = pytest.mark.django_db

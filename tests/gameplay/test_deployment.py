@@ -1,4 +1,4 @@
-"""The deployment's offset for VK's de-duplication ids (gameplay.services.deployment)."""
+"""The deployment's offset for VK's de-duplication ids (outbox.ids)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from django.core.management import call_command
 
 from gameplay.models import Deployment
-from gameplay.services import deployment
-from gameplay.services.deployment import (
+from outbox import ids as deployment
+from outbox.ids import (
     RANDOM_ID_MODULUS,
     board_guid,
     deployment_rotate_vk_ids,

@@ -29,7 +29,9 @@ from gameplay.models import (
     Strike,
 )
 from gameplay.rules import Role
-from gameplay.services.outbox import Settlement, outbox_claim, outbox_settle
+from gameplay.services.settle import delivery_settle
+from outbox.leases import outbox_claim
+from outbox.outcomes import Settlement
 from tests.panel.support import close_now, living, make_game, night_round, vote_round
 
 pytestmark = pytest.mark.django_db
@@ -270,7 +272,7 @@ def test_the_community_creates_the_spectator_chat(game: Game, gm_client: Client)
 
     # The delivery gets the chat from VK: the game is linked, the GM sees it and can open it.
     lease, rows = outbox_claim(limit=500, lease_seconds=60)
-    outbox_settle(lease=lease, settlements=[
+    delivery_settle(lease=lease, settlements=[
         Settlement(r.pk, "sent", result={"chat_id": 12, "peer_id": 2_000_000_012},
                    created_chat=2_000_000_012) if r.pk == row.pk else Settlement(r.pk, "sent")
         for r in rows

@@ -21,14 +21,10 @@ from gameplay.models import (
     Seat,
 )
 from gameplay.services.common import post_board, post_chat, send_message
-from gameplay.services.deployment import outbox_random_id
-from gameplay.services.outbox import (
-    DRAIN_QUEUED_KEY,
-    DRAIN_SCHEDULED_KEY,
-    outbox_claim,
-    outbox_record,
-    outbox_retry,
-)
+from gameplay.services.retries import outbox_retry
+from outbox.ids import outbox_random_id
+from outbox.leases import outbox_claim, outbox_record
+from outbox.queue import DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY
 from tests.vkbot.delivery_support import (
     deliver,
     make_game,

@@ -22,13 +22,10 @@ from gameplay.models import (
 )
 from gameplay.rules.errors import InvalidCommand
 from gameplay.services import gm
-from gameplay.services.outbox import (
-    CREATE_CHAT_ASKED,
-    Failure,
-    outbox_claim,
-    outbox_record,
-    outbox_retry,
-)
+from gameplay.services.retries import outbox_retry
+from outbox.leases import outbox_claim, outbox_record
+from outbox.outcomes import Failure
+from outbox.results import CREATE_CHAT_ASKED
 from tests.vkbot.delivery_support import (
     deliver,
     make_game,

@@ -31,7 +31,7 @@ from rq import Queue
 
 from gameplay.models import Outbox, OutboxChannel, OutboxStatus
 from gameplay.services.common import post_board, send_message
-from gameplay.services.outbox import DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY
+from outbox.queue import DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY
 from tests.redis_support import private_redis
 from tests.vkbot.delivery_support import (
     GROUP_ID,

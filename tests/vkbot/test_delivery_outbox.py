@@ -1,4 +1,4 @@
-"""The Outbox writes of the delivery (gameplay.services.outbox): leases, outcomes, backoff,
+"""The Outbox writes of the delivery (outbox.leases, outbox.outcomes): leases, outcomes, backoff,
 give-up, the GM's retry, and the drain job enqueued after a commit."""
 
 from __future__ import annotations
@@ -22,21 +22,11 @@ from gameplay.models import (
 )
 from gameplay.rules.errors import InvalidCommand
 from gameplay.services.common import post_board, send_message
-from gameplay.services.deployment import outbox_random_id
-from gameplay.services.outbox import (
-    DRAIN_QUEUED_KEY,
-    Failure,
-    Settlement,
-    delivery_started,
-    enqueue_delivery,
-    ensure_delivery,
-    outbox_claim,
-    outbox_record,
-    outbox_release,
-    outbox_retry,
-    outbox_settle,
-    retry_delay,
-)
+from gameplay.services.retries import outbox_retry
+from outbox.ids import outbox_random_id
+from outbox.leases import outbox_claim, outbox_record, outbox_release
+from outbox.outcomes import Failure, Settlement, outbox_settle, retry_delay
+from outbox.queue import DRAIN_QUEUED_KEY, delivery_started, enqueue_delivery, ensure_delivery
 from tests.vkbot.delivery_support import make_game, message_row
 
 pytestmark = pytest.mark.django_db
@@ -287,7 +277,7 @@ def test_a_redis_failure_after_commit_does_not_reach_the_caller(
         calls.append(kwargs)
         raise redis.exceptions.ConnectionError("down")
 
-    monkeypatch.setattr("gameplay.services.outbox_queue.enqueue_delivery", broken)
+    monkeypatch.setattr("outbox.queue.enqueue_delivery", broken)
     with django_capture_on_commit_callbacks(execute=True):
         rows = send_message(None, [1], "Текст", kind="x")  # no exception reaches the caller
     assert calls == [{}]

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gameplay.models import Outbox, OutboxChannel
-from gameplay.services.outbox import Failure
+from outbox.outcomes import Failure
 from vkbot.delivery.batch import Call, CallResult, Request, execute_code, pack, split_execute
 from vkbot.delivery.outcome import settle_round
 from vkbot.delivery.plan import (
@@ -29,8 +29,8 @@ from vkbot.localvk.execute import compile_code, run_program
 @pytest.fixture(autouse=True, scope="module")
 def no_offset() -> Any:
     """Pure planning, no database: the deployment's id offset is 0 here, so a row's
-    ``random_id`` is its id (``gameplay.services.deployment``)."""
-    from gameplay.services import deployment
+    ``random_id`` is its id (``outbox.ids``)."""
+    from outbox import ids as deployment
 
     saved, deployment._offset = deployment._offset, 0
     yield

@@ -11,7 +11,7 @@ import pytest
 
 from gameplay.models import Outbox
 from gameplay.services import players
-from gameplay.services.outbox import DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY
+from outbox.queue import DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY
 
 pytestmark = pytest.mark.django_db
 

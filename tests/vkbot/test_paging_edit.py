@@ -9,7 +9,7 @@ import pytest
 
 from gameplay.keyboards import decode, labels_of, payloads_of
 from gameplay.models import Outbox, OutboxStatus
-from gameplay.services.outbox import EDIT, EDIT_REFUSED
+from outbox.results import EDIT, EDIT_REFUSED
 from tests.vkbot.bot_support import make_game, roles_26, run, to_night
 from tests.vkbot.delivery_support import (
     deliver,

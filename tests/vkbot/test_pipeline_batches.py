@@ -1,7 +1,7 @@
 """A long-poll batch applied game by game (vkbot.pipeline.plan, vkbot.handlers.games_of):
 each game's updates in their order, an update of no single game where it was, and the same
 outcome as applying the updates one at a time; the hot path's kept rows
-(gameplay.txcache) never outlive what they describe."""
+(outbox.txcache) never outlive what they describe."""
 
 from __future__ import annotations
 
@@ -13,11 +13,12 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from gameplay import services, txcache
+from gameplay import services
 from gameplay.models import Game, GameEvent, ModerationFlag, Outbox, Phase, VkEvent, Vote
 from gameplay.rules import RuleViolation
 from gameplay.services import players
 from gameplay.services.common import RefusalAfterWrites
+from outbox import txcache
 from tests.vkbot.bot_support import (
     GROUP_ID,
     board_post,

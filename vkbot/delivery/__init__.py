@@ -9,5 +9,5 @@
   workers share in Redis;
 - :mod:`.outcome` — what VK's answers mean for each row.
 
-The writes on Outbox rows are ``gameplay.services.outbox``'s.
+The writes on Outbox rows are ``outbox``'s (``gameplay.services.settle`` for a round's outcome).
 """

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from gameplay.services.outbox import Failure
+from outbox.outcomes import Failure
 
 #: The token a call needs (VK.md): the community's, or a community admin's user token.
 TokenKind = Literal["group", "user"]

@@ -1,9 +1,9 @@
 """The delivery loop: claim due Outbox rows, plan, record the plan, send, settle — in rounds.
 
-Every write goes through ``gameplay.services.outbox``; nothing here touches the database while
-requests are in flight. Any number of these loops may run at once (rq jobs, ``manage.py
-deliver``), in any number of processes: leases keep them off each other's rows, the shared rate
-limiter keeps them within VK's limits together.
+Every write goes through ``outbox.leases`` and ``gameplay.services.settle``; nothing here
+touches the database while requests are in flight. Any number of these loops may run at once
+(rq jobs, ``manage.py deliver``), in any number of processes: leases keep them off each other's
+rows, the shared rate limiter keeps them within VK's limits together.
 """
 
 from __future__ import annotations
@@ -19,17 +19,10 @@ from django.db.models import Min, Q
 from django.utils import timezone
 
 from gameplay.models import Outbox, OutboxChannel, OutboxStatus
-from gameplay.services.outbox import (
-    Failure,
-    Lease,
-    Settlement,
-    board_group,
-    is_due,
-    outbox_claim,
-    outbox_record,
-    outbox_release,
-    outbox_settle,
-)
+from gameplay.services.settle import delivery_settle
+from outbox.leases import Lease, is_due, outbox_claim, outbox_record, outbox_release
+from outbox.outcomes import Failure, Settlement
+from outbox.results import board_group
 
 from .batch import pack
 from .outcome import settle_round
@@ -128,7 +121,7 @@ class Drainer:
             ]
         if settlements is None:
             return len(rows)
-        outbox_settle(lease=lease, settlements=settlements)
+        delivery_settle(lease=lease, settlements=settlements)
         log.debug("Delivery: settled %s rows", len(settlements))
         for settlement in settlements:
             if settlement.outcome == "sent":

@@ -1,7 +1,7 @@
 """The django-rq job that drains the Outbox (``settings.OUTBOX_DELIVERY_JOB``).
 
 Enqueued on the ``vk`` queue after every commit that queued Outbox rows (at most one waiting
-at a time, see ``gameplay.services.outbox.enqueue_delivery``). A run sends until nothing is due,
+at a time, see ``outbox.queue.enqueue_delivery``). A run sends until nothing is due,
 waiting inline for retries and expired leases that fall due within a few seconds, for 20 seconds
 at most (so that a worker shared with the deadline tick gets back to it soon); then it enqueues
 itself again if rows remain — at once if some are due, else for when the next one is
@@ -16,7 +16,7 @@ from typing import Any
 from django.db import close_old_connections, connection
 from redis.exceptions import RedisError
 
-from gameplay.services.outbox import delivery_started, enqueue_delivery
+from outbox.queue import delivery_started, enqueue_delivery
 
 from .drain import drain
 

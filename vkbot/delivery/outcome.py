@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gameplay.models import Outbox
-from gameplay.services.outbox import CREATE_CHAT_ASKED, EDIT_REFUSED, Failure, Settlement
+from outbox.outcomes import Failure, Settlement
+from outbox.results import CREATE_CHAT_ASKED, EDIT_REFUSED
 
 from .batch import Call, CallResult, is_retryable
 from .plan import Plan, remaining

@@ -23,7 +23,7 @@ comment it already has.
 Created chats. ``messages.createChat`` has no ``random_id``: VK would create a second chat for a
 repeat. A ``create_chat`` row records ``create_chat_asked`` before its call; a row claimed again
 with the mark still set (its answer was lost: a crash, a timeout, an expired lease) is not sent
-again but failed, and the GM is told the chat may exist (``outbox_flags``). ``outcome`` removes
+again but failed, and the GM is told the chat may exist (``outbox.flags``). ``outcome`` removes
 the mark only when VK's answer says it did not act (a rate limit: the row is retried).
 """
 
@@ -36,13 +36,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gameplay.models import Outbox, OutboxChannel
-from gameplay.services.deployment import board_guid, outbox_random_id
-from gameplay.services.outbox import (
+from outbox.ids import board_guid, outbox_random_id
+from outbox.outcomes import Failure, Settlement
+from outbox.results import (
     CREATE_CHAT_ASKED,
     EDIT,
     EDIT_REFUSED,
-    Failure,
-    Settlement,
     board_group,
     create_chat_unanswered,
 )

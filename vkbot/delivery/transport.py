@@ -22,7 +22,7 @@ from vkbottle import VKAPIError
 from vkbottle.api.request_rescheduler import ABCRequestRescheduler
 from vkbottle.http import AiohttpClient
 
-from gameplay.services.outbox import Failure
+from outbox.outcomes import Failure
 from vkbot.vkapi import make_api
 
 from .batch import EXECUTE_FAILURE_CODES, CallResult, Request, TokenKind

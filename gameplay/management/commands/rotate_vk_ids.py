@@ -13,7 +13,7 @@ from django.core.management.base import BaseCommand
 from django.db import DatabaseError
 
 from gameplay.management.database import error_line
-from gameplay.services.deployment import deployment_rotate_vk_ids
+from outbox.ids import deployment_rotate_vk_ids
 
 
 class Command(BaseCommand):

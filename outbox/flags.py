@@ -2,7 +2,8 @@
 
 One open flag per player (or per board topic) in a game collects the failures, a line each
 (the newest ``MAX_FLAG_LINES``), so a player who has not allowed messages from the community
-makes one flag, not one per message. Called by ``outbox`` inside its transaction.
+makes one flag, not one per message. Called by :mod:`outbox.outcomes` inside its transaction
+(and by the services for failures they find themselves).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from collections.abc import Mapping
 
 from gameplay.messages import render
 from gameplay.models import FlagKind, FlagStatus, ModerationFlag, Outbox, OutboxChannel, Seat
+
+from .results import create_chat_unanswered
 
 #: An open delivery flag keeps at most this many lines (the newest).
 MAX_FLAG_LINES = 40
@@ -27,8 +30,7 @@ def flag_failed_delivery(row: Outbox, why: str, recipients: Mapping[int, str]) -
     in the GM's words; ``why`` is the reason for the row as a whole (a board post, a chat
     action, or a message none of whose recipients is listed)."""
     if row.channel == OutboxChannel.BOARD:
-        line = render("gm/board_failed", id=row.pk, what=_what(row), topic=row.topic_id,
-                      why=why)
+        line = render("gm/board_failed", id=row.pk, what=_what(row), topic=row.topic_id, why=why)
         add_flag_line(row, line, topic_id=row.topic_id)
         return
     if row.channel == OutboxChannel.CREATE_CHAT:
@@ -46,17 +48,6 @@ def flag_failed_delivery(row: Outbox, why: str, recipients: Mapping[int, str]) -
     for peer, reason in sorted(reasons.items()):
         line = render("gm/message_failed", id=row.pk, what=_what(row), why=reason)
         add_flag_line(row, line, vk_user_id=peer)
-
-
-#: ``result`` key of a ``create_chat`` row: set before the call to VK, removed when VK's answer
-#: says the chat was not created; left set when the answer was lost (the chat may exist).
-CREATE_CHAT_ASKED = "create_chat_asked"
-
-
-def create_chat_unanswered(row: Outbox) -> bool:
-    """A ``create_chat`` row whose request may have reached VK without its answer reaching us."""
-    result = row.result or {}
-    return bool(result.get(CREATE_CHAT_ASKED)) and not result.get("chat_id")
 
 
 def add_flag_line(

@@ -1,7 +1,8 @@
 """Enqueueing the Outbox drain job: after a commit that queued rows, at most one waiting.
 
-The job is named by dotted path (``settings.OUTBOX_DELIVERY_JOB``): gameplay never imports
-vkbot. ``common`` calls :func:`request_delivery` when it queues rows; the job calls
+The job is named by dotted path (``settings.OUTBOX_DELIVERY_JOB``): neither gameplay nor the
+outbox imports vkbot. ``gameplay.services.common`` calls :func:`request_delivery` when it queues
+rows; the job calls
 :func:`delivery_started` first and :func:`enqueue_delivery` again when rows remain; every
 deadline tick calls :func:`ensure_delivery`, the safety net for a drain lost on the way.
 """
@@ -14,8 +15,12 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
+import django_rq
 from django.conf import settings
 from django.db import connection, transaction
+from rq.job import JobStatus
+
+from .leases import outbox_due_exists
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +67,6 @@ def enqueue_delivery(*, delay: float = 0.0) -> bool:
     cannot be reached."""
     if not settings.OUTBOX_DELIVERY_ENABLED:
         return False
-    import django_rq
-
     # "auto": enqueue now — this runs after the commit already (or outside any transaction).
     queue = django_rq.get_queue(settings.OUTBOX_DELIVERY_QUEUE, commit_mode="auto")
     redis = queue.connection
@@ -106,8 +109,6 @@ def ensure_delivery() -> bool:
     lost on the way (Redis unreachable at commit time, Redis flushed, a worker killed between
     taking the job and starting it), so a row waits at most one tick. Raises
     ``redis.exceptions.RedisError`` when Redis cannot be reached."""
-    from gameplay.services.outbox import outbox_due_exists
-
     if not settings.OUTBOX_DELIVERY_ENABLED or not outbox_due_exists():
         return False
     enqueued = enqueue_delivery()
@@ -125,8 +126,6 @@ def _job_waits(queue: Any, job_id: bytes | str) -> bool:
     queue (rq moves it to an intermediate list first) leaves the job ``queued`` though no
     worker will ever run it, and trusting that status would hold every new drain back until
     the flag expires."""
-    from rq.job import JobStatus
-
     job_id = job_id.decode() if isinstance(job_id, bytes) else job_id
     job = queue.fetch_job(job_id)
     if job is None:
@@ -142,8 +141,6 @@ def _job_waits(queue: Any, job_id: bytes | str) -> bool:
 def delivery_started() -> None:
     """The drain job calls this first: a commit from now on enqueues another drain, so no row
     committed while this one runs can be missed."""
-    import django_rq
-
     redis = django_rq.get_queue(settings.OUTBOX_DELIVERY_QUEUE).connection
     redis.delete(DRAIN_QUEUED_KEY)
     current = redis.get(DRAIN_SCHEDULED_KEY)

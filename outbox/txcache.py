@@ -34,8 +34,9 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import Model
 
-from gameplay import dbrows
 from gameplay.models import ACTIVE_STATUSES, Game, Phase, Seat
+
+from . import dbrows
 
 
 @dataclass(frozen=True)

@@ -38,8 +38,7 @@ def insert(rows: Sequence[Model]) -> None:
             raise ValueError(f"{meta.label}.{f.name} has a database default: use bulk_create")
     quote = connection.ops.quote_name
     head = (
-        f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "
-        "VALUES "
+        f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) VALUES "
     )
     one = "(" + ", ".join(["%s"] * len(fields)) + ")"
     with connection.cursor() as cursor:

@@ -1,0 +1,79 @@
+"""The GM's retry button: a failed Outbox row (or the recipients VK refused) queued again."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from gameplay.models import Outbox, OutboxChannel, OutboxStatus
+from gameplay.rules.errors import InvalidCommand
+from outbox.queue import request_delivery
+from outbox.results import board_group
+
+from .common import lock_game, log_event
+
+
+@transaction.atomic
+def outbox_retry(*, outbox_id: int, by: str, game_id: int | None = None) -> Outbox:
+    """Queue a failed message again: the whole row if it failed, or the recipients VK refused
+    if it was delivered to the others. A board post is retried with the posts it was merged
+    with, under the same ``guid`` (so a post VK did publish is not published twice).
+
+    ``game_id``, when given, must be the row's game. Refusals (Russian): no such message, it
+    is still queued, or it was delivered to everyone."""
+    meta = Outbox.objects.filter(pk=outbox_id).values("game_id", "channel").first()
+    # Another game's row gets the same answer as no row: the id tells the GM nothing.
+    if meta is None or (game_id is not None and meta["game_id"] != game_id):
+        raise InvalidCommand("Такого сообщения нет.")
+    if meta["channel"] == OutboxChannel.CREATE_CHAT:
+        raise InvalidCommand(
+            "Создание беседы не повторяется отсюда (так не появится двух бесед). Новую беседу "
+            "создаёт кнопка «Создать беседу» на вкладке «Беседа ЗЗ»."
+        )
+    game = lock_game(meta["game_id"]) if meta["game_id"] is not None else None
+    row = Outbox.objects.select_for_update().get(pk=outbox_id)
+    failed = dict((row.result or {}).get("failed") or {})
+    error = row.last_error
+    if row.status == OutboxStatus.PENDING:
+        raise InvalidCommand("Это сообщение ещё в очереди на отправку.")
+    if row.status == OutboxStatus.SENT and not failed:
+        raise InvalidCommand("Это сообщение уже доставлено.")
+    rows = [row]
+    group = board_group(row) if row.channel == OutboxChannel.BOARD else []
+    if group:
+        guid = row.result["board"].get("guid")
+        rows = [
+            member
+            for member in Outbox.objects.select_for_update().filter(pk__in=group).order_by("id")
+            if member.status == OutboxStatus.FAILED
+            and ((member.result or {}).get("board") or {}).get("guid") == guid
+        ]
+    _requeue(rows)
+    if game is not None:
+        log_event(
+            game,
+            "outbox_retried",
+            by=by,
+            outbox_ids=[member.pk for member in rows],
+            outbox_kind=row.kind,
+            recipients=sorted(int(peer) for peer in failed),
+            error=error,
+        )
+    request_delivery()
+    row.refresh_from_db()
+    return row
+
+
+def _requeue(rows: list[Outbox]) -> None:
+    """Put rows back to pending, as new (the recipients VK refused are tried again)."""
+    for member in rows:
+        result = dict(member.result or {})
+        result.pop("failed", None)
+        member.result = result
+        member.status = OutboxStatus.PENDING
+        member.attempts = 0
+        member.next_attempt_at = None
+        member.locked_until = None
+        member.last_error = ""
+    Outbox.objects.bulk_update(
+        rows, ["result", "status", "attempts", "next_attempt_at", "locked_until", "last_error"]
+    )
