@@ -78,6 +78,59 @@ class LockedGame:
         if not self.marks or self.marks[-1] is not marker:
             self.marks.append(marker)
 
+    # --- the bookkeeping of a hot call (``outbox.unit_of_work``) ---
+
+    def begin_writes(self) -> None:
+        """A hot call is about to write: a refusal from now on has something to undo."""
+        self.version += 1
+
+    def take_event_seq(self, read_next: Callable[[], int]) -> int:
+        """The seq of the game's next GameEvent, counted on from ``read_next()`` (the log's
+        next seq, read once, after the deferred rows are written)."""
+        if self.next_seq is None:
+            flush()  # (rows queued before the game was kept again)
+            self.next_seq = read_next()
+        seq = self.next_seq
+        self.next_seq += 1
+        self.version += 1
+        return seq
+
+    def ballots_or(self, load: Callable[[], dict[int, CastVote]]) -> dict[int, CastVote]:
+        """The day's current votes by voter, read once by ``load``."""
+        if self.ballots is None:
+            self.ballots = load()
+        return self.ballots
+
+    def record_ballot(self, voter: int, vote: CastVote) -> None:
+        """A vote was cast in the kept phase: it is the voter's current one, and one more."""
+        if self.ballots is not None:
+            self.ballots[voter] = vote
+        if self.votes_cast is not None:
+            self.votes_cast += 1
+
+    def votes_cast_or(self, count: Callable[[], int]) -> int:
+        """Every vote cast in the kept phase (changes included), counted once by ``count``."""
+        if self.votes_cast is None:
+            self.votes_cast = count()
+        return self.votes_cast
+
+    def standing_or(self, load: Callable[[], set[tuple[str, Any]]]) -> set[tuple[str, Any]]:
+        """The slots of the night's current actions, read once by ``load``."""
+        if self.standing is None:
+            self.standing = load()
+        return self.standing
+
+    def record_standing(self, key: tuple[str, Any]) -> None:
+        """A night action now stands in the slot ``key``."""
+        if self.standing is not None:
+            self.standing.add(key)
+
+    def table_or(self, make: Callable[[list[Seat]], Any]) -> Any:
+        """The rules' snapshot of the kept seats, made once by ``make``."""
+        if self.table is None:
+            self.table = make(self.seats)
+        return self.table
+
 
 class _State(threading.local):
     def __init__(self) -> None:

@@ -393,12 +393,9 @@ def vote_count(phase: Phase) -> VoteCount:
 def votes_cast(phase: Phase) -> int:
     """Every vote cast this day (changes included): the count is posted every 10."""
     kept = txcache.entry_of_phase(phase)
-    if kept is not None and kept.votes_cast is not None:
-        return kept.votes_cast
-    cast = Vote.objects.filter(phase=phase).count()
     if kept is not None:
-        kept.votes_cast = cast
-    return cast
+        return kept.votes_cast_or(lambda: Vote.objects.filter(phase=phase).count())
+    return Vote.objects.filter(phase=phase).count()
 
 
 def spectator_seats(vk_user_id: int) -> list[Seat]:

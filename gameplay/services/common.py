@@ -26,9 +26,9 @@ from gameplay.models import (
     SeatStatus,
 )
 from gameplay.rules import Item, Role, SeatState, StrikeGiven, Table
-from gameplay.rules.errors import GameNotRunning, InvalidCommand, NotInGame, RuleViolation
+from gameplay.rules.errors import GameNotRunning, InvalidCommand, NotInGame
 from gameplay.rules.spectators import may_watch
-from outbox import txcache
+from outbox import unit_of_work
 from outbox.queue import request_delivery
 
 #: Recipients of one messages.send (VK.md: peer_ids up to 100).
@@ -41,10 +41,9 @@ def now_or(now: datetime | None) -> datetime:
 
 def lock_game(game_id: int) -> Game:
     """Lock the game row for the rest of the transaction (per-game serialisation), read
-    afresh: the hot path's kept rows of the game (:mod:`outbox.txcache`) are dropped, as
-    the caller may change what they hold."""
-    txcache.forget(game_id)
-    txcache.flush()  # the caller may read the event log or the Outbox
+    afresh: the hot path's kept rows of the game (:mod:`outbox.unit_of_work`) are dropped, as
+    the caller may change what they hold (or read the event log or the Outbox)."""
+    unit_of_work.read_afresh(game_id)
     return _lock_row(game_id)
 
 
@@ -55,57 +54,36 @@ def _lock_row(game_id: int) -> Game:
         raise InvalidCommand("Такой игры нет.") from None
 
 
-def lock_game_hot(game_id: int) -> txcache.LockedGame:
+def lock_game_hot(game_id: int) -> unit_of_work.LockedGame:
     """The bot's hot path (a vote, a night action): the game locked, with its current phase
     and players, read once per transaction while the pipeline keeps them
     (:func:`outbox.txcache.kept`); three queries otherwise, as ``lock_game``, ``players``
     and ``current_phase``."""
-    entry = txcache.get(game_id)
+    entry = unit_of_work.kept_game(game_id)
     if entry is not None:
         return entry
     game = _lock_row(game_id)  # (not kept: nothing to drop)
     seats = players(game)
     for seat in seats:
         seat.game = game  # (no query: the seat's game is this one)
-    return txcache.store(txcache.LockedGame(game, current_phase(game), seats))
-
-
-class RefusalAfterWrites(RuntimeError):
-    """A hot call refused something after it had begun writing (a bug: see ``hot_game``)."""
+    return unit_of_work.keep(unit_of_work.LockedGame(game, current_phase(game), seats))
 
 
 @contextmanager
-def hot_game(game_id: int) -> Iterator[txcache.LockedGame]:
+def hot_game(game_id: int) -> Iterator[unit_of_work.LockedGame]:
     """One hot call (a vote, a night action) on its game: ``lock_game_hot`` in the call's
     transaction.
 
     Outside the pipeline's kept transaction (:func:`outbox.txcache.kept`) the call is a
     transaction (or a savepoint) of its own, as every service. Inside it, the call opens no
-    savepoint: a hot call checks everything before it writes and its services say when their
-    writes begin (``txcache.LockedGame.version`` changes), so a refusal before that has
-    nothing to undo and the kept rows stay; a refusal after it would leave half a change, so
-    it is raised as :class:`RefusalAfterWrites` instead (a crash: the pipeline rolls the update
-    back), and any exception after the writes began drops the kept rows. After a call that
-    changed them, they are marked for the savepoints open now (see :mod:`outbox.txcache`)."""
-    if not txcache.active():
+    savepoint: :func:`outbox.unit_of_work.hot_call` guards it (a refusal after the writes
+    began is raised as ``RefusalAfterWrites``, a crash)."""
+    if not unit_of_work.active():
         with transaction.atomic():
             yield lock_game_hot(game_id)
         return
-    entry = lock_game_hot(game_id)
-    version = entry.version
-    try:
+    with unit_of_work.hot_call(lock_game_hot(game_id)) as entry:
         yield entry
-    except RuleViolation as exc:
-        if entry.version == version:
-            raise
-        txcache.forget(game_id)
-        raise RefusalAfterWrites(f"refused after writing: {exc.reason}") from exc
-    except BaseException:
-        if entry.version != version:
-            txcache.forget(game_id)
-        raise
-    if entry.version != version and txcache.stored(game_id) is entry:
-        entry.mark()
 
 
 def require_running(game: Game) -> None:
@@ -132,12 +110,10 @@ def players(game: Game) -> list[Seat]:
 
 def table_of(seats: Iterable[Seat]) -> Table:
     """The rules' snapshot of these seats (made once for the seats of a kept game: they do
-    not change while it is kept, :mod:`outbox.txcache`)."""
-    kept = txcache.holding(seats)
+    not change while it is kept, :mod:`outbox.unit_of_work`)."""
+    kept = unit_of_work.holding(seats)
     if kept is not None:
-        if kept.table is None:
-            kept.table = _table_of(kept.seats)
-        return kept.table
+        return kept.table_or(_table_of)
     return _table_of(seats)
 
 
@@ -174,34 +150,31 @@ def log_event(
     **data: Any,
 ) -> GameEvent:
     """Append to the game's event log (seq is per game; the game row is locked)."""
-    entry = txcache.get(game.pk)
+    entry = unit_of_work.kept_game(game.pk)
     if entry is None:
-        txcache.flush()  # the log's queued rows count
-        seq = (GameEvent.objects.filter(game=game).aggregate(m=Max("seq"))["m"] or 0) + 1
+        unit_of_work.flush()  # the log's queued rows count
         return GameEvent.objects.create(
-            game=game, seq=seq, kind=kind, actor=by, phase=phase, override=override, data=data
+            game=game, seq=_next_seq(game), kind=kind, actor=by, phase=phase,
+            override=override, data=data,
         )
     # The hot path (the game kept by the pipeline): the seq counted on, the row queued.
-    if entry.next_seq is None:
-        txcache.flush()  # (rows queued before the game was kept again)
-        entry.next_seq = (
-            GameEvent.objects.filter(game=game).aggregate(m=Max("seq"))["m"] or 0
-        ) + 1
-    seq = entry.next_seq
-    entry.next_seq += 1
-    entry.version += 1
+    seq = entry.take_event_seq(lambda: _next_seq(game))
     event = GameEvent(
         game=game, seq=seq, kind=kind, actor=by, phase=phase, override=override, data=data
     )
-    txcache.defer([event])
+    unit_of_work.defer([event])
     return event
+
+
+def _next_seq(game: Game) -> int:
+    return (GameEvent.objects.filter(game=game).aggregate(m=Max("seq"))["m"] or 0) + 1
 
 
 def queue_outbox(rows: list[Outbox]) -> list[Outbox]:
     """Write Outbox rows (inserted at the end of the pipeline's transaction when it keeps
-    games, in the order queued: :func:`outbox.txcache.defer`; now otherwise) and have the
+    games, in the order queued: :func:`outbox.unit_of_work.defer`; now otherwise) and have the
     delivery drain them once the transaction commits."""
-    if rows and not txcache.defer(rows):
+    if rows and not unit_of_work.defer(rows):
         rows = Outbox.objects.bulk_create(rows)
     if rows:
         request_delivery()

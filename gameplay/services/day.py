@@ -33,7 +33,8 @@ from gameplay.rules import (
     validate_vote,
 )
 from gameplay.rules.errors import InvalidCommand, PhaseNotOpen, WrongPhase
-from outbox import dbrows, txcache
+from outbox import dbrows, unit_of_work
+from outbox.unit_of_work import CastVote, LockedGame
 
 from .common import (
     current_phase,
@@ -84,33 +85,31 @@ def ballots_of(phase: Phase) -> dict[int, Ballot]:
     }
 
 
-def _current_votes(phase: Phase) -> dict[int, txcache.CastVote]:
+def _current_votes(phase: Phase) -> dict[int, CastVote]:
     """The day's current votes (void ones included) by voter seat number; one query."""
     rows = Vote.objects.filter(phase=phase, current=True).values_list(
         "pk", "voter__number", "target__number", "early", "void"
     )
-    return {voter: txcache.CastVote(pk, target, early, void)
+    return {voter: CastVote(pk, target, early, void)
             for pk, voter, target, early, void in rows}
 
 
 def _previous_vote(
-    game: Game, phase: Phase, voter: int, kept: txcache.LockedGame | None
-) -> txcache.CastVote | None:
+    game: Game, phase: Phase, voter: int, kept: LockedGame | None
+) -> CastVote | None:
     """The voter's current vote of the day (void or not), if any: from the kept ballots of
     the day (read once per transaction) when the pipeline keeps the game."""
     if kept is not None:
-        if kept.ballots is None:
-            kept.ballots = _current_votes(phase)
-        return kept.ballots.get(voter)
+        return kept.ballots_or(lambda: _current_votes(phase)).get(voter)
     row = (
         Vote.objects.filter(phase=phase, voter__number=voter, voter__game=game, current=True)
         .values_list("pk", "target__number", "early", "void")
         .first()
     )
-    return txcache.CastVote(*row) if row is not None else None
+    return CastVote(*row) if row is not None else None
 
 
-def _ballots(phase: Phase, kept: txcache.LockedGame | None) -> dict[int, Ballot]:
+def _ballots(phase: Phase, kept: LockedGame | None) -> dict[int, Ballot]:
     """:func:`ballots_of`, from the kept ballots when there are."""
     if kept is None or kept.ballots is None:
         return ballots_of(phase)
@@ -161,7 +160,7 @@ def vote_submit_locked(
     phase = _as_open_day(phase)
     seats = players(game) if seats is None else seats
     table = table_of(seats)
-    kept = txcache.entry_of_phase(phase)
+    kept = unit_of_work.entry_of_phase(phase)
     previous = _previous_vote(game, phase, voter, kept)
     current = None
     if previous is not None and not previous.void:
@@ -170,7 +169,7 @@ def vote_submit_locked(
     voter_seat = seat_by_number(seats, voter)
     target_seat = seat_by_number(seats, target)
     if kept is not None:
-        kept.version += 1  # the writes begin (see common.hot_game)
+        kept.begin_writes()  # (see common.hot_game)
     if previous is not None:
         Vote.objects.filter(pk=previous.pk).update(current=False)
     vote = Vote(
@@ -183,10 +182,7 @@ def vote_submit_locked(
     )
     dbrows.insert([vote])
     if kept is not None:
-        if kept.ballots is not None:
-            kept.ballots[voter] = txcache.CastVote(vote.pk, target, vote.early, False)
-        if kept.votes_cast is not None:
-            kept.votes_cast += 1
+        kept.record_ballot(voter, CastVote(vote.pk, target, vote.early, False))
     log_event(
         game,
         "vote",
@@ -216,8 +212,7 @@ def vote_submit_locked(
         table, phase.number, _ballots(phase, kept), EarlyClose(game.early_close)
     ):
         # The close changes the phase, the seats and maybe the game: nothing of it is kept.
-        txcache.forget(game.pk)
-        txcache.flush()
+        unit_of_work.read_afresh(game.pk)
         result = _close(game, phase, seats, now, by="system", early=True)
     return VoteOutcome(vote, accepted.early_ignored, previous is not None, result)
 

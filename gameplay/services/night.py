@@ -41,7 +41,7 @@ from gameplay.rules import (
 from gameplay.rules.errors import InvalidCommand, PhaseNotOpen, WrongPhase
 from gameplay.rules.roles import ACT_TITLES
 from gameplay.selectors.bot import night_closed_to
-from outbox import dbrows, txcache
+from outbox import dbrows, unit_of_work
 
 from .common import (
     current_phase,
@@ -137,18 +137,12 @@ def night_action_submit_locked(
     sub = validate_action(table, night_context(game, phase, seats), actor, act, target, guess_role)
     actor_seat = seat_by_number(seats, actor)
     target_seat = seat_by_number(seats, target)
-    kept = txcache.entry_of_phase(phase)
+    kept = unit_of_work.entry_of_phase(phase)
     key = _standing_key(act.slot.value, actor_seat.pk, act.value)
+    standing_keys = kept.standing_or(lambda: _standing_keys(phase)) if kept is not None else None
     if kept is not None:
-        if kept.standing is None:
-            kept.standing = {
-                _standing_key(slot, actor_id, done)
-                for slot, actor_id, done in NightAction.objects.filter(
-                    phase=phase, current=True
-                ).values_list("slot", "actor_id", "act")
-            }
-        kept.version += 1  # the writes begin (see common.hot_game)
-    if kept is not None and key not in kept.standing:
+        kept.begin_writes()  # (see common.hot_game)
+    if standing_keys is not None and key not in standing_keys:
         replaced = False  # nothing stands in the slot: nothing to replace
     else:
         standing = NightAction.objects.filter(phase=phase, current=True, slot=act.slot.value)
@@ -157,8 +151,8 @@ def night_action_submit_locked(
         elif act.slot is Slot.ITEM:
             standing = standing.filter(act=act.value)
         replaced = standing.update(current=False) > 0
-    if kept is not None and kept.standing is not None:
-        kept.standing.add(key)
+    if kept is not None:
+        kept.record_standing(key)
     action = NightAction(
         phase=phase,
         actor=actor_seat,
@@ -189,6 +183,15 @@ def night_action_submit_locked(
                 kind="mafia_shot",
             )
     return ActionOutcome(action, replaced)
+
+
+def _standing_keys(phase: Phase) -> set[tuple[str, int | str | None]]:
+    """The slots of the night's current actions (one query)."""
+    return {
+        _standing_key(slot, actor_id, done)
+        for slot, actor_id, done in NightAction.objects.filter(phase=phase, current=True)
+        .values_list("slot", "actor_id", "act")
+    }
 
 
 def _standing_key(slot: str, actor_id: int, act: str) -> tuple[str, int | str | None]:

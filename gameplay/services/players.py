@@ -49,7 +49,7 @@ from gameplay.rules import Act, Role, RuleViolation
 from gameplay.rules.errors import DeadCannotAct, InvalidCommand, NotInGame
 from gameplay.rules.spectators import spectator_bar
 from gameplay.selectors import bot as sel
-from outbox import txcache
+from outbox import unit_of_work
 from outbox.results import EDIT
 
 from . import setup
@@ -303,7 +303,7 @@ def vote_cast(
             if sel.votes_cast(phase) % COUNT_EVERY == 0:
                 _post_count(game, phase)
     if outcome.day_result is not None:
-        txcache.forget(game_id)  # the day closed: its phase, seats and game changed
+        unit_of_work.forget(game_id)  # the day closed: its phase, seats and game changed
     return outcome
 
 

@@ -17,8 +17,8 @@ from gameplay import services
 from gameplay.models import Game, GameEvent, ModerationFlag, Outbox, Phase, VkEvent, Vote
 from gameplay.rules import RuleViolation
 from gameplay.services import players
-from gameplay.services.common import RefusalAfterWrites
 from outbox import txcache
+from outbox.unit_of_work import RefusalAfterWrites
 from tests.vkbot.bot_support import (
     GROUP_ID,
     board_post,
