@@ -149,7 +149,7 @@ def test_1000_messages_with_errors_and_a_killed_worker(
                 post_board(games[n % 2], f"Пост №{n} в обсуждении.", kind="post")
         total = Outbox.objects.count()
         assert total == 1000
-        queue.enqueue(settings.OUTBOX_DELIVERY_JOB)  # what the commit does (test_delivery_outbox)
+        queue.enqueue(settings.OUTBOX_DELIVERY_JOB)  # what the commit does (tests/outbox)
 
         env = {
             **os.environ,
