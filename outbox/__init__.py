@@ -16,5 +16,5 @@ machinery between the two, below the services and above the models (it imports n
   (:mod:`outbox.txcache`), and the rows it defers (:mod:`outbox.dbrows` inserts them).
 
 The GM's retry button and the link of a chat VK created are services
-(``gameplay.services.delivery``).
+(``gameplay.services.retries``, ``gameplay.services.settle``).
 """

@@ -6,13 +6,13 @@ sent (with VK's ids in ``result``), retry later (exponential backoff with jitter
 of becomes a ModerationFlag of kind ``delivery`` (:mod:`outbox.flags`) — one open flag per
 player (or topic) collects them.
 
-A retry (``gameplay.services.delivery.outbox_retry``, or any code that puts a row back to
+A retry (``gameplay.services.retries.outbox_retry``, or any code that puts a row back to
 pending with ``attempts`` 0) makes the delivery try the recipients VK refused again, under the
 same ``random_id``.
 
 When VK answers a ``create_chat`` row with the chat, the chat is linked to the game in the same
 transaction as the row's outcome: that is a service's write, so such a round is settled by
-``gameplay.services.delivery.delivery_settle``, which locks the games first
+``gameplay.services.settle.delivery_settle``, which locks the games first
 (:func:`lock_games_of`), settles the rows here (:func:`settle_held`) and links the chats.
 """
 
@@ -110,9 +110,9 @@ def outbox_settle(
     """Apply a round's outcomes to the rows still held under ``lease``; returns how many.
 
     A round with a created chat links it to its game, a service's write: it is settled by
-    ``gameplay.services.delivery.delivery_settle`` (raises ValueError here)."""
+    ``gameplay.services.settle.delivery_settle`` (raises ValueError here)."""
     if created_chats(settlements):
-        raise ValueError("a created chat is linked by gameplay.services.delivery.delivery_settle")
+        raise ValueError("a created chat is linked by gameplay.services.settle.delivery_settle")
     return len(settle_held(lease=lease, settlements=settlements, now=now))
 
 
