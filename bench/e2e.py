@@ -112,7 +112,7 @@ def bench_games(count: int) -> list[BenchGame]:
 
 def make_vk(topics: int, *, group_token: str = GROUP_TOKEN, user_token: str = USER_TOKEN) -> Any:
     """A local VK community with board topics 1 … ``topics`` (game ``g`` posts in topic ``g``)."""
-    from vkbot.localvk import LocalVK
+    from localvk import LocalVK
 
     state = LocalVK(
         group_id=GROUP_ID,
@@ -181,7 +181,7 @@ class Run:
         self.cap_seconds = cap_seconds
 
     def execute(self) -> PhaseRun:
-        from vkbot.localvk import ServerThread
+        from localvk import ServerThread
 
         self.databases.restore(self.phase)
         flush_redis(self.services)

@@ -104,7 +104,7 @@ def _drain(drainer_type: type[Drainer]) -> None:
 
 
 def measure(services_: Services, databases: Databases) -> list[PhaseRequests]:
-    from vkbot.localvk import ServerThread
+    from localvk import ServerThread
 
     databases.restore("empty")
     flush_redis(services_)

@@ -10,6 +10,7 @@ and simulated players — around a 26-player demo game.
   talking only to the local VK server;
 - :mod:`demo.redis_server` is the Redis stand-in the processes share (fakeredis over TCP).
 
-This app sits outside the layers: it may import ``gameplay`` and ``vkbot`` (never ``panel``),
-and nothing imports it.
+This app sits outside the layers: it may import ``gameplay``, ``vkbot`` and ``localvk`` (never
+``panel``), and nothing imports it. ``manage.py runlocalvk`` (the local VK server configured from
+the settings) is one of its commands.
 """

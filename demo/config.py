@@ -6,8 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from vkbot.localvk.names import generated_name
-
 GROUP_ID = 1
 GROUP_NAME = "Машина времени · демо"
 GROUP_TOKEN = "demo-group-token"
@@ -27,6 +25,10 @@ def community_users(count: int = PLAYERS + GUESTS) -> list[tuple[int, str, str, 
     """``(vk id, first name, last name, sex)`` of the demo's users: VK ids from 1001 on with
     the local VK's generated names, skipping ids whose first name is already taken, so that a
     vote «голос: Имя» is never ambiguous."""
+    # Imported here: localvk is not in the production image, where the demo app is installed
+    # too and its commands must load (``demo_seed`` refuses there instead of failing to import).
+    from localvk.names import generated_name
+
     users: list[tuple[int, str, str, int]] = []
     seen: set[str] = set()
     user_id = FIRST_USER_ID

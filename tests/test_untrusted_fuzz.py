@@ -24,8 +24,8 @@ from gameplay.replay import ScenarioError, parse_scenario
 from gameplay.rules import RuleViolation
 from gameplay.services import gm
 from panel import forms as panel_forms
+from tests.localvk.support import GROUP_ID
 from tests.vkbot.ingest_support import SECRET, configure
-from tests.vkbot.localvk_support import GROUP_ID
 
 PURE = settings(max_examples=min(settings.default.max_examples, 150), deadline=None)
 #: A database round trip per example.

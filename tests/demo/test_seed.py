@@ -18,8 +18,8 @@ from demo import seed as demo_seed
 from demo.vk import LocalVkClient, VkCallError
 from gameplay.models import Game, GameEvent, GameStatus, Outbox, Phase, PollState, Seat
 from gameplay.rules import Role
+from localvk import LocalVK, ServerThread
 from outbox.queue import DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY
-from vkbot.localvk import LocalVK, ServerThread
 
 pytestmark = pytest.mark.django_db
 

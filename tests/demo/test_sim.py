@@ -20,8 +20,8 @@ from gameplay.keyboards import Payload, choice_keyboard, targets_keyboard
 from gameplay.messages import Person, render, when
 from gameplay.rules import Act, Item, Role
 from gameplay.services.prompts import GUESS_LABELS
-from vkbot.localvk import LocalVK, RunningServer, running_server
-from vkbot.localvk.sandbox.views import keyboard_view
+from localvk import LocalVK, RunningServer, running_server
+from localvk.sandbox.views import keyboard_view
 
 GAME = "Машина времени (демо)"
 TZ = "Europe/Moscow"

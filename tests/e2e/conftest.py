@@ -11,8 +11,8 @@ import pytest_asyncio
 from django.db import connections
 from vkbottle.http import SingleAiohttpClient
 
+from localvk import LocalVK, running_server
 from tests.e2e.harness import World, db
-from vkbot.localvk import LocalVK, running_server
 
 GROUP_ID = 77
 #: The community admin whose user token posts in the board.

@@ -1,7 +1,7 @@
 """The world of the end-to-end game: the local VK server, ``runbot``'s long-poll loop and the
 Outbox delivery, all in this process, and VK users who act only as VK lets them.
 
-- The local VK (``vkbot.localvk``) serves in the test's event loop; the bot is the code
+- The local VK (``localvk``) serves in the test's event loop; the bot is the code
   ``manage.py runbot`` runs (``Command.build_poller`` + ``Command.serve``) as a task of the same
   loop; the delivery is :class:`vkbot.delivery.drain.Drainer` (what ``manage.py deliver --once``
   runs).
@@ -13,7 +13,7 @@ Outbox delivery, all in this process, and VK users who act only as VK lets them.
   the Outbox is drained (the delivery's own board posts and chat removals publish new events,
   so it repeats until nothing moves).
 - A :class:`Player` writes private messages, posts in the board, presses buttons of keyboards
-  the community actually sent them (``vkbot.localvk.sandbox.views.press``: a callback button is
+  the community actually sent them (``localvk.sandbox.views.press``: a callback button is
   a ``message_event``, a text button a message with the payload) and joins chats by link.
 """
 
@@ -29,9 +29,9 @@ from asgiref.sync import sync_to_async
 
 from gameplay.keyboards import Payload, decode
 from gameplay.models import Outbox, OutboxStatus, VkEvent
+from localvk import Message, RunningServer
+from localvk.sandbox import views as phone
 from vkbot.delivery.drain import Drainer
-from vkbot.localvk import Message, RunningServer
-from vkbot.localvk.sandbox import views as phone
 from vkbot.management.commands.runbot import Command as RunbotCommand
 from vkbot.pipeline import stored_ts
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from vkbot.localvk import Comment, Message
+from localvk import Comment, Message
 
 ROLE_WORDS: dict[str, re.Pattern[str]] = {
     "mafia": re.compile(r"(?<!\w)мафи", re.I),

@@ -7,9 +7,9 @@ import re
 from typing import Any
 
 from gameplay.models import Outbox, OutboxStatus, Seat, SeatStatus
+from localvk import Message
 from tests.e2e.cast import BASE, PEOPLE, Cast
 from tests.e2e.harness import Player, World, db, payloads
-from vkbot.localvk import Message
 
 #: Round 1's seed (drawn by the server in a real game; the final post reveals it). With the
 #: roster of the 26 players it puts the clock with the mafia, the red button and the book with

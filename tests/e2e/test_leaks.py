@@ -3,8 +3,8 @@ allows): messages as the local VK stores them, judged against a small table."""
 
 from __future__ import annotations
 
+from localvk import Comment, Message
 from tests.e2e.leaks import Knowledge, SeatInfo, board_leaks, private_leaks
-from vkbot.localvk import Comment, Message
 
 FOREVER = 10**12
 ROLES = {1: "mafia", 2: "mafia", 3: "commissar", 4: "doctor", 5: "civilian", 6: "maniac"}

@@ -31,12 +31,12 @@ import pytest
 from psycopg import sql
 
 from bench.procs import ProcessError, process_tree, wait_for
+from localvk import ServerThread
 from ops.probes import free_port, http_status
+from tests.localvk.support import GROUP_ID, GROUP_TOKEN, USER_TOKEN, make_state
 from tests.process_support import PROJECT, LoggedProcess, alive, child_pids
 from tests.redis_support import private_redis
-from tests.vkbot.localvk_support import GROUP_ID, GROUP_TOKEN, USER_TOKEN, make_state
 from vkbot import replies
-from vkbot.localvk import ServerThread
 
 pytestmark = pytest.mark.slow
 

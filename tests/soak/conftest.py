@@ -68,7 +68,7 @@ class Cluster:
 def cluster(
     require_services: None, settings: Any, tmp_path: Path, rq_queues: Any
 ) -> Iterator[Any]:
-    from vkbot.localvk import ServerThread
+    from localvk import ServerThread
 
     games = soak_int("SOAK_GAMES", 10)
     tokens = uuid.uuid4().hex[:8]

@@ -12,9 +12,9 @@ import pytest
 from gameplay import services
 from gameplay.models import Game, Outbox, OutboxChannel
 from gameplay.rules import RoleCounts
+from localvk import LocalVK, RunningServer, ServerThread
 from vkbot.delivery.drain import Drainer, DrainReport
 from vkbot.delivery.ratelimit import token_key
-from vkbot.localvk import LocalVK, RunningServer, ServerThread
 
 GROUP_ID = 77
 GROUP_TOKEN = "delivery-group-token"

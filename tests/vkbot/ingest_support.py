@@ -25,7 +25,7 @@ from gameplay import services
 from gameplay.models import GameEvent, Outbox, Source, VkEvent, Vote
 from gameplay.rules import Item, Role, RuleViolation
 from gameplay.services.common import lock_game, log_event, send_message
-from tests.vkbot.localvk_support import GROUP_ID, GROUP_TOKEN
+from tests.localvk.support import GROUP_ID, GROUP_TOKEN
 
 Dispatch = Callable[[dict[str, Any]], None]
 

@@ -12,6 +12,7 @@ from django.urls import reverse
 
 from gameplay.messages import render
 from gameplay.models import Outbox, VkEvent
+from tests.localvk.support import GROUP_ID
 from tests.vkbot.ingest_support import (
     CONFIRMATION_CODE,
     SECRET,
@@ -25,7 +26,6 @@ from tests.vkbot.ingest_support import (
     vote_events,
     votes_cast,
 )
-from tests.vkbot.localvk_support import GROUP_ID
 
 pytestmark = pytest.mark.django_db
 

@@ -55,10 +55,10 @@ from gameplay.models import (
     VkEvent,
     Vote,
 )
+from localvk import LocalVK, ServerThread
+from localvk.callback import CallbackConfig
 from tests.soak.conftest import database_url
 from tests.soak.scenario import night_events, table_of
-from vkbot.localvk import LocalVK, ServerThread
-from vkbot.localvk.callback import CallbackConfig
 
 GAMES = 2
 CODE = "scaleout-confirm"

@@ -22,6 +22,7 @@ from gameplay.models import (
 )
 from gameplay.services.common import post_board, post_chat, send_message
 from gameplay.services.retries import outbox_retry
+from localvk import RunningServer
 from outbox.ids import outbox_random_id
 from outbox.leases import outbox_claim, outbox_record
 from outbox.queue import DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY
@@ -38,7 +39,6 @@ from vkbot.delivery.drain import Drainer
 from vkbot.delivery.jobs import drain_outbox
 from vkbot.delivery.plan import plan_round
 from vkbot.delivery.transport import Transport
-from vkbot.localvk import RunningServer
 
 pytestmark = pytest.mark.django_db
 

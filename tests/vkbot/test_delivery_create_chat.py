@@ -23,6 +23,7 @@ from gameplay.models import (
 from gameplay.rules.errors import InvalidCommand
 from gameplay.services import gm
 from gameplay.services.retries import outbox_retry
+from localvk import RunningServer
 from outbox.leases import outbox_claim, outbox_record
 from outbox.outcomes import Failure
 from outbox.results import CREATE_CHAT_ASKED
@@ -36,7 +37,6 @@ from vkbot.delivery.outcome import settle_round
 from vkbot.delivery.plan import plan_round
 from vkbot.delivery.transport import Transport
 from vkbot.handlers import dispatch
-from vkbot.localvk import RunningServer
 
 pytestmark = pytest.mark.django_db
 

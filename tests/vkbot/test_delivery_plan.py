@@ -12,6 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gameplay.models import Outbox, OutboxChannel
+from localvk.errors import VKError
+from localvk.execute import compile_code, run_program
 from outbox.outcomes import Failure
 from vkbot.delivery.batch import Call, CallResult, Request, execute_code, pack, split_execute
 from vkbot.delivery.outcome import settle_round
@@ -22,8 +24,6 @@ from vkbot.delivery.plan import (
     plan_round,
     split_text,
 )
-from vkbot.localvk.errors import VKError
-from vkbot.localvk.execute import compile_code, run_program
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import redis
 
+from localvk.limits import max_in_window
 from vkbot.delivery.ratelimit import RateLimiter, token_key
-from vkbot.localvk.limits import max_in_window
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,6 +10,7 @@ import pytest
 from gameplay import services
 from gameplay.keyboards import Payload, labels_of, payloads_of
 from gameplay.models import NightAction, Outbox, OutboxChannel
+from localvk.keyboard import validate_keyboard
 from tests.vkbot.bot_support import (
     assert_no_leaks,
     kill,
@@ -24,7 +25,6 @@ from tests.vkbot.bot_support import (
     to_night,
     to_user,
 )
-from vkbot.localvk.keyboard import validate_keyboard
 
 pytestmark = pytest.mark.django_db
 

@@ -14,6 +14,7 @@ from config.env import EnvError
 from gameplay.messages import render
 from gameplay.models import GameEvent, Outbox, PollState, VkEvent
 from gameplay.services.common import lock_game, log_event
+from tests.localvk.support import GROUP_ID
 from tests.vkbot.ingest_support import (
     VK_BASE,
     configure,
@@ -27,7 +28,6 @@ from tests.vkbot.ingest_support import (
     vote_events,
     votes_cast,
 )
-from tests.vkbot.localvk_support import GROUP_ID
 from vkbot.pipeline import (
     CHUNK,
     apply_update,

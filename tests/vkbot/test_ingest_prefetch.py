@@ -14,6 +14,8 @@ from django.test import Client
 from vkbottle.http import SingleAiohttpClient
 
 from gameplay.models import VkEvent
+from localvk import FaultConfig, ServerThread, running_server
+from tests.localvk.support import GROUP_ID, GROUP_TOKEN, make_state
 from tests.vkbot.ingest_support import (
     SECRET,
     close_db_thread_connections,  # noqa: F401
@@ -21,8 +23,6 @@ from tests.vkbot.ingest_support import (
     message_update,
     use_dispatch,
 )
-from tests.vkbot.localvk_support import GROUP_ID, GROUP_TOKEN, make_state
-from vkbot.localvk import FaultConfig, ServerThread, running_server
 from vkbot.longpoll import Backoff, LongPoller
 from vkbot.prefetch import prefetch
 from vkbot.vkapi import make_api

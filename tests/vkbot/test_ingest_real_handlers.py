@@ -17,7 +17,9 @@ from vkbottle.http import SingleAiohttpClient
 from gameplay import services
 from gameplay.models import GameEvent, Outbox, PollState, Seat, SeatStatus, VkEvent, Vote
 from gameplay.rules import RoleCounts
+from localvk import running_server
 from tests.async_support import wait_until
+from tests.localvk.support import GROUP_ID, GROUP_TOKEN, make_state
 from tests.vkbot.ingest_support import (
     SECRET,
     VK_BASE,
@@ -25,8 +27,6 @@ from tests.vkbot.ingest_support import (
     configure,
     make_game,
 )
-from tests.vkbot.localvk_support import GROUP_ID, GROUP_TOKEN, make_state
-from vkbot.localvk import running_server
 from vkbot.longpoll import Backoff, LongPoller
 from vkbot.pipeline import stored_ts
 from vkbot.vkapi import make_api

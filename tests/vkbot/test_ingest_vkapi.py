@@ -11,12 +11,12 @@ from vkbottle import API
 from vkbottle.http import SingleAiohttpClient
 
 from config.env import EnvError
+from localvk import RunningServer, running_server
+from tests.localvk.support import ADMIN_ID, GROUP_ID, USER_TOKEN, make_state
 from tests.vkbot.ingest_support import (
     close_db_thread_connections,  # noqa: F401
     configure,
 )
-from tests.vkbot.localvk_support import ADMIN_ID, GROUP_ID, USER_TOKEN, make_state
-from vkbot.localvk import RunningServer, running_server
 from vkbot.vkapi import group_api, make_api, normalise_api_url, user_api
 
 

@@ -22,7 +22,7 @@ from gameplay.keyboards import (
     payloads_of,
     targets_keyboard,
 )
-from vkbot.localvk.keyboard import validate_keyboard
+from localvk.keyboard import validate_keyboard
 
 
 def valid(board: dict) -> dict:

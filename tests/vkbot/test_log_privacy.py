@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from gameplay.models import Outbox
+from localvk import RunningServer
 from tests.vkbot.bot_support import make_game, pm, to_night
 from tests.vkbot.delivery_support import deliver, vk_fixture  # noqa: F401 (the ``vk`` fixture)
 from vkbot import pipeline
 from vkbot.handlers import night as night_handlers
-from vkbot.localvk import RunningServer
 
 pytestmark = pytest.mark.django_db
 
@@ -34,7 +34,7 @@ def logged(caplog: pytest.LogCaptureFixture) -> str:
     formatter = logging.Formatter()
     out = []
     for record in caplog.records:
-        if record.levelno < logging.INFO or record.name.startswith("vkbot.localvk"):
+        if record.levelno < logging.INFO or record.name.startswith("localvk"):
             continue
         out.append(record.getMessage())
         if record.exc_info:

@@ -21,7 +21,9 @@ from django.db import OperationalError
 from vkbottle.http import SingleAiohttpClient
 
 from gameplay.models import PollState
+from localvk import FaultConfig, RunningServer, running_server
 from tests.async_support import wait_until
+from tests.localvk.support import GROUP_ID, GROUP_TOKEN, control, long_polls, make_state
 from tests.vkbot.ingest_support import (
     VK_BASE,
     close_db_thread_connections,  # noqa: F401
@@ -34,8 +36,6 @@ from tests.vkbot.ingest_support import (
     vote_events,
     votes_cast,
 )
-from tests.vkbot.localvk_support import GROUP_ID, GROUP_TOKEN, control, long_polls, make_state
-from vkbot.localvk import FaultConfig, RunningServer, running_server
 from vkbot.longpoll import Backoff, LongPoller, LongPollFatalError
 from vkbot.pipeline import stored_ts
 from vkbot.vkapi import make_api

@@ -17,6 +17,8 @@ from django.core.management.base import CommandError
 
 from bench.procs import ProcessError, wait_for
 from gameplay.models import VkEvent
+from localvk import ServerThread
+from tests.localvk.support import long_polls, make_state
 from tests.vkbot.ingest_support import (
     configure,
     make_game,
@@ -24,8 +26,6 @@ from tests.vkbot.ingest_support import (
     recorded_texts,
     use_dispatch,
 )
-from tests.vkbot.localvk_support import long_polls, make_state
-from vkbot.localvk import ServerThread
 from vkbot.longpoll import LongPoller
 from vkbot.management.commands.runbot import Command as Runbot
 from vkbot.pipeline import stored_ts

@@ -9,14 +9,14 @@ import pytest
 
 from gameplay.keyboards import decode, labels_of, payloads_of
 from gameplay.models import Outbox, OutboxStatus
+from localvk import RunningServer
+from localvk.models import Message
 from outbox.results import EDIT, EDIT_REFUSED
 from tests.vkbot.bot_support import make_game, roles_26, run, to_night
 from tests.vkbot.delivery_support import (
     deliver,
     vk_fixture,  # noqa: F401 (the ``vk`` fixture)
 )
-from vkbot.localvk import RunningServer
-from vkbot.localvk.models import Message
 
 pytestmark = pytest.mark.django_db
 

@@ -10,10 +10,10 @@ from typing import Any
 
 from vkbottle.http import SingleAiohttpClient
 
+from localvk import running_server
+from tests.localvk.support import GROUP_ID, make_state
 from tests.vkbot.ingest_support import configure
-from tests.vkbot.localvk_support import GROUP_ID, make_state
 from vkbot.delivery.ratelimit import limiter_for
-from vkbot.localvk import running_server
 from vkbot.longpoll import DatabasePolling
 from vkbot.prefetch import prefetch
 from vkbot.vkapi import make_api

@@ -2,7 +2,7 @@
 
 ``execute`` takes a VKScript program; the one generated here is a single statement,
 ``return [API.a.b({...}), API.c.d({...})];`` with JSON literals as arguments (the subset the
-local VK server parses, see ``vkbot/localvk/execute.py``). VK runs the calls in order; a call
+local VK server parses, see ``localvk/execute.py``). VK runs the calls in order; a call
 that fails yields ``false`` in the answer's list and an entry in ``execute_errors`` (in the
 same order), the others their answers.
 """

@@ -1,4 +1,4 @@
-"""The local VK's Callback API pusher (``vkbot.localvk.callback``) against small aiohttp
+"""The local VK's Callback API pusher (``localvk.callback``) against small aiohttp
 receivers standing in for the bot's web processes: confirmation first, then every event
 POSTed with the secret, ``ok`` or a retry with ``X-Retry-Counter``, round-robin over the URLs,
 a bounded number of posts in flight, injected duplicates; its options and control endpoints."""
@@ -17,11 +17,11 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
+from localvk import FaultConfig, LocalVK, RunningServer, running_server
+from localvk.__main__ import build_parser, main, state_from_args
+from localvk.callback import CallbackConfig
 from tests.async_support import wait_until
-from tests.vkbot.localvk_support import GROUP_ID, control, make_state
-from vkbot.localvk import FaultConfig, LocalVK, RunningServer, running_server
-from vkbot.localvk.__main__ import build_parser, main, state_from_args
-from vkbot.localvk.callback import CallbackConfig
+from tests.localvk.support import GROUP_ID, control, make_state
 
 CODE = "c0nf1rm"
 SECRET = "s3cret"
@@ -408,24 +408,3 @@ def test_callback_options_configure_the_pusher() -> None:
     assert (config.confirmation_code, config.secret, config.concurrency) == (CODE, SECRET, 6)
     assert state.faults.config.callback_duplicate_rate == 0.2
     assert state_from_args(build_parser().parse_args([])).callbacks.config is None
-
-
-def test_runlocalvk_takes_the_code_and_secret_from_settings(settings: Any) -> None:
-    from django.core.management.base import CommandError
-
-    from vkbot.management.commands.runlocalvk import Command
-
-    settings.VK_CONFIRMATION_CODE = "from-settings"
-    settings.VK_CALLBACK_SECRET = "secret-from-settings"
-    command = Command()
-    parser = command.create_parser("manage.py", "runlocalvk")
-    state = command.build_state(vars(parser.parse_args([])))
-    assert state.callbacks.config is None  # no URL: no pushing, whatever the settings say
-    state = command.build_state(vars(parser.parse_args(["--callback-url", "http://h/cb/"])))
-    config = state.callbacks.config
-    assert config is not None
-    assert (config.confirmation_code, config.secret) == ("from-settings", "secret-from-settings")
-
-    settings.VK_CONFIRMATION_CODE = ""
-    with pytest.raises(CommandError, match="confirmation code"):
-        command.build_state(vars(parser.parse_args(["--callback-url", "http://h/cb/"])))

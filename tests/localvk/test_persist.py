@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from tests.vkbot.localvk_support import GROUP_ID, GROUP_TOKEN, USER_TOKEN, make_state
-from vkbot.localvk import LocalVK, persist
-from vkbot.localvk.errors import VKError
+from localvk import LocalVK, persist
+from localvk.errors import VKError
+from tests.localvk.support import GROUP_ID, GROUP_TOKEN, USER_TOKEN, make_state
 
 PROJECT = Path(__file__).resolve().parents[2]
 
@@ -168,7 +168,7 @@ def _wait(url: str) -> None:
 
 def _serve(path: Path, port: int) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "vkbot.localvk", "--port", str(port), "--group-id", "77",
+        [sys.executable, "-m", "localvk", "--port", str(port), "--group-id", "77",
          "--state-file", str(path), "--log-level", "WARNING"],
         cwd=PROJECT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )

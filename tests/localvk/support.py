@@ -7,7 +7,7 @@ from typing import Any
 
 import aiohttp
 
-from vkbot.localvk import LocalVK, RunningServer
+from localvk import LocalVK, RunningServer
 
 GROUP_ID = 77
 GROUP_TOKEN = "test-group-token"

@@ -13,11 +13,11 @@ Every endpoint takes and returns JSON. A bad request is HTTP 400 ``{"error": "â€
 - ``POST /_test/allow_messages`` ``{user_id, allowed?}``; ``POST /_test/users``
   ``{id, first_name, last_name, sex?}``
 - ``POST /_test/longpoll/expire_keys``; ``POST /_test/longpoll/drop_history``
-- ``GET/POST/DELETE /_test/faults`` (see :class:`~vkbot.localvk.faults.FaultConfig`)
+- ``GET/POST/DELETE /_test/faults`` (see :class:`~localvk.faults.FaultConfig`)
 - ``GET /_test/callback`` (the Callback API pusher's state and counters); ``POST
   /_test/callback`` ``{urls, confirmation_code, secret?, concurrency?, retries?, backoff?,
   timeout?, confirm_interval?}`` (push to that server, after it confirms; see
-  :class:`~vkbot.localvk.callback.CallbackConfig`); ``DELETE /_test/callback`` (stop pushing);
+  :class:`~localvk.callback.CallbackConfig`); ``DELETE /_test/callback`` (stop pushing);
   ``GET /_test/callback/deliveries?since=`` (every POST with its answer)
 - ``GET /_test/calls?method=&token_kind=&since=&include_inner=``, ``GET /_test/stats``,
   ``GET /_test/messages?peer_id=&sent=``, ``GET /_test/events``, ``GET /_test/state``

@@ -12,10 +12,10 @@ import aiohttp
 import pytest
 from vkbottle import API, VKAPIError
 
-from tests.vkbot.localvk_support import USER_TOKEN, control, make_state
-from vkbot.localvk import FaultConfig, RunningServer, ServerThread
-from vkbot.localvk.limits import SlidingWindowLimiter, max_in_window
-from vkbot.localvk.recording import CallLog, CallRecord
+from localvk import FaultConfig, RunningServer, ServerThread
+from localvk.limits import SlidingWindowLimiter, max_in_window
+from localvk.recording import CallLog, CallRecord
+from tests.localvk.support import USER_TOKEN, control, make_state
 
 
 async def error_codes(calls: list) -> list[int | None]:

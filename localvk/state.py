@@ -1,7 +1,7 @@
 """``LocalVK``: everything the local VK server knows, plus the in-process control API.
 
 One instance is one community (group id + community token) with one or more community-admin
-user tokens. The aiohttp app (:mod:`vkbot.localvk.app`) serves it over HTTP; tests can also
+user tokens. The aiohttp app (:mod:`localvk.app`) serves it over HTTP; tests can also
 drive it directly: inject what users do, flip settings, and inspect what the bot did.
 All mutations take ``self.lock``, so a server running in another thread is safe to drive.
 """
@@ -111,7 +111,7 @@ class LocalVK:
         self.chats: dict[int, Chat] = {}
         self.board.clear()
         self.callback_events: dict[str, CallbackEvent] = {}
-        #: Users a person plays on the player page (vkbot.localvk.sandbox): simulated
+        #: Users a person plays on the player page (localvk.sandbox): simulated
         #: players leave them alone.
         self.taken_over: set[int] = set()
 

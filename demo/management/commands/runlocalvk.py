@@ -4,6 +4,9 @@ The defaults come from ``VK_GROUP_ID``, ``VK_GROUP_TOKEN`` and ``VK_USER_TOKEN``
 at it with ``VK_API_URL=http://127.0.0.1:8081/method/``. With ``--callback-url`` (repeatable) it
 also pushes every event to the web process(es) as VK's Callback API does; the confirmation code
 and the secret default to ``VK_CONFIRMATION_CODE`` and ``VK_CALLBACK_SECRET``.
+
+It lives in the demo app, not in ``vkbot``: :mod:`localvk` is for development and tests only and
+is not in the production image, so nothing the image runs may import it.
 """
 
 from __future__ import annotations
@@ -15,10 +18,10 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from vkbot.localvk.__main__ import serve
-from vkbot.localvk.callback import add_callback_arguments, configure_callbacks
-from vkbot.localvk.persist import StateFileError
-from vkbot.localvk.state import LocalVK
+from localvk.__main__ import serve
+from localvk.callback import add_callback_arguments, configure_callbacks
+from localvk.persist import StateFileError
+from localvk.state import LocalVK
 
 DEFAULT_GROUP_TOKEN = "group-token"
 DEFAULT_USER_TOKEN = "user-token"

@@ -1,4 +1,4 @@
-"""``python -m vkbot.localvk``: run the local VK server until interrupted."""
+"""``python -m localvk``: run the local VK server until interrupted."""
 
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ from .callback import add_callback_arguments, configure_callbacks
 from .server import start_site
 from .state import LocalVK
 
-logger = logging.getLogger("vkbot.localvk")
+logger = logging.getLogger("localvk")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m vkbot.localvk", description="A local stand-in for the VK API."
+        prog="python -m localvk", description="A local stand-in for the VK API."
     )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8081)

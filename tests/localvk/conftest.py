@@ -2,7 +2,7 @@
 
 The vkbottle clients are unpatched: the only change is the API URL, set on the ``API``
 instance (``api.API_URL``; vkbottle reads ``self.API_URL`` for every request), see
-:func:`vkbot.localvk.point_api_at`.
+:func:`localvk.point_api_at`.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import pytest_asyncio
 from vkbottle import API
 from vkbottle.http import SingleAiohttpClient
 
-from tests.vkbot.localvk_support import USER_TOKEN, make_state
-from vkbot.localvk import RunningServer, running_server
+from localvk import RunningServer, running_server
+from tests.localvk.support import USER_TOKEN, make_state
 
 
 @pytest_asyncio.fixture

@@ -12,9 +12,9 @@ import pytest
 from vkbottle import API, Bot, BotPolling
 from vkbottle.bot import Message
 
+from localvk import RunningServer
 from tests.async_support import wait_until
-from tests.vkbot.localvk_support import GROUP_ID, control, long_polls
-from vkbot.localvk import RunningServer
+from tests.localvk.support import GROUP_ID, control, long_polls
 
 
 async def poll(

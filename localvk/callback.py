@@ -18,7 +18,7 @@ settings and, optionally, the secret key:
 3. Up to ``concurrency`` posts are in flight at once, so events may arrive out of order, as
    with VK's parallel delivery.
 
-Fault injection (:class:`~vkbot.localvk.faults.FaultConfig` ``callback_duplicate_rate``): a
+Fault injection (:class:`~localvk.faults.FaultConfig` ``callback_duplicate_rate``): a
 share of the events is sent twice, the copy to the next URL, so both web processes get the
 same ``event_id`` (VK does deliver some events more than once).
 
@@ -451,7 +451,7 @@ class CallbackPusher:
             }
 
 
-# --- command-line options (python -m vkbot.localvk and manage.py runlocalvk) ---------------
+# --- command-line options (python -m localvk and manage.py runlocalvk) ---------------
 
 
 def add_callback_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,6 +1,6 @@
 """The aiohttp application: VK's ``/method/<name>``, the long-poll endpoint, ``/_test/``, and
-the player page ``/sandbox/`` (:mod:`vkbot.localvk.sandbox`); while it runs, the Callback API
-pusher (:mod:`vkbot.localvk.callback`) posts the events to the configured server."""
+the player page ``/sandbox/`` (:mod:`localvk.sandbox`); while it runs, the Callback API
+pusher (:mod:`localvk.callback`) posts the events to the configured server."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 It speaks VK's wire format over HTTP (``/method/<name>`` and a Bots Long Poll server), keeps
 the community's state in a :class:`LocalVK`, enforces VK's limits, records every call, and
-can inject faults. Nothing here imports Django; ``python -m vkbot.localvk`` runs it alone.
+can inject faults. Nothing here imports Django; ``python -m localvk`` runs it alone.
 
 Typical test use::
 

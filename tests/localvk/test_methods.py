@@ -9,7 +9,9 @@ import aiohttp
 import pytest
 from vkbottle import API, Keyboard, KeyboardButtonColor, Text, VKAPIError
 
-from tests.vkbot.localvk_support import (
+from localvk import RunningServer, chat_peer_id
+from localvk.methods import METHODS
+from tests.localvk.support import (
     ADMIN_ID,
     GROUP_ID,
     GROUP_TOKEN,
@@ -17,8 +19,6 @@ from tests.vkbot.localvk_support import (
     control,
     raw_call,
 )
-from vkbot.localvk import RunningServer, chat_peer_id
-from vkbot.localvk.methods import METHODS
 
 
 def keyboard_json(

@@ -10,8 +10,8 @@ import aiohttp
 from vkbottle import API
 
 from gameplay.keyboards import Payload, callback, keyboard, menu_keyboard, text_button
-from tests.vkbot.localvk_support import ADMIN_ID, GROUP_ID
-from vkbot.localvk import RunningServer
+from localvk import RunningServer
+from tests.localvk.support import ADMIN_ID, GROUP_ID
 
 PLAYER = 1001
 

@@ -28,7 +28,7 @@ class FaultConfig:
     ``drop_after_rate`` the share closed after the call ran (its effects stay, the answer is
     lost: what exactly-once delivery must survive). ``methods`` restricts all of it to some
     methods (None: every method). ``callback_duplicate_rate`` is the share of events the
-    Callback API pusher (:mod:`vkbot.localvk.callback`) sends twice, to different URLs.
+    Callback API pusher (:mod:`localvk.callback`) sends twice, to different URLs.
     """
 
     error_rates: Mapping[int, float] = field(default_factory=dict)

@@ -1,27 +1,18 @@
-"""Pieces of the local VK without a server: VKScript subset, keyboards, names; the CLI and the
-``runlocalvk`` management command."""
+"""Pieces of the local VK without a server: the VKScript subset, keyboards, parameters and
+generated names."""
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from vkbot.localvk.errors import VKError
-from vkbot.localvk.execute import ApiCall, ArrayExpr, Literal, compile_code, run_program
-from vkbot.localvk.keyboard import validate_keyboard
-from vkbot.localvk.names import generated_name
-from vkbot.localvk.params import Params
-
-REPO = Path(__file__).resolve().parents[2]
+from localvk.errors import VKError
+from localvk.execute import ApiCall, ArrayExpr, Literal, compile_code, run_program
+from localvk.keyboard import validate_keyboard
+from localvk.names import generated_name
+from localvk.params import Params
 
 
 def test_compile_the_generated_subset() -> None:
@@ -108,57 +99,3 @@ def test_generated_names_are_stable_russian_and_agree_in_gender() -> None:
         first, last, sex = generated_name(uid)
         assert re.fullmatch(r"[А-ЯЁ][а-яё]+", first) and re.fullmatch(r"[А-ЯЁ][а-яё]+", last)
         assert last.endswith(("а", "ая")) == (sex == 1)
-
-
-def test_the_package_imports_neither_django_nor_vkbottle() -> None:
-    code = (
-        "import sys, vkbot.localvk, vkbot.localvk.__main__; "
-        "assert 'django' not in sys.modules and 'vkbottle' not in sys.modules, sorted(sys.modules)"
-    )
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    env.pop("DJANGO_SETTINGS_MODULE", None)
-    subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, check=True, timeout=60)
-
-
-def test_python_dash_m_runs_the_server() -> None:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "vkbot.localvk", "--port", "0", "--group-id", "5"],
-        cwd=REPO,
-        env=env,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stderr is not None
-        line = ""
-        deadline = time.monotonic() + 20
-        while "listening on" not in line and time.monotonic() < deadline:
-            line = process.stderr.readline()
-        match = re.search(r"(http://[\d.]+:\d+)/method/", line)
-        assert match, line
-        url = f"{match.group(1)}/method/groups.getById?access_token=group-token&v=5.199"
-        with urllib.request.urlopen(url, timeout=5) as response:
-            assert b'"id": 5' in response.read()
-    finally:
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=10) == 0
-
-
-def test_runlocalvk_takes_its_defaults_from_settings(settings: Any) -> None:
-    from vkbot.management.commands.runlocalvk import Command
-
-    settings.VK_GROUP_ID = 321
-    settings.VK_GROUP_TOKEN = "from-settings"
-    settings.VK_USER_TOKEN = "admin-from-settings"
-    command = Command()
-    parser = command.create_parser("manage.py", "runlocalvk")
-    options = vars(parser.parse_args([]))
-    state = command.build_state(options)
-    assert (state.group_id, state.group_token) == (321, "from-settings")
-    assert state.user_tokens == {"admin-from-settings": 100}
-    explicit = vars(
-        parser.parse_args(["--group-id", "9", "--user-token", "a", "--user-token", "b"])
-    )
-    state = command.build_state(explicit)
-    assert state.group_id == 9 and state.user_tokens == {"a": 100, "b": 101}

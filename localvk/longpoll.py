@@ -125,7 +125,7 @@ class LongPollQueue:
         with self._lock:
             self._closed = False
 
-    # --- persistence (vkbot.localvk.persist) ---------------------------------------------
+    # --- persistence (localvk.persist) ---------------------------------------------
 
     def export(self, *, keep: int | None = None) -> dict[str, Any]:
         """The numbering, the event-id salt and the kept events (the newest ``keep``)."""

@@ -1,5 +1,5 @@
 """Running the local VK: in the current event loop (``running_server``), in a background
-thread (``ServerThread``, for synchronous code), or as a process (``python -m vkbot.localvk``)."""
+thread (``ServerThread``, for synchronous code), or as a process (``python -m localvk``)."""
 
 from __future__ import annotations
 

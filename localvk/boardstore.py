@@ -92,7 +92,7 @@ class Board:
                     return comment
             raise ValueError(f"no comment {comment_id} in topic {topic.id}")
 
-    # --- persistence (vkbot.localvk.persist) ---------------------------------------------
+    # --- persistence (localvk.persist) ---------------------------------------------
 
     def export(self) -> dict[str, Any]:
         with self.lock:

@@ -1,0 +1,47 @@
+"""``manage.py runlocalvk``: the local VK server with its defaults from the Django settings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+
+def test_runlocalvk_takes_its_defaults_from_settings(settings: Any) -> None:
+    from demo.management.commands.runlocalvk import Command
+
+    settings.VK_GROUP_ID = 321
+    settings.VK_GROUP_TOKEN = "from-settings"
+    settings.VK_USER_TOKEN = "admin-from-settings"
+    command = Command()
+    parser = command.create_parser("manage.py", "runlocalvk")
+    options = vars(parser.parse_args([]))
+    state = command.build_state(options)
+    assert (state.group_id, state.group_token) == (321, "from-settings")
+    assert state.user_tokens == {"admin-from-settings": 100}
+    explicit = vars(
+        parser.parse_args(["--group-id", "9", "--user-token", "a", "--user-token", "b"])
+    )
+    state = command.build_state(explicit)
+    assert state.group_id == 9 and state.user_tokens == {"a": 100, "b": 101}
+
+
+def test_runlocalvk_takes_the_code_and_secret_from_settings(settings: Any) -> None:
+    from django.core.management.base import CommandError
+
+    from demo.management.commands.runlocalvk import Command
+
+    settings.VK_CONFIRMATION_CODE = "from-settings"
+    settings.VK_CALLBACK_SECRET = "secret-from-settings"
+    command = Command()
+    parser = command.create_parser("manage.py", "runlocalvk")
+    state = command.build_state(vars(parser.parse_args([])))
+    assert state.callbacks.config is None  # no URL: no pushing, whatever the settings say
+    state = command.build_state(vars(parser.parse_args(["--callback-url", "http://h/cb/"])))
+    config = state.callbacks.config
+    assert config is not None
+    assert (config.confirmation_code, config.secret) == ("from-settings", "secret-from-settings")
+
+    settings.VK_CONFIRMATION_CODE = ""
+    with pytest.raises(CommandError, match="confirmation code"):
+        command.build_state(vars(parser.parse_args(["--callback-url", "http://h/cb/"])))
