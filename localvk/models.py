@@ -7,6 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 CHAT_PEER_BASE = 2_000_000_000
+#: The kinds of token: the community's, and a community admin user's.
+GROUP = "group"
+USER = "user"
 
 
 def chat_peer_id(chat_id: int) -> int:
