@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from . import persist
-from .callback import add_callback_arguments, configure_callbacks
+from .callback_config import add_callback_arguments, configure_callbacks
 from .server import start_site
 from .state import LocalVK
 

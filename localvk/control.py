@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from .callback import CallbackConfig
+from .callback_config import CallbackConfig
 from .faults import FaultConfig
 
 if TYPE_CHECKING:

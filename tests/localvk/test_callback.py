@@ -19,7 +19,7 @@ from aiohttp import web
 
 from localvk import FaultConfig, LocalVK, RunningServer, running_server
 from localvk.__main__ import build_parser, main, state_from_args
-from localvk.callback import CallbackConfig
+from localvk.callback_config import CallbackConfig
 from tests.async_support import wait_until
 from tests.localvk.support import GROUP_ID, control, make_state
 

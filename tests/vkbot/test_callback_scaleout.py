@@ -56,7 +56,7 @@ from gameplay.models import (
     Vote,
 )
 from localvk import LocalVK, ServerThread
-from localvk.callback import CallbackConfig
+from localvk.callback_config import CallbackConfig
 from tests.soak.conftest import database_url
 from tests.soak.scenario import night_events, table_of
 

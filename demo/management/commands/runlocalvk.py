@@ -19,7 +19,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from localvk.__main__ import serve
-from localvk.callback import add_callback_arguments, configure_callbacks
+from localvk.callback_config import add_callback_arguments, configure_callbacks
 from localvk.persist import StateFileError
 from localvk.state import LocalVK
 
