@@ -149,6 +149,24 @@ def test_demo_seed_refuses_with_debug_off(tmp_path: Path) -> None:
     assert not (tmp_path / "db.sqlite3").exists()
 
 
+def test_the_image_runs_without_localvk(tmp_path: Path) -> None:
+    """The local VK server (localvk/) is left out of the image (.dockerignore): the settings,
+    the URLs, the bot's and the worker's commands load without it, and demo_seed still refuses."""
+    assert "localvk" in (ROOT / ".dockerignore").read_text().split()
+    hide = tmp_path / "no-localvk"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text("import sys\nsys.modules['localvk'] = None\n")
+    image = {**PRODUCTION, "PYTHONPATH": str(hide)}
+
+    hidden = run_manage("shell", "-c", "import localvk", tmp_path=tmp_path, debug=None, **image)
+    assert hidden.returncode != 0 and "ModuleNotFoundError" in hidden.stderr
+    for args in (["check"], ["runbot", "--help"], ["deliver", "--help"], ["rqworker", "--help"]):
+        result = run_manage(*args, tmp_path=tmp_path, debug=None, **image)
+        assert result.returncode == 0, (args, result.stderr)
+    seed = run_manage("demo_seed", "--migrate", tmp_path=tmp_path, debug=None, **image)
+    assert seed.returncode == 2 and "demo_seed: refused: DEBUG is off" in seed.stderr
+
+
 # --- the job-queue dashboard -------------------------------------------------------------------
 
 

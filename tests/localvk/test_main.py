@@ -25,6 +25,23 @@ def test_the_package_imports_neither_django_nor_vkbottle() -> None:
     subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, check=True, timeout=60)
 
 
+def test_no_module_imports_the_project_django_or_vkbottle() -> None:
+    """localvk stands alone: importing every one of its modules loads nothing of the project
+    (and neither Django nor vkbottle), so it can leave the production image."""
+    code = (
+        "import pkgutil, sys, localvk\n"
+        "for module in pkgutil.walk_packages(localvk.__path__, 'localvk.'):\n"
+        "    __import__(module.name)\n"
+        "banned = {'gameplay', 'vkbot', 'panel', 'config', 'demo', 'ops', 'bench', 'tests',\n"
+        "          'django', 'vkbottle'}\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in banned)\n"
+        "assert not loaded, loaded\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, check=True, timeout=60)
+
+
 def test_python_dash_m_runs_the_server() -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     process = subprocess.Popen(
