@@ -47,7 +47,19 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .errors import SetupError
+from .errors import (
+    BadRoster,
+    DecidedAtStart,
+    ItemDrawFailed,
+    ItemsUndealable,
+    NegativeRoleCount,
+    NoMafia,
+    RosterSizeMismatch,
+    SeedNotUtf8,
+    SpecialRoleRepeated,
+    TooFewOutsideMafia,
+    TooFewPlayers,
+)
 from .roles import ITEM_ORDER, Item, Role
 from .state import SeatState, Table
 from .winner import decide_winner
@@ -124,7 +136,7 @@ class RoleCounts:
         """RULES.md's 26-player table scaled to ``players`` (6 mafia per 26, one of each
         special role from 7 players up)."""
         if players < 4:
-            raise SetupError("Для игры нужно хотя бы 4 игрока.")
+            raise TooFewPlayers()
         mafia = max(1, round(players * 6 / 26))
         specials = 1 if players >= 7 else 0
         civilian = players - mafia - 3 * specials
@@ -134,26 +146,20 @@ class RoleCounts:
         return cls(mafia=mafia, commissar=1, doctor=1, maniac=1, civilian=civilian)
 
     def validate(self) -> None:
-        """Raise ``SetupError`` (Russian reason for the GM) for an impossible setup."""
+        """Raise a ``SetupError`` (its text is for the GM) for an impossible setup."""
         counts = (self.mafia, self.commissar, self.doctor, self.maniac, self.civilian)
         if any(c < 0 for c in counts):
-            raise SetupError("Число игроков каждой роли не может быть отрицательным.")
+            raise NegativeRoleCount()
         if self.mafia < 1:
-            raise SetupError("Нужна хотя бы одна мафия.")
+            raise NoMafia()
         if max(self.commissar, self.doctor, self.maniac) > 1:
-            raise SetupError("Комиссар, доктор и маньяк могут быть только в одном экземпляре.")
+            raise SpecialRoleRepeated()
         if self.total - self.mafia < len(ITEM_ORDER) - 1:
-            raise SetupError(
-                "Нужно хотя бы двое игроков вне мафии: ровно один из трёх предметов "
-                "должен оказаться у мафии."
-            )
+            raise TooFewOutsideMafia()
         roles = self.pool()
         table = Table.of(SeatState(i + 1, r) for i, r in enumerate(roles))
         if decide_winner(table) is not None:
-            raise SetupError(
-                "С таким составом игра закончится, не начавшись: мафии должно быть меньше, "
-                "чем остальных игроков."
-            )
+            raise DecidedAtStart()
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,7 +216,7 @@ def draw_items(seed: str, roles: Sequence[Role]) -> tuple[ItemDraw, ...]:
     n = len(roles)
     mafia_seats = {i + 1 for i, r in enumerate(roles) if r is Role.MAFIA}
     if not mafia_seats or n - len(mafia_seats) < len(ITEM_ORDER) - 1:
-        raise SetupError("Предметы невозможно раздать так, чтобы ровно один был у мафии.")
+        raise ItemsUndealable()
     draws: list[ItemDraw] = []
     for attempt in range(1, MAX_ITEM_DRAWS + 1):
         stream = SeededStream(seed, f"items/{attempt}")
@@ -224,14 +230,14 @@ def draw_items(seed: str, roles: Sequence[Role]) -> tuple[ItemDraw, ...]:
         draws.append(draw)
         if draw.accepted:
             return tuple(draws)
-    raise SetupError("Не удалось раздать предметы: попробуйте ещё раз.")  # pragma: no cover
+    raise ItemDrawFailed()  # pragma: no cover
 
 
 def _check_seed(seed: str) -> None:
     try:
         seed.encode("utf-8")
     except UnicodeEncodeError:
-        raise SetupError("Зерно раздачи должно быть текстом в UTF-8.") from None
+        raise SeedNotUtf8() from None
 
 
 def deal(seed: str, counts: RoleCounts) -> Deal:
@@ -247,7 +253,7 @@ def sorted_roster(vk_ids: Iterable[int]) -> tuple[int, ...]:
     """The roster as the deal reads it: distinct positive VK ids, ascending."""
     ids = [int(v) for v in vk_ids]
     if any(v < 1 for v in ids) or len(set(ids)) != len(ids):
-        raise SetupError("Состав — разные положительные VK id.")
+        raise BadRoster()
     return tuple(sorted(ids))
 
 
@@ -263,7 +269,7 @@ def deal_for_roster(seed: str, counts: RoleCounts, vk_ids: Iterable[int]) -> Dea
     roster = sorted_roster(vk_ids)
     counts.validate()
     if len(roster) != counts.total:
-        raise SetupError(f"В составе {len(roster)} игроков, а ролей в настройках: {counts.total}.")
+        raise RosterSizeMismatch(players=len(roster), roles=counts.total)
     key = roster_key(seed, roster)
     roles = shuffle_roles(key, counts)
     draws = draw_items(key, roles)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from .errors import InvalidCommand
+from .errors import AlreadyOut, ReplaceOnlyAlive
 from .state import SeatState, Table
 
 #: Penalty votes a first strike adds (P2).
@@ -67,7 +67,7 @@ def validate_modkill(table: Table, seat: int) -> SeatState:
     """P5: only a living player can be modkilled."""
     s = table.seat(seat)
     if not s.alive:
-        raise InvalidCommand("Этот игрок уже выбыл из игры.")
+        raise AlreadyOut()
     return s
 
 
@@ -75,5 +75,5 @@ def validate_replacement(table: Table, seat: int) -> SeatState:
     """P6: a seat can be handed over while its player is alive."""
     s = table.seat(seat)
     if not s.alive:
-        raise InvalidCommand("Заменить можно только живого игрока.")
+        raise ReplaceOnlyAlive()
     return s

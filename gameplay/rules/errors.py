@@ -35,12 +35,14 @@ class RuleViolation(Exception):
     rule: ClassVar[str] = ""
     #: The name of its text under templates/messages/refusals/ (default: the class, snake case).
     text: ClassVar[str] = ""
-    default_reason: ClassVar[str] = "Это действие не разрешено правилами."
 
     def __init__(self, reason: str | None = None, **params: Any) -> None:
         self._reason = reason
         self.params = params
         super().__init__(reason or self.code)
+
+    def __str__(self) -> str:
+        return self.reason
 
     @property
     def code(self) -> str:
@@ -58,66 +60,61 @@ class RuleViolation(Exception):
             return self._reason
         if _texts is not None:
             return _texts(self)
-        return self.default_reason
+        return self.code  # no texts installed (the rules used on their own): the class says it
 
 
 # --- who may act ---------------------------------------------------------------------------
 
 
 class NotInGame(RuleViolation):
+    """The sender has no seat in this game."""
+
     rule = "V8"
-    default_reason = "Вы не участвуете в этой игре. «статус» — где вы записаны."
 
 
 class DeadCannotAct(RuleViolation):
+    """The sender is out of the game."""
+
     rule = "P7"
-    default_reason = (
-        "Вы выбыли из игры и больше не можете голосовать, действовать и пользоваться предметами."
-    )
 
 
 class PhaseNotOpen(RuleViolation):
+    """The phase the submission is for has closed or not opened yet."""
+
     rule = "V7"
-    default_reason = (
-        "Сейчас приём закрыт: фаза уже завершена или ещё не началась. «статус» — какая фаза "
-        "идёт и до какого срока."
-    )
 
 
 class WrongPhase(RuleViolation):
+    """A day submission at night or a night one by day."""
+
     rule = "§2"
-    default_reason = (
-        "Это действие сейчас невозможно: идёт другая фаза игры. Кнопка «Действия» — что можно "
-        "отправить сейчас."
-    )
 
 
 class GameNotRunning(RuleViolation):
+    """The game has not started or is over."""
+
     rule = "§2"
-    default_reason = "Игра сейчас не идёт. «статус» — где вы записаны."
 
 
 # --- targets -------------------------------------------------------------------------------
 
 
 class UnknownTarget(RuleViolation):
+    """No seat of the game answers to the target given."""
+
     rule = "V8"
-    default_reason = "Такого игрока нет в игре. Укажите номер, имя или упоминание игрока."
 
 
 class TargetNotAlive(RuleViolation):
+    """A night act aimed at a player who is out."""
+
     rule = "§4"
-    default_reason = (
-        "Цель должна быть живым игроком. Выберите другого: кнопка «Действия» покажет, кого можно."
-    )
 
 
 class SelfTargetForbidden(RuleViolation):
+    """A night act aimed at its sender that §4 does not allow on oneself."""
+
     rule = "§4"
-    default_reason = (
-        "Это действие нельзя направить на себя — выберите другого живого игрока: кнопка "
-        "«Действия» покажет, кого можно."
-    )
 
 
 # --- day -----------------------------------------------------------------------------------
@@ -129,72 +126,119 @@ class SelfVote(RuleViolation):
 
 class VoteTargetNotAlive(RuleViolation):
     rule = "V1"
-    default_reason = "Голосовать можно только за живого игрока — выберите другого: «голос N»."
 
 
 class EarlyVoteFinal(RuleViolation):
+    """A change of an early vote from Day 3 on, while its target lives."""
+
     rule = "V6"
-    default_reason = (
-        "Ваш досрочный голос окончательный, изменить его нельзя: он будет учтён при закрытии "
-        "дня. «подсчёт» — текущий подсчёт голосов."
-    )
 
 
 # --- night ---------------------------------------------------------------------------------
 
 
 class ActionNotAvailable(RuleViolation):
+    """A role act the sender's role does not have."""
+
     rule = "§4"
-    default_reason = "У вашей роли нет такого действия. «помощь» — что может ваша роль."
 
 
 class RoleStrikeUsed(RuleViolation):
+    """The mafia's one role strike of the game is spent."""
+
     rule = "§4"
-    default_reason = (
-        "Ролевой удар мафии уже использован в этой игре. Остаётся выстрел мафии: «выстрел N»."
-    )
 
 
 class InvalidGuess(RuleViolation):
+    """A role strike naming no role it may guess."""
+
     rule = "§4"
-    default_reason = (
-        "В ролевом ударе можно назвать только роль: комиссар, доктор или маньяк. Например: "
-        "«удар 5 доктор»."
-    )
 
 
 class HealRepeat(RuleViolation):
+    """The doctor heals the player whose heal stood last night."""
+
     rule = "§4"
-    default_reason = (
-        "Нельзя лечить того же игрока, которого вы лечили прошлой ночью — выберите другого: "
-        "«лечу N» (можно себя, если вчера лечили не себя)."
-    )
 
 
 class ItemNotHeld(RuleViolation):
     rule = "§1"
-    default_reason = "У вас нет этого предмета. «статус» — ваш предмет, если он есть."
 
 
 class ItemSpent(RuleViolation):
     rule = "§1"
-    default_reason = (
-        "Этот предмет уже использован: он одноразовый. Кнопка «Действия» — что ещё можно отправить."
-    )
 
 
 # --- setup and GM commands ------------------------------------------------------------------
 
 
 class SetupError(RuleViolation):
+    """A game setup (role counts, roster, seed) the rules cannot deal."""
+
     rule = "§1"
-    default_reason = "Настройки игры невозможны."
 
 
 class NotEnoughPlayers(SetupError):
-    default_reason = "Число игроков не совпадает с суммой ролей."
+    """The players signed up are not as many as the roles."""
+
+
+class TooFewPlayers(SetupError):
+    """A default setup asked for fewer than four players."""
+
+
+class NegativeRoleCount(SetupError):
+    pass
+
+
+class NoMafia(SetupError):
+    pass
+
+
+class SpecialRoleRepeated(SetupError):
+    """More than one commissar, doctor or maniac."""
+
+
+class TooFewOutsideMafia(SetupError):
+    """Fewer than two players outside the mafia: the item draw needs them."""
+
+
+class DecidedAtStart(SetupError):
+    """Counts whose game is won before it starts (§7)."""
+
+
+class ItemsUndealable(SetupError):
+    """No draw can leave exactly one item with the mafia."""
+
+
+class ItemDrawFailed(SetupError):
+    """No accepted item draw within the draw limit (never seen: the limit is far)."""
+
+
+class SeedNotUtf8(SetupError):
+    pass
+
+
+class BadRoster(SetupError):
+    """A roster that is not distinct positive VK ids."""
+
+
+class RosterSizeMismatch(SetupError):
+    """A round's roster and the role counts differ in size; params ``players``, ``roles``."""
 
 
 class InvalidCommand(RuleViolation):
+    """A GM command the game's state does not allow."""
+
     rule = "G1"
-    default_reason = "Эта команда сейчас невозможна."
+
+
+class AlreadyOut(InvalidCommand):
+    """A modkill of a player who is already out."""
+
+    rule = "P5"
+
+
+class ReplaceOnlyAlive(InvalidCommand):
+    """A replacement of a player who is out."""
+
+    rule = "P6"

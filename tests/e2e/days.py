@@ -147,7 +147,7 @@ async def day_2(s: Script) -> None:
     await s.world.settle()
     assert f"[id{victim.vk}|{victim.name}], голос не принят: в{DEAD[1:]}" in s.board()
     assert victim.texts(mark) == [DEAD]
-    assert old.texts(mark) == [NOT_PLAYING, NotInGame.default_reason]
+    assert old.texts(mark) == [NOT_PLAYING, NotInGame().reason]
     assert s.seat(c.other).texts(mark) == [StaleButton().reason]
     dead_posts = await db(lambda: list(ModerationFlag.objects.filter(
         game_id=s.game_id, kind=FlagKind.DEAD_POST).values_list("vk_user_id", flat=True)))

@@ -189,7 +189,40 @@ CASES: dict[str, Contexts] = {
     "player/vote_page": lambda p: [{"number": 2, "too_soon": t, "early_day": 3} for t in (0, 1)],
     "player/relay": lambda p: [{"sender": p[0], "text": "стреляем в 5"}],
     # --- typed refusals (gameplay.rules.errors and the services' refusals)
+    "refusals/action_not_available": lambda p: [{}],
+    "refusals/already_out": lambda p: [{}],
+    "refusals/bad_roster": lambda p: [{}],
+    "refusals/dead_cannot_act": lambda p: [{}],
+    "refusals/decided_at_start": lambda p: [{}],
+    "refusals/early_vote_final": lambda p: [{}],
+    "refusals/game_not_running": lambda p: [{}],
+    "refusals/heal_repeat": lambda p: [{}],
+    "refusals/invalid_command": lambda p: [{}],
+    "refusals/invalid_guess": lambda p: [{}],
+    "refusals/item_draw_failed": lambda p: [{}],
+    "refusals/item_not_held": lambda p: [{}],
+    "refusals/item_spent": lambda p: [{}],
+    "refusals/items_undealable": lambda p: [{}],
+    "refusals/negative_role_count": lambda p: [{}],
+    "refusals/no_mafia": lambda p: [{}],
+    "refusals/not_enough_players": lambda p: [{}],
+    "refusals/not_in_game": lambda p: [{}],
+    "refusals/phase_not_open": lambda p: [{}],
+    "refusals/replace_only_alive": lambda p: [{}],
+    "refusals/role_strike_used": lambda p: [{}],
+    "refusals/roster_size_mismatch": lambda p: [{"players": 5, "roles": 6}],
+    "refusals/rule_violation": lambda p: [{}],
+    "refusals/seed_not_utf8": lambda p: [{}],
+    "refusals/self_target_forbidden": lambda p: [{}],
     "refusals/self_vote": lambda p: [{}],
+    "refusals/setup_error": lambda p: [{}],
+    "refusals/special_role_repeated": lambda p: [{}],
+    "refusals/target_not_alive": lambda p: [{}],
+    "refusals/too_few_outside_mafia": lambda p: [{}],
+    "refusals/too_few_players": lambda p: [{}],
+    "refusals/unknown_target": lambda p: [{}],
+    "refusals/vote_target_not_alive": lambda p: [{}],
+    "refusals/wrong_phase": lambda p: [{}],
     "player/refused": lambda p: [
         {"why": w}
         for w in (
@@ -500,9 +533,12 @@ URL = re.compile(r"https?://\S+|\b[\w/]+\.md\b")
 MENTION = re.compile(r"\[id\d+\|[^\]]*\]|\bid\d+\b")
 HEX = re.compile(r"\b[0-9a-f]{16,}\b")
 LATIN = re.compile(r"[A-Za-z][A-Za-z_'-]*")
-#: VK, the hash's algorithm, and the placeholder of a seat number in commands («выстрел N»).
-ALLOWED_LATIN = {"VK", "SHA", "N"}
+#: VK, the hash's algorithm, the seed's encoding (UTF-8), and the placeholder of a seat number
+#: in commands («выстрел N»).
+ALLOWED_LATIN = {"VK", "SHA", "UTF", "N"}
 NUMERAL = re.compile(r"(?<![\w№.:,])(\d+) ([а-яё]+)(?: ([а-яё]+))?")
+#: A command quoted as an example («удар 5 доктор»): its number is a seat, not a count.
+COMMAND_EXAMPLE = re.compile(r"«[а-яё]+ \d+ [а-яё]+»")
 PAST_GENDER = {"masc": grammar.MALE, "femn": grammar.FEMALE}
 
 
@@ -588,7 +624,7 @@ def problems(text: str, persons: list[Person], accusatives: dict[str, str]) -> l
     for word in LATIN.findall(plain.replace("VK id", "VK")):  # «VK id»: VK's own term
         if word.strip("-_'") not in ALLOWED_LATIN:
             out.append(f"an English word: {word}")
-    out += [f"numeral disagrees: {x}" for x in _numeral_problems(text)]
+    out += [f"numeral disagrees: {x}" for x in _numeral_problems(COMMAND_EXAMPLE.sub(" ", text))]
     for p in persons:
         if f"№{p.number} " not in text:
             continue
@@ -667,6 +703,7 @@ def test_the_checks_catch_what_they_are_for() -> None:
     assert caught("Роль: None") and caught("{{ x }}")
     assert caught("3 голосов") and caught("5 голоса") and caught("21 голоса")
     assert not caught("21 живой игрок из 26, +2 штрафных голоса")
+    assert not caught("Например: «удар 5 доктор».") and caught("Например: 5 доктор.")
     assert caught("№3 Мария Ефремова назвал №22 Сергея Воробьёва комиссаром.")
     assert caught("Казнена №22 Сергей Воробьёв, роль — мафия.")
     assert caught("№5 Nick выбыл из игры")  # VK told no gender: a neutral wording
