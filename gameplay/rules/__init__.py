@@ -2,7 +2,14 @@
 
 Time and seeds are arguments; state is passed in as immutable snapshots (``Table``) and the
 functions return what happened, with an explanation the GM can read. Every refusal is a
-``RuleViolation`` subclass carrying a Russian, player-facing reason.
+``RuleViolation`` subclass (rules/errors.py) whose Russian text lives in
+templates/messages/refusals/.
+
+Where things are: roles.py (the vocabulary), state.py (the table), deal.py (the verifiable
+deal), day.py (votes and the day's close), night.py (night submissions), targets.py (what may
+be sent at whom: validation and buttons), night_resolution.py (the five steps and dawn),
+night_result.py (a night's outcome), discipline.py (strikes, modkills, replacements),
+spectators.py (G6), winner.py (§7).
 """
 
 from .day import (
@@ -41,22 +48,12 @@ from .discipline import (
     validate_replacement,
 )
 from .errors import RuleViolation
-from .night import (
-    CheckResult,
-    NightContext,
-    NightInput,
-    NightResolution,
-    NightStep,
-    Submission,
-    amend_night,
-    dawn,
-    redraft,
-    resolve_night,
-    valid_targets,
-    validate_action,
-)
+from .night import NightContext, NightInput, Submission, validate_action
+from .night_resolution import amend_night, dawn, redraft, resolve_night
+from .night_result import CheckResult, NightResolution, NightStep
 from .roles import Act, EarlyClose, Faction, Item, Role, Slot, Winner
 from .state import SeatState, Table
+from .targets import night_acts, valid_targets, vote_targets
 from .winner import decide_winner
 
 __all__ = [
@@ -104,7 +101,9 @@ __all__ = [
     "resolve_night",
     "round_commitment",
     "shuffle_roles",
+    "night_acts",
     "valid_targets",
+    "vote_targets",
     "validate_action",
     "validate_modkill",
     "validate_replacement",

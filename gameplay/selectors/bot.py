@@ -26,9 +26,10 @@ from gameplay.models import (
     Strike,
     Vote,
 )
-from gameplay.rules import EARLY_VOTE_FROM_DAY, Act, Item, Role
+from gameplay.rules import EARLY_VOTE_FROM_DAY, Act, Item, Role, SeatState
 from gameplay.rules.errors import RuleViolation, UnknownTarget
-from gameplay.rules.roles import ROLE_ACTS
+from gameplay.rules.targets import night_acts
+from gameplay.rules.targets import vote_targets as rules_vote_targets
 from outbox import txcache
 
 
@@ -255,19 +256,18 @@ def find_seat(
 
 
 def acts_of(seat: Seat, *, role_strike_used: bool) -> list[Act]:
-    """What a living seat can send at night: role acts, then the item."""
+    """What a living seat can send at night: role acts, then the item (the rules' answer,
+    :func:`gameplay.rules.targets.night_acts`)."""
     if not seat.alive or not seat.role:
         return []
-    acts = sorted(ROLE_ACTS[Role(seat.role)], key=lambda a: list(Act).index(a))
-    if role_strike_used:
-        acts = [a for a in acts if a is not Act.ROLE_STRIKE]
-    if seat.item and not seat.item_used:
-        acts.append(Act(Item(seat.item).value))
-    return acts
+    item = Item(seat.item) if seat.item else None
+    state = SeatState(seat.number or 0, Role(seat.role), item=item, item_used=seat.item_used)
+    return night_acts(state, role_strike_used=role_strike_used)
 
 
 def vote_targets(seats: Sequence[Seat], voter: Seat) -> list[Seat]:
-    return [s for s in seats if s.alive and s.pk != voter.pk]
+    """Every other living player (:func:`gameplay.rules.targets.vote_targets`, V1)."""
+    return rules_vote_targets(seats, voter.number)
 
 
 def final_vote_target(phase: Phase, seats: Sequence[Seat], voter: Seat) -> Seat | None:
