@@ -6,9 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .discipline import StrikeGiven, StrikeReason, give_strike
-from .errors import EarlyVoteFinal, SelfVote, VoteTargetNotAlive
+from .errors import EarlyVoteFinal
 from .roles import EarlyClose, Winner
 from .state import Table
+from .targets import require_vote_target
 from .validation import require_living_actor
 from .winner import decide_winner
 
@@ -45,11 +46,7 @@ def validate_vote(
 ) -> AcceptedVote:
     """Check a vote against V1, V2, V6 and P7; raise a ``RuleViolation`` or accept it."""
     require_living_actor(table, voter)
-    target_seat = table.seat(target)
-    if target == voter:
-        raise SelfVote()
-    if not target_seat.alive:
-        raise VoteTargetNotAlive()
+    require_vote_target(table, voter, target)
     if (
         current is not None
         and current.early
@@ -128,7 +125,6 @@ def close_day(table: Table, day: DayInput) -> DayResult:
     executed; a tie for the highest count, or no votes at all, executes nobody.
     """
     lines: list[str] = []
-    strikes: list[StrikeGiven] = []
     penalties: dict[int, int] = {
         seat: votes
         for seat, votes in day.carried_penalties.items()
@@ -136,7 +132,37 @@ def close_day(table: Table, day: DayInput) -> DayResult:
     }
     for seat, votes in sorted(penalties.items()):
         lines.append(f"№{seat}: +{votes} штрафных голоса за пропуск ночного действия.")
+    strikes = _missed_vote_strikes(table, day, penalties, lines)
+    modkilled = tuple(s.seat for s in strikes if s.modkill)
+    after = table.without(modkilled)
+    living = after.alive_numbers
+    tally: dict[int, int] = {}
+    for b in day.ballots.values():
+        if b.voter in living and b.target in living:
+            tally[b.target] = tally.get(b.target, 0) + 1
+    for seat, votes in penalties.items():
+        if seat in living:
+            tally[seat] = tally.get(seat, 0) + votes
+    penalties = {k: v for k, v in penalties.items() if k in living}
+    executed, winner = _execution(after, tally, modkilled, lines)
+    return DayResult(
+        number=day.number,
+        strikes=tuple(sorted(strikes, key=lambda s: s.seat)),
+        modkilled=tuple(sorted(modkilled)),
+        tally=dict(sorted(tally.items())),
+        penalties=dict(sorted(penalties.items())),
+        executed=executed,
+        winner=winner,
+        explanation=tuple(lines),
+    )
 
+
+def _missed_vote_strikes(
+    table: Table, day: DayInput, penalties: dict[int, int], lines: list[str]
+) -> list[StrikeGiven]:
+    """V4, P2, P3: a strike for every living player without a vote who is not excused; a first
+    strike adds its penalty votes to ``penalties``. Explained in ``lines``."""
+    strikes: list[StrikeGiven] = []
     for s in table.alive:
         if s.number in day.ballots or s.number in day.excused:
             continue
@@ -149,19 +175,14 @@ def close_day(table: Table, day: DayInput) -> DayResult:
             lines.append(
                 f"№{s.number}: штраф за пропуск голосования, +{strike.penalty_votes} голоса."
             )
+    return strikes
 
-    modkilled = tuple(s.seat for s in strikes if s.modkill)
-    after = table.without(modkilled)
-    living = after.alive_numbers
-    tally: dict[int, int] = {}
-    for b in day.ballots.values():
-        if b.voter in living and b.target in living:
-            tally[b.target] = tally.get(b.target, 0) + 1
-    for seat, votes in penalties.items():
-        if seat in living:
-            tally[seat] = tally.get(seat, 0) + votes
-    penalties = {k: v for k, v in penalties.items() if k in living}
 
+def _execution(
+    after: Table, tally: dict[int, int], modkilled: tuple[int, ...], lines: list[str]
+) -> tuple[int | None, Winner | None]:
+    """V5 and §7 on the table after the modkills: who is executed (the strictly highest count)
+    and the winner. Explained in ``lines``."""
     winner = decide_winner(after) if modkilled else None
     executed: int | None = None
     if winner is not None:
@@ -179,13 +200,4 @@ def close_day(table: Table, day: DayInput) -> DayResult:
             winner = decide_winner(after.without([executed]))
     else:
         lines.append("Голосов нет: никто не уходит.")
-    return DayResult(
-        number=day.number,
-        strikes=tuple(sorted(strikes, key=lambda s: s.seat)),
-        modkilled=tuple(sorted(modkilled)),
-        tally=dict(sorted(tally.items())),
-        penalties=dict(sorted(penalties.items())),
-        executed=executed,
-        winner=winner,
-        explanation=tuple(lines),
-    )
+    return executed, winner
