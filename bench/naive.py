@@ -22,6 +22,7 @@ from outbox.outcomes import Failure, Settlement
 from vkbot.delivery.batch import Call, CallResult, Request, is_retryable
 from vkbot.delivery.drain import SETTLE_MARGIN, Drainer
 from vkbot.delivery.plan import LINK_MARKER, MAX_MESSAGE_LENGTH, split_text
+from vkbot.keyboards import of_row
 
 GUID_PREFIX = "naive-outbox-"
 
@@ -47,7 +48,7 @@ def naive_calls(row: Outbox, group_id: int) -> list[Call]:
                     "random_id": _random_id(row, peer, part),
                 }
                 if row.keyboard and part == len(pieces) - 1:
-                    params["keyboard"] = json.dumps(row.keyboard, ensure_ascii=False)
+                    params["keyboard"] = json.dumps(of_row(row.keyboard), ensure_ascii=False)
                 calls.append(_call("group", "messages.send", params, row, "send", peer=peer))
         return calls
     if row.channel == OutboxChannel.BOARD:

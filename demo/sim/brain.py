@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from gameplay.keyboards import NIGHT_ACTS, VOTE
+from gameplay.buttons import NIGHT_ACTS, VOTE
 
 from .knowledge import Button, Me, Table
 

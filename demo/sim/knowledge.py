@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from gameplay.keyboards import BadPayload, Payload, decode
+from gameplay.buttons import BadPayload, Payload, decode
 
 ROLE_WORDS = {
     "Мафия": "mafia",

@@ -23,7 +23,7 @@ from typing import Any
 
 import aiohttp
 
-from gameplay.keyboards import NIGHT_ACTS, VOTE
+from gameplay.buttons import NIGHT_ACTS, VOTE
 
 from . import brain
 from .knowledge import Me, Table, buttons_of, deadline_of, is_confirmation

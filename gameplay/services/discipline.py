@@ -6,7 +6,7 @@ from datetime import datetime
 
 from django.db import transaction
 
-from gameplay.keyboards import menu_keyboard
+from gameplay.buttons import menu_keyboard
 from gameplay.messages import Person, render
 from gameplay.models import (
     DeathCause,

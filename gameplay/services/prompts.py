@@ -2,9 +2,11 @@
 shot, the role strike, the item), by day the vote; and the follow-up pages a pressed button
 asks for (next targets, the commissar's choice, the role strike's guess).
 
-The builders return ``(text, keyboard)`` and never touch the database beyond the seats they
-are given; ``queue_*`` write Outbox rows (called by the phase services inside their
-transaction). Identical prompts (same text and keyboard) go out as one message to many peers.
+The builders return ``(text, keyboard)`` (the keyboard as the Outbox row stores it:
+:mod:`gameplay.buttons`; the bot renders it for VK at delivery) and never touch the database
+beyond the seats they are given; ``queue_*`` write Outbox rows (called by the phase services
+inside their transaction). Identical prompts (same text and keyboard) go out as one message
+to many peers.
 """
 
 from __future__ import annotations
@@ -14,11 +16,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from gameplay import themes
-from gameplay.keyboards import (
+from gameplay.buttons import (
+    NEGATIVE,
+    POSITIVE,
+    PRIMARY,
+    SECONDARY,
     VOTE,
+    Button,
     Payload,
-    callback,
     choice_keyboard,
+    label,
     targets_keyboard,
 )
 from gameplay.messages import Person, render, when
@@ -31,20 +38,19 @@ from .common import send_message, table_of
 
 Prompt = tuple[str, dict[str, Any]]
 
-#: Button labels (a few words each; the messages they sit under are in templates/messages).
-ACT_BUTTONS: dict[Act, str] = {Act.CHECK: "Проверка", Act.COMMISSAR_SHOT: "Выстрел"}
-GUESS_LABELS: dict[Role, str] = {
-    Role.COMMISSAR: "Комиссар",
-    Role.DOCTOR: "Доктор",
-    Role.MANIAC: "Маньяк",
-}
+#: The roles a role strike may guess, in the order of their buttons (labels: player/button).
+GUESSES = (Role.COMMISSAR, Role.DOCTOR, Role.MANIAC)
 
-_COLORS = {Act.HEAL: "positive", Act.BOOK: "positive", Act.CHECK: "primary",
-           Act.CLOCK: "primary"}
+_COLORS = {Act.HEAL: POSITIVE, Act.BOOK: POSITIVE, Act.CHECK: PRIMARY, Act.CLOCK: PRIMARY}
 
 
 def _color(act: Act) -> str:
-    return "negative" if act in KILL_ACTS else _COLORS.get(act, "secondary")
+    return NEGATIVE if act in KILL_ACTS else _COLORS.get(act, SECONDARY)
+
+
+def guess_choices(base: Payload) -> list[tuple[str, Payload]]:
+    """The role strike's guesses: ``base`` with each role."""
+    return [(label(f"guess_{role.value}"), base.but(guess=role.value)) for role in GUESSES]
 
 
 def _pairs(seats: Sequence[Seat]) -> list[tuple[int, str]]:
@@ -90,10 +96,8 @@ def act_page(
 def guess_page(game: Game, phase: Phase, target: Seat) -> Prompt:
     """Step two of a role strike: the guessed role."""
     base = Payload(Act.ROLE_STRIKE.value, game=game.pk, phase=phase.pk, target=target.number)
-    choices = [(label, base.but(guess=role.value)) for role, label in
-               GUESS_LABELS.items()]
     text = render("player/pick_guess", target=Person.of(target))
-    return text, choice_keyboard(choices, color="negative")
+    return text, choice_keyboard(guess_choices(base), color=NEGATIVE)
 
 
 def night_prompts(game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat) -> list[Prompt]:
@@ -104,7 +108,7 @@ def night_prompts(game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat) -
     out: list[Prompt] = []
     if Act.CHECK in acts and Act.COMMISSAR_SHOT in acts:
         base = Payload("", game=game.pk, phase=phase.pk)
-        choices = [(ACT_BUTTONS[a], base.but(action=a.value)) for a in
+        choices = [(label(a.value), base.but(action=a.value)) for a in
                    (Act.CHECK, Act.COMMISSAR_SHOT)]
         out.append((render("player/commissar_prompt", number=phase.number,
                            deadline=when(phase.deadline, game.time_zone)),
@@ -149,12 +153,12 @@ def vote_page(
     base = Payload(VOTE, game=game.pk, phase=phase.pk, early=early)
     extra = []
     if phase.number >= EARLY_VOTE_FROM_DAY and not early:
-        extra.append(callback("Досрочно…", base.but(early=True), "primary"))
+        extra.append(Button(label("early"), base.but(early=True), PRIMARY))
     board = targets_keyboard(
         _pairs(vote_targets(seats, seat)),
         base,
         offset=offset,
-        color="negative" if early else "secondary",
+        color=NEGATIVE if early else SECONDARY,
         extra=extra,
     )
     if text is None:

@@ -20,7 +20,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max, Q
 
 from gameplay import themes
-from gameplay.keyboards import menu_keyboard
+from gameplay.buttons import menu_keyboard
 from gameplay.messages import Person, render
 from gameplay.models import (
     ACTIVE_STATUSES,

@@ -16,12 +16,13 @@ import pytest_asyncio
 from demo.sim import brain
 from demo.sim.knowledge import Me, Table, buttons_of, deadline_of, is_confirmation
 from demo.sim.runner import Pace, Players, SandboxClient
-from gameplay.keyboards import Payload, choice_keyboard, targets_keyboard
+from gameplay.buttons import Payload, choice_keyboard, targets_keyboard
 from gameplay.messages import Person, render, when
 from gameplay.rules import Act, Item, Role
-from gameplay.services.prompts import GUESS_LABELS
+from gameplay.services.prompts import guess_choices
 from localvk import LocalVK, RunningServer, running_server
 from localvk.sandbox.views import keyboard_view
+from vkbot.keyboards import of_row
 
 GAME = "Машина времени (демо)"
 TZ = "Europe/Moscow"
@@ -34,7 +35,7 @@ def as_message(text: str, board: dict[str, Any] | None = None, **extra: Any) -> 
     data = {"id": extra.pop("id", 1), "peer_id": extra.pop("peer_id", 1001), "text": text,
             "from_community": True, **extra}
     if board is not None:
-        data["keyboard"] = keyboard_view(board)
+        data["keyboard"] = keyboard_view(of_row(board))
     return data
 
 
@@ -225,8 +226,7 @@ def test_the_role_strike_guess_page_gets_a_guess() -> None:
     me = mafia_me(3)
     base = Payload("role_strike", game=1, phase=11, target=9)
     page = buttons_of(as_message("Какую роль?", choice_keyboard(
-        [(label, base.but(guess=role.value)) for role, label in
-         GUESS_LABELS.items()], color="negative")))
+        guess_choices(base), color="negative")))
     move = brain.night_move(me, table, page, random.Random(1), followup=True)
     assert isinstance(move, brain.Press) and move.what.startswith("role_strike")
 
@@ -261,7 +261,7 @@ def community_says(state: LocalVK, peer: int, text: str, board: dict[str, Any] |
                    ) -> int:
     return state.send_message(token=state.group_token, token_kind="group",
                               sender_id=state.community_id, peer_id=peer, text=text,
-                              random_id=0, keyboard=board).id
+                              random_id=0, keyboard=of_row(board)).id
 
 
 def start_game(state: LocalVK) -> int:

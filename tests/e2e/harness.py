@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
 
-from gameplay.keyboards import Payload, decode
+from gameplay.buttons import Payload, decode
 from gameplay.models import Outbox, OutboxStatus, VkEvent
 from localvk import Message, RunningServer
 from localvk.sandbox import views as phone

@@ -21,6 +21,7 @@ from tests.e2e.cast import PLAYERS, QUITTER
 from tests.e2e.harness import db
 from tests.e2e.leaks import Knowledge, SeatInfo, board_leaks, private_leaks
 from tests.e2e.script import INVITE, Script
+from vkbot.keyboards import of_row
 
 
 async def what_everyone_received(s: Script) -> None:
@@ -84,7 +85,7 @@ def queued() -> list[Sent]:
     """(recipient, text, keyboard) of every private message the Outbox delivered."""
     rows = Outbox.objects.filter(
         channel__in=[OutboxChannel.MESSAGE, OutboxChannel.INVITE], status=OutboxStatus.SENT)
-    return [(peer, row.text.replace("{link}", "<link>"), _board(row.keyboard))
+    return [(peer, row.text.replace("{link}", "<link>"), _board(of_row(row.keyboard)))
             for row in rows for peer in row.peer_ids]
 
 

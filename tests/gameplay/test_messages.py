@@ -178,6 +178,9 @@ CASES: dict[str, Contexts] = {
     "player/commissar_prompt": one(number=3, deadline=DEADLINE),
     "player/heal_note": lambda p: [{"target": p[0]}],
     "player/pick_guess": lambda p: [{"target": p[0]}],
+    "player/button": lambda p: [{"button": b} for b in (
+        "menu", "status", "help", "check", "commissar_shot", "guess_commissar", "guess_doctor",
+        "guess_maniac", "early", "back", "forward")],
     "player/day_prompt": lambda p: [
         {"number": n, "deadline": DEADLINE, "early": n >= 3} for n in (1, 3)
     ],

@@ -9,9 +9,11 @@ from typing import Any
 import aiohttp
 from vkbottle import API
 
-from gameplay.keyboards import Payload, callback, keyboard, menu_keyboard, text_button
+from gameplay import buttons
+from gameplay.buttons import Button, Payload
 from localvk import RunningServer
 from tests.localvk.support import ADMIN_ID, GROUP_ID
+from vkbot.keyboards import button, of_row
 
 PLAYER = 1001
 
@@ -35,6 +37,26 @@ async def send(api: API, peer_id: int, text: str, board: dict[str, Any] | None =
     if board is not None:
         params["keyboard"] = json.dumps(board, ensure_ascii=False)
     return int(await api.messages.send(**params))
+
+
+def callback(text: str, payload: Payload) -> dict[str, Any]:
+    return button(Button(text, payload))
+
+
+def text_button(text: str, payload: Payload | None = None) -> dict[str, Any]:
+    return button(Button(text, payload, typed=True))
+
+
+def keyboard(rows: list[list[dict[str, Any]]], *, inline: bool, one_time: bool = False
+             ) -> dict[str, Any]:
+    board: dict[str, Any] = {"inline": inline, "buttons": rows}
+    if not inline:
+        board["one_time"] = one_time
+    return board
+
+
+def menu_keyboard() -> dict[str, Any]:
+    return of_row(buttons.menu_keyboard()) or {}
 
 
 def vote_keyboard() -> dict[str, Any]:

@@ -18,7 +18,6 @@ from django.db import transaction
 
 from bench.games import day_votes
 from gameplay import services
-from gameplay.keyboards import labels_of
 from gameplay.models import (
     DeathCause,
     Game,
@@ -31,6 +30,7 @@ from gameplay.models import (
 )
 from gameplay.rules import Item, Role, RoleCounts
 from vkbot.handlers import VkFacts, dispatch
+from vkbot.keyboards import labels_of
 
 GROUP_ID = 77
 CHAT_PEER = 2_000_000_005

@@ -43,7 +43,7 @@ from bench.env import GROUP_ID, ROOT, Services, process_env
 from bench.games import BenchGame, create_game, day_votes, vote_text
 from bench.procs import BOT, WORKER, Managed, ProcessError, wait_for
 from gameplay import services
-from gameplay.keyboards import STATUS, VOTE, Payload
+from gameplay.buttons import STATUS, VOTE, Payload
 from gameplay.models import (
     GameEvent,
     NightAction,

@@ -13,7 +13,7 @@ from django.db import transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gameplay.keyboards import ACTIONS, GUESSES
+from gameplay.buttons import ACTIONS, GUESSES
 from gameplay.models import Game, GameEvent, NightAction, Outbox, OutboxChannel, Seat, Vote
 from tests.vkbot.bot_support import (
     board_delete,

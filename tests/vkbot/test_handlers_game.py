@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 
 from gameplay import services
-from gameplay.keyboards import payloads_of
 from gameplay.models import (
     FlagKind,
     Game,
@@ -34,6 +33,7 @@ from tests.vkbot.bot_support import (
     texts_to,
 )
 from vkbot.handlers import VkFacts
+from vkbot.keyboards import payloads_of
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 
 from gameplay import services
-from gameplay.keyboards import payloads_of
 from gameplay.models import Game, Outbox, Phase, Seat
 from gameplay.rules import Act, NightContext, valid_targets
 from gameplay.rules.roles import SELF_TARGET_ALLOWED
@@ -27,6 +26,7 @@ from tests.vkbot.bot_support import (
     texts_to,
     to_night,
 )
+from vkbot.keyboards import payloads_of
 
 pytestmark = pytest.mark.django_db
 

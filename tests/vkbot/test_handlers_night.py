@@ -8,7 +8,7 @@ import json
 import pytest
 
 from gameplay import services
-from gameplay.keyboards import Payload, labels_of, payloads_of
+from gameplay.buttons import Payload
 from gameplay.models import NightAction, Outbox, OutboxChannel
 from localvk.keyboard import validate_keyboard
 from tests.vkbot.bot_support import (
@@ -25,6 +25,7 @@ from tests.vkbot.bot_support import (
     to_night,
     to_user,
 )
+from vkbot.keyboards import labels_of, of_row, payloads_of
 
 pytestmark = pytest.mark.django_db
 
@@ -48,7 +49,7 @@ def test_each_player_gets_one_prompt_per_thing_with_valid_targets() -> None:
     game = make_game()
     to_night(game)
     for row in Outbox.objects.filter(game=game, kind="night_prompt"):
-        validate_keyboard(json.dumps(row.keyboard, ensure_ascii=False))
+        validate_keyboard(json.dumps(of_row(row.keyboard), ensure_ascii=False))
     mafia1 = prompts_to(game, 1001)
     assert len(mafia1) == 3  # team shot, role strike, clock
     shot = [o for o in mafia1 if "Выстрел мафии" in o.text][0]
@@ -193,7 +194,7 @@ def test_paging_through_26_players() -> None:
     seen = []
     board = shot.keyboard
     for _ in range(10):
-        validate_keyboard(json.dumps(board, ensure_ascii=False))
+        validate_keyboard(json.dumps(of_row(board), ensure_ascii=False))
         payloads = payloads_of(board)
         seen += [p.target for p in payloads if p.target]
         nxt = [p for p in payloads if p.target is None and p.offset > 0

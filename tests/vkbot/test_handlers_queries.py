@@ -10,7 +10,7 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from gameplay.keyboards import Payload
+from gameplay.buttons import Payload
 from gameplay.models import NightAction
 from gameplay.rules import Item, Role
 from tests.vkbot.bot_support import make_game, phase, pm, press, roles_26, to_night

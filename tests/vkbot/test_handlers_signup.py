@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from gameplay import services
-from gameplay.keyboards import payloads_of
 from gameplay.models import Seat, SeatStatus
 from gameplay.rules.errors import SetupError
 from tests.vkbot.bot_support import board_post, board_rows, make_game, pm, press, run, texts_to
 from vkbot.handlers import FactsRequest, VkFacts, facts_needed
+from vkbot.keyboards import payloads_of
 
 pytestmark = pytest.mark.django_db
 

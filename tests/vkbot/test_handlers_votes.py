@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gameplay import services
-from gameplay.keyboards import Payload, payloads_of
+from gameplay.buttons import Payload
 from gameplay.models import FlagKind, ModerationFlag, Outbox, OutboxChannel, Source, Vote
 from tests.vkbot.bot_support import (
     assert_no_leaks,
@@ -24,6 +24,7 @@ from tests.vkbot.bot_support import (
     texts_to,
     to_night,
 )
+from vkbot.keyboards import payloads_of
 
 pytestmark = pytest.mark.django_db
 

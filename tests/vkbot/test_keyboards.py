@@ -1,5 +1,7 @@
 """Keyboards stay within VK's limits (checked by the local VK server's own validator) and
-payloads survive the round trip; anything else is a BadPayload."""
+payloads survive the round trip; anything else is a BadPayload. The buttons an Outbox row
+stores (gameplay.buttons) render as VK's JSON (vkbot.keyboards); a row written by the older
+code (VK's JSON already) is delivered as it is."""
 
 from __future__ import annotations
 
@@ -9,25 +11,25 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gameplay.keyboards import (
+from gameplay.buttons import (
     MAX_PAYLOAD,
     BadPayload,
+    Button,
+    Keyboard,
     Payload,
-    callback,
     choice_keyboard,
     decode,
-    keyboard,
-    labels_of,
     menu_keyboard,
-    payloads_of,
     targets_keyboard,
 )
 from localvk.keyboard import validate_keyboard
+from vkbot.keyboards import labels_of, of_row, payloads_of, render
 
 
 def valid(board: dict) -> dict:
-    """What VK would accept (the local server's validator: limits, labels, payload size)."""
-    return validate_keyboard(json.dumps(board, ensure_ascii=False))
+    """What VK would accept (the local server's validator: limits, labels, payload size) of a
+    stored keyboard rendered for VK."""
+    return validate_keyboard(json.dumps(of_row(board), ensure_ascii=False))
 
 
 def test_payload_round_trip_and_size() -> None:
@@ -62,7 +64,7 @@ def test_decode_raises_only_bad_payload(raw: object) -> None:
 
 
 def _button(board: dict, label: str) -> Payload | None:
-    for row in board["buttons"]:
+    for row in of_row(board)["buttons"]:
         for b in row:
             if b["action"]["label"] == label:
                 return decode(b["action"]["payload"])
@@ -75,7 +77,7 @@ def test_target_pages_fit_vk_and_cover_every_target_once(n: int, extras: int,
                                                          offset: int) -> None:
     targets = [(i, f"Игрок с очень длинным именем {i}") for i in range(1, n + 1)]
     base = Payload("mafia_shot", game=1, phase=2)
-    extra = [callback(f"Доп {i}", base.but(early=True)) for i in range(extras)]
+    extra = [Button(f"Доп {i}", base.but(early=True)) for i in range(extras)]
     seen: list[int] = []
     page = targets_keyboard(targets, base, extra=extra)
     for _ in range(50):
@@ -106,9 +108,39 @@ def test_menu_and_choices_are_valid() -> None:
 
 
 def test_keyboard_refuses_too_many_buttons() -> None:
-    button = callback("x", Payload("status"))
+    button = Button("x", Payload("status"))
     with pytest.raises(ValueError):
-        keyboard([[button] * 6], inline=True)
+        render(Keyboard(((button,) * 6,), inline=True))
     with pytest.raises(ValueError):
-        keyboard([[button] * 5] * 3, inline=True)
-    valid(keyboard([[button] * 5] * 8, inline=False))
+        render(Keyboard(((button,) * 5,) * 3, inline=True))
+    valid(Keyboard(((button,) * 5,) * 8, inline=False).to_json())
+
+
+def test_stored_buttons_render_as_vk_json() -> None:
+    """The VK JSON of a stored keyboard, exactly: callback buttons with their payloads, the
+    menu's text buttons, long labels cut at VK's 40 characters."""
+    base = Payload("heal", game=4, phase=9)
+    board = targets_keyboard([(1, "Аня"), (2, "Очень " * 10 + "длинное имя")], base,
+                             color="positive")
+    assert of_row(board) == {"inline": True, "buttons": [[
+        {"action": {"type": "callback", "label": "№1 Аня",
+                    "payload": '{"g":4,"p":9,"a":"heal","t":1}'}, "color": "positive"},
+        {"action": {"type": "callback", "label": "№2 " + ("Очень " * 10)[:36] + "…",
+                    "payload": '{"g":4,"p":9,"a":"heal","t":2}'}, "color": "positive"},
+    ]]}
+    assert of_row(menu_keyboard()) == {"inline": False, "one_time": False, "buttons": [[
+        {"action": {"type": "text", "label": label, "payload": f'{{"g":0,"p":0,"a":"{a}"}}'},
+         "color": "primary"}
+        for label, a in (("Действия", "menu"), ("Статус", "status"), ("Помощь", "help"))
+    ]]}
+    assert of_row(None) is None and of_row({}) is None
+
+
+def test_a_row_holding_vk_json_is_delivered_as_it_is() -> None:
+    """Outbox rows written before the buttons were stored without VK (still pending at the
+    upgrade) hold VK's keyboard JSON: it goes out unchanged."""
+    old = {"inline": True, "buttons": [[{"action": {"type": "callback", "label": "№3 Боря",
+                                                    "payload": '{"g":1,"p":2,"a":"vote","t":3}'},
+                                         "color": "secondary"}]]}
+    assert of_row(old) is old
+    assert labels_of(old) == ["№3 Боря"] and [p.target for p in payloads_of(old)] == [3]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from gameplay.keyboards import decode, labels_of, payloads_of
+from gameplay.buttons import decode
 from gameplay.models import Outbox, OutboxStatus
 from localvk import RunningServer
 from localvk.models import Message
@@ -17,6 +17,7 @@ from tests.vkbot.delivery_support import (
     deliver,
     vk_fixture,  # noqa: F401 (the ``vk`` fixture)
 )
+from vkbot.keyboards import labels_of, of_row, payloads_of
 
 pytestmark = pytest.mark.django_db
 
@@ -88,4 +89,4 @@ def test_a_refused_edit_falls_back_to_a_new_message(vk: RunningServer) -> None:
     assert page.status == OutboxStatus.SENT and page.result[EDIT_REFUSED] == 909
     assert (prompt.text, prompt.keyboard) == (text, keyboard)  # untouched
     new = vk.state.sent_messages(MAFIA)[sent_before:]
-    assert [m.text for m in new] == [page.text] and new[0].keyboard == page.keyboard
+    assert [m.text for m in new] == [page.text] and new[0].keyboard == of_row(page.keyboard)

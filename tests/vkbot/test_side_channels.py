@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 
 from gameplay import services
-from gameplay.keyboards import Payload, payloads_of
+from gameplay.buttons import Payload
 from gameplay.messages import render
 from gameplay.models import NightAction, Outbox
 from tests.vkbot.bot_support import make_game, phase, pm, press, run, to_night, to_user
+from vkbot.keyboards import payloads_of
 
 pytestmark = pytest.mark.django_db
 

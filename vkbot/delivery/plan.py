@@ -45,6 +45,7 @@ from outbox.results import (
     board_group,
     create_chat_unanswered,
 )
+from vkbot import keyboards
 
 from .batch import Call
 
@@ -145,9 +146,11 @@ def part_guid(guid: str, part: int) -> str:
 
 
 def _keyboard(row: Outbox) -> str | None:
-    if not row.keyboard:
+    """The row's keyboard as VK's ``keyboard`` parameter (rendered: ``vkbot.keyboards``)."""
+    board = keyboards.of_row(row.keyboard)
+    if board is None:
         return None
-    return json.dumps(row.keyboard, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return json.dumps(board, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
 def _is_message(row: Outbox) -> bool:

@@ -27,7 +27,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from gameplay.keyboards import SIGNUP, BadPayload, decode
+from gameplay.buttons import SIGNUP, BadPayload, decode
 from vkbot import parsing
 
 from . import board, buttons, private, spectators

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from gameplay.keyboards import SIGNUP, BadPayload, decode
+from gameplay.buttons import SIGNUP, BadPayload, decode
 from gameplay.selectors import bot as sel
 from vkbot import parsing
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gameplay.keyboards import (
+from gameplay.buttons import (
     HELP,
     MENU,
     NIGHT_ACTS,

@@ -3,7 +3,7 @@ buttons (pages of targets, the commissar's choice, the role strike's guess)."""
 
 from __future__ import annotations
 
-from gameplay.keyboards import Payload
+from gameplay.buttons import Payload
 from gameplay.messages import render
 from gameplay.models import PhaseKind, PhaseStatus, Seat
 from gameplay.rules import Act, Role, RuleViolation

@@ -3,7 +3,7 @@ recruitment topic or by private message (RULES.md P6 for the reserve)."""
 
 from __future__ import annotations
 
-from gameplay.keyboards import SIGNUP, Payload, choice_keyboard
+from gameplay.buttons import SIGNUP, Payload, choice_keyboard
 from gameplay.messages import render
 from gameplay.models import Game, GameStatus
 from gameplay.rules import RuleViolation

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gameplay.keyboards import menu_keyboard
+from gameplay.buttons import menu_keyboard
 from gameplay.messages import render
 from gameplay.selectors import bot as sel
 from gameplay.services import prompts

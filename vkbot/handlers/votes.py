@@ -3,7 +3,7 @@ message or by buttons (then the bot posts the vote in the topic), and «подс
 
 from __future__ import annotations
 
-from gameplay.keyboards import Payload
+from gameplay.buttons import Payload
 from gameplay.messages import render
 from gameplay.models import Game, PhaseKind, PhaseStatus, Seat, Source
 from gameplay.rules import RuleViolation

@@ -1,5 +1,9 @@
-"""VK keyboards and button payloads, as pure Python (no Django): the services attach them to
-prompts, the bot decodes what a pressed button sends back.
+"""The buttons a player gets, said without VK: button payloads (what a pressed button sends
+back) and keyboards as rows of labelled buttons (no database; the labels are rendered texts).
+
+The services attach a keyboard to a message as :meth:`Keyboard.to_json` (what an Outbox row
+stores); the bot renders it as VK's keyboard JSON when it delivers the row
+(``vkbot.keyboards``), and decodes what a pressed button sends back (:func:`decode`).
 
 A payload is compact JSON (VK.md: at most 255 characters) naming the game (``g``), the phase
 (``p``; 0 when the button is not tied to one), the action (``a``) and, where it applies, the
@@ -7,8 +11,9 @@ target seat (``t``), the guessed role of a role strike (``r``), an early vote (`
 offset (``o``). A payload is only a suggestion: the bot re-validates every field against the
 database and the rules, so a forged one changes nothing.
 
-Limits (VK.md, dev.vk.com "Bot keyboards"): a regular keyboard holds 5 buttons a row, 10 rows,
-40 buttons; an inline one 5 a row, 6 rows, 10 buttons; a label at most 40 characters.
+The layouts stay within VK's limits by construction (an inline keyboard: at most 10 buttons,
+5 a row, 6 rows; ``vkbot.keyboards`` checks them all when it renders). The labels are texts
+players read: ``templates/messages/player/button.txt`` (:func:`label`).
 """
 
 from __future__ import annotations
@@ -16,17 +21,24 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
+from gameplay.messages import Person, render
+
 MAX_PAYLOAD = 255
-MAX_LABEL = 40
-REGULAR = (5, 10, 40)  # per row, rows, buttons
-INLINE = (5, 6, 10)
+#: Buttons of one inline keyboard (VK's limit).
+INLINE_BUTTONS = 10
 #: Targets on one page of a paged inline keyboard (4 rows of 2, plus a navigation row; fewer
 #: when the navigation row carries extra buttons).
 PAGE_SIZE = 8
 #: Targets per row (names stay readable on a phone).
 PER_ROW = 2
+
+#: Button colours: ``secondary`` plain, ``primary`` the main choice, ``positive`` a helping
+#: act, ``negative`` a harmful one (VK shows them white, blue, green and red).
+SECONDARY, PRIMARY, POSITIVE, NEGATIVE = "secondary", "primary", "positive", "negative"
+COLORS = frozenset({SECONDARY, PRIMARY, POSITIVE, NEGATIVE})
 
 #: Button actions besides the night acts (gameplay.rules.Act values).
 VOTE = "vote"
@@ -138,45 +150,71 @@ def decode(raw: Any) -> Payload:
 # --- buttons and keyboards -------------------------------------------------------------------
 
 
-def label(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= MAX_LABEL else text[: MAX_LABEL - 1] + "…"
+@dataclass(frozen=True, slots=True)
+class Button:
+    """One button. ``typed``: pressing it sends its label as the player's message (the menu
+    under the input field); otherwise pressing it sends only the payload (no message in the
+    chat)."""
+
+    label: str
+    payload: Payload | None = None
+    color: str = SECONDARY
+    typed: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"label": self.label, "color": self.color}
+        if self.payload is not None:
+            data["payload"] = self.payload.encode()
+        if self.typed:
+            data["typed"] = True
+        return data
 
 
-def callback(text: str, payload: Payload, color: str = "secondary") -> dict[str, Any]:
-    """A callback button: pressing it sends ``message_event`` (no message in the chat)."""
-    return {
-        "action": {"type": "callback", "label": label(text), "payload": payload.encode()},
-        "color": color,
-    }
+@dataclass(frozen=True, slots=True)
+class Keyboard:
+    """Rows of buttons; ``inline``: under one message, else the menu under the input field
+    (kept until another replaces it)."""
+
+    rows: tuple[tuple[Button, ...], ...]
+    inline: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        """The keyboard as an Outbox row stores it (``rows``: lists of buttons)."""
+        return {"inline": self.inline, "rows": [[b.to_json() for b in row] for row in self.rows]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Keyboard:
+        """What :meth:`to_json` wrote (raises ``BadPayload`` on a payload that is not ours)."""
+        rows = []
+        for row in data.get("rows") or ():
+            buttons = []
+            for b in row:
+                raw = b.get("payload")
+                buttons.append(Button(
+                    label=str(b["label"]), payload=None if raw is None else decode(raw),
+                    color=str(b.get("color", SECONDARY)), typed=bool(b.get("typed", False)),
+                ))  # fmt: skip
+            rows.append(tuple(buttons))
+        return cls(tuple(rows), inline=bool(data.get("inline", True)))
 
 
-def text_button(text: str, payload: Payload | None = None, color: str = "secondary") -> dict:
-    """A text button: pressing it sends its label as a message (``message_new``)."""
-    action: dict[str, Any] = {"type": "text", "label": label(text)}
-    if payload is not None:
-        action["payload"] = payload.encode()
-    return {"action": action, "color": color}
+@lru_cache(maxsize=64)
+def label(name: str) -> str:
+    """The label of button ``name`` («menu», «forward»…: templates/messages/player/button.txt)."""
+    return render("player/button", button=name)
 
 
-def keyboard(
-    rows: Sequence[Sequence[dict[str, Any]]], *, inline: bool, one_time: bool = False
-) -> dict[str, Any]:
-    """A keyboard within VK's limits (raises ``ValueError`` on a layout that breaks them)."""
-    per_row, max_rows, max_buttons = INLINE if inline else REGULAR
-    rows = [list(r) for r in rows if r]
-    if len(rows) > max_rows or sum(len(r) for r in rows) > max_buttons:
-        raise ValueError("too many buttons for a VK keyboard")
-    if any(len(r) > per_row for r in rows):
-        raise ValueError("too many buttons in a row")
-    board: dict[str, Any] = {"inline": inline, "buttons": rows}
-    if not inline:
-        board["one_time"] = one_time
-    return board
+def target_label(number: int, name: str) -> str:
+    """A target seat's button: the player as a sentence names them («№3 Аня»)."""
+    return str(Person(number, name))
 
 
 def chunks(items: Sequence[Any], size: int) -> list[list[Any]]:
     return [list(items[i : i + size]) for i in range(0, len(items), size)]
+
+
+def _inline(rows: Sequence[Sequence[Button]]) -> dict[str, Any]:
+    return Keyboard(tuple(tuple(r) for r in rows if r), inline=True).to_json()
 
 
 def targets_keyboard(
@@ -184,8 +222,8 @@ def targets_keyboard(
     base: Payload,
     *,
     offset: int = 0,
-    color: str = "secondary",
-    extra: Sequence[dict[str, Any]] = (),
+    color: str = SECONDARY,
+    extra: Sequence[Button] = (),
 ) -> dict[str, Any]:
     """An inline keyboard of target seats (``(number, name)``), paged: each target button is
     ``base`` with ``t`` set; «◀»/«▶» buttons are ``base`` with another offset. ``extra`` buttons
@@ -193,7 +231,7 @@ def targets_keyboard(
     targets = list(targets)
     extra = list(extra)[:2]
     size = PAGE_SIZE - len(extra)
-    whole = len(targets) + len(extra) <= INLINE[2] and offset == 0
+    whole = len(targets) + len(extra) <= INLINE_BUTTONS and offset == 0
     if whole:
         page = targets
     else:
@@ -201,57 +239,30 @@ def targets_keyboard(
         offset = max(0, min(offset - offset % size, last))
         page = targets[offset : offset + size]
     rows = chunks(
-        [callback(f"№{n} {name}", base.but(target=n, offset=0), color) for n, name in page],
+        [Button(target_label(n, name), base.but(target=n, offset=0), color) for n, name in page],
         PER_ROW,
     )
-    nav: list[dict[str, Any]] = []
+    nav: list[Button] = []
     if not whole and offset > 0:
-        nav.append(callback("◀", base.but(target=None, offset=max(0, offset - size))))
+        nav.append(Button(label("back"), base.but(target=None, offset=max(0, offset - size))))
     nav += extra
     if not whole and offset + size < len(targets):
-        nav.append(callback("▶", base.but(target=None, offset=offset + size)))
+        nav.append(Button(label("forward"), base.but(target=None, offset=offset + size)))
     if nav:
         rows.append(nav)
-    return keyboard(rows, inline=True)
+    return _inline(rows)
 
 
-def choice_keyboard(choices: Sequence[tuple[str, Payload]], color: str = "primary") -> dict:
+def choice_keyboard(choices: Sequence[tuple[str, Payload]], color: str = PRIMARY) -> dict:
     """An inline keyboard of a few labelled choices, two a row."""
-    buttons = [callback(text, payload, color) for text, payload in choices[: INLINE[2]]]
-    return keyboard(chunks(buttons, PER_ROW), inline=True)
+    buttons = [Button(text, payload, color) for text, payload in choices[:INLINE_BUTTONS]]
+    return _inline(chunks(buttons, PER_ROW))
 
 
-#: The persistent menu (a regular keyboard of text buttons; their labels are commands too).
-MENU_LABELS = (("Действия", MENU), ("Статус", STATUS), ("Помощь", HELP))
+#: The persistent menu (text buttons under the input field; their labels are commands too).
+MENU_ACTIONS = (MENU, STATUS, HELP)
 
 
 def menu_keyboard() -> dict[str, Any]:
-    row = [text_button(text, Payload(action), "primary") for text, action in MENU_LABELS]
-    return keyboard([row], inline=False)
-
-
-def labels_of(board: dict[str, Any] | None) -> list[str]:
-    """Every button label of a keyboard (for tests and the leak scan)."""
-    if not isinstance(board, dict):
-        return []
-    out = []
-    for row in board.get("buttons") or []:
-        for button in row:
-            action = button.get("action") or {}
-            if isinstance(action.get("label"), str):
-                out.append(action["label"])
-    return out
-
-
-def payloads_of(board: dict[str, Any] | None) -> list[Payload]:
-    """Every decodable payload of a keyboard."""
-    out = []
-    if not isinstance(board, dict):
-        return out
-    for row in board.get("buttons") or []:
-        for button in row:
-            try:
-                out.append(decode((button.get("action") or {}).get("payload")))
-            except BadPayload:
-                continue
-    return out
+    row = tuple(Button(label(a), Payload(a), PRIMARY, typed=True) for a in MENU_ACTIONS)
+    return Keyboard((row,), inline=False).to_json()
