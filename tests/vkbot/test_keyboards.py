@@ -33,8 +33,9 @@ def valid(board: dict) -> dict:
 
 
 def test_payload_round_trip_and_size() -> None:
-    p = Payload("role_strike", game=2**40, phase=2**40, target=26, guess="commissar",
-                early=True, offset=16)
+    p = Payload(
+        "role_strike", game=2**40, phase=2**40, target=26, guess="commissar", early=True, offset=16
+    )
     assert decode(p.encode()) == p
     assert decode(json.loads(p.encode())) == p  # message_event sends an object
     assert len(p.encode()) <= MAX_PAYLOAD
@@ -43,10 +44,22 @@ def test_payload_round_trip_and_size() -> None:
 @pytest.mark.parametrize(
     "raw",
     [
-        None, "", "[]", "nonsense", '{"a": "hack"}', '{"command": "start"}',
-        '{"a": "vote", "t": 0}', '{"a": "vote", "t": -3}', '{"a": "vote", "t": true}',
-        '{"a": "vote", "g": "5"}', '{"a": "vote", "x": 1}', '{"a": "role_strike", "r": "mafia"}',
-        '{"a": "vote", "e": 2}', '{"a": "vote", "t": 1.5}', "[" * 5000, 17,
+        None,
+        "",
+        "[]",
+        "nonsense",
+        '{"a": "hack"}',
+        '{"command": "start"}',
+        '{"a": "vote", "t": 0}',
+        '{"a": "vote", "t": -3}',
+        '{"a": "vote", "t": true}',
+        '{"a": "vote", "g": "5"}',
+        '{"a": "vote", "x": 1}',
+        '{"a": "role_strike", "r": "mafia"}',
+        '{"a": "vote", "e": 2}',
+        '{"a": "vote", "t": 1.5}',
+        "[" * 5000,
+        17,
     ],
 )
 def test_forged_payloads_are_refused(raw: object) -> None:
@@ -54,8 +67,15 @@ def test_forged_payloads_are_refused(raw: object) -> None:
         decode(raw)
 
 
-@given(st.one_of(st.text(max_size=400), st.dictionaries(st.text(max_size=3), st.integers()),
-                 st.integers(), st.none(), st.lists(st.integers())))
+@given(
+    st.one_of(
+        st.text(max_size=400),
+        st.dictionaries(st.text(max_size=3), st.integers()),
+        st.integers(),
+        st.none(),
+        st.lists(st.integers()),
+    )
+)
 def test_decode_raises_only_bad_payload(raw: object) -> None:
     try:
         decode(raw)
@@ -71,10 +91,12 @@ def _button(board: dict, label: str) -> Payload | None:
     return None
 
 
-@given(st.integers(min_value=0, max_value=45), st.integers(min_value=0, max_value=3),
-       st.integers(min_value=0, max_value=60))
-def test_target_pages_fit_vk_and_cover_every_target_once(n: int, extras: int,
-                                                         offset: int) -> None:
+@given(
+    st.integers(min_value=0, max_value=45),
+    st.integers(min_value=0, max_value=3),
+    st.integers(min_value=0, max_value=60),
+)
+def test_target_pages_fit_vk_and_cover_every_target_once(n: int, extras: int, offset: int) -> None:
     targets = [(i, f"Игрок с очень длинным именем {i}") for i in range(1, n + 1)]
     base = Payload("mafia_shot", game=1, phase=2)
     extra = [Button(f"Доп {i}", base.but(early=True)) for i in range(extras)]
@@ -120,27 +142,69 @@ def test_stored_buttons_render_as_vk_json() -> None:
     """The VK JSON of a stored keyboard, exactly: callback buttons with their payloads, the
     menu's text buttons, long labels cut at VK's 40 characters."""
     base = Payload("heal", game=4, phase=9)
-    board = targets_keyboard([(1, "Аня"), (2, "Очень " * 10 + "длинное имя")], base,
-                             color="positive")
-    assert of_row(board) == {"inline": True, "buttons": [[
-        {"action": {"type": "callback", "label": "№1 Аня",
-                    "payload": '{"g":4,"p":9,"a":"heal","t":1}'}, "color": "positive"},
-        {"action": {"type": "callback", "label": "№2 " + ("Очень " * 10)[:36] + "…",
-                    "payload": '{"g":4,"p":9,"a":"heal","t":2}'}, "color": "positive"},
-    ]]}
-    assert of_row(menu_keyboard()) == {"inline": False, "one_time": False, "buttons": [[
-        {"action": {"type": "text", "label": label, "payload": f'{{"g":0,"p":0,"a":"{a}"}}'},
-         "color": "primary"}
-        for label, a in (("Действия", "menu"), ("Статус", "status"), ("Помощь", "help"))
-    ]]}
+    board = targets_keyboard(
+        [(1, "Аня"), (2, "Очень " * 10 + "длинное имя")], base, color="positive"
+    )
+    assert of_row(board) == {
+        "inline": True,
+        "buttons": [
+            [
+                {
+                    "action": {
+                        "type": "callback",
+                        "label": "№1 Аня",
+                        "payload": '{"g":4,"p":9,"a":"heal","t":1}',
+                    },
+                    "color": "positive",
+                },
+                {
+                    "action": {
+                        "type": "callback",
+                        "label": "№2 " + ("Очень " * 10)[:36] + "…",
+                        "payload": '{"g":4,"p":9,"a":"heal","t":2}',
+                    },
+                    "color": "positive",
+                },
+            ]
+        ],
+    }
+    assert of_row(menu_keyboard()) == {
+        "inline": False,
+        "one_time": False,
+        "buttons": [
+            [
+                {
+                    "action": {
+                        "type": "text",
+                        "label": label,
+                        "payload": f'{{"g":0,"p":0,"a":"{a}"}}',
+                    },
+                    "color": "primary",
+                }
+                for label, a in (("Действия", "menu"), ("Статус", "status"), ("Помощь", "help"))
+            ]
+        ],
+    }
     assert of_row(None) is None and of_row({}) is None
 
 
 def test_a_row_holding_vk_json_is_delivered_as_it_is() -> None:
     """Outbox rows written before the buttons were stored without VK (still pending at the
     upgrade) hold VK's keyboard JSON: it goes out unchanged."""
-    old = {"inline": True, "buttons": [[{"action": {"type": "callback", "label": "№3 Боря",
-                                                    "payload": '{"g":1,"p":2,"a":"vote","t":3}'},
-                                         "color": "secondary"}]]}
+    old = {
+        "inline": True,
+        "buttons": [
+            [
+                {
+                    "action": {
+                        "type": "callback",
+                        "label": "№3 Боря",
+                        "payload": '{"g":1,"p":2,"a":"vote","t":3}',
+                    },
+                    "color": "secondary",
+                }
+            ]
+        ],
+    }
     assert of_row(old) is old
     assert labels_of(old) == ["№3 Боря"] and [p.target for p in payloads_of(old)] == [3]
