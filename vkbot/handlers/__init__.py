@@ -7,14 +7,8 @@ raises for bad input of any kind — an unknown type, a forged payload, missing 
 text: bad input gets a refusal (when there is someone to tell) and changes nothing. Only a bug
 raises.
 
-Routing:
-
-- ``message_new`` in a private chat → a button's payload (``buttons``) or a text command
-  (``private``); in the spectator chat (peer id ≥ 2000000000) → joins and leaves
-  (``spectators``);
-- ``message_event`` (a callback button) → answered, then ``buttons``;
-- ``board_post_new`` / ``_edit`` / ``_delete`` → ``board`` (the topic is matched to a game's
-  ``recruit_topic_id`` or ``topic_id``).
+Routing: one table, ``routes`` (the update's type; a private text command's kind; a pressed
+button's action; a command in a game's topic).
 
 Optionally the pipeline can ask VK for users' names and the «may the community write to
 them» check before opening its transaction: ``facts_needed(update)`` says for whom, and the
@@ -24,15 +18,14 @@ answers go to ``dispatch(update, facts=VkFacts(...))``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import Any
 
 from gameplay.buttons import SIGNUP, BadPayload, decode
 from vkbot import parsing
 
-from . import board, buttons, private, spectators
+from . import routes
 from .affinity import games_of, prefetch_seats
-from .base import CHAT_PEER_BASE, FactsRequest, VkFacts, as_dict, as_int, as_str, user_id
+from .base import FactsRequest, VkFacts, as_dict, as_int, user_id
 
 __all__ = ["FactsRequest", "VkFacts", "dispatch", "facts_needed", "games_of", "prefetch_seats"]
 
@@ -45,59 +38,11 @@ def dispatch(update: dict[str, Any], facts: VkFacts | None = None) -> None:
         logger.warning("Ignored a VK update that is not an object (%s)", type(update).__name__)
         return
     kind = update.get("type")
-    handler = _ROUTES.get(kind) if isinstance(kind, str) else None
+    handler = routes.UPDATES.get(kind) if isinstance(kind, str) else None
     if handler is None:
         logger.debug("No handler for VK update type %.60r", kind)
         return
     handler(as_dict(update.get("object")), facts or VkFacts())
-
-
-def _message_new(obj: dict[str, Any], facts: VkFacts) -> None:
-    message = as_dict(obj.get("message"))
-    peer = as_int(message.get("peer_id"))
-    if peer is None or as_int(message.get("out")) == 1:
-        return
-    if peer > CHAT_PEER_BASE:
-        spectators.chat_message(peer, message)
-        return
-    sender = user_id(message.get("from_id"))
-    if sender is None or peer != sender:
-        return
-    raw = message.get("payload")
-    if raw is not None:
-        try:
-            payload = decode(raw)
-        except BadPayload:
-            payload = None  # not our button (e.g. VK's «Начать»): the text decides
-        if payload is not None:
-            buttons.pressed(sender, payload, facts)
-            return
-    private.message(sender, as_str(message.get("text")), facts)
-
-
-def _message_event(obj: dict[str, Any], facts: VkFacts) -> None:
-    buttons.event(obj, facts)
-
-
-def _board_new(obj: dict[str, Any], facts: VkFacts) -> None:
-    board.post_new(obj, facts)
-
-
-def _board_edit(obj: dict[str, Any], facts: VkFacts) -> None:
-    board.post_edit(obj)
-
-
-def _board_delete(obj: dict[str, Any], facts: VkFacts) -> None:
-    board.post_delete(obj)
-
-
-_ROUTES: dict[str, Callable[[dict[str, Any], VkFacts], None]] = {
-    "message_new": _message_new,
-    "message_event": _message_event,
-    "board_post_new": _board_new,
-    "board_post_edit": _board_edit,
-    "board_post_delete": _board_delete,
-}
 
 
 def facts_needed(update: Any) -> FactsRequest:

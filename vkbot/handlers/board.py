@@ -1,10 +1,12 @@
 """Posts in the discussion board: votes and «подсчёт» in the game's topic, sign-ups in the
 recruitment topic, and moderation flags for the GM (RULES.md G2–G4): posts by the dead,
 profanity and insults, reveals of night actions between a night's close and its publication,
-and edited or deleted vote posts (the vote itself does not change)."""
+and edited or deleted vote posts (the vote itself does not change). A command in a running
+game's topic («голос», «подсчёт») goes where ``routes.BOARD`` says."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from gameplay.models import FlagKind, Game, GameStatus, PhaseKind, Seat, Vote
@@ -12,7 +14,7 @@ from gameplay.selectors import bot as sel
 from gameplay.services import players
 from vkbot import moderation, parsing
 
-from . import signup, votes
+from . import signup
 from .base import VkFacts, as_int, as_str, user_id
 
 
@@ -44,11 +46,26 @@ def _signup_game(topic: int, author: int, kind: str) -> Game | None:
     return games[0]
 
 
-def post_new(obj: dict[str, Any], facts: VkFacts) -> None:
+@dataclass(frozen=True)
+class Command:
+    """A command posted in a running game's topic, with what its handler needs."""
+
+    game: Game
+    topic: int
+    post_id: int | None
+    author: int
+    cmd: parsing.Command
+    seats: list[Seat]
+
+
+def post_new(obj: dict[str, Any], facts: VkFacts) -> Command | None:
+    """A new post: a sign-up in a recruitment topic is handled here, and every post in a
+    game's topic is moderated; the command it carries for the running game, if any, is
+    returned."""
     topic = as_int(obj.get("topic_id"))
     author = user_id(obj.get("from_id"))
     if topic is None or topic <= 0 or author is None:
-        return  # not a topic, or the community's own post
+        return None  # not a topic, or the community's own post
     text = as_str(obj.get("text"), 20000)
     post_id = as_int(obj.get("id"))
     cmd = parsing.parse_board(text)
@@ -56,19 +73,16 @@ def post_new(obj: dict[str, Any], facts: VkFacts) -> None:
         target = _signup_game(topic, author, cmd.kind)
         if target is not None:
             signup.from_board(target, topic, author, cmd, facts)
-            return
+            return None
     game = sel.game_for_topic(topic)
     if game is None:
-        return
+        return None
     seats = sel.roster(game) if game.status == GameStatus.RUNNING else []
     seat = next((s for s in seats if s.vk_user_id == author), None)
     _moderate(game, topic, post_id, author, seat, text)
     if cmd is None or topic != game.topic_id or game.status != GameStatus.RUNNING:
-        return
-    if cmd.kind == parsing.COUNT:
-        votes.count_board(game, topic, author)
-    elif cmd.kind == parsing.VOTE:
-        votes.from_board(game, topic, post_id, author, cmd, seats)
+        return None
+    return Command(game, topic, post_id, author, cmd, seats)
 
 
 def _moderate(

@@ -1,0 +1,142 @@
+"""The bot's routing in one place: which handler each VK update, private text command, pressed
+button and board command goes to.
+
+- :data:`UPDATES`: a VK update's ``type``. A ``message_new`` in a private chat is a button's
+  payload (one of ours: :data:`BUTTONS`) or a text command (:data:`TEXT`); in a chat (peer id
+  ≥ 2000000000) it is the spectator chat's business (``spectators``). A ``message_event`` (a
+  callback button) is answered, then goes to :data:`BUTTONS`. Board posts go to ``board``,
+  whose commands in a running game's topic go to :data:`BOARD`.
+- :data:`TEXT`: a private text command's kind (``vkbot.parsing``); an empty message and one
+  that is no command get their refusals.
+- :data:`BUTTONS`: a payload's action (``gameplay.buttons``); a game's buttons (the vote, the
+  night acts) are for a living player of that running game (``buttons.seated``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from gameplay.buttons import (
+    HELP,
+    MENU,
+    NIGHT_ACTS,
+    SIGNUP,
+    STATUS,
+    VOTE,
+    BadPayload,
+    Payload,
+    decode,
+)
+from gameplay.messages import render
+from vkbot import parsing
+
+from . import board, buttons, mafia, night, signup, spectators, status, votes
+from .base import CHAT_PEER_BASE, Sender, VkFacts, as_dict, as_int, as_str, refuse, user_id
+
+Update = Callable[[dict[str, Any], VkFacts], None]
+Text = Callable[[Sender, parsing.Command, VkFacts], None]
+Button = Callable[[Sender, Payload, VkFacts, int | None], None]
+BoardCommand = Callable[[board.Command], None]
+
+
+# Each entry calls its handler through its module (looked up when called: a test may replace
+# a handler).
+
+TEXT: dict[str, Text] = {
+    parsing.SIGNUP: lambda sender, cmd, facts: signup.from_private(sender, cmd, facts),
+    parsing.RESERVE: lambda sender, cmd, facts: signup.from_private(sender, cmd, facts),
+    parsing.WITHDRAW: lambda sender, cmd, facts: signup.from_private(sender, cmd, facts),
+    parsing.STATUS: lambda sender, _cmd, _facts: status.show_status(sender),
+    parsing.HELP: lambda sender, _cmd, _facts: status.show_help(sender),
+    parsing.MENU: lambda sender, _cmd, _facts: status.show_menu(sender),
+    parsing.NIGHT: lambda sender, cmd, _facts: night.from_text(sender, cmd),
+    parsing.VOTE: lambda sender, cmd, _facts: votes.from_private(sender, cmd),
+    parsing.COUNT: lambda sender, _cmd, _facts: votes.count_private(sender),
+    parsing.RELAY: lambda sender, cmd, _facts: mafia.relay(sender, cmd.text),
+    parsing.SPECTATORS: lambda sender, _cmd, _facts: spectators.request(sender),
+}
+
+BUTTONS: dict[str, Button] = {
+    STATUS: lambda sender, _payload, _facts, _edit: status.show_status(sender),
+    HELP: lambda sender, _payload, _facts, _edit: status.show_help(sender),
+    MENU: lambda sender, _payload, _facts, _edit: status.show_menu(sender),
+    SIGNUP: lambda sender, payload, facts, _edit: signup.from_button(sender, payload, facts),
+    VOTE: buttons.seated(lambda seat, payload, edit: votes.pressed(seat, payload, edit=edit)),
+    **dict.fromkeys(
+        sorted(NIGHT_ACTS),
+        buttons.seated(lambda seat, payload, edit: night.pressed(seat, payload, edit=edit)),
+    ),
+}
+
+BOARD: dict[str, BoardCommand] = {
+    parsing.COUNT: lambda c: votes.count_board(c.game, c.topic, c.author),
+    parsing.VOTE: lambda c: votes.from_board(c.game, c.topic, c.post_id, c.author, c.cmd,
+                                             c.seats),
+}  # fmt: skip
+
+
+def text(vk_user_id: int, message: str, facts: VkFacts) -> None:
+    """A private text command: every message gets an answer."""
+    cmd = parsing.parse_private(message)
+    if cmd.kind == parsing.EMPTY:
+        refuse(vk_user_id, render("player/empty_message"))
+        return
+    sender = Sender.load(vk_user_id)
+    handler = TEXT.get(cmd.kind)
+    if handler is None:
+        refuse(vk_user_id, render("player/unknown_command"))
+        return
+    handler(sender, cmd, facts)
+
+
+def button(vk_user_id: int, payload: Payload, facts: VkFacts, *, edit: int | None = None) -> None:
+    """A button of this bot. ``edit``: the message it sits on (callback buttons), which the
+    page it asks for (next targets, the commissar's choice, the guess) replaces."""
+    BUTTONS[payload.action](Sender.load(vk_user_id), payload, facts, edit)
+
+
+def _message_new(obj: dict[str, Any], facts: VkFacts) -> None:
+    message = as_dict(obj.get("message"))
+    peer = as_int(message.get("peer_id"))
+    if peer is None or as_int(message.get("out")) == 1:
+        return
+    if peer > CHAT_PEER_BASE:
+        spectators.chat_message(peer, message)
+        return
+    sender = user_id(message.get("from_id"))
+    if sender is None or peer != sender:
+        return
+    raw = message.get("payload")
+    if raw is not None:
+        try:
+            payload = decode(raw)
+        except BadPayload:
+            payload = None  # not our button (e.g. VK's «Начать»): the text decides
+        if payload is not None:
+            button(sender, payload, facts)
+            return
+    text(sender, as_str(message.get("text")), facts)
+
+
+def _message_event(obj: dict[str, Any], facts: VkFacts) -> None:
+    pressed = buttons.event(obj)
+    if pressed is not None:
+        sender, payload, edit = pressed
+        button(sender, payload, facts, edit=edit)
+
+
+def _board_new(obj: dict[str, Any], facts: VkFacts) -> None:
+    command = board.post_new(obj, facts)
+    handler = BOARD.get(command.cmd.kind) if command is not None else None
+    if handler is not None:
+        handler(command)
+
+
+UPDATES: dict[str, Update] = {
+    "message_new": _message_new,
+    "message_event": _message_event,
+    "board_post_new": _board_new,
+    "board_post_edit": lambda obj, _facts: board.post_edit(obj),
+    "board_post_delete": lambda obj, _facts: board.post_delete(obj),
+}
