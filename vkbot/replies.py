@@ -16,7 +16,8 @@ from gameplay.models import NightAction, PhaseKind, Seat
 from gameplay.rules import EARLY_VOTE_FROM_DAY, Act, Role
 from gameplay.rules.roles import ACT_TITLES
 from gameplay.rules.spectators import may_watch
-from gameplay.selectors.bot import PlayerStatus, night_closed_to
+from gameplay.selectors.bot import night_closed_to
+from gameplay.selectors.status import PlayerStatus
 
 _GAME_STATES = {"recruiting": "идёт набор", "dealt": "роли розданы", "running": "идёт"}
 

@@ -1,5 +1,6 @@
 """Reads the VK bot needs: who a VK user is in which game, which game a topic or chat belongs
-to, who a typed name or mention designates, valid targets, «статус» and the vote count.
+to, who a typed name or mention designates, valid targets and the vote count («статус»:
+:mod:`gameplay.selectors.status`).
 
 Every function costs a fixed number of queries, whatever the size of the game or the number of
 other games (the bot's hot path is measured in tests).
@@ -8,7 +9,7 @@ other games (the bot's hot path is measured in tests).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from django.db.models import Q, Sum
 
@@ -17,7 +18,6 @@ from gameplay.models import (
     ACTIVE_STATUSES,
     Game,
     GameStatus,
-    NightAction,
     Phase,
     PhaseKind,
     PhaseStatus,
@@ -197,6 +197,20 @@ def game_for_chat(peer_id: int) -> Game | None:
     return Game.objects.filter(spectator_chat_id=peer_id).order_by("-created_at", "-id").first()
 
 
+def game_by_id(game_id: int) -> Game | None:
+    """A game a button names (any status; None when there is no such game)."""
+    return Game.objects.filter(pk=game_id).first()
+
+
+def board_vote(game: Game, post_id: int) -> Vote | None:
+    """The vote a post in the game's topic carried, with its voter."""
+    return (
+        Vote.objects.filter(phase__game=game, vk_post_id=post_id, source="board")
+        .select_related("voter")
+        .first()
+    )
+
+
 def recruiting_games() -> list[Game]:
     return list(Game.objects.filter(status=GameStatus.RECRUITING).order_by("created_at", "id"))
 
@@ -286,55 +300,6 @@ def final_vote_target(phase: Phase, seats: Sequence[Seat], voter: Seat) -> Seat 
 def last_heal_target(seats: Sequence[Seat]) -> int | None:
     doctor = next((s for s in seats if s.role == Role.DOCTOR), None)
     return doctor.last_heal_target if doctor else None
-
-
-# --- «статус» --------------------------------------------------------------------------------
-
-
-@dataclass
-class PlayerStatus:
-    seat: Seat
-    phase: Phase | None
-    #: The seat's own standing night submissions this phase.
-    actions: list[NightAction] = field(default_factory=list)
-    #: Mafia only: the team's standing shot and role strike this night.
-    team_shot: NightAction | None = None
-    team_strike: NightAction | None = None
-    #: Mafia only: living teammates (self excluded).
-    team: list[Seat] = field(default_factory=list)
-    vote: Vote | None = None
-
-
-def player_status(seat: Seat) -> PlayerStatus:
-    """What the player sent in the current phase (and, for the mafia, the team's actions)."""
-    game = seat.game
-    phase = current_phase(game)
-    status = PlayerStatus(seat=seat, phase=phase)
-    mafia = seat.role == Role.MAFIA
-    if mafia:
-        status.team = [
-            s for s in roster(game) if s.role == Role.MAFIA and s.alive and s.pk != seat.pk
-        ]
-    if phase is None:
-        return status
-    if phase.kind == PhaseKind.NIGHT:
-        rows = NightAction.objects.filter(phase=phase, current=True).select_related(
-            "actor", "target"
-        )
-        for a in rows:
-            if a.actor_id == seat.pk and a.slot in ("role", "item"):
-                status.actions.append(a)
-            elif mafia and a.act == Act.MAFIA_SHOT:
-                status.team_shot = a
-            elif mafia and a.act == Act.ROLE_STRIKE:
-                status.team_strike = a
-    else:
-        status.vote = (
-            Vote.objects.filter(phase=phase, voter=seat, current=True, void=False)
-            .select_related("target")
-            .first()
-        )
-    return status
 
 
 # --- the vote count --------------------------------------------------------------------------

@@ -113,13 +113,7 @@ def _moderate(
 
 
 def _vote_of(game: Game, post_id: int | None) -> Vote | None:
-    if post_id is None:
-        return None
-    return (
-        Vote.objects.filter(phase__game=game, vk_post_id=post_id, source="board")
-        .select_related("voter")
-        .first()
-    )
+    return None if post_id is None else sel.board_vote(game, post_id)
 
 
 def post_edit(obj: dict[str, Any]) -> None:

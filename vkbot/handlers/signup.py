@@ -52,7 +52,7 @@ def from_private(sender: Sender, cmd: parsing.Command, facts: VkFacts) -> None:
 
 
 def from_button(sender: Sender, payload: Payload, facts: VkFacts) -> None:
-    game = Game.objects.filter(pk=payload.game).first()
+    game = sel.game_by_id(payload.game)
     if game is None:
         refuse(sender.vk_user_id, render("player/bad_button"))
         return

@@ -5,6 +5,7 @@ from __future__ import annotations
 from gameplay.buttons import menu_keyboard
 from gameplay.messages import render
 from gameplay.selectors import bot as sel
+from gameplay.selectors.status import player_status
 from gameplay.services import prompts
 from vkbot import replies
 
@@ -16,7 +17,7 @@ def show_status(sender: Sender) -> None:
     if not playing:
         say(sender.vk_user_id, replies.outsider_status(sender.seats), kind="status")
         return
-    parts = [replies.status_text(sel.player_status(seat)) for seat in playing]
+    parts = [replies.status_text(player_status(seat)) for seat in playing]
     say(sender.vk_user_id, "\n\n".join(parts), game=playing[0].game_id, kind="status")
 
 
