@@ -21,7 +21,7 @@ from outbox.leases import Lease
 from outbox.outcomes import Failure, Settlement
 from vkbot.delivery.batch import Call, CallResult, Request, is_retryable
 from vkbot.delivery.drain import SETTLE_MARGIN, Drainer
-from vkbot.delivery.plan import LINK_MARKER, MAX_MESSAGE_LENGTH, split_text
+from vkbot.delivery.rows import LINK_MARKER, MAX_MESSAGE_LENGTH, split_text
 from vkbot.keyboards import of_row
 
 GUID_PREFIX = "naive-outbox-"

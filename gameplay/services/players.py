@@ -74,7 +74,7 @@ COUNT_EVERY = 10
 RELAY_MAX = 4000
 SNACKBAR_MAX = 90
 #: Where the invite's text takes the chat's link: the delivery puts the current link there
-#: (``messages.getInviteLink`` at send time; vkbot.delivery.plan.LINK_MARKER).
+#: (``messages.getInviteLink`` at send time; vkbot.delivery.rows.LINK_MARKER).
 INVITE_LINK = "{link}"
 
 

@@ -22,7 +22,7 @@ from outbox.outcomes import Failure, Settlement
 from outbox.results import CREATE_CHAT_ASKED, EDIT_REFUSED
 
 from .batch import Call, CallResult, is_retryable
-from .plan import Plan, remaining
+from .rows import Plan, remaining
 
 #: VK's answer when a user is not in the chat any more: what removing them wanted.
 NOT_IN_CHAT = 935

@@ -44,7 +44,7 @@ from tests.vkbot.delivery_support import (
 )
 from vkbot.delivery.ratelimit import token_key
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PLAYERS = [10_001 + n for n in range(300)]
 E2E_REDIS_DB = 9
 

@@ -18,7 +18,7 @@ import redis
 from localvk.limits import max_in_window
 from vkbot.delivery.ratelimit import RateLimiter, token_key
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 CHILD = """
 import json, sys, time
