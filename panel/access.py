@@ -23,6 +23,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from gameplay.models import FlagStatus, Game, ModerationFlag
 from gameplay.rules import RuleViolation
 from gameplay.selectors.panel import games_for, retryable_outbox
+from gameplay.selectors.table import current_phase
 from panel.labels import login_locked_out as locked_out_text
 
 View = Callable[..., HttpResponse]
@@ -108,8 +109,6 @@ def render_panel(
     if game is not None and "counts" not in ctx:
         ctx["counts"] = tab_counts(game)
     if game is not None and "phase" not in ctx:
-        from gameplay.services.common import current_phase
-
         ctx["phase"] = current_phase(game)
     return render(request, template, ctx, status=status)
 

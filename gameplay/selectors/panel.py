@@ -54,7 +54,7 @@ from gameplay.rules import (
 )
 from gameplay.rules.roles import ACT_TITLES, DUTY_ROLES, ITEM_TITLES, ROLE_TITLES, Item
 from gameplay.rules.spectators import may_watch
-from gameplay.services.common import table_of
+from gameplay.selectors.table import standing_submissions, table_of
 
 # --- access ------------------------------------------------------------------------------------
 
@@ -466,8 +466,6 @@ def close_preview(game: Game) -> ClosePreview | None:
         day = close_day(table, day_input)
         outcome: dict[str, Any] = day.as_dict()
     else:
-        from gameplay.services.night import standing_submissions
-
         night = resolve_night(table_of(seats), NightInput.from_submissions(
             phase.number, standing_submissions(phase)))
         outcome = night.as_dict()

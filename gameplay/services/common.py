@@ -21,13 +21,17 @@ from gameplay.models import (
     OutboxChannel,
     Phase,
     PhaseKind,
-    PhaseStatus,
     Seat,
-    SeatStatus,
 )
-from gameplay.rules import Item, Role, SeatState, StrikeGiven, Table
+from gameplay.rules import Role, StrikeGiven
 from gameplay.rules.errors import GameNotRunning, InvalidCommand, NotInGame
 from gameplay.rules.spectators import may_watch
+
+# The reads the services share with the panel (re-exported: the services read them under the
+# game's lock).
+from gameplay.selectors.table import current_phase as current_phase
+from gameplay.selectors.table import players as players
+from gameplay.selectors.table import table_of as table_of
 from outbox import unit_of_work
 from outbox.queue import request_delivery
 
@@ -89,47 +93,6 @@ def hot_game(game_id: int) -> Iterator[unit_of_work.LockedGame]:
 def require_running(game: Game) -> None:
     if game.status != GameStatus.RUNNING:
         raise GameNotRunning()
-
-
-def current_phase(game: Game) -> Phase | None:
-    return (
-        Phase.objects.filter(game=game, status__in=[PhaseStatus.OPEN, PhaseStatus.REVIEW])
-        .order_by("-id")
-        .first()
-    )
-
-
-def players(game: Game) -> list[Seat]:
-    """The seated players, in seat order."""
-    return list(
-        Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False).order_by(
-            "number"
-        )
-    )
-
-
-def table_of(seats: Iterable[Seat]) -> Table:
-    """The rules' snapshot of these seats (made once for the seats of a kept game: they do
-    not change while it is kept, :mod:`outbox.unit_of_work`)."""
-    kept = unit_of_work.holding(seats)
-    if kept is not None:
-        return kept.table_or(_table_of)
-    return _table_of(seats)
-
-
-def _table_of(seats: Iterable[Seat]) -> Table:
-    return Table.of(
-        SeatState(
-            number=s.number,
-            role=Role(s.role),
-            alive=s.alive,
-            strikes=s.strikes,
-            item=Item(s.item) if s.item else None,
-            item_used=s.item_used,
-        )
-        for s in seats
-        if s.number is not None and s.role
-    )
 
 
 def seat_by_number(seats: Sequence[Seat], number: int) -> Seat:

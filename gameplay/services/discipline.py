@@ -35,6 +35,7 @@ from gameplay.rules import (
 )
 from gameplay.rules.errors import InvalidCommand
 from gameplay.rules.spectators import may_watch
+from gameplay.selectors.table import standing_submissions
 
 from . import prompts
 from .common import (
@@ -53,7 +54,6 @@ from .common import (
 )
 from .day import _close as close_day_phase
 from .day import ballots_of
-from .night import standing_submissions
 from .phases import finish_game
 
 

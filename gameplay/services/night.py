@@ -31,7 +31,6 @@ from gameplay.rules import (
     Role,
     Slot,
     StrikeGiven,
-    Submission,
     amend_night,
     dawn,
     decide_winner,
@@ -41,6 +40,7 @@ from gameplay.rules import (
 from gameplay.rules.errors import InvalidCommand, PhaseNotOpen, WrongPhase
 from gameplay.rules.roles import ACT_TITLES
 from gameplay.selectors.bot import night_closed_to
+from gameplay.selectors.table import standing_submissions
 from outbox import dbrows, unit_of_work
 
 from .common import (
@@ -202,23 +202,6 @@ def _standing_key(slot: str, actor_id: int, act: str) -> tuple[str, int | str | 
     if slot == Slot.ITEM:
         return slot, act
     return slot, None
-
-
-def standing_submissions(phase: Phase) -> list[Submission]:
-    rows = (
-        NightAction.objects.filter(phase=phase, current=True)
-        .select_related("actor", "target")
-        .order_by("created_at", "id")
-    )
-    return [
-        Submission(
-            actor=a.actor.number,
-            act=Act(a.act),
-            target=a.target.number,
-            guess=Role(a.guess) if a.guess else None,
-        )
-        for a in rows
-    ]
 
 
 @transaction.atomic

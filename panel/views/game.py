@@ -10,7 +10,7 @@ from django.utils import timezone
 from gameplay.models import GameStatus, PhaseKind, PhaseStatus
 from gameplay.rules import Winner, decide_winner
 from gameplay.selectors.panel import game_page
-from gameplay.services.common import players, table_of
+from gameplay.selectors.table import players, table_of
 from gameplay.services.gm import game_open, game_settings_update
 from gameplay.services.phases import game_end
 from gameplay.services.story import post_preview

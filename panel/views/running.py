@@ -9,7 +9,7 @@ from gameplay.models import PhaseKind, PhaseStatus
 from gameplay.rules import RuleViolation
 from gameplay.rules.errors import InvalidCommand
 from gameplay.selectors.panel import close_preview
-from gameplay.services.common import current_phase, players
+from gameplay.selectors.table import current_phase, players
 from gameplay.services.deadlines import phase_remind
 from gameplay.services.gm import OutcomeChanged, phase_close_confirmed, phase_extend
 from gameplay.services.night import (
