@@ -22,7 +22,8 @@ from django.utils.http import url_has_allowed_host_and_scheme
 
 from gameplay.models import FlagStatus, Game, ModerationFlag
 from gameplay.rules import RuleViolation
-from gameplay.selectors.panel import games_for, retryable_outbox
+from gameplay.selectors.games import games_for
+from gameplay.selectors.record import retryable_outbox
 from gameplay.selectors.table import current_phase
 from panel.labels import login_locked_out as locked_out_text
 

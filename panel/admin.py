@@ -18,7 +18,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
 from gameplay.models import Game, PhaseStatus, SeatStatus
-from gameplay.selectors.panel import games_for
+from gameplay.selectors.games import games_for
 from panel.russian_admin import RussianTitles
 from panel.views import discipline, game, record, running, setup, texts
 

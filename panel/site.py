@@ -24,7 +24,7 @@ class PanelSite(admin.AdminSite):
     def index(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
     ) -> TemplateResponse:
-        from gameplay.selectors.panel import my_games
+        from gameplay.selectors.games import my_games
 
         active, ended = my_games(request.user)
         context = {

@@ -15,7 +15,7 @@ from gameplay.models import Game, GameStatus, Replacement, Seat, SeatStatus
 from gameplay.rules import Faction, Role, Winner
 from gameplay.rules.roles import ROLE_TITLES
 
-from .panel import games_for
+from .games import games_for
 
 
 @dataclass

@@ -34,7 +34,8 @@ from gameplay.models import (
 from gameplay.rules import DayResult, EarlyClose, NightResolution, RoleCounts
 from gameplay.rules.errors import InvalidCommand, SetupError
 from gameplay.rules.spectators import may_watch
-from gameplay.selectors.panel import close_preview, retryable_outbox
+from gameplay.selectors.close import close_preview
+from gameplay.selectors.record import retryable_outbox
 from gameplay.themes import THEMES
 from outbox.flags import add_flag_line
 from outbox.queue import request_delivery

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from gameplay.models import GameStatus, PhaseKind, PhaseStatus
 from gameplay.rules import Winner, decide_winner
-from gameplay.selectors.panel import game_page
+from gameplay.selectors.game_page import game_page
 from gameplay.selectors.table import players, table_of
 from gameplay.services.gm import game_open, game_settings_update
 from gameplay.services.phases import game_end

@@ -11,14 +11,14 @@ from gameplay.export import export_game, replay_check
 from gameplay.models import Outbox, OutboxStatus, Phase
 from gameplay.rules import RuleViolation
 from gameplay.selectors.history import player_history
-from gameplay.selectors.panel import (
+from gameplay.selectors.record import (
     event_kinds,
     event_log,
     outbox_rows,
     people_names,
     retryable_outbox,
-    spectator_page,
 )
+from gameplay.selectors.spectators import spectator_page
 from gameplay.services.gm import outbox_retry_all, spectator_chat_create, spectator_chat_link
 from gameplay.services.gm import spectator_chat_set_open as chat_set_open
 from gameplay.services.retries import outbox_retry

@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from gameplay.models import PhaseKind, PhaseStatus
 from gameplay.rules import RuleViolation
 from gameplay.rules.errors import InvalidCommand
-from gameplay.selectors.panel import close_preview
+from gameplay.selectors.close import close_preview
 from gameplay.selectors.table import current_phase, players
 from gameplay.services.deadlines import phase_remind
 from gameplay.services.gm import OutcomeChanged, phase_close_confirmed, phase_extend

@@ -11,7 +11,7 @@ from gameplay import services
 from gameplay.models import Game, Outbox, Phase, Seat
 from gameplay.rules import Act, NightContext, valid_targets
 from gameplay.rules.roles import SELF_TARGET_ALLOWED
-from gameplay.selectors.panel import spectator_page
+from gameplay.selectors.spectators import spectator_page
 from gameplay.services.common import send_you_died, table_of
 from gameplay.services.gm import spectator_chat_set_open, spectator_eligible
 from tests.vkbot.bot_support import (

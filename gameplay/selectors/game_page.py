@@ -1,0 +1,367 @@
+"""The GM's game page: seats, votes, actions, strikes, the tally and who has not voted or
+acted yet.
+
+``game_page`` costs a fixed number of queries whatever the number of players, phases and votes:
+each table is read once and joined in Python.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Max
+
+from gameplay.models import (
+    Draw,
+    FlagStatus,
+    Game,
+    GameStatus,
+    ItemUse,
+    ModerationFlag,
+    NightAction,
+    Phase,
+    PhaseKind,
+    PhaseStatus,
+    Replacement,
+    Seat,
+    SeatStatus,
+    Strike,
+    Vote,
+)
+from gameplay.rules import (
+    Act,
+    DayResult,
+    Role,
+    Slot,
+    close_day,
+)
+from gameplay.rules.roles import ACT_TITLES, DUTY_ROLES, ITEM_TITLES, ROLE_TITLES, Item
+from gameplay.rules.spectators import may_watch
+
+from .close import day_input_of_rows
+from .record import retryable_outbox, state_text
+
+# --- who has not voted / acted -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pending:
+    not_voted: list[Seat] = field(default_factory=list)
+    not_acted: list[Seat] = field(default_factory=list)
+    mafia_shot_missing: bool = False
+    #: Living mafia members a reminder would reach while the team has no shot.
+    mafia_waiting: int = 0
+
+    @property
+    def to_remind(self) -> int:
+        """How many players a reminder now would reach (as ``deadlines.phase_remind``)."""
+        return len(self.not_voted) + len(self.not_acted) + self.mafia_waiting
+
+
+def _pending(
+    phase: Phase, seats: Sequence[Seat], votes: Iterable[Vote], actions: Iterable[NightAction]
+) -> Pending:
+    """Living players who have not voted (day) or sent their role action (night), and whether
+    the mafia has no shot yet (the same people ``selectors.deadlines.pending_actors`` finds,
+    from rows already loaded)."""
+    living = [s for s in seats if s.alive and s.number is not None]
+    if phase.kind == PhaseKind.DAY:
+        voted = {v.voter_id for v in votes if v.current and not v.void}
+        return Pending(not_voted=[s for s in living if s.pk not in voted])
+    standing = [a for a in actions if a.current]
+    acted = {a.actor_id for a in standing if a.slot == Slot.ROLE}
+    shot = any(a.slot == Slot.MAFIA_SHOT for a in standing)
+    mafia = sum(1 for s in living if s.role == Role.MAFIA)
+    missing = mafia > 0 and not shot
+    waiting = mafia if missing else 0
+    if phase.reopened_for == Slot.MAFIA_SHOT:
+        return Pending(mafia_shot_missing=missing, mafia_waiting=waiting)
+    duty = [s for s in living if s.role in DUTY_ROLES and s.pk not in acted]
+    return Pending(not_acted=duty, mafia_shot_missing=missing, mafia_waiting=waiting)
+
+
+# --- the game page -----------------------------------------------------------------------------
+
+
+@dataclass
+class VoteCell:
+    target: int | None
+    target_name: str
+    early: bool
+    current: bool
+    void: bool
+
+
+@dataclass
+class DayVotes:
+    day: int
+    votes: list[VoteCell]
+
+
+@dataclass
+class ActionCell:
+    act: str
+    title: str
+    target: int | None
+    guess: str
+    current: bool
+
+
+@dataclass
+class SeatRow:
+    seat: Seat
+    role_title: str
+    item_title: str
+    #: «у игрока», «использована в ночь 2», «пропала (владелец выбыл)».
+    item_state: str
+    state: str
+    strikes: int
+    #: Penalty votes announced and not yet tallied (they count in the current/next day).
+    penalty_pending: int
+    vote_history: list[DayVotes]
+    #: The current phase: the voter's standing vote, or the actor's submissions this night.
+    current_vote: VoteCell | None = None
+    night_actions: list[ActionCell] = field(default_factory=list)
+    replaced_from: list[str] = field(default_factory=list)
+    spectator_eligible: bool = False
+
+
+@dataclass
+class TallyRow:
+    number: int
+    name: str
+    votes: int
+    penalty: int
+    voters: list[int]
+
+    @property
+    def total(self) -> int:
+        return self.votes + self.penalty
+
+
+@dataclass
+class PhaseSummary:
+    phase: Phase
+    title: str
+    lines: list[str]
+
+
+@dataclass
+class GamePage:
+    game: Game
+    phase: Phase | None
+    phases: list[PhaseSummary]
+    seats: list[SeatRow]
+    signups: list[Seat]
+    reserves: list[Seat]
+    gms: list[str]
+    strikes: list[Strike]
+    draws: list[Draw]
+    open_flags: int
+    failed_outbox: int
+    tally: list[TallyRow] = field(default_factory=list)
+    projection: DayResult | None = None
+    early_votes: list[tuple[int, int]] = field(default_factory=list)
+    pending: Pending = field(default_factory=Pending)
+    mafia_shot: ActionCell | None = None
+    mafia_shooter: int | None = None
+    draft: dict[str, Any] | None = None
+    living: list[Seat] = field(default_factory=list)
+
+    @property
+    def by_number(self) -> dict[int, Seat]:
+        return {r.seat.number: r.seat for r in self.seats if r.seat.number is not None}
+
+
+#: «использована в ночь 2» / «пропала»: the verb agrees with the item's name.
+_ITEM_USED = {Item.CLOCK: "использованы", Item.RED_BUTTON: "использована",
+              Item.BOOK: "использована"}
+_ITEM_LOST = {Item.CLOCK: "пропали", Item.RED_BUTTON: "пропала", Item.BOOK: "пропала"}
+
+
+def _item_text(seat: Seat, use: ItemUse | None, night: int | None) -> str:
+    """Where a seat's item stands: held, used on night N, or lost with its holder."""
+    if not seat.item:
+        return ""
+    item = Item(seat.item)
+    if use is not None or seat.item_used:
+        when = f" в ночь {night}" if night else ""
+        blocked = " (игрок был под часами: не сработала)" if use is not None and use.blocked else ""
+        return f"{_ITEM_USED[item]}{when}{blocked}"
+    if not seat.alive:
+        return f"{_ITEM_LOST[item]} (владелец выбыл)"
+    return "у игрока"
+
+
+def item_states(game: Game, seats: Iterable[Seat]) -> dict[int, str]:
+    """``_item_text`` of each seat holding an item, by seat pk (one query)."""
+    uses = {u.seat_id: u for u in ItemUse.objects.filter(game=game).select_related("phase")}
+    return {s.pk: _item_text(s, uses.get(s.pk), uses[s.pk].phase.number if s.pk in uses
+                             else None) for s in seats if s.item}
+
+
+def _phase_lines(phase: Phase, names: dict[int, str]) -> list[str]:
+    def label(n: int | None) -> str:
+        return f"№{n} {names.get(n, '')}".strip() if n else "—"
+
+    result = phase.result or {}
+    lines: list[str] = []
+    if phase.status == PhaseStatus.DONE and "executed" not in result and "final" not in result:
+        return ["прервана: игра окончена"]
+    if phase.kind == PhaseKind.DAY:
+        if phase.status != PhaseStatus.DONE:
+            return ["идёт голосование"]
+        for n in result.get("modkilled", []):
+            lines.append(f"модкилл за штрафы: {label(n)}")
+        executed = result.get("executed")
+        lines.append(f"казнён {label(executed)}" if executed else "никто не казнён")
+        if phase.closed_early:
+            lines.append("закрыт досрочно")
+        return lines
+    final = result.get("final")
+    if final is None:
+        return ["на проверке у ведущего" if phase.status == PhaseStatus.REVIEW
+                else "идёт приём действий"]
+    deaths = final.get("deaths", [])
+    lines.append("погибли: " + ", ".join(label(n) for n in deaths) if deaths
+                 else "никто не погиб")
+    for n in final.get("modkilled", []):
+        lines.append(f"модкилл за штрафы: {label(n)}")
+    if final.get("gm_edits"):
+        lines.append("правка ведущего")
+    return lines
+
+
+def game_page(game: Game) -> GamePage:
+    """Everything the game page shows, in a fixed number of queries."""
+    seats = list(Seat.objects.filter(game=game).order_by("number", "signed_up_at", "id"))
+    phases = list(Phase.objects.filter(game=game).order_by("opened_at", "id"))
+    votes = list(Vote.objects.filter(phase__game=game).order_by("created_at", "id"))
+    actions = list(NightAction.objects.filter(phase__game=game).order_by("created_at", "id"))
+    strikes = list(Strike.objects.filter(seat__game=game).order_by("created_at", "id"))
+    replacements = list(Replacement.objects.filter(seat__game=game).order_by("created_at"))
+    uses = {u.seat_id: u for u in ItemUse.objects.filter(game=game)}
+    gms = list(game.gms.order_by("username").values_list("username", flat=True))
+    draws = list(Draw.objects.filter(
+        game=game, deal_round=Draw.objects.filter(game=game).values("game")
+        .annotate(m=Max("deal_round")).values("m")[:1]
+    ))
+    open_flags = ModerationFlag.objects.filter(game=game, status=FlagStatus.OPEN).count()
+    failed = retryable_outbox(game).count()
+
+    by_pk = {s.pk: s for s in seats}
+    phase_by_pk = {p.pk: p for p in phases}
+    players = [s for s in seats if s.status == SeatStatus.PLAYER and s.number is not None]
+    names = {s.number: s.name for s in players}
+    current = next((p for p in reversed(phases)
+                    if p.status in (PhaseStatus.OPEN, PhaseStatus.REVIEW)), None)
+
+    def vcell(v: Vote) -> VoteCell:
+        target = by_pk.get(v.target_id)
+        return VoteCell(target.number if target else None, target.name if target else "",
+                        v.early, v.current, v.void)
+
+    history: dict[int, dict[int, list[VoteCell]]] = defaultdict(lambda: defaultdict(list))
+    for v in votes:
+        phase = phase_by_pk.get(v.phase_id)
+        if phase is not None:
+            history[v.voter_id][phase.number].append(vcell(v))
+
+    def acell(a: NightAction) -> ActionCell:
+        target = by_pk.get(a.target_id)
+        return ActionCell(a.act, ACT_TITLES[Act(a.act)], target.number if target else None,
+                          ROLE_TITLES[Role(a.guess)].lower() if a.guess else "", a.current)
+
+    night_actions: dict[int, list[ActionCell]] = defaultdict(list)
+    current_votes: dict[int, VoteCell] = {}
+    cur_votes = [v for v in votes if current and v.phase_id == current.pk]
+    cur_actions = [a for a in actions if current and a.phase_id == current.pk]
+    for a in cur_actions:
+        night_actions[a.actor_id].append(acell(a))
+    for v in cur_votes:
+        if v.current:
+            current_votes[v.voter_id] = vcell(v)
+
+    penalty_day = None
+    if current is not None:
+        penalty_day = current.number if current.kind == PhaseKind.DAY else current.number + 1
+    pending_penalty: dict[int, int] = defaultdict(int)
+    for s in strikes:
+        if not s.forgiven and s.penalty_day is not None and s.penalty_day == penalty_day:
+            pending_penalty[s.seat_id] += s.penalty_votes
+    repl: dict[int, list[str]] = defaultdict(list)
+    for r in replacements:
+        repl[r.seat_id].append(f"{r.old_name} (id{r.old_vk_user_id})")
+
+    rows = [
+        SeatRow(
+            seat=s,
+            role_title=ROLE_TITLES[Role(s.role)] if s.role else "",
+            item_title=ITEM_TITLES[Item(s.item)] if s.item else "",
+            item_state=_item_text(s, uses.get(s.pk), phase_by_pk[uses[s.pk].phase_id].number
+                                  if s.pk in uses else None),
+            state=state_text(s, phase_by_pk),
+            strikes=s.strikes,
+            penalty_pending=pending_penalty.get(s.pk, 0),
+            vote_history=[DayVotes(day, cells) for day, cells in sorted(history[s.pk].items())],
+            current_vote=current_votes.get(s.pk),
+            night_actions=night_actions.get(s.pk, []),
+            replaced_from=repl.get(s.pk, []),
+            spectator_eligible=may_watch(alive=s.alive, role=s.role),
+        )
+        for s in players
+    ]
+    page = GamePage(
+        game=game,
+        phase=current,
+        phases=[PhaseSummary(p, str(p), _phase_lines(p, names)) for p in phases],
+        seats=rows,
+        signups=[s for s in seats if s.status == SeatStatus.PLAYER and s.number is None],
+        reserves=[s for s in seats if s.status == SeatStatus.RESERVE],
+        gms=gms,
+        strikes=strikes,
+        draws=draws,
+        open_flags=open_flags,
+        failed_outbox=failed,
+        living=[s for s in players if s.alive],
+    )
+    if current is None or game.status != GameStatus.RUNNING:
+        return page
+    page.pending = _pending(current, players, cur_votes, cur_actions)
+    if current.kind == PhaseKind.DAY:
+        _fill_day(page, current, players, cur_votes, strikes)
+    else:
+        shot = next((a for a in cur_actions if a.current and a.slot == Slot.MAFIA_SHOT), None)
+        if shot is not None:
+            page.mafia_shot = acell(shot)
+            page.mafia_shooter = by_pk[shot.actor_id].number
+        if current.status == PhaseStatus.REVIEW and current.result:
+            page.draft = current.result.get("draft")
+    return page
+
+
+def _fill_day(
+    page: GamePage, phase: Phase, players: list[Seat], votes: list[Vote], strikes: list[Strike]
+) -> None:
+    table, day = day_input_of_rows(phase, players, votes, strikes)
+    ballots, carried = day.ballots, day.carried_penalties
+    living = table.alive_numbers
+    rows: dict[int, TallyRow] = {}
+    names = {s.number: s.name for s in players}
+    for b in ballots.values():
+        if b.voter in living and b.target in living:
+            row = rows.setdefault(b.target, TallyRow(b.target, names[b.target], 0, 0, []))
+            row.votes += 1
+            row.voters.append(b.voter)
+    for number, votes_ in carried.items():
+        if votes_ and number in living:
+            row = rows.setdefault(number, TallyRow(number, names[number], 0, 0, []))
+            row.penalty += votes_
+    page.tally = sorted(rows.values(), key=lambda r: (-r.total, r.number))
+    for row in page.tally:
+        row.voters.sort()
+    page.early_votes = sorted((b.voter, b.target) for b in ballots.values() if b.early)
+    page.projection = close_day(table, day)

@@ -1,0 +1,184 @@
+"""The game's record for the panel: the roster, the item draws, the event log and the names it
+refers to, the deliveries and the moderation flags."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+from django.db.models import Q, QuerySet
+
+from gameplay.models import (
+    Draw,
+    FlagStatus,
+    Game,
+    GameEvent,
+    ModerationFlag,
+    Outbox,
+    OutboxStatus,
+    Phase,
+    Replacement,
+    Seat,
+    SeatStatus,
+)
+
+
+def state_text(seat: Seat, phases: dict[int, Phase]) -> str:
+    """«жив», or how and when the seat left the game (``phases``: the phases by pk)."""
+    if seat.alive:
+        return "жив"
+    phase = phases.get(seat.died_in_id) if seat.died_in_id else None
+    when = f" ({phase})" if phase else ""
+    return f"{seat.get_death_cause_display().lower() or 'выбыл'}{when}"
+
+
+# --- smaller pages -----------------------------------------------------------------------------
+
+
+@dataclass
+class RosterRow:
+    seat: Seat
+    #: «жив», «казнён (День 2)», «убит ночью (Ночь 1)», «модкилл (День 3)».
+    state: str
+
+
+@dataclass
+class Roster:
+    rows: list[RosterRow]
+    alive: int
+    killed: int
+    executed: int
+    modkilled: int
+
+
+def roster(game: Game) -> Roster:
+    """The seated players with whether each is alive or how and when they left the game."""
+    seats = list(Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False)
+                 .select_related("died_in").order_by("number"))
+    rows = [RosterRow(s, state_text(s, {s.died_in_id: s.died_in} if s.died_in_id else {}))
+            for s in seats]
+
+    def dead(cause: str) -> int:
+        return sum(1 for s in seats if not s.alive and s.death_cause == cause)
+
+    return Roster(rows=rows, alive=sum(1 for s in seats if s.alive), killed=dead("night"),
+                  executed=dead("executed"), modkilled=dead("modkill"))
+
+
+def draw_rounds(game: Game) -> list[tuple[int, list[Draw]]]:
+    """Every item draw of the game, grouped by deal round (newest round first)."""
+    rounds: dict[int, list[Draw]] = defaultdict(list)
+    for d in Draw.objects.filter(game=game).order_by("-deal_round", "attempt"):
+        rounds[d.deal_round].append(d)
+    return list(rounds.items())
+
+
+def event_log(
+    game: Game,
+    *,
+    kind: str = "",
+    phase_id: int | None = None,
+    actor: str = "",
+    overrides: bool = False,
+    seat: int | None = None,
+) -> QuerySet[GameEvent]:
+    """The game's event log, newest first, filtered."""
+    qs = GameEvent.objects.filter(game=game).select_related("phase").order_by("-seq")
+    if kind:
+        qs = qs.filter(kind=kind)
+    if phase_id:
+        qs = qs.filter(phase_id=phase_id)
+    if actor:
+        qs = qs.filter(actor__in=actors_matching(game, actor))
+    if overrides:
+        qs = qs.filter(override=True)
+    if seat:
+        qs = qs.filter(
+            Q(actor=f"seat:{seat}") | Q(data__seat=seat) | Q(data__voter=seat)
+            | Q(data__actor=seat) | Q(data__target=seat)
+        )
+    return qs
+
+
+@dataclass
+class PeopleNames:
+    #: Seat number → the name of its player now.
+    seats: dict[int, str]
+    #: VK user id → the name they signed up or took a seat with in this game.
+    vk: dict[int, str]
+    #: GM username → the name they go by (full name, else the username).
+    gms: dict[str, str]
+
+
+def people_names(game: Game, actors: Iterable[str] = ()) -> PeopleNames:
+    """The names the event log's entries of this game refer to (three queries)."""
+    seats = Seat.objects.filter(game=game).values_list("number", "vk_user_id", "name", "status")
+    vk: dict[int, str] = {}
+    numbers: dict[int, str] = {}
+    for r in Replacement.objects.filter(seat__game=game).values_list(
+            "old_vk_user_id", "old_name", "new_vk_user_id", "new_name"):
+        vk[r[0]], vk[r[2]] = r[1], r[3]
+    for number, vk_id, name, status in seats:
+        vk[vk_id] = name
+        if number is not None and status == SeatStatus.PLAYER:
+            numbers[number] = name
+    usernames = {a[3:] for a in actors if a.startswith("gm:")}
+    users = get_user_model().objects.filter(username__in=usernames) if usernames else []
+    gms = {u.get_username(): (u.get_full_name() or u.get_username()) for u in users}
+    return PeopleNames(seats=numbers, vk=vk, gms=gms)
+
+
+def actors_matching(game: Game, text: str) -> list[str]:
+    """The log's actors a GM means by «Кто»: a seat number or a player's name, a GM's name,
+    «по сроку», «бот» — as the log shows them (``panel.labels.actor_label``)."""
+    text = text.strip().lower().removeprefix("№").removeprefix("ведущий").strip()
+    actors = set(GameEvent.objects.filter(game=game).values_list("actor", flat=True))
+    names = people_names(game, actors)
+    fixed = {"system": "бот", "deadline": "по сроку", "replay": "сценарий"}
+    found = []
+    for a in actors:
+        kind, _, value = a.partition(":")
+        said = fixed.get(a, "")
+        if kind == "seat" and value.isdigit():
+            said = f"{value} {names.seats.get(int(value), '')}"
+        elif kind == "gm":
+            said = f"{value} {names.gms.get(value, '')}"
+        elif kind == "vk" and value.isdigit():
+            said = names.vk.get(int(value), "")
+        if text.isdigit():
+            if kind == "seat" and value == text:
+                found.append(a)
+        elif text and (text in said.lower() or text in a.lower()):
+            found.append(a)
+    return found
+
+
+def event_kinds(game: Game) -> list[str]:
+    return sorted(set(GameEvent.objects.filter(game=game).values_list("kind", flat=True)))
+
+
+def retryable_q() -> Q:
+    """Deliveries the GM may retry: failed, or sent to some of their recipients only."""
+    return Q(status=OutboxStatus.FAILED) | Q(status=OutboxStatus.SENT, result__has_key="failed")
+
+
+def retryable_outbox(game: Game | int) -> QuerySet[Outbox]:
+    """The game's deliveries the GM may retry (``_retryable``)."""
+    return Outbox.objects.filter(game=game).filter(retryable_q())
+
+
+def outbox_rows(game: Game, status: str = "") -> QuerySet[Outbox]:
+    """The game's deliveries, newest first; ``failed`` includes the partly delivered."""
+    if status == OutboxStatus.FAILED:
+        return retryable_outbox(game).order_by("-id")
+    qs = Outbox.objects.filter(game=game).order_by("-id")
+    return qs.filter(status=status) if status else qs
+
+
+def flags_of(game: Game, *, open_only: bool = False) -> list[ModerationFlag]:
+    qs = ModerationFlag.objects.filter(game=game).select_related("seat", "phase")
+    if open_only:
+        qs = qs.filter(status=FlagStatus.OPEN)
+    return list(qs.order_by("status", "-created_at"))
