@@ -34,7 +34,9 @@ from gameplay.models import Game, GameStatus, Phase, PhaseStatus, Seat, SeatStat
 from gameplay.rules import RoleCounts
 from gameplay.services import game_deal, game_end, game_start, signup_create
 from gameplay.services.common import current_phase
-from gameplay.services.gm import game_open, phase_extend, spectator_chat_link
+from gameplay.services.deadlines import phase_extend
+from gameplay.services.settings import game_open
+from gameplay.services.spectators import spectator_chat_link
 from outbox.queue import enqueue_delivery
 from vkbot.pipeline import store_ts, stored_ts
 

@@ -14,7 +14,9 @@ from django.contrib.auth import get_user_model
 from gameplay.models import Game
 from gameplay.rules import EarlyClose, RoleCounts, RuleViolation, Winner
 from gameplay.rules.errors import InvalidCommand
-from gameplay.services.gm import chat_peer_id, parse_player_lines, parse_vk_user
+from gameplay.services.settings import staff_users
+from gameplay.services.signup import parse_player_lines
+from gameplay.services.vkrefs import chat_peer_id, parse_vk_user
 from gameplay.themes import DEFAULT as DEFAULT_THEME
 from gameplay.themes import THEMES
 
@@ -170,8 +172,6 @@ class GameSettingsForm(forms.Form):
 
     def __init__(self, *args: Any, counts_locked: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        from gameplay.services.gm import staff_users
-
         zone = str((self.data.get("time_zone") if self.is_bound else None)
                    or self.initial.get("time_zone") or "Europe/Moscow")
         choices = list(TIME_ZONES)
@@ -267,7 +267,7 @@ class GameSettingsForm(forms.Form):
         )
 
     def settings(self) -> dict[str, Any]:
-        """The Game fields to save (``gameplay.services.gm.SETTINGS_FIELDS``)."""
+        """The Game fields to save (``gameplay.services.settings.SETTINGS_FIELDS``)."""
         d = self.cleaned_data
         return {
             "name": d["name"].strip(),
@@ -294,7 +294,7 @@ def _service_error(field: forms.Field, value: str, parse: Any) -> Any:
 
 
 class VkUserField(forms.CharField):
-    """A VK user by id or link (see ``gameplay.services.gm.parse_vk_user``)."""
+    """A VK user by id or link (see ``gameplay.services.vkrefs.parse_vk_user``)."""
 
     def clean(self, value: Any) -> int:
         raw = super().clean(value)

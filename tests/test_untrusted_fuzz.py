@@ -22,7 +22,8 @@ from config import env
 from config.env import EnvError
 from gameplay.replay import ScenarioError, parse_scenario
 from gameplay.rules import RuleViolation
-from gameplay.services import gm
+from gameplay.services.signup import parse_player_lines
+from gameplay.services.vkrefs import chat_peer_id, parse_vk_user
 from panel import forms as panel_forms
 from tests.localvk.support import GROUP_ID
 from tests.vkbot.ingest_support import SECRET, configure
@@ -140,7 +141,7 @@ def test_panel_forms_take_any_input(
 @PURE
 @given(TEXT)
 def test_gm_parsers_take_any_text(text: str) -> None:
-    for parse in (gm.parse_vk_user, gm.parse_player_lines):
+    for parse in (parse_vk_user, parse_player_lines):
         try:
             parse(text)
         except RuleViolation as e:
@@ -151,7 +152,7 @@ def test_gm_parsers_take_any_text(text: str) -> None:
 @given(st.one_of(st.integers(), st.booleans(), st.none(), TEXT))
 def test_chat_numbers_take_any_value(value: Any) -> None:
     try:
-        peer = gm.chat_peer_id(value)
+        peer = chat_peer_id(value)
     except RuleViolation as e:
         assert e.reason
     else:

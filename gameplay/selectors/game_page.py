@@ -296,6 +296,7 @@ def game_page(game: Game) -> GamePage:
     for r in replacements:
         repl[r.seat_id].append(f"{r.old_name} (id{r.old_vk_user_id})")
 
+    over = game.status == GameStatus.FINISHED  # G6: then every player of the game may watch
     rows = [
         SeatRow(
             seat=s,
@@ -310,7 +311,7 @@ def game_page(game: Game) -> GamePage:
             current_vote=current_votes.get(s.pk),
             night_actions=night_actions.get(s.pk, []),
             replaced_from=repl.get(s.pk, []),
-            spectator_eligible=may_watch(alive=s.alive, role=s.role),
+            spectator_eligible=may_watch(alive=s.alive, role=s.role, game_over=over),
         )
         for s in players
     ]

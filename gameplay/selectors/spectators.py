@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from gameplay.models import (
     Game,
+    GameStatus,
     Outbox,
     OutboxChannel,
     Seat,
@@ -30,7 +31,8 @@ class SpectatorPage:
 def spectator_page(game: Game) -> SpectatorPage:
     seats = [s for s in Seat.objects.filter(game=game, status=SeatStatus.PLAYER,
                                             number__isnull=False).order_by("number")
-             if may_watch(alive=s.alive, role=s.role)]
+             if may_watch(alive=s.alive, role=s.role,
+                          game_over=game.status == GameStatus.FINISHED)]
     members = list(SpectatorMember.objects.filter(game=game).select_related("seat")
                    .order_by("status", "-updated_at"))
     creation = (Outbox.objects.filter(game=game, channel=OutboxChannel.CREATE_CHAT)

@@ -5,11 +5,11 @@ appends GameEvents and writes the messages it causes as Outbox rows. Refusals ar
 ``gameplay.rules.RuleViolation`` subclasses with a Russian reason; nothing changes then.
 """
 
-from .day import VoteOutcome, day_close, vote_submit
+from .actions import night_action_submit
+from .day import VoteOutcome, day_close
 from .discipline import seat_modkill, seat_replace, strike_forgive, strike_give
 from .night import (
     ActionOutcome,
-    night_action_submit,
     night_close,
     night_draft_edit,
     night_publish,
@@ -23,9 +23,9 @@ from .setup import (
     game_deal,
     game_deal_fixed,
     game_start,
-    signup_create,
-    signup_withdraw,
 )
+from .signup import signup_create, signup_withdraw
+from .votes import vote_submit
 
 __all__ = [
     "ActionOutcome",

@@ -117,29 +117,6 @@ def _ballots(phase: Phase, kept: LockedGame | None) -> dict[int, Ballot]:
             for voter, v in kept.ballots.items() if not v.void}
 
 
-@transaction.atomic
-def vote_submit(
-    *,
-    game_id: int,
-    voter: int,
-    target: int,
-    early: bool = False,
-    source: str = Source.PM,
-    vk_post_id: int | None = None,
-    now: datetime | None = None,
-) -> VoteOutcome:
-    """Cast or change a vote (V1–V3, V6). Seats are seat numbers.
-
-    A vote sent by private message is also posted in the day's topic, so every vote is public
-    (V3). From Day 3 the day closes at once when enough early votes are held.
-    """
-    game = lock_game(game_id)
-    return vote_submit_locked(
-        game, current_phase(game), None, voter=voter, target=target, early=early,
-        source=source, vk_post_id=vk_post_id, now=now,
-    )
-
-
 def vote_submit_locked(
     game: Game,
     phase: Phase | None,
@@ -152,7 +129,7 @@ def vote_submit_locked(
     vk_post_id: int | None = None,
     now: datetime | None = None,
 ) -> VoteOutcome:
-    """:func:`vote_submit` for a service that has locked ``game`` in its transaction and read
+    """:func:`.votes.vote_submit` for a service that has locked ``game`` in its transaction and read
     its current ``phase`` (and its ``players``, or None) already: the same checks and writes,
     without reading them again."""
     now = now_or(now)
@@ -213,7 +190,7 @@ def vote_submit_locked(
     ):
         # The close changes the phase, the seats and maybe the game: nothing of it is kept.
         unit_of_work.read_afresh(game.pk)
-        result = _close(game, phase, seats, now, by="system", early=True)
+        result = day_close_locked(game, phase, seats, now, by="system", early=True)
     return VoteOutcome(vote, accepted.early_ignored, previous is not None, result)
 
 
@@ -224,7 +201,7 @@ def day_close(*, game_id: int, by: str = "system", now: datetime | None = None) 
     game = lock_game(game_id)
     require_running(game)
     phase = open_day_phase(game)
-    return _close(game, phase, players(game), now, by=by, early=False)
+    return day_close_locked(game, phase, players(game), now, by=by, early=False)
 
 
 def carried_penalties(game: Game, day_number: int) -> dict[int, int]:
@@ -256,9 +233,11 @@ def day_input(game: Game, phase: Phase) -> DayInput:
     )
 
 
-def _close(
+def day_close_locked(
     game: Game, phase: Phase, seats: list[Seat], now: datetime, *, by: str, early: bool
 ) -> DayResult:
+    """:func:`day_close` for a service that has locked ``game`` and read its open day and
+    players (an early close, the modkill that ends a day)."""
     result = close_day(table_of(seats), day_input(game, phase))
     by_number = {s.number: s for s in seats}
     for strike in result.strikes:

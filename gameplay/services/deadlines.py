@@ -1,4 +1,5 @@
-"""Deadlines and reminders (RULES.md §2): the scheduled tick and the GM's "remind now".
+"""Deadlines and reminders (RULES.md §2): the scheduled tick, the GM's "remind now", and the
+GM's hand on the open phase's end: extending its deadline or closing it now, as confirmed.
 
 ``deadline_tick`` is what the scheduled job (``gameplay.jobs.tick``) runs: it closes every open
 phase whose deadline passed through the same services the GM uses (a day is tallied and
@@ -22,7 +23,9 @@ from django.db import transaction
 
 from gameplay.messages import closes_in, render, when
 from gameplay.models import Game, GameEvent, GameStatus, Phase, PhaseKind, PhaseStatus, Seat
+from gameplay.rules import DayResult, NightResolution
 from gameplay.rules.errors import GameNotRunning, InvalidCommand, PhaseNotOpen, WrongPhase
+from gameplay.selectors.close import close_preview
 from gameplay.selectors.deadlines import (
     due_reminder_offsets,
     is_due,
@@ -32,9 +35,18 @@ from gameplay.selectors.deadlines import (
     reminder_offsets,
 )
 
-from .common import current_phase, lock_game, log_event, now_or, require_running, send_message
+from .common import (
+    current_phase,
+    lock_game,
+    log_event,
+    now_or,
+    post_board,
+    require_running,
+    send_message,
+)
 from .day import day_close
 from .night import night_close
+from .settings import MAX_EXTENSION
 
 log = logging.getLogger(__name__)
 
@@ -239,3 +251,65 @@ def phase_remind(*, game_id: int, by: str, now: datetime | None = None) -> Remin
         raise InvalidCommand(render("gm/nobody_to_remind"))
     return _send_reminder(game, phase, seats, now, by=by, offset=None)
 
+
+# --- the GM's hand on the open phase ----------------------------------------------------------
+
+
+class OutcomeChanged(InvalidCommand):
+    """The close the GM confirmed would now do something else (a vote or an action came in)."""
+
+    default_reason = "Пока страница была открыта, итог изменился: проверьте его ещё раз."
+
+
+@transaction.atomic
+def phase_close_confirmed(
+    *, game_id: int, by: str, phase_id: int, fingerprint: str, now: datetime | None = None
+) -> DayResult | NightResolution:
+    """«Закрыть день/ночь сейчас» as confirmed on its page: under the game's lock, only while
+    phase ``phase_id`` is still open and closing it would still do what the page showed (its
+    ``close_preview`` fingerprint); else ``OutcomeChanged`` / ``InvalidCommand``, and nothing
+    changes. Checked here, not in the view, so a vote arriving between the check and the close
+    cannot slip in."""
+    game = lock_game(game_id)
+    preview = close_preview(game)
+    if preview is None or preview.phase.pk != phase_id:
+        raise InvalidCommand("Фаза уже сменилась: обновите страницу.")
+    if preview.fingerprint != fingerprint:
+        raise OutcomeChanged()
+    if preview.phase.kind == PhaseKind.DAY:
+        return day_close(game_id=game_id, by=by, now=now)
+    return night_close(game_id=game_id, by=by, now=now)
+
+
+@transaction.atomic
+def phase_extend(
+    *, game_id: int, by: str, minutes: int, now: datetime | None = None
+) -> datetime:
+    """Move the open phase's deadline later by ``minutes`` (from now if it has passed or
+    there was none). Reminders whose time is again ahead will be sent again."""
+    now = now_or(now)
+    if isinstance(minutes, bool) or not isinstance(minutes, int) or minutes < 1:
+        raise InvalidCommand("Продлить можно на целое число минут, не меньше одной.")
+    delta = timedelta(minutes=minutes)
+    if delta > MAX_EXTENSION:
+        raise InvalidCommand("Продлить можно не больше чем на 30 дней за раз.")
+    game = lock_game(game_id)
+    if game.status != GameStatus.RUNNING:
+        raise InvalidCommand("Игра сейчас не идёт.")
+    phase = current_phase(game)
+    if phase is None or phase.status != PhaseStatus.OPEN:
+        raise InvalidCommand("Продлить можно только открытую фазу.")
+    before = phase.deadline
+    base = before if before is not None and before > now else now
+    phase.deadline = base + delta
+    phase.reminded = [m for m in phase.reminded or []
+                      if phase.deadline - timedelta(minutes=int(m)) <= now]
+    phase.save(update_fields=["deadline", "reminded"])
+    log_event(
+        game, "deadline_extended", by=by, phase=phase, minutes=minutes,
+        before=before.isoformat() if before else None, deadline=phase.deadline.isoformat(),
+    )
+    post_board(game, render("board/deadline_extended", kind=phase.kind, number=phase.number,
+                            deadline=when(phase.deadline, game.time_zone)),
+               kind="deadline_extended")
+    return phase.deadline

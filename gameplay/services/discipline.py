@@ -52,8 +52,7 @@ from .common import (
     send_you_died,
     table_of,
 )
-from .day import _close as close_day_phase
-from .day import ballots_of
+from .day import ballots_of, day_close_locked
 from .phases import finish_game
 
 
@@ -142,7 +141,7 @@ def _remove(
     elif phase is not None and phase.kind == PhaseKind.DAY and phase.status == PhaseStatus.OPEN:
         rule = EarlyClose(game.early_close)
         if early_close_reached(table_of(seats), phase.number, ballots_of(phase), rule):
-            close_day_phase(game, phase, seats, now, by="system", early=True)
+            day_close_locked(game, phase, seats, now, by="system", early=True)
 
 
 @transaction.atomic

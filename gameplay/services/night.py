@@ -89,25 +89,6 @@ def night_context(game: Game, phase: Phase, seats: Iterable[Seat]) -> NightConte
     )
 
 
-@transaction.atomic
-def night_action_submit(
-    *,
-    game_id: int,
-    actor: int,
-    act: Act | str,
-    target: int,
-    guess: Role | str | None = None,
-    source: str = Source.PM,
-    now: datetime | None = None,
-) -> ActionOutcome:
-    """Send or change a night action (RULES.md §4). A later one in the same slot replaces it."""
-    game = lock_game(game_id)
-    return night_action_submit_locked(
-        game, current_phase(game), None, actor=actor, act=act, target=target, guess=guess,
-        source=source,
-    )
-
-
 def night_action_submit_locked(
     game: Game,
     phase: Phase | None,
@@ -119,9 +100,9 @@ def night_action_submit_locked(
     guess: Role | str | None = None,
     source: str = Source.PM,
 ) -> ActionOutcome:
-    """:func:`night_action_submit` for a service that has locked ``game`` in its transaction
-    and read its current ``phase`` (and its ``players``, or None) already: the same checks
-    and writes, without reading them again."""
+    """:func:`.actions.night_action_submit` for a service that has locked ``game`` in its
+    transaction and read its current ``phase`` (and its ``players``, or None) already: the same
+    checks and writes, without reading them again."""
     require_running(game)
     phase = _as_night(phase)
     act = Act(act)

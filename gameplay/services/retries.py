@@ -1,4 +1,5 @@
-"""The GM's retry button: a failed Outbox row (or the recipients VK refused) queued again."""
+"""The GM's retry buttons: a failed Outbox row (or the recipients VK refused) queued again, or
+every failed delivery of a game at once."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from django.db import transaction
 
 from gameplay.models import Outbox, OutboxChannel, OutboxStatus
 from gameplay.rules.errors import InvalidCommand
+from gameplay.selectors.record import retryable_outbox
 from outbox.queue import request_delivery
 from outbox.results import board_group
 
@@ -77,3 +79,26 @@ def _requeue(rows: list[Outbox]) -> None:
     Outbox.objects.bulk_update(
         rows, ["result", "status", "attempts", "next_attempt_at", "locked_until", "last_error"]
     )
+
+
+def outbox_retry_all(*, game_id: int, by: str) -> int:
+    """Queue again every delivery of the game that failed, wholly or for some recipients
+    (``outbox_retry`` for each, in one transaction); returns how many rows."""
+    with transaction.atomic():
+        lock_game(game_id)
+        ids = list(
+            retryable_outbox(game_id)
+            .exclude(channel=OutboxChannel.CREATE_CHAT)  # asked for anew, never re-sent
+            .order_by("id")
+            .values_list("pk", flat=True)
+        )
+        if not ids:
+            raise InvalidCommand("Недоставленных сообщений нет.")
+        done: set[int] = set()
+        for pk in ids:
+            if pk in done:
+                continue  # queued with a board post it was merged with
+            row = outbox_retry(game_id=game_id, outbox_id=pk, by=by)
+            done.add(row.pk)
+            done.update(board_group(row))
+    return len(ids)

@@ -12,7 +12,7 @@ from django.db import transaction
 from outbox.leases import Lease
 from outbox.outcomes import Settlement, created_chats, lock_games_of, settle_held
 
-from .gm import spectator_chat_created
+from .spectators import spectator_chat_created
 
 
 @transaction.atomic

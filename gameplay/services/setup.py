@@ -1,4 +1,4 @@
-"""Creating a game, sign-up and withdrawal, the deal and the start.
+"""Creating a game, the deal and the start (sign-up and withdrawal: :mod:`.signup`).
 
 The deal cannot be chosen by the GM (gameplay/rules/deal.py): the server draws round 1's seed
 when the game is created (sign-up opens) and posts its commitment in the board at once; a deal
@@ -201,93 +201,18 @@ def deal_round_new(*, game_id: int, by: str, seed: str | None = None) -> DealRou
         raise InvalidCommand(render("gm/round_not_needed"))
     dealt = game.status == GameStatus.DEALT
     if dealt:
-        _discard_deal(game, by=by, cause="round", new_round=rnd.number + 1)
+        discard_deal(game, by=by, cause="round", new_round=rnd.number + 1)
     new = _open_round(game, by=by, seed=seed)
     if dealt:
         _deal(game, new, by)
     return new
 
 
-@transaction.atomic
-def signup_create(
-    *,
-    game_id: int,
-    vk_user_id: int,
-    name: str,
-    reserve: bool = False,
-    by: str | None = None,
-    sex: int = 0,
-) -> Seat:
-    """Sign a VK user up as a player (during recruitment) or as a reserve (any time).
-    ``sex`` is VK's (1 female, 2 male, 0 unknown): the texts' grammar follows it."""
-    game = lock_game(game_id)
-    if game.status not in (GameStatus.RECRUITING, GameStatus.DEALT, GameStatus.RUNNING):
-        raise InvalidCommand("Запись в эту игру закрыта.")
-    if not reserve and game.status != GameStatus.RECRUITING:
-        raise InvalidCommand("Набор в игру закрыт. Можно записаться в запас.")
-    existing = Seat.objects.filter(
-        game=game, vk_user_id=vk_user_id, status__in=[SeatStatus.PLAYER, SeatStatus.RESERVE]
-    ).first()
-    if existing is not None:
-        where = "в запасе" if existing.status == SeatStatus.RESERVE else "в игре"
-        raise InvalidCommand(f"Вы уже записаны {where}.")
-    seat = Seat.objects.create(
-        game=game,
-        vk_user_id=vk_user_id,
-        name=(name or f"id{vk_user_id}").strip()[:200],
-        sex=sex if sex in (1, 2) else 0,
-        status=SeatStatus.RESERVE if reserve else SeatStatus.PLAYER,
-    )
-    log_event(
-        game,
-        "signup",
-        by=by or f"vk:{vk_user_id}",
-        vk_user_id=vk_user_id,
-        name=seat.name,
-        reserve=reserve,
-    )
-    send_message(game, [vk_user_id], render("player/signed_up", game=game.name, reserve=reserve),
-                 kind="signup")
-    return seat
-
-
-@transaction.atomic
-def signup_withdraw(*, game_id: int, vk_user_id: int, by: str | None = None) -> Seat:
-    """Withdraw a sign-up before the start (a reserve may withdraw any time).
-
-    Withdrawing from a dealt game discards the deal (an override, listed at the end): the GM
-    deals again, from the same round's seed, for the new roster.
-    """
-    game = lock_game(game_id)
-    seat = Seat.objects.filter(
-        game=game, vk_user_id=vk_user_id, status__in=[SeatStatus.PLAYER, SeatStatus.RESERVE]
-    ).first()
-    if seat is None:
-        raise InvalidCommand("Вы не записаны в эту игру.")
-    if seat.status == SeatStatus.PLAYER and game.status not in (
-        GameStatus.RECRUITING,
-        GameStatus.DEALT,
-    ):
-        raise InvalidCommand("Игра уже началась: сняться нельзя, обратитесь к ведущему.")
-    if seat.status == SeatStatus.PLAYER and game.status == GameStatus.DEALT:
-        by_player = by is None or by == f"vk:{vk_user_id}"
-        _discard_deal(game, by=by or f"vk:{vk_user_id}",
-                      cause="player" if by_player else "gm", vk_user_id=vk_user_id)
-    seat.status = SeatStatus.WITHDRAWN
-    seat.number = None
-    seat.role = ""
-    seat.item = ""
-    seat.save()
-    log_event(game, "withdraw", by=by or f"vk:{vk_user_id}", vk_user_id=vk_user_id)
-    send_message(game, [vk_user_id], render("player/withdrawn", game=game.name), kind="withdraw")
-    return seat
-
-
 def _last_deal_number(game: Game) -> int:
     return Draw.objects.filter(game=game).aggregate(m=Max("deal_round"))["m"] or 0
 
 
-def _discard_deal(game: Game, *, by: str, **why: Any) -> None:
+def discard_deal(game: Game, *, by: str, **why: Any) -> None:
     """Back to recruitment: the seats lose their deal; the round (its seed) stays. Logged as an
     override, so the end-of-game «Решения ведущего» lists it. ``why``: the context of
     ``board/deal_discarded`` (``cause`` "round" with ``new_round``, or "player"/"gm" with

@@ -8,7 +8,7 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from gameplay.models import Seat, SeatStatus, Strike
 from gameplay.selectors.record import flags_of
 from gameplay.services.discipline import seat_modkill, seat_replace, strike_forgive, strike_give
-from gameplay.services.gm import flag_resolve
+from gameplay.services.moderation import flag_resolve
 from panel.access import actor, attempt, back, game_url, gm_view, render_panel
 from panel.forms import FlagForm, PunishForm, ReasonForm, ReplaceForm
 

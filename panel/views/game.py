@@ -11,8 +11,8 @@ from gameplay.models import GameStatus, PhaseKind, PhaseStatus
 from gameplay.rules import Winner, decide_winner
 from gameplay.selectors.game_page import game_page
 from gameplay.selectors.table import players, table_of
-from gameplay.services.gm import game_open, game_settings_update
 from gameplay.services.phases import game_end
+from gameplay.services.settings import game_open, game_settings_update
 from gameplay.services.story import post_preview
 from panel.access import actor, attempt, game_url, gm_view, render_panel
 from panel.forms import (

@@ -19,9 +19,9 @@ from gameplay.selectors.record import (
     retryable_outbox,
 )
 from gameplay.selectors.spectators import spectator_page
-from gameplay.services.gm import outbox_retry_all, spectator_chat_create, spectator_chat_link
-from gameplay.services.gm import spectator_chat_set_open as chat_set_open
-from gameplay.services.retries import outbox_retry
+from gameplay.services.retries import outbox_retry, outbox_retry_all
+from gameplay.services.spectators import spectator_chat_create, spectator_chat_link
+from gameplay.services.spectators import spectator_chat_set_open as chat_set_open
 from panel.access import actor, attempt, back, gm_view, render_panel
 from panel.forms import ChatLinkForm, HistoryLookupForm, LogFilterForm
 from panel.labels import actor_label, describe_event, event_label

@@ -10,8 +10,12 @@ from gameplay.rules import RuleViolation
 from gameplay.rules.errors import InvalidCommand
 from gameplay.selectors.close import close_preview
 from gameplay.selectors.table import current_phase, players
-from gameplay.services.deadlines import phase_remind
-from gameplay.services.gm import OutcomeChanged, phase_close_confirmed, phase_extend
+from gameplay.services.deadlines import (
+    OutcomeChanged,
+    phase_close_confirmed,
+    phase_extend,
+    phase_remind,
+)
 from gameplay.services.night import (
     night_draft_edit,
     night_publish,

@@ -10,8 +10,9 @@ from gameplay.messages import render
 from gameplay.models import FlagKind, Game, ModerationFlag, Seat, SeatStatus
 from gameplay.rules import Item, Role, RoleCounts, deal_for_roster
 from gameplay.rules.errors import NotInGame
-from gameplay.services import gm as gm_services
-from gameplay.services.players import StaleButton
+from gameplay.services.acting import StaleButton
+from gameplay.services.moderation import flag_resolve
+from gameplay.services.spectators import spectator_chat_link, spectator_chat_set_open
 from tests.e2e.cast import BASE, PLAYERS, RESERVE
 from tests.e2e.harness import db
 from tests.e2e.script import INVITE, SEED, Script, first_target, vote_text
@@ -105,8 +106,8 @@ async def day_2(s: Script) -> None:
 
     # The spectator chat: the GM links the community's chat and opens it.
     chat = s.state.create_chat("ЗЗ «Машина времени»")
-    await s.gm(gm_services.spectator_chat_link, chat=chat.chat_id)
-    await s.gm(gm_services.spectator_chat_set_open, open=True)
+    await s.gm(spectator_chat_link, chat=chat.chat_id)
+    await s.gm(spectator_chat_set_open, open=True)
     victim, dead_mafia, intruder = s.seat(c.victim), s.seat(c.executed1), s.seat(c.intruder)
     assert victim.received("Ведущий открыл беседу зрителей", start)
     assert not dead_mafia.received("Ведущий открыл беседу зрителей")
@@ -160,7 +161,7 @@ async def day_2(s: Script) -> None:
                                                        kind=FlagKind.PROFANITY))
     assert flag.vk_user_id == s.seat(c.modkilled).vk
     mark = s.mark()
-    await s.gm(gm_services.flag_resolve, flag_id=flag.pk, acted=True, punish="modkill",
+    await s.gm(flag_resolve, flag_id=flag.pk, acted=True, punish="modkill",
                seat=c.modkilled, note="оскорбления в обсуждении")
     s.public_from[c.modkilled] = s.mark()
     label = f"№{c.modkilled} {s.seat(c.modkilled).name}"

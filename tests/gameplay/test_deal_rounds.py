@@ -15,8 +15,9 @@ from gameplay import services
 from gameplay.models import DealRound, GameStatus, SeatStatus
 from gameplay.rules import RoleCounts, RuleViolation, deal_for_roster, round_commitment
 from gameplay.rules.errors import InvalidCommand, SetupError
-from gameplay.services import gm as gm_services
+from gameplay.services.settings import game_settings_update
 from gameplay.services.setup import counts_of
+from gameplay.services.signup import player_add, player_remove
 from tests.gameplay.factories import board, events, make_game, outbox, player_name, seats, vk_id
 
 pytestmark = pytest.mark.django_db
@@ -62,10 +63,10 @@ def test_round_one_is_committed_in_the_board_before_anyone_signs_up():
 def test_a_game_created_without_a_topic_posts_round_one_when_it_gets_one():
     game = make_game(n=0, topic_id=None)
     assert board(game) == []
-    gm_services.game_settings_update(game_id=game.pk, by="gm:test", topic_id=73)
+    game_settings_update(game_id=game.pk, by="gm:test", topic_id=73)
     [post] = board(game)
     assert post.topic_id == 73 and round_commitment(1, "test-seed") in post.text
-    gm_services.game_settings_update(game_id=game.pk, by="gm:test", recruit_topic_id=74)
+    game_settings_update(game_id=game.pk, by="gm:test", recruit_topic_id=74)
     assert len(board(game)) == 1  # posted once
 
 
@@ -75,7 +76,7 @@ def test_every_round_opened_without_a_topic_is_posted_in_order_when_it_gets_one(
     game = make_game(n=9, topic_id=None, deal=True)
     services.deal_round_new(game_id=game.pk, by="gm:test", seed="second-seed")
     assert board(game) == []
-    gm_services.game_settings_update(game_id=game.pk, by="gm:test", topic_id=75)
+    game_settings_update(game_id=game.pk, by="gm:test", topic_id=75)
     posts = board(game)
     assert [p.kind for p in posts] == ["deal_round", "deal_round"]
     assert round_commitment(1, "test-seed") in posts[0].text
@@ -90,8 +91,8 @@ def test_the_same_roster_always_gets_the_same_deal():
 
     # The GM removes a player and adds them back: the very same deal.
     removed = seats(game)[3]
-    gm_services.player_remove(game_id=game.pk, by="gm:anna", seat_id=removed.pk)
-    gm_services.player_add(game_id=game.pk, by="gm:anna", vk=removed.vk_user_id, name="Снова")
+    player_remove(game_id=game.pk, by="gm:anna", seat_id=removed.pk)
+    player_add(game_id=game.pk, by="gm:anna", vk=removed.vk_user_id, name="Снова")
     services.game_deal(game_id=game.pk, by="gm:anna")
     game.refresh_from_db()
     assert deal_of(game) == first
@@ -134,12 +135,12 @@ def test_dealing_again_and_changing_counts_need_a_new_round():
     # Other counts would give the same roster another deal from the same seed: refused.
     other = RoleCounts(mafia=1, commissar=1, doctor=1, maniac=1, civilian=5)
     with pytest.raises(SetupError, match="новым раундом"):
-        gm_services.game_settings_update(game_id=game.pk, by="gm:test", counts=other)
+        game_settings_update(game_id=game.pk, by="gm:test", counts=other)
     assert counts_of(game) == RoleCounts.default_for(9)
     services.deal_round_new(game_id=game.pk, by="gm:test")  # recruiting: only the new seed
     game.refresh_from_db()
     assert game.status == GameStatus.RECRUITING
-    gm_services.game_settings_update(game_id=game.pk, by="gm:test", counts=other)
+    game_settings_update(game_id=game.pk, by="gm:test", counts=other)
 
 
 def test_a_new_round_before_any_deal_is_refused():

@@ -15,7 +15,8 @@ from gameplay.messages import render
 from gameplay.models import Game, GameStatus, Seat
 from gameplay.rules import RoleCounts
 from gameplay.rules.errors import SetupError
-from gameplay.services import gm as gm_services
+from gameplay.services.settings import game_settings_update
+from gameplay.services.spectators import spectator_chat_link
 from tests.vkbot.bot_support import board_post, make_game, run
 
 pytestmark = pytest.mark.django_db
@@ -66,7 +67,7 @@ def test_a_settings_change_to_another_games_topic_is_refused() -> None:
     mine = recruiting("Вторая", recruit_topic_id=81)
 
     with pytest.raises(SetupError, match="уже идёт другая игра"):
-        gm_services.game_settings_update(game_id=mine.pk, by="gm:test", topic_id=71)
+        game_settings_update(game_id=mine.pk, by="gm:test", topic_id=71)
 
     mine.refresh_from_db()
     assert (mine.recruit_topic_id, mine.topic_id) == (81, None)
@@ -86,18 +87,18 @@ def test_a_plus_in_a_sign_up_topic_goes_to_its_one_game() -> None:
 
 def test_another_unfinished_games_spectator_chat_is_refused() -> None:
     theirs = make_game(vk_base=1000)
-    gm_services.spectator_chat_link(game_id=theirs.pk, by="gm:them", chat=5)
+    spectator_chat_link(game_id=theirs.pk, by="gm:them", chat=5)
     mine = make_game(vk_base=2000)
 
     for chat in (5, 2_000_000_005):
         with pytest.raises(SetupError) as refused:
-            gm_services.spectator_chat_link(game_id=mine.pk, by="gm:me", chat=chat)
+            spectator_chat_link(game_id=mine.pk, by="gm:me", chat=chat)
         assert refused.value.reason == render("gm/spectator_chat_taken")
 
     mine.refresh_from_db()
     assert mine.spectator_chat_id is None
     finish(theirs)
-    gm_services.spectator_chat_link(game_id=mine.pk, by="gm:me", chat=5)
+    spectator_chat_link(game_id=mine.pk, by="gm:me", chat=5)
     mine.refresh_from_db()
     assert mine.spectator_chat_id == 2_000_000_005
 

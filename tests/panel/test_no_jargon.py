@@ -12,8 +12,8 @@ from django.urls import reverse
 
 from gameplay import services
 from gameplay.models import Game, GameEvent
-from gameplay.services import gm as gm_services
 from gameplay.services.deadlines import DEADLINE_ACTOR
+from gameplay.services.spectators import spectator_chat_link
 from tests.panel.support import living, make_game, vote_round
 from tests.panel.test_access import fill, game_patterns
 
@@ -80,7 +80,7 @@ def test_every_panel_page_is_free_of_rule_codes_and_raw_ids(gm: Any, gm_client: 
     game: Game = make_game(gm, players=7)
     vote_round(game, skip=1)
     services.day_close(game_id=game.pk)
-    gm_services.spectator_chat_link(game_id=game.pk, by="gm:ведущий", chat=7)
+    spectator_chat_link(game_id=game.pk, by="gm:ведущий", chat=7)
     from gameplay.models import ModerationFlag, Outbox, OutboxStatus
 
     seat = living(game)[0]

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from gameplay.models import Outbox
-from gameplay.services import players
+from gameplay.services.replies import answer_event, reply
 from outbox.queue import DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY
 
 pytestmark = pytest.mark.django_db
@@ -19,8 +19,8 @@ pytestmark = pytest.mark.django_db
 @pytest.mark.parametrize(
     "write",
     [
-        lambda: players.reply(vk_user_id=42, text="Статус: вы не в игре."),
-        lambda: players.answer_event(event_id="e1", user_id=42, peer_id=42, snackbar="Ок"),
+        lambda: reply(vk_user_id=42, text="Статус: вы не в игре."),
+        lambda: answer_event(event_id="e1", user_id=42, peer_id=42, snackbar="Ок"),
     ],
     ids=["reply", "event_answer"],
 )

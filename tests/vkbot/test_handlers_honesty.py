@@ -13,7 +13,7 @@ from gameplay.rules import Act, NightContext, valid_targets
 from gameplay.rules.roles import SELF_TARGET_ALLOWED
 from gameplay.selectors.spectators import spectator_page
 from gameplay.services.common import send_you_died, table_of
-from gameplay.services.gm import spectator_chat_set_open, spectator_eligible
+from gameplay.services.spectators import spectator_chat_set_open, spectator_refusal
 from tests.vkbot.bot_support import (
     CHAT_PEER,
     kill,
@@ -74,7 +74,7 @@ def test_dead_mafia_is_never_told_to_ask_for_the_spectator_chat() -> None:
     assert [o.peer_ids for o in opened] == [[1004]]
     # the panel, the opening message and the bot's answer agree
     seats = Seat.objects.filter(game=game, number__isnull=False)
-    assert [s.number for s in seats if spectator_eligible(s)] == [4]
+    assert [s.number for s in seats if spectator_refusal(game=game, seat=s) is None] == [4]
     assert [s.number for s in spectator_page(game).eligible] == [4]
     assert run(pm(1004, "в ЗЗ"))[0].kind == "spectator_invite"
     refusal = texts_to(run(pm(1002, "в ЗЗ")), 1002)

@@ -16,7 +16,8 @@ from django.test.utils import CaptureQueriesContext
 from gameplay import services
 from gameplay.models import Game, GameEvent, ModerationFlag, Outbox, Phase, VkEvent, Vote
 from gameplay.rules import RuleViolation
-from gameplay.services import players
+from gameplay.services.replies import reply
+from gameplay.services.votes import vote_submit
 from outbox import txcache
 from outbox.unit_of_work import RefusalAfterWrites
 from tests.vkbot.bot_support import (
@@ -198,7 +199,7 @@ def seqs(game: Game) -> list[int]:
 
 
 def vote(game: Game, voter: int, target: int) -> None:
-    players.vote_cast(game_id=game.pk, vk_user_id=1000 + voter, target=target)
+    vote_submit(game_id=game.pk, vk_user_id=1000 + voter, target=target)
 
 
 @pytestmark_db
@@ -273,9 +274,9 @@ def test_queued_rows_keep_their_order_and_go_with_a_rolled_back_savepoint() -> N
     before = Outbox.objects.count()
     with transaction.atomic(), txcache.kept():
         vote(game, 1, 20)  # its echo and event are queued
-        players.reply(vk_user_id=1001, text="после голоса", game=game)
+        reply(vk_user_id=1001, text="после голоса", game=game)
         with pytest.raises(Boom), transaction.atomic():
-            players.reply(vk_user_id=1002, text="откачено", game=game)
+            reply(vk_user_id=1002, text="откачено", game=game)
             vote(game, 2, 20)
             raise Boom
         assert Outbox.objects.count() == before  # nothing inserted yet

@@ -10,7 +10,7 @@ from typing import Any
 from gameplay.messages import render
 from gameplay.models import Game, Seat
 from gameplay.selectors import bot as sel
-from gameplay.services import players
+from gameplay.services import replies
 
 CHAT_PEER_BASE = 2_000_000_000
 
@@ -75,14 +75,14 @@ def say(
     edit: int | None = None,
 ) -> None:
     """Answer the user; ``edit``: the ``conversation_message_id`` of the bot's message this
-    answer replaces (a page of buttons turned: ``players.reply``)."""
-    players.reply(vk_user_id=vk_user_id, text=text, game=game, keyboard=keyboard, kind=kind,
+    answer replaces (a page of buttons turned: ``replies.reply``)."""
+    replies.reply(vk_user_id=vk_user_id, text=text, game=game, keyboard=keyboard, kind=kind,
                   edit=edit)
 
 
 def refuse(vk_user_id: int, reason: str, *, game: Game | int | None = None) -> None:
     """A refusal: always answered, never more than the rule's reason."""
-    players.reply(vk_user_id=vk_user_id, text=reason, game=game, kind="refusal")
+    replies.reply(vk_user_id=vk_user_id, text=reason, game=game, kind="refusal")
 
 
 # --- who the sender is -----------------------------------------------------------------------

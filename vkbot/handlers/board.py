@@ -11,7 +11,7 @@ from typing import Any
 
 from gameplay.models import FlagKind, Game, GameStatus, PhaseKind, Seat, Vote
 from gameplay.selectors import bot as sel
-from gameplay.services import players
+from gameplay.services.moderation import flag
 from vkbot import moderation, parsing
 
 from . import signup
@@ -92,12 +92,12 @@ def _moderate(
               "vk_post_id": post_id}
     found = moderation.profanity(text)
     if found:
-        players.flag(kind=FlagKind.PROFANITY, note="Найдено: " + ", ".join(
+        flag(kind=FlagKind.PROFANITY, note="Найдено: " + ", ".join(
             sorted({f.word for f in found})[:10]), **common)
     if seat is None:
         return
     if not seat.alive:
-        players.flag(kind=FlagKind.DEAD_POST, **common)
+        flag(kind=FlagKind.DEAD_POST, **common)
         return
     words = moderation.reveal(text)
     if not words:
@@ -108,7 +108,7 @@ def _moderate(
         and phase.published_at is None
     )
     if in_review:
-        players.flag(kind=FlagKind.REVEAL, note=f"Ночь {phase.number} закрыта, итоги не "
+        flag(kind=FlagKind.REVEAL, note=f"Ночь {phase.number} закрыта, итоги не "
                      "опубликованы. Слова: " + ", ".join(sorted(set(words))[:10]), **common)
 
 
@@ -127,12 +127,12 @@ def post_edit(obj: dict[str, Any]) -> None:
     text = as_str(obj.get("text"), 20000)
     vote = _vote_of(game, post_id)
     if vote is not None:
-        players.flag(game_id=game.pk, kind=FlagKind.EDITED_VOTE, vk_user_id=author, text=text,
+        flag(game_id=game.pk, kind=FlagKind.EDITED_VOTE, vk_user_id=author, text=text,
                      topic_id=topic, vk_post_id=post_id,
                      note="Пост с голосом изменён; голос остался прежним.")
     found_words = moderation.profanity(text)
     if found_words:
-        players.flag(game_id=game.pk, kind=FlagKind.PROFANITY, vk_user_id=author, text=text,
+        flag(game_id=game.pk, kind=FlagKind.PROFANITY, vk_user_id=author, text=text,
                      topic_id=topic, vk_post_id=post_id,
                      note="Найдено: " + ", ".join(sorted({f.word for f in found_words})[:10]))
 
@@ -146,6 +146,6 @@ def post_delete(obj: dict[str, Any]) -> None:
     post_id = as_int(obj.get("id"))
     vote = _vote_of(game, post_id)
     if vote is not None:
-        players.flag(game_id=game.pk, kind=FlagKind.EDITED_VOTE,
+        flag(game_id=game.pk, kind=FlagKind.EDITED_VOTE,
                      vk_user_id=vote.voter.vk_user_id, text="", topic_id=topic,
                      vk_post_id=post_id, note="Пост с голосом удалён; голос остался прежним.")

@@ -14,7 +14,7 @@ from gameplay.messages import render
 from gameplay.models import Seat
 from gameplay.rules import RuleViolation
 from gameplay.rules.errors import DeadCannotAct, NotInGame
-from gameplay.services import players
+from gameplay.services import replies
 
 from .base import CHAT_PEER_BASE, Sender, VkFacts, as_int, as_str, refuse, user_id
 
@@ -29,7 +29,7 @@ def event(obj: dict[str, Any]) -> tuple[int, Payload, int | None] | None:
     if sender is None or peer is None:
         return None
     if event_id:
-        players.answer_event(event_id=event_id, user_id=sender, peer_id=peer)
+        replies.answer_event(event_id=event_id, user_id=sender, peer_id=peer)
     if peer != sender or peer > CHAT_PEER_BASE:
         return None  # our buttons live in private chats only
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gameplay.messages import render
 from gameplay.rules import RuleViolation
-from gameplay.services import players
+from gameplay.services import mafia
 
 from .base import Sender, refuse, single_running_seat
 
@@ -19,6 +19,6 @@ def relay(sender: Sender, text: str) -> None:
         refuse(sender.vk_user_id, render("player/dead"), game=seat.game_id)
         return
     try:
-        players.mafia_relay(game_id=seat.game_id, vk_user_id=sender.vk_user_id, text=text)
+        mafia.mafia_relay(game_id=seat.game_id, vk_user_id=sender.vk_user_id, text=text)
     except RuleViolation as e:
         refuse(sender.vk_user_id, e.reason, game=seat.game_id)

@@ -9,8 +9,8 @@ from gameplay.models import PhaseKind, PhaseStatus, Seat
 from gameplay.rules import Act, Role, RuleViolation
 from gameplay.rules.errors import ActionNotAvailable, TargetNotAlive, UnknownTarget, WrongPhase
 from gameplay.selectors import bot as sel
-from gameplay.services import players, prompts
-from gameplay.services.players import StaleButton
+from gameplay.services import actions, prompts
+from gameplay.services.acting import StaleButton
 from vkbot import parsing
 
 from .base import Sender, refuse, say, single_running_seat
@@ -68,7 +68,7 @@ def from_text(sender: Sender, cmd: parsing.Command) -> None:
         if act is Act.ROLE_STRIKE and cmd.guess is None:
             show_page(seat, base.but(target=number))  # «удар 7»: which role?
             return
-        players.night_act(
+        actions.night_action_submit(
             game_id=seat.game_id,
             vk_user_id=sender.vk_user_id,
             act=act,
@@ -121,7 +121,7 @@ def pressed(seat: Seat, payload: Payload, *, edit: int | None = None) -> None:
     if needs_page:
         show_page(seat, payload, edit=edit)
         return
-    players.night_act(
+    actions.night_action_submit(
         game_id=seat.game_id,
         vk_user_id=seat.vk_user_id,
         act=act,

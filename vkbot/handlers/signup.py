@@ -8,7 +8,7 @@ from gameplay.messages import render
 from gameplay.models import Game, GameStatus
 from gameplay.rules import RuleViolation
 from gameplay.selectors import bot as sel
-from gameplay.services import players, setup
+from gameplay.services import replies, signup
 from vkbot import parsing
 
 from .base import Sender, VkFacts, refuse, say
@@ -18,7 +18,7 @@ def _signup(sender: Sender, game: Game, reserve: bool, facts: VkFacts) -> None:
     # Writing to the community lets it answer (VK), unless VK told the pipeline otherwise.
     allowed = facts.pm_allowed.get(sender.vk_user_id, True)
     try:
-        players.signup(
+        signup.signup_create(
             game_id=game.pk, vk_user_id=sender.vk_user_id, name=sender.name(facts),
             sex=sender.sex(facts), reserve=reserve, pm_allowed=allowed,
         )
@@ -69,7 +69,7 @@ def _withdraw_private(sender: Sender) -> None:
         return
     for seat in seats:
         try:
-            setup.signup_withdraw(game_id=seat.game_id, vk_user_id=sender.vk_user_id)
+            signup.signup_withdraw(game_id=seat.game_id, vk_user_id=sender.vk_user_id)
         except RuleViolation as e:
             refuse(sender.vk_user_id, e.reason, game=seat.game_id)
 
@@ -83,11 +83,11 @@ def from_board(
     mention = parsing.mention(vk_user_id, name)
     try:
         if cmd.kind == parsing.WITHDRAW:
-            setup.signup_withdraw(game_id=game.pk, vk_user_id=vk_user_id)
-            players.board_reply(game_id=game.pk, topic_id=topic_id,
+            signup.signup_withdraw(game_id=game.pk, vk_user_id=vk_user_id)
+            replies.board_reply(game_id=game.pk, topic_id=topic_id,
                                 text=render("board/withdrawn", mention=mention))
             return
-        players.signup(
+        signup.signup_create(
             game_id=game.pk,
             vk_user_id=vk_user_id,
             name=name,
@@ -98,5 +98,5 @@ def from_board(
             mention=mention,
         )
     except RuleViolation as e:
-        players.board_reply(game_id=game.pk, topic_id=topic_id,
+        replies.board_reply(game_id=game.pk, topic_id=topic_id,
                             text=render("board/refusal", mention=mention, reason=e.reason))

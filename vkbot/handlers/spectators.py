@@ -14,7 +14,8 @@ from django.conf import settings
 from gameplay.messages import render
 from gameplay.rules import RuleViolation
 from gameplay.selectors import bot as sel
-from gameplay.services import players
+from gameplay.services import spectators
+from gameplay.services.replies import chat_reply
 from vkbot import parsing, replies
 
 from .base import Sender, as_dict, as_int, as_str, refuse, user_id
@@ -32,7 +33,7 @@ def request(sender: Sender) -> None:
     refusal = None
     for seat in seats:
         try:
-            players.spectator_request(game_id=seat.game_id, vk_user_id=sender.vk_user_id)
+            spectators.spectator_request(game_id=seat.game_id, vk_user_id=sender.vk_user_id)
             return
         except RuleViolation as e:
             refusal = refusal or (e.reason, seat.game_id)
@@ -60,9 +61,9 @@ def chat_message(peer_id: int, message: dict[str, Any]) -> None:
     if game is None:
         return
     if kind in JOINS:
-        players.spectator_joined(game_id=game.pk, member_id=member)
+        spectators.spectator_joined(game_id=game.pk, member_id=member)
     else:
-        players.spectator_left(game_id=game.pk, member_id=member)
+        spectators.spectator_left(game_id=game.pk, member_id=member)
 
 
 def is_community(member_id: Any) -> bool:
@@ -76,4 +77,4 @@ def tell_number(peer_id: int, *, added: bool) -> None:
     """Answer in the chat with its number and how to link it (through the Outbox)."""
     game = sel.game_for_chat(peer_id)
     text = replies.chat_number(peer_id, game.name if game else None, added=added)
-    players.chat_reply(peer_id=peer_id, text=text, game=game, kind="chat_number")
+    chat_reply(peer_id=peer_id, text=text, game=game, kind="chat_number")

@@ -9,8 +9,8 @@ from gameplay.models import Game, PhaseKind, PhaseStatus, Seat, Source
 from gameplay.rules import RuleViolation
 from gameplay.rules.errors import NotInGame, WrongPhase
 from gameplay.selectors import bot as sel
-from gameplay.services import players, prompts
-from gameplay.services.players import StaleButton
+from gameplay.services import prompts, replies, votes
+from gameplay.services.acting import StaleButton
 from vkbot import parsing
 
 from .base import Sender, refuse, say, single_running_seat
@@ -43,7 +43,7 @@ def pressed(seat: Seat, payload: Payload, *, edit: int | None = None) -> None:
     if payload.target is None:
         show_page(seat, payload, edit=edit)
         return
-    players.vote_cast(
+    votes.vote_submit(
         game_id=seat.game_id,
         vk_user_id=seat.vk_user_id,
         target=payload.target,
@@ -68,7 +68,7 @@ def from_private(sender: Sender, cmd: parsing.Command) -> None:
         target = cmd.target.number
         if target is None:  # a name or a mention: resolved against the roster
             target = _target_number(sel.roster(seat.game_id), cmd.target, seat)
-        players.vote_cast(
+        votes.vote_submit(
             game_id=seat.game_id,
             vk_user_id=sender.vk_user_id,
             target=target,
@@ -85,7 +85,7 @@ def count_private(sender: Sender) -> None:
         refuse(sender.vk_user_id, seat)
         return
     try:
-        say(sender.vk_user_id, players.vote_count_text(game_id=seat.game_id), game=seat.game_id,
+        say(sender.vk_user_id, votes.vote_count_text(game_id=seat.game_id), game=seat.game_id,
             kind="vote_count")
     except RuleViolation as e:
         refuse(sender.vk_user_id, e.reason, game=seat.game_id)
@@ -112,7 +112,7 @@ def from_board(
             raise RuleViolation(render("player/dead"))
         if cmd.error or cmd.target is None:
             raise RuleViolation(cmd.error or "Укажите, за кого голосуете: «голос 5».")
-        players.vote_cast(
+        votes.vote_submit(
             game_id=game.pk,
             vk_user_id=vk_user_id,
             target=_target_number(seats, cmd.target, seat),
@@ -121,7 +121,7 @@ def from_board(
             vk_post_id=post_id,
         )
     except RuleViolation as e:
-        players.board_reply(
+        replies.board_reply(
             game_id=game.pk, topic_id=topic_id,
             text=render("board/vote_refused", mention=mention, reason=e.reason),
             kind="vote_refused",
@@ -130,9 +130,9 @@ def from_board(
 
 def count_board(game: Game, topic_id: int, vk_user_id: int) -> None:
     try:
-        players.vote_count_post(game_id=game.pk)
+        votes.vote_count_post(game_id=game.pk)
     except RuleViolation as e:
-        players.board_reply(
+        replies.board_reply(
             game_id=game.pk, topic_id=topic_id,
             text=render("board/refusal", mention=parsing.mention(vk_user_id, f"id{vk_user_id}"),
                         reason=e.reason),

@@ -21,8 +21,8 @@ from gameplay.models import (
     OutboxStatus,
 )
 from gameplay.rules.errors import InvalidCommand
-from gameplay.services import gm
 from gameplay.services.retries import outbox_retry
+from gameplay.services.spectators import spectator_chat_create, spectator_chat_link
 from localvk import RunningServer
 from outbox.leases import outbox_claim, outbox_record
 from outbox.outcomes import Failure
@@ -45,7 +45,7 @@ GMS = [9100, 9101]
 
 def request_chat(**fields: Any) -> tuple[Game, Outbox]:
     game = make_game(gm_vk_ids=GMS, **fields)
-    row = gm.spectator_chat_create(game_id=game.pk, by="gm:anna")
+    row = spectator_chat_create(game_id=game.pk, by="gm:anna")
     return game, row
 
 
@@ -122,7 +122,7 @@ def test_a_request_whose_answer_was_lost_is_never_sent_again(vk: RunningServer) 
     # Not from the deliveries page: the GM asks for a new chat, knowingly.
     with pytest.raises(InvalidCommand, match="Создать беседу"):
         outbox_retry(outbox_id=row.pk, by="gm:anna")
-    again = gm.spectator_chat_create(game_id=game.pk, by="gm:anna")
+    again = spectator_chat_create(game_id=game.pk, by="gm:anna")
     deliver()
     again.refresh_from_db()
     game.refresh_from_db()
@@ -186,7 +186,7 @@ def test_added_to_a_users_chat_the_bot_says_its_number_there(vk: RunningServer) 
     assert "администратором беседы" in message.text
     # That number is what the panel takes.
     game = make_game()
-    gm.spectator_chat_link(game_id=game.pk, by="gm:anna", chat=chat.chat_id)
+    spectator_chat_link(game_id=game.pk, by="gm:anna", chat=chat.chat_id)
     game.refresh_from_db()
     assert game.spectator_chat_id == chat.peer_id
 

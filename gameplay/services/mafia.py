@@ -1,0 +1,54 @@
+"""The mafia's channel (RULES.md G5): a living mafia member's «!» message to the other living
+mafia, with the sender's name."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from gameplay.messages import Person, render
+from gameplay.models import GameStatus
+from gameplay.rules import Role, RuleViolation
+from gameplay.rules.errors import InvalidCommand
+
+from .acting import seat_of_user
+from .common import lock_game, log_event, players, send_message
+from .replies import reply
+
+#: Longest relayed text (VK's limit is 9000; the sender's name goes in front).
+RELAY_MAX = 4000
+
+
+class NotMafia(RuleViolation):
+    rule = "G5"
+    default_reason = "Сообщения с «!» пересылаются только внутри мафии."
+
+    def __init__(self, reason: str | None = None) -> None:
+        super().__init__(reason or render("player/refused", why="not_mafia"))
+
+
+@transaction.atomic
+def mafia_relay(*, game_id: int, vk_user_id: int, text: str) -> int:
+    """A living mafia member's «!» message to the other living mafia, with the sender's name.
+    Returns how many received it (the sender is told)."""
+    game = lock_game(game_id)
+    if game.status != GameStatus.RUNNING:
+        raise InvalidCommand("Игра сейчас не идёт.")
+    seat = seat_of_user(game, vk_user_id)
+    if seat.role != Role.MAFIA:
+        raise NotMafia()
+    body = text.strip()[:RELAY_MAX]
+    if not body:
+        raise InvalidCommand("Напишите текст после «!», например: «!стреляем в 5».")
+    team = [s.vk_user_id for s in players(game) if s.alive and s.role == Role.MAFIA
+            and s.pk != seat.pk]
+    if team:
+        send_message(game, team, render("player/relay", sender=Person.of(seat), text=body),
+                     kind="mafia_relay")
+        reply(vk_user_id=vk_user_id, game=game, text=render("player/relay_sent", count=len(team)),
+              kind="mafia_relay_sent")
+    else:
+        reply(vk_user_id=vk_user_id, game=game, text=render("player/relay_alone"),
+              kind="mafia_relay_sent")
+    log_event(game, "mafia_relay", by=f"seat:{seat.number}", seat=seat.number,
+              recipients=len(team), text=body)
+    return len(team)

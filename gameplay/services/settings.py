@@ -1,0 +1,170 @@
+"""A game's settings and its GMs: creating a game from the panel (``game_open``) and changing
+its settings, role counts and GM staff (``game_settings_update``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import timedelta
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
+
+from gameplay.messages import render
+from gameplay.models import Game, GameStatus
+from gameplay.rules import EarlyClose, RoleCounts
+from gameplay.rules.errors import InvalidCommand, SetupError
+from gameplay.themes import THEMES
+
+from .common import lock_game, log_event
+from .setup import announce_round, check_vk_tenancy, game_create, round_was_dealt, tenancy_refusal
+from .vkrefs import CHAT_PEER_BASE
+
+#: The longest phase the settings accept, and the longest extension of a deadline at once.
+MAX_EXTENSION = timedelta(days=30)
+
+#: Game fields the panel may change with ``game_settings_update``.
+SETTINGS_FIELDS = (
+    "name",
+    "vk_group_id",
+    "recruit_topic_id",
+    "topic_id",
+    "day_length",
+    "night_length",
+    "reminders",
+    "early_close",
+    "reveal_on_night_death",
+    "auto_publish",
+    "time_zone",
+    "gm_vk_ids",
+    "theme",
+)
+COUNT_FIELDS = ("mafia_count", "commissar_count", "doctor_count", "maniac_count",
+                "civilian_count")
+
+
+def _check_settings(values: dict[str, Any]) -> None:
+    if "name" in values and not str(values["name"] or "").strip():
+        raise SetupError("У игры должно быть название.")
+    for key in ("day_length", "night_length"):
+        length = values.get(key)
+        if length is not None and (length < timedelta(minutes=5) or length > MAX_EXTENSION):
+            raise SetupError("Длина фазы — от 5 минут до 30 дней.")
+    if "reminders" in values:
+        reminders = values["reminders"]
+        if not isinstance(reminders, list) or any(
+            isinstance(m, bool) or not isinstance(m, int) or m < 1 or m > 7 * 24 * 60
+            for m in reminders
+        ):
+            raise SetupError("Напоминания — минуты до срока, от 1 до 10080.")
+    if "gm_vk_ids" in values:
+        ids = values["gm_vk_ids"]
+        if not isinstance(ids, list) or any(
+            isinstance(i, bool) or not isinstance(i, int) or not 0 < i < CHAT_PEER_BASE
+            for i in ids
+        ):
+            raise SetupError("VK-страницы ведущих — список id пользователей VK.")
+    if "early_close" in values and values["early_close"] not in {e.value for e in EarlyClose}:
+        raise SetupError("Правило досрочного закрытия: «большинство» или «все».")
+    if "theme" in values and values["theme"] not in THEMES:
+        raise SetupError("Нет такой темы оформления.")
+    if "time_zone" in values:
+        try:
+            ZoneInfo(str(values["time_zone"]))
+        except (ZoneInfoNotFoundError, ValueError):
+            raise SetupError(f"Неизвестный часовой пояс «{values['time_zone']}».") from None
+
+
+def _gm_users(usernames: Iterable[Any]) -> list[Any]:
+    users = list(usernames)
+    for user in users:
+        if not (user.is_active and user.is_staff):
+            raise SetupError(f"{user.get_username()} не может быть ведущим: нет доступа к панели.")
+    return users
+
+
+@transaction.atomic
+def game_open(
+    *,
+    name: str,
+    counts: RoleCounts,
+    gm: Any,
+    co_gms: Sequence[Any] = (),
+    **settings: Any,
+) -> Game:
+    """Create a game from the panel: ``gm`` and ``co_gms`` become its GMs."""
+    _check_settings({"name": name, **settings})
+    game = game_create(name=name, counts=counts, gm=gm, by=f"gm:{gm.get_username()}", **settings)
+    extra = [u for u in _gm_users(co_gms) if u.pk != gm.pk]
+    if extra:
+        game.gms.add(*extra)
+        log_event(game, "gms_changed", by=f"gm:{gm.get_username()}",
+                  gms=sorted(u.get_username() for u in [gm, *extra]))
+    return game
+
+
+@transaction.atomic
+def game_settings_update(
+    *,
+    game_id: int,
+    by: str,
+    counts: RoleCounts | None = None,
+    gms: Sequence[Any] | None = None,
+    **values: Any,
+) -> Game:
+    """Change a game's settings. Role counts only during recruitment; nothing once finished."""
+    game = lock_game(game_id)
+    if game.status in (GameStatus.FINISHED, GameStatus.CANCELLED):
+        raise InvalidCommand("Игра завершена: настройки больше не меняются.")
+    unknown = set(values) - set(SETTINGS_FIELDS)
+    if unknown:
+        raise InvalidCommand(f"Нельзя изменить: {', '.join(sorted(unknown))}.")
+    _check_settings(values)
+    changed: dict[str, Any] = {}
+    if counts is not None:
+        current = RoleCounts(
+            game.mafia_count, game.commissar_count, game.doctor_count, game.maniac_count,
+            game.civilian_count,
+        )
+        if counts != current:
+            if game.status != GameStatus.RECRUITING:
+                raise SetupError("Состав ролей меняется только до раздачи.")
+            if round_was_dealt(game):
+                # Other counts would give the same roster another deal from the same seed.
+                raise SetupError(render("gm/counts_after_deal"))
+            counts.validate()
+            for role, value in counts.as_dict().items():
+                setattr(game, f"{role}_count", value)
+            changed["counts"] = counts.as_dict()
+    for key, value in values.items():
+        if key == "name":
+            value = str(value).strip()[:200]
+        if getattr(game, key) != value:
+            setattr(game, key, value)
+            changed[key] = str(value) if isinstance(value, timedelta) else value
+    if changed:
+        check_vk_tenancy(game)
+        try:
+            with transaction.atomic():
+                game.save()
+        except IntegrityError as error:
+            raise SetupError(tenancy_refusal(error)) from None
+        log_event(game, "settings_changed", by=by, changed=changed)
+        if {"topic_id", "recruit_topic_id"} & set(changed):
+            announce_round(game)
+    if gms is not None:
+        users = _gm_users(gms)
+        if not users:
+            raise SetupError("У игры должен быть хотя бы один ведущий.")
+        before = {u.pk for u in game.gms.all()}
+        if before != {u.pk for u in users}:
+            game.gms.set(users)
+            log_event(game, "gms_changed", by=by,
+                      gms=sorted(u.get_username() for u in users))
+    return game
+
+
+def staff_users() -> Any:
+    """Accounts that may be made GMs (active staff)."""
+    return get_user_model().objects.filter(is_active=True, is_staff=True).order_by("username")

@@ -1,0 +1,194 @@
+"""Signing up for a game and leaving it before the start: from VK (the player's «+», a board
+post) or on the GM's behalf (one, a list, a removal), into the game or its reserve."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from gameplay.messages import render
+from gameplay.models import (
+    GameStatus,
+    Seat,
+    SeatStatus,
+)
+from gameplay.rules.errors import InvalidCommand
+
+from .common import lock_game, log_event, send_message
+from .replies import board_reply
+from .setup import discard_deal
+from .vkrefs import parse_vk_user
+
+
+@transaction.atomic
+def signup_create(
+    *,
+    game_id: int,
+    vk_user_id: int,
+    name: str,
+    reserve: bool = False,
+    by: str | None = None,
+    sex: int = 0,
+    pm_allowed: bool | None = None,
+    topic_id: int | None = None,
+    mention: str | None = None,
+) -> Seat:
+    """Sign a VK user up as a player (during recruitment) or as a reserve (any time).
+    ``sex`` is VK's (1 female, 2 male, 0 unknown): the texts' grammar follows it;
+    ``pm_allowed`` whether the community may write to them (the bot asks VK). A sign-up in
+    the board (``topic_id``, the author's ``mention``) is answered there, with how to allow
+    messages when the bot cannot write."""
+    game = lock_game(game_id)
+    if game.status not in (GameStatus.RECRUITING, GameStatus.DEALT, GameStatus.RUNNING):
+        raise InvalidCommand("Запись в эту игру закрыта.")
+    if not reserve and game.status != GameStatus.RECRUITING:
+        raise InvalidCommand("Набор в игру закрыт. Можно записаться в запас.")
+    existing = Seat.objects.filter(
+        game=game, vk_user_id=vk_user_id, status__in=[SeatStatus.PLAYER, SeatStatus.RESERVE]
+    ).first()
+    if existing is not None:
+        where = "в запасе" if existing.status == SeatStatus.RESERVE else "в игре"
+        raise InvalidCommand(f"Вы уже записаны {where}.")
+    seat = Seat.objects.create(
+        game=game,
+        vk_user_id=vk_user_id,
+        name=(name or f"id{vk_user_id}").strip()[:200],
+        sex=sex if sex in (1, 2) else 0,
+        status=SeatStatus.RESERVE if reserve else SeatStatus.PLAYER,
+        pm_allowed=pm_allowed,
+    )
+    log_event(
+        game,
+        "signup",
+        by=by or f"vk:{vk_user_id}",
+        vk_user_id=vk_user_id,
+        name=seat.name,
+        reserve=reserve,
+    )
+    send_message(game, [vk_user_id], render("player/signed_up", game=game.name, reserve=reserve),
+                 kind="signup")
+    if topic_id is not None:
+        board_reply(
+            game_id=game_id,
+            topic_id=topic_id,
+            text=render("board/signed_up", mention=mention or f"[id{vk_user_id}|{seat.name}]",
+                        game=game.name, reserve=reserve, pm_allowed=pm_allowed),
+        )
+    return seat
+
+
+@transaction.atomic
+def signup_withdraw(*, game_id: int, vk_user_id: int, by: str | None = None) -> Seat:
+    """Withdraw a sign-up before the start (a reserve may withdraw any time).
+
+    Withdrawing from a dealt game discards the deal (an override, listed at the end): the GM
+    deals again, from the same round's seed, for the new roster.
+    """
+    game = lock_game(game_id)
+    seat = Seat.objects.filter(
+        game=game, vk_user_id=vk_user_id, status__in=[SeatStatus.PLAYER, SeatStatus.RESERVE]
+    ).first()
+    if seat is None:
+        raise InvalidCommand("Вы не записаны в эту игру.")
+    if seat.status == SeatStatus.PLAYER and game.status not in (
+        GameStatus.RECRUITING,
+        GameStatus.DEALT,
+    ):
+        raise InvalidCommand("Игра уже началась: сняться нельзя, обратитесь к ведущему.")
+    if seat.status == SeatStatus.PLAYER and game.status == GameStatus.DEALT:
+        by_player = by is None or by == f"vk:{vk_user_id}"
+        discard_deal(game, by=by or f"vk:{vk_user_id}",
+                      cause="player" if by_player else "gm", vk_user_id=vk_user_id)
+    seat.status = SeatStatus.WITHDRAWN
+    seat.number = None
+    seat.role = ""
+    seat.item = ""
+    seat.save()
+    log_event(game, "withdraw", by=by or f"vk:{vk_user_id}", vk_user_id=vk_user_id)
+    send_message(game, [vk_user_id], render("player/withdrawn", game=game.name), kind="withdraw")
+    return seat
+
+
+@dataclass(frozen=True)
+class PlayerLine:
+    vk_user_id: int
+    name: str
+
+
+def parse_player_lines(text: str) -> list[PlayerLine]:
+    """Lines «ссылка или id [имя]» (a tab, ``;`` or spaces between them). Raises
+    ``InvalidCommand`` naming the first bad line; duplicates are refused too."""
+    out: list[PlayerLine] = []
+    seen: dict[int, int] = {}
+    for n, line in enumerate((text or "").splitlines(), start=1):
+        line = line.strip()
+        if not line:
+            continue
+        parts = re.split(r"[\t;]|\s+", line, maxsplit=1)
+        ref, name = parts[0], parts[1] if len(parts) > 1 else ""
+        try:
+            vk_id = parse_vk_user(ref)
+        except InvalidCommand as e:
+            raise InvalidCommand(f"Строка {n}: {e.reason}") from None
+        if vk_id in seen:
+            raise InvalidCommand(f"Строка {n}: id{vk_id} уже есть в строке {seen[vk_id]}.")
+        seen[vk_id] = n
+        out.append(PlayerLine(vk_id, name.strip(" \t;")[:200]))
+    if not out:
+        raise InvalidCommand("Список пуст: по одной ссылке или id на строку.")
+    return out
+
+
+@transaction.atomic
+def player_add(
+    *, game_id: int, by: str, vk: str | int, name: str = "", reserve: bool = False
+) -> Seat:
+    """Sign a VK user up (or put them in the reserve) on the GM's behalf."""
+    vk_id = vk if isinstance(vk, int) else parse_vk_user(vk)
+    return signup_create(
+        game_id=game_id, vk_user_id=vk_id, name=(name or "").strip() or f"id{vk_id}",
+        reserve=reserve, by=by,
+    )
+
+
+@transaction.atomic
+def players_add_bulk(
+    *, game_id: int, by: str, text: str, reserve: bool = False
+) -> list[Seat]:
+    """Add many players at once: all of them, or (on any refusal) none."""
+    lines = parse_player_lines(text)
+    seats = []
+    for line in lines:
+        try:
+            seats.append(player_add(game_id=game_id, by=by, vk=line.vk_user_id, name=line.name,
+                                    reserve=reserve))
+        except InvalidCommand as e:
+            raise InvalidCommand(f"id{line.vk_user_id}: {e.reason} Никто не добавлен.") from None
+    return seats
+
+
+class DiscardNotConfirmed(InvalidCommand):
+    """Removing this player would discard the deal, which the GM did not confirm."""
+
+    default_reason = "Роли уже розданы: снятие игрока сбросит раздачу. Подтвердите это."
+
+
+@transaction.atomic
+def player_remove(*, game_id: int, by: str, seat_id: int, discard: bool = True) -> Seat:
+    """Withdraw a sign-up or a reserve entry on the GM's behalf (see ``signup_withdraw``).
+
+    ``discard=False``: refuse (``DiscardNotConfirmed``, nothing changes) if the removal would
+    discard the deal, checked under the game's lock, so a deal made after the GM confirmed a
+    plain removal is not discarded unseen."""
+    game = lock_game(game_id)
+    seat = Seat.objects.filter(pk=seat_id, game_id=game_id).first()
+    if seat is None or seat.status == SeatStatus.WITHDRAWN:
+        raise InvalidCommand("Такого игрока нет в списках этой игры.")
+    if seat.status == SeatStatus.PLAYER and seat.number is not None:
+        if game.status == GameStatus.RUNNING:
+            raise InvalidCommand("Игра идёт: вместо снятия используйте замену или модкилл.")
+    if not discard and seat.status == SeatStatus.PLAYER and game.status == GameStatus.DEALT:
+        raise DiscardNotConfirmed()
+    return signup_withdraw(game_id=game_id, vk_user_id=seat.vk_user_id, by=by)
