@@ -220,7 +220,7 @@ class GameSettingsForm(forms.Form):
         for part in re.split(r"[,;\s]+", self.cleaned_data["gm_vk_ids"].strip()):
             if part:
                 try:
-                    vk_id = parse_vk_user(part)
+                    vk_id = parse_vk_user(text=part)
                 except InvalidCommand as e:
                     raise forms.ValidationError(e.reason) from None
                 if vk_id not in ids:
@@ -385,7 +385,7 @@ class ReplaceForm(forms.Form):
             data["vk_user_id"], data["new_name"] = seat.vk_user_id, seat.name
         else:
             try:
-                data["vk_user_id"] = parse_vk_user(vk)
+                data["vk_user_id"] = parse_vk_user(text=vk)
             except InvalidCommand as e:
                 self.add_error("vk", e.reason)
                 return data
@@ -418,7 +418,7 @@ class ChatLinkForm(forms.Form):
                 "vk.me/join/… без запроса к VK не распознать."
             )
         try:
-            return chat_peer_id(int(match.group(1)))
+            return chat_peer_id(value=int(match.group(1)))
         except InvalidCommand as e:
             raise forms.ValidationError(e.reason) from None
 

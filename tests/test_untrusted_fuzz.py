@@ -152,7 +152,7 @@ def test_gm_parsers_take_any_text(text: str) -> None:
 @given(st.one_of(st.integers(), st.booleans(), st.none(), TEXT))
 def test_chat_numbers_take_any_value(value: Any) -> None:
     try:
-        peer = chat_peer_id(value)
+        peer = chat_peer_id(value=value)
     except RuleViolation as e:
         assert e.reason
     else:

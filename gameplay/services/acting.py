@@ -18,7 +18,7 @@ class StaleButton(RuleViolation):
         super().__init__(reason or render("player/refused", why="stale_button"))
 
 
-def seat_of_user(game: Game, vk_user_id: int, seats: list[Seat] | None = None) -> Seat:
+def seat_of_user(*, game: Game, vk_user_id: int, seats: list[Seat] | None = None) -> Seat:
     """The user's living seat in the game (``seats``: its players, if already read)."""
     if seats is None:
         seat = (
@@ -36,6 +36,7 @@ def seat_of_user(game: Game, vk_user_id: int, seats: list[Seat] | None = None) -
 
 
 def check_button_phase(
+    *,
     phase: Phase | None, phase_id: int | None, seat: Seat | None = None
 ) -> Phase | None:
     """A button names its phase: it must be the game's current (``phase``), open phase (open

@@ -40,15 +40,17 @@ def night_action_submit(
         with transaction.atomic():
             game = lock_game(game_id)
             return night_action_submit_locked(
-                game, current_phase(game), None, actor=actor, act=act, target=target,
+                game=game, phase=current_phase(game), seats=None, actor=actor, act=act,
+                target=target,
                 guess=guess, source=source,
             )
     with hot_game(game_id) as locked:
         game, seats = locked.game, locked.seats
-        seat = seat_of_user(game, vk_user_id, seats)
-        phase = check_button_phase(locked.phase, phase_id, seat)
+        seat = seat_of_user(game=game, vk_user_id=vk_user_id, seats=seats)
+        phase = check_button_phase(phase=locked.phase, phase_id=phase_id, seat=seat)
         outcome = night_action_submit_locked(
-            game, phase, seats, actor=seat.number, act=act, target=target, guess=guess,
+            game=game, phase=phase, seats=seats, actor=seat.number, act=act, target=target,
+            guess=guess,
             source=Source.PM,
         )
         _mafia_strike_update(game, seats, seat, outcome)

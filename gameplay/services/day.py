@@ -62,7 +62,7 @@ class VoteOutcome:
     day_result: DayResult | None = None
 
 
-def open_day_phase(game: Game) -> Phase:
+def open_day_phase(*, game: Game) -> Phase:
     return _as_open_day(current_phase(game))
 
 
@@ -74,7 +74,7 @@ def _as_open_day(phase: Phase | None) -> Phase:
     return phase
 
 
-def ballots_of(phase: Phase) -> dict[int, Ballot]:
+def ballots_of(*, phase: Phase) -> dict[int, Ballot]:
     """Current, non-void votes of a day, by voter seat number."""
     rows = Vote.objects.filter(phase=phase, current=True, void=False).select_related(
         "voter", "target"
@@ -112,16 +112,16 @@ def _previous_vote(
 def _ballots(phase: Phase, kept: LockedGame | None) -> dict[int, Ballot]:
     """:func:`ballots_of`, from the kept ballots when there are."""
     if kept is None or kept.ballots is None:
-        return ballots_of(phase)
+        return ballots_of(phase=phase)
     return {voter: Ballot(voter=voter, target=v.target, early=v.early)
             for voter, v in kept.ballots.items() if not v.void}
 
 
 def vote_submit_locked(
+    *,
     game: Game,
     phase: Phase | None,
     seats: list[Seat] | None,
-    *,
     voter: int,
     target: int,
     early: bool = False,
@@ -190,7 +190,8 @@ def vote_submit_locked(
     ):
         # The close changes the phase, the seats and maybe the game: nothing of it is kept.
         unit_of_work.read_afresh(game.pk)
-        result = day_close_locked(game, phase, seats, now, by="system", early=True)
+        result = day_close_locked(game=game, phase=phase, seats=seats, now=now, by="system",
+                                  early=True)
     return VoteOutcome(vote, accepted.early_ignored, previous is not None, result)
 
 
@@ -200,11 +201,12 @@ def day_close(*, game_id: int, by: str = "system", now: datetime | None = None) 
     now = now_or(now)
     game = lock_game(game_id)
     require_running(game)
-    phase = open_day_phase(game)
-    return day_close_locked(game, phase, players(game), now, by=by, early=False)
+    phase = open_day_phase(game=game)
+    return day_close_locked(game=game, phase=phase, seats=players(game), now=now, by=by,
+        early=False)
 
 
-def carried_penalties(game: Game, day_number: int) -> dict[int, int]:
+def carried_penalties(*, game: Game, day_number: int) -> dict[int, int]:
     """Penalty votes announced before this day's close that count in its tally (first strikes
     for a missed night action, manual penalties), by seat number. Called before the day's own
     strikes are written."""
@@ -216,10 +218,10 @@ def carried_penalties(game: Game, day_number: int) -> dict[int, int]:
     return {r["seat__number"]: r["votes"] for r in rows if r["votes"]}
 
 
-def day_input(game: Game, phase: Phase) -> DayInput:
+def day_input(*, game: Game, phase: Phase) -> DayInput:
     """The rules' input of closing this day now: the standing ballots, the penalty votes it
     carries, and the voters excused because their vote was voided by a modkill (V7)."""
-    ballots = ballots_of(phase)
+    ballots = ballots_of(phase=phase)
     excused = frozenset(
         Vote.objects.filter(phase=phase, current=True, void=True).values_list(
             "voter__number", flat=True
@@ -228,17 +230,18 @@ def day_input(game: Game, phase: Phase) -> DayInput:
     return DayInput(
         number=phase.number,
         ballots=ballots,
-        carried_penalties=carried_penalties(game, phase.number),
+        carried_penalties=carried_penalties(game=game, day_number=phase.number),
         excused=excused,
     )
 
 
 def day_close_locked(
-    game: Game, phase: Phase, seats: list[Seat], now: datetime, *, by: str, early: bool
+    *,
+    game: Game, phase: Phase, seats: list[Seat], now: datetime, by: str, early: bool
 ) -> DayResult:
     """:func:`day_close` for a service that has locked ``game`` and read its open day and
     players (an early close, the modkill that ends a day)."""
-    result = close_day(table_of(seats), day_input(game, phase))
+    result = close_day(table_of(seats), day_input(game=game, phase=phase))
     by_number = {s.number: s for s in seats}
     for strike in result.strikes:
         seat = by_number[strike.seat]
@@ -264,16 +267,17 @@ def day_close_locked(
     phase.result = result.as_dict()
     phase.save()
     log_event(game, "day_closed", by=by, phase=phase, early=early, **result.as_dict())
-    post_board(game, day_result_text(game, phase.number, result, by_number, early,
+    post_board(game, day_result_text(game=game, number=phase.number, result=result,
+        by_number=by_number, early=early,
                                      story=phase.story), kind="day_result")
     notify_strikes(game, [(by_number[s.seat], s) for s in result.strikes], phase,
                    counted=True)
     gone = [by_number[n] for n in (*result.modkilled, result.executed) if n]
     send_you_died(game, gone)
     if result.winner is not None:
-        finish_game(game, Winner(result.winner), now, by=by)
+        finish_game(game=game, winner=Winner(result.winner), now=now, by=by)
     else:
-        open_night(game, phase.number, now, seats)
+        open_night(game=game, number=phase.number, now=now, seats=seats)
     return result
 
 
@@ -286,6 +290,7 @@ def _kill(seat: Seat, cause: str, phase: Phase) -> None:
 
 
 def day_result_text(
+    *,
     game: Game, number: int, result: DayResult, by_number: dict[int, Seat], early: bool,
     story: str | None = None,
 ) -> str:

@@ -137,11 +137,11 @@ def _remove(
 
     winner = decide_winner(table_of(seats))
     if winner is not None:
-        finish_game(game, winner, now, by=by)
+        finish_game(game=game, winner=winner, now=now, by=by)
     elif phase is not None and phase.kind == PhaseKind.DAY and phase.status == PhaseStatus.OPEN:
         rule = EarlyClose(game.early_close)
-        if early_close_reached(table_of(seats), phase.number, ballots_of(phase), rule):
-            day_close_locked(game, phase, seats, now, by="system", early=True)
+        if early_close_reached(table_of(seats), phase.number, ballots_of(phase=phase), rule):
+            day_close_locked(game=game, phase=phase, seats=seats, now=now, by="system", early=True)
 
 
 @transaction.atomic

@@ -33,7 +33,7 @@ def mafia_relay(*, game_id: int, vk_user_id: int, text: str) -> int:
     game = lock_game(game_id)
     if game.status != GameStatus.RUNNING:
         raise InvalidCommand("Игра сейчас не идёт.")
-    seat = seat_of_user(game, vk_user_id)
+    seat = seat_of_user(game=game, vk_user_id=vk_user_id)
     if seat.role != Role.MAFIA:
         raise NotMafia()
     body = text.strip()[:RELAY_MAX]

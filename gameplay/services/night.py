@@ -80,7 +80,7 @@ def _as_night(phase: Phase | None, status: str = PhaseStatus.OPEN) -> Phase:
     return phase
 
 
-def night_context(game: Game, phase: Phase, seats: Iterable[Seat]) -> NightContext:
+def night_context(*, game: Game, phase: Phase, seats: Iterable[Seat]) -> NightContext:
     doctor = next((s for s in seats if s.role == Role.DOCTOR), None)
     return NightContext(
         number=phase.number,
@@ -90,10 +90,10 @@ def night_context(game: Game, phase: Phase, seats: Iterable[Seat]) -> NightConte
 
 
 def night_action_submit_locked(
+    *,
     game: Game,
     phase: Phase | None,
     seats: list[Seat] | None,
-    *,
     actor: int,
     act: Act | str,
     target: int,
@@ -115,7 +115,8 @@ def night_action_submit_locked(
         if act.slot.value != phase.reopened_for:
             raise PhaseNotOpen(render("player/night_reopened_for_mafia_shot"))
     table = table_of(seats)
-    sub = validate_action(table, night_context(game, phase, seats), actor, act, target, guess_role)
+    sub = validate_action(table, night_context(game=game, phase=phase, seats=seats), actor, act,
+        target, guess_role)
     actor_seat = seat_by_number(seats, actor)
     target_seat = seat_by_number(seats, target)
     kept = unit_of_work.entry_of_phase(phase)
@@ -187,7 +188,8 @@ def _standing_key(slot: str, actor_id: int, act: str) -> tuple[str, int | str | 
 
 @transaction.atomic
 def night_close(
-    *, game_id: int, by: str = "system", now: datetime | None = None
+    *,
+    game_id: int, by: str = "system", now: datetime | None = None
 ) -> NightResolution:
     """Close the night: resolve it into a draft the GM reviews (or publish it at once when the
     game auto-publishes). Returns the resolution."""
@@ -215,7 +217,8 @@ def night_close(
 
 @transaction.atomic
 def night_draft_edit(
-    *, game_id: int, by: str, deaths: Iterable[int], reason: str
+    *,
+    game_id: int, by: str, deaths: Iterable[int], reason: str
 ) -> NightResolution:
     """The GM sets who dies in the night under review (G1); logged as an override."""
     reason = (reason or "").strip()
@@ -249,7 +252,8 @@ def night_draft_edit(
 
 @transaction.atomic
 def night_reopen_mafia(
-    *, game_id: int, by: str, reason: str = "", now: datetime | None = None
+    *,
+    game_id: int, by: str, reason: str = "", now: datetime | None = None
 ) -> Phase:
     """G2: re-open the night under review for the mafia's shot alone; the mafia are told."""
     game = lock_game(game_id)
@@ -279,7 +283,8 @@ def night_reopen_mafia(
 
 @transaction.atomic
 def night_publish(
-    *, game_id: int, by: str = "system", now: datetime | None = None
+    *,
+    game_id: int, by: str = "system", now: datetime | None = None
 ) -> NightResolution:
     """Publish the night under review: deaths, spent items, checks, dawn strikes; Day opens."""
     now = now_or(now)
@@ -358,8 +363,9 @@ def _publish(
 
     post_board(
         game,
-        night_result_text(game, phase.number, died, [by_number[n] for n in res.modkilled],
-                          penalised, story=phase.story),
+        night_result_text(game=game, number=phase.number, died=died,
+            modkilled=[by_number[n] for n in res.modkilled],
+                          penalised=penalised, story=phase.story),
         kind="night_result",
     )
     for check in res.checks:
@@ -376,13 +382,14 @@ def _publish(
     send_you_died(game, died + [by_number[n] for n in res.modkilled])
     winner = decide_winner(table_of(seats))
     if winner is not None:
-        finish_game(game, winner, now, by=by)
+        finish_game(game=game, winner=winner, now=now, by=by)
     else:
-        open_day(game, phase.number + 1, now, seats)
+        open_day(game=game, number=phase.number + 1, now=now, seats=seats)
     return res
 
 
 def night_result_text(
+    *,
     game: Game,
     number: int,
     died: list[Seat],

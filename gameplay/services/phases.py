@@ -40,7 +40,7 @@ from .common import (
 )
 
 
-def open_day(game: Game, number: int, now: datetime, seats: Sequence[Seat]) -> Phase:
+def open_day(*, game: Game, number: int, now: datetime, seats: Sequence[Seat]) -> Phase:
     phase = Phase.objects.create(
         game=game,
         kind=PhaseKind.DAY,
@@ -57,7 +57,7 @@ def open_day(game: Game, number: int, now: datetime, seats: Sequence[Seat]) -> P
     return phase
 
 
-def open_night(game: Game, number: int, now: datetime, seats: Sequence[Seat]) -> Phase:
+def open_night(*, game: Game, number: int, now: datetime, seats: Sequence[Seat]) -> Phase:
     phase = Phase.objects.create(
         game=game,
         kind=PhaseKind.NIGHT,
@@ -75,10 +75,10 @@ def open_night(game: Game, number: int, now: datetime, seats: Sequence[Seat]) ->
 
 
 def finish_game(
+    *,
     game: Game,
     winner: Winner | None,
     now: datetime,
-    *,
     by: str = "system",
     reason: str = "",
     override: bool = False,
@@ -123,7 +123,7 @@ def finish_game(
             winner=winner.title if winner else "",
             winner_key=winner.value if winner else "",
             seats=[{"person": Person.of(s), "role": s.role, "item": s.item} for s in seats],
-            night_log=night_log(game),
+            night_log=night_log(game=game),
             overrides=[e.data.get("summary") or e.kind
                        for e in GameEvent.objects.filter(game=game, override=True).order_by("seq")],
             seed=game.seed,
@@ -150,7 +150,7 @@ def finish_game(
     return game
 
 
-def night_log(game: Game) -> list[str]:
+def night_log(*, game: Game) -> list[str]:
     """Every night action that stood at a close, for the end-of-game publication."""
     rows = (
         NightAction.objects.filter(phase__game=game, current=True)
@@ -198,4 +198,5 @@ def game_end(
                             rounds=rounds),
             )])
         return game
-    return finish_game(game, winner, now_or(now), by=by, reason=reason, override=True)
+    return finish_game(game=game, winner=winner, now=now_or(now), by=by, reason=reason,
+        override=True)

@@ -130,7 +130,7 @@ def game_settings_update(
         if counts != current:
             if game.status != GameStatus.RECRUITING:
                 raise SetupError("Состав ролей меняется только до раздачи.")
-            if round_was_dealt(game):
+            if round_was_dealt(game=game):
                 # Other counts would give the same roster another deal from the same seed.
                 raise SetupError(render("gm/counts_after_deal"))
             counts.validate()
@@ -144,15 +144,15 @@ def game_settings_update(
             setattr(game, key, value)
             changed[key] = str(value) if isinstance(value, timedelta) else value
     if changed:
-        check_vk_tenancy(game)
+        check_vk_tenancy(game=game)
         try:
             with transaction.atomic():
                 game.save()
         except IntegrityError as error:
-            raise SetupError(tenancy_refusal(error)) from None
+            raise SetupError(tenancy_refusal(error=error)) from None
         log_event(game, "settings_changed", by=by, changed=changed)
         if {"topic_id", "recruit_topic_id"} & set(changed):
-            announce_round(game)
+            announce_round(game=game)
     if gms is not None:
         users = _gm_users(gms)
         if not users:

@@ -50,7 +50,7 @@ from .common import (
 from .phases import open_day
 
 
-def counts_of(game: Game) -> RoleCounts:
+def counts_of(*, game: Game) -> RoleCounts:
     return RoleCounts(
         mafia=game.mafia_count,
         commissar=game.commissar_count,
@@ -60,7 +60,7 @@ def counts_of(game: Game) -> RoleCounts:
     )
 
 
-def check_vk_tenancy(game: Game) -> None:
+def check_vk_tenancy(*, game: Game) -> None:
     """Refuse (``SetupError``, in Russian) VK links of ``game`` that belong to another
     unfinished game: a topic is one game's sign-up or game topic, a spectator chat one game's
     chat, until that game finishes. The database holds the same for each column on its own
@@ -77,7 +77,7 @@ def check_vk_tenancy(game: Game) -> None:
         raise SetupError(render("gm/spectator_chat_taken"))
 
 
-def tenancy_refusal(error: IntegrityError) -> str:
+def tenancy_refusal(*, error: IntegrityError) -> str:
     """The refusal for a save that a tenancy constraint stopped (a race past the check)."""
     return render("gm/spectator_chat_taken" if "spectator_chat" in str(error) else "gm/topic_taken")
 
@@ -111,12 +111,12 @@ def game_create(
         civilian_count=counts.civilian,
         **settings,
     )
-    check_vk_tenancy(game)
+    check_vk_tenancy(game=game)
     try:
         with transaction.atomic():
             game.save()
     except IntegrityError as error:
-        raise SetupError(tenancy_refusal(error)) from None
+        raise SetupError(tenancy_refusal(error=error)) from None
     if gm is not None:
         game.gms.add(gm)
     log_event(game, "game_created", by=by, counts=counts.as_dict(), name=game.name)
@@ -127,7 +127,7 @@ def game_create(
 # --- the rounds of the deal --------------------------------------------------------------------
 
 
-def current_round(game: Game) -> DealRound | None:
+def current_round(*, game: Game) -> DealRound | None:
     """The game's latest round (None for a game created before rounds existed)."""
     return DealRound.objects.filter(game=game).order_by("-number").first()
 
@@ -152,7 +152,7 @@ def _post_round(game: Game, rnd: DealRound) -> None:
 
 
 def _open_round(game: Game, *, by: str, seed: str | None = None) -> DealRound:
-    last = current_round(game)
+    last = current_round(game=game)
     number = (last.number if last else 0) + 1
     seed = seed or secrets.token_hex(32)
     rnd = DealRound.objects.create(
@@ -172,7 +172,7 @@ def _open_round(game: Game, *, by: str, seed: str | None = None) -> DealRound:
     return rnd
 
 
-def announce_round(game: Game) -> None:
+def announce_round(*, game: Game) -> None:
     """Post the commitment of every round never posted (the game had no topic until now), in
     order: a round opened before that is numbered in the board too. Call with the game
     locked, after its topics changed."""
@@ -182,9 +182,9 @@ def announce_round(game: Game) -> None:
         _post_round(game, rnd)
 
 
-def round_was_dealt(game: Game) -> bool:
+def round_was_dealt(*, game: Game) -> bool:
     """Has a deal been made from the current round's seed (so the GM has seen one)?"""
-    rnd = current_round(game)
+    rnd = current_round(game=game)
     return rnd is not None and rnd.deals > 0
 
 
@@ -196,12 +196,12 @@ def deal_round_new(*, game_id: int, by: str, seed: str | None = None) -> DealRou
     game = lock_game(game_id)
     if game.status not in (GameStatus.RECRUITING, GameStatus.DEALT):
         raise InvalidCommand("Новый раунд раздачи возможен только до начала игры.")
-    rnd = current_round(game)
+    rnd = current_round(game=game)
     if rnd is None or rnd.deals == 0:
         raise InvalidCommand(render("gm/round_not_needed"))
     dealt = game.status == GameStatus.DEALT
     if dealt:
-        discard_deal(game, by=by, cause="round", new_round=rnd.number + 1)
+        discard_deal(game=game, by=by, cause="round", new_round=rnd.number + 1)
     new = _open_round(game, by=by, seed=seed)
     if dealt:
         _deal(game, new, by)
@@ -212,12 +212,12 @@ def _last_deal_number(game: Game) -> int:
     return Draw.objects.filter(game=game).aggregate(m=Max("deal_round"))["m"] or 0
 
 
-def discard_deal(game: Game, *, by: str, **why: Any) -> None:
+def discard_deal(*, game: Game, by: str, **why: Any) -> None:
     """Back to recruitment: the seats lose their deal; the round (its seed) stays. Logged as an
     override, so the end-of-game «Решения ведущего» lists it. ``why``: the context of
     ``board/deal_discarded`` (``cause`` "round" with ``new_round``, or "player"/"gm" with
     ``vk_user_id``)."""
-    rnd = current_round(game)
+    rnd = current_round(game=game)
     deal_number = _last_deal_number(game)
     Seat.objects.filter(game=game).update(number=None, role="", item="", item_used=False)
     game.status = GameStatus.RECRUITING
@@ -251,12 +251,12 @@ def game_deal(*, game_id: int, by: str = "system") -> DealSummary:
         raise InvalidCommand(render("gm/already_dealt"))
     if game.status != GameStatus.RECRUITING:
         raise InvalidCommand("Раздать роли можно только до начала игры.")
-    rnd = current_round(game) or _open_round(game, by=by)  # a game created before rounds
+    rnd = current_round(game=game) or _open_round(game, by=by)  # a game created before rounds
     return _deal(game, rnd, by)
 
 
 def _deal(game: Game, rnd: DealRound, by: str) -> DealSummary:
-    counts = counts_of(game)
+    counts = counts_of(game=game)
     seats = list(Seat.objects.filter(game=game, status=SeatStatus.PLAYER).order_by("vk_user_id"))
     if len(seats) != counts.total:
         raise NotEnoughPlayers(
@@ -340,7 +340,7 @@ def game_deal_fixed(
     Seat.objects.bulk_update(seats, ["number", "role", "item", "item_used"])
     roles = [Role(assignment[n][0]) for n in numbers]
     held = {Item(i): n for n, (_, i) in assignment.items() if i is not None}
-    rnd = current_round(game) or _open_round(game, by=by)
+    rnd = current_round(game=game) or _open_round(game, by=by)
     rnd.deals += 1
     rnd.save(update_fields=["deals"])
     seed = rnd.seed
@@ -383,5 +383,5 @@ def game_start(*, game_id: int, by: str = "system", now: datetime | None = None)
     for text, peers in cards.items():
         # The persistent menu («Действия», «Статус», «Помощь») comes with the role card.
         send_message(game, peers, text, kind="role_card", keyboard=menu_keyboard())
-    open_day(game, 1, now, seats)
+    open_day(game=game, number=1, now=now, seats=seats)
     return game

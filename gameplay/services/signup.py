@@ -99,7 +99,7 @@ def signup_withdraw(*, game_id: int, vk_user_id: int, by: str | None = None) -> 
         raise InvalidCommand("Игра уже началась: сняться нельзя, обратитесь к ведущему.")
     if seat.status == SeatStatus.PLAYER and game.status == GameStatus.DEALT:
         by_player = by is None or by == f"vk:{vk_user_id}"
-        discard_deal(game, by=by or f"vk:{vk_user_id}",
+        discard_deal(game=game, by=by or f"vk:{vk_user_id}",
                       cause="player" if by_player else "gm", vk_user_id=vk_user_id)
     seat.status = SeatStatus.WITHDRAWN
     seat.number = None
@@ -117,7 +117,7 @@ class PlayerLine:
     name: str
 
 
-def parse_player_lines(text: str) -> list[PlayerLine]:
+def parse_player_lines(*, text: str) -> list[PlayerLine]:
     """Lines «ссылка или id [имя]» (a tab, ``;`` or spaces between them). Raises
     ``InvalidCommand`` naming the first bad line; duplicates are refused too."""
     out: list[PlayerLine] = []
@@ -129,7 +129,7 @@ def parse_player_lines(text: str) -> list[PlayerLine]:
         parts = re.split(r"[\t;]|\s+", line, maxsplit=1)
         ref, name = parts[0], parts[1] if len(parts) > 1 else ""
         try:
-            vk_id = parse_vk_user(ref)
+            vk_id = parse_vk_user(text=ref)
         except InvalidCommand as e:
             raise InvalidCommand(f"Строка {n}: {e.reason}") from None
         if vk_id in seen:
@@ -143,10 +143,11 @@ def parse_player_lines(text: str) -> list[PlayerLine]:
 
 @transaction.atomic
 def player_add(
-    *, game_id: int, by: str, vk: str | int, name: str = "", reserve: bool = False
+    *,
+    game_id: int, by: str, vk: str | int, name: str = "", reserve: bool = False
 ) -> Seat:
     """Sign a VK user up (or put them in the reserve) on the GM's behalf."""
-    vk_id = vk if isinstance(vk, int) else parse_vk_user(vk)
+    vk_id = vk if isinstance(vk, int) else parse_vk_user(text=vk)
     return signup_create(
         game_id=game_id, vk_user_id=vk_id, name=(name or "").strip() or f"id{vk_id}",
         reserve=reserve, by=by,
@@ -155,10 +156,11 @@ def player_add(
 
 @transaction.atomic
 def players_add_bulk(
-    *, game_id: int, by: str, text: str, reserve: bool = False
+    *,
+    game_id: int, by: str, text: str, reserve: bool = False
 ) -> list[Seat]:
     """Add many players at once: all of them, or (on any refusal) none."""
-    lines = parse_player_lines(text)
+    lines = parse_player_lines(text=text)
     seats = []
     for line in lines:
         try:

@@ -146,15 +146,15 @@ def spectator_chat_link(*, game_id: int, by: str, chat: int) -> Game:
     game = lock_game(game_id)
     if game.status in (GameStatus.FINISHED, GameStatus.CANCELLED):
         raise InvalidCommand("Игра завершена.")
-    peer = chat_peer_id(chat)
+    peer = chat_peer_id(value=chat)
     before = game.spectator_chat_id
     game.spectator_chat_id = peer
-    check_vk_tenancy(game)
+    check_vk_tenancy(game=game)
     try:
         with transaction.atomic():
             game.save(update_fields=["spectator_chat_id"])
     except IntegrityError as error:
-        raise SetupError(tenancy_refusal(error)) from None
+        raise SetupError(tenancy_refusal(error=error)) from None
     log_event(game, "spectator_chat_linked", by=by, peer_id=peer, before=before)
     return game
 

@@ -30,7 +30,7 @@ THEME_TEXT_MAX = 4000
 # --- the post of the current phase ------------------------------------------------------------
 
 
-def post_preview(game: Game, phase: Phase | None = None, story: str | None = None) -> str | None:
+def post_preview(*, game: Game, phase: Phase | None = None, story: str | None = None) -> str | None:
     """The exact post players will see when the current phase's result is published: a night
     under review (its draft, as it stands now) or an open day (closed now). None otherwise."""
     phase = phase or current_phase(game)
@@ -53,14 +53,16 @@ def _night_post(game: Game, phase: Phase, seats: list[Seat], story: str) -> str:
         by_number[s.seat] for s in res.strikes if not s.modkill and by_number[s.seat].alive
     ]
     return night_result_text(
-        game, phase.number, died, [by_number[n] for n in res.modkilled], penalised, story=story
+        game=game, number=phase.number, died=died,
+        modkilled=[by_number[n] for n in res.modkilled], penalised=penalised, story=story
     )
 
 
 def _day_post(game: Game, phase: Phase, seats: list[Seat], story: str) -> str:
-    result = close_day(table_of(seats), day_input(game, phase))
+    result = close_day(table_of(seats), day_input(game=game, phase=phase))
     return day_result_text(
-        game, phase.number, result, {s.number: s for s in seats}, early=False, story=story
+        game=game, number=phase.number, result=result, by_number={s.number: s for s in seats},
+        early=False, story=story
     )
 
 
@@ -95,7 +97,7 @@ def _people(game: Game) -> list[Person]:
     return [Person(1, "Анна Петрова", 1), Person(2, "Иван Смирнов", 2), Person(3, "Саша Белых", 0)]
 
 
-def slot_context(game: Game, slot: str) -> tuple[str, dict[str, Any]]:
+def slot_context(*, game: Game, slot: str) -> tuple[str, dict[str, Any]]:
     """The message that shows ``slot``, and its context made from the game as it is."""
     ps = _people(game)
     phase = current_phase(game)
@@ -163,12 +165,12 @@ def slot_context(game: Game, slot: str) -> tuple[str, dict[str, Any]]:
     raise InvalidCommand("Нет такого текста темы.")
 
 
-def theme_preview(game: Game, slot: str, text: str, theme: str | None = None) -> str:
+def theme_preview(*, game: Game, slot: str, text: str, theme: str | None = None) -> str:
     """The post that shows ``slot`` with ``text`` in it, rendered from the game; raises
     :class:`MessageError` (with the line and the reason) for a text that does not render."""
     if slot not in themes.SLOTS:
         raise MessageError("нет такого текста темы")
-    name, ctx = slot_context(game, slot)
+    name, ctx = slot_context(game=game, slot=slot)
     current = themes.of(game)
     key = theme if theme in themes.THEMES else current.key
     theme_obj = themes.Theme(key, {**current.texts, slot: text})
@@ -191,7 +193,7 @@ def theme_text_set(*, game_id: int, by: str, slot: str, text: str) -> Game:
     if text == themes.source(game.theme, slot).strip():
         text = ""  # the theme's own text: no override needed
     try:
-        theme_preview(game, slot, text)
+        theme_preview(game=game, slot=slot, text=text)
     except MessageError as e:
         where = f"Строка {e.line}: " if e.line else ""
         raise InvalidCommand(f"Текст не сохранён. {where}{e.reason}.") from None
@@ -206,7 +208,7 @@ def theme_text_set(*, game_id: int, by: str, slot: str, text: str) -> Game:
     return game
 
 
-def slot_sources(game: Game) -> list[dict[str, Any]]:
+def slot_sources(*, game: Game) -> list[dict[str, Any]]:
     """Every theme text of the game: slot, title, the text in force, whether the game changed
     it, and its preview."""
     theme = themes.of(game)
@@ -214,7 +216,7 @@ def slot_sources(game: Game) -> list[dict[str, Any]]:
     for slot, title in themes.SLOTS.items():
         text = theme.source(slot)
         try:
-            preview = theme_preview(game, slot, theme.texts.get(slot, ""))
+            preview = theme_preview(game=game, slot=slot, text=theme.texts.get(slot, ""))
         except MessageError as e:
             preview = f"Ошибка: {e}"
         out.append(

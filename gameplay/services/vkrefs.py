@@ -21,7 +21,7 @@ _VK_SCREEN = re.compile(
 _MENTION = re.compile(r"^\[id(\d{1,15})\|[^\]]*\]$")
 
 
-def parse_vk_user(text: str) -> int:
+def parse_vk_user(*, text: str) -> int:
     """A VK user id from ``123``, ``id123``, ``vk.com/id123``, ``https://vk.com/id123`` or a
     mention ``[id123|Имя]``. A screen name (``vk.com/durov``) needs VK to resolve: refused."""
     raw = (text or "").strip()
@@ -43,7 +43,7 @@ def parse_vk_user(text: str) -> int:
     raise InvalidCommand(f"Не понял «{raw}»: укажите VK id (123), id123 или vk.com/id123.")
 
 
-def chat_peer_id(value: int) -> int:
+def chat_peer_id(*, value: int) -> int:
     """A chat's peer id from its peer id (2000000005) or its number in the community (5)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise InvalidCommand("Укажите номер беседы или её peer_id.")

@@ -88,7 +88,8 @@ def game_view(request: HttpRequest, game) -> HttpResponse:
         "bulk_form": PlayerBulkForm(),
         "reason_form": ReasonForm(),
         "roles_total": sum(getattr(game, f) for f in GameSettingsForm.COUNT_FIELDS),
-        "post_preview": post_preview(game, phase) if game.status == GameStatus.RUNNING else None,
+        "post_preview": post_preview(game=game,
+            phase=phase) if game.status == GameStatus.RUNNING else None,
     }
     if phase is not None and phase.kind == PhaseKind.NIGHT and phase.status == PhaseStatus.REVIEW:
         draft = page.draft or {}

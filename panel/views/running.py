@@ -69,7 +69,8 @@ def close_view(request: HttpRequest, game) -> HttpResponse:
     return render_panel(request, game, "panel/confirm_close.html", {
         "preview": preview, "changed": changed, "phase": phase,
         # the day's post exactly as players will see it, with the GM's story in it
-        "post_preview": post_preview(game, phase) if phase.kind == PhaseKind.DAY else None,
+        "post_preview": post_preview(game=game,
+            phase=phase) if phase.kind == PhaseKind.DAY else None,
     }, title=f"Закрыть {what} сейчас", tab="game")
 
 

@@ -134,7 +134,7 @@ def deal_view(request: HttpRequest, game) -> HttpResponse:
         "item_states": item_states(game, seats),
         "mafia": {s.number for s in seats if s.role == "mafia"},
         "can_new_round": game.status in (GameStatus.RECRUITING, GameStatus.DEALT)
-        and round_was_dealt(game),
+        and round_was_dealt(game=game),
     }, title=f"Раздача: {game.name}", tab="deal")
 
 

@@ -26,7 +26,7 @@ def texts_view(request: HttpRequest, game) -> HttpResponse:
             return HttpResponseRedirect(game_url(game, "panel_texts") + f"#slot-{slot}")
         posted[slot] = text  # refused: the GM keeps what they typed, nothing was saved
         game.refresh_from_db()
-    slots = slot_sources(game)
+    slots = slot_sources(game=game)
     for s in slots:
         if s["slot"] in posted:
             s["text"], s["refused"] = posted[s["slot"]], True
@@ -44,7 +44,8 @@ def texts_view(request: HttpRequest, game) -> HttpResponse:
 def texts_preview_view(request: HttpRequest, game) -> HttpResponse:
     """The live preview: the post with the typed text in it, or why it does not render."""
     try:
-        text = theme_preview(game, request.POST.get("slot", ""), request.POST.get("text", ""))
+        text = theme_preview(game=game, slot=request.POST.get("slot", ""),
+            text=request.POST.get("text", ""))
     except MessageError as e:
         where = f"Строка {e.line}: " if e.line else ""
         return JsonResponse({"ok": False, "error": f"{where}{e.reason}."})

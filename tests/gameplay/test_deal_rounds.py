@@ -136,7 +136,7 @@ def test_dealing_again_and_changing_counts_need_a_new_round():
     other = RoleCounts(mafia=1, commissar=1, doctor=1, maniac=1, civilian=5)
     with pytest.raises(SetupError, match="новым раундом"):
         game_settings_update(game_id=game.pk, by="gm:test", counts=other)
-    assert counts_of(game) == RoleCounts.default_for(9)
+    assert counts_of(game=game) == RoleCounts.default_for(9)
     services.deal_round_new(game_id=game.pk, by="gm:test")  # recruiting: only the new seed
     game.refresh_from_db()
     assert game.status == GameStatus.RECRUITING
@@ -195,7 +195,7 @@ def test_three_new_rounds_are_numbered_on_the_board_revealed_at_the_end_and_veri
     [finished] = events(game, "game_finished")
     assert [x["seed"] for x in finished.data["rounds"]] == [r.seed for r in rounds]
     roster_ids = [s.vk_user_id for s in seats(game)]
-    assert deal_for_roster(rounds[-1].seed, counts_of(game), roster_ids).commitment == (
+    assert deal_for_roster(rounds[-1].seed, counts_of(game=game), roster_ids).commitment == (
         game.commitment
     )
 

@@ -208,8 +208,8 @@ def test_deal_numbers_seats_records_every_draw_and_commits_to_the_seed():
     assert game.commitment == summary.commitment and len(game.commitment) == 64
     roster = [s.vk_user_id for s in dealt]
     assert roster == sorted(roster)  # seats by VK id
-    assert deal_for_roster("gamma-1", counts_of(game), roster).commitment == game.commitment
-    assert deal_for_roster("gamma-2", counts_of(game), roster).commitment != game.commitment
+    assert deal_for_roster("gamma-1", counts_of(game=game), roster).commitment == game.commitment
+    assert deal_for_roster("gamma-2", counts_of(game=game), roster).commitment != game.commitment
     [event] = events(game, "deal")
     assert event.override is False and event.data["commitment"] == game.commitment
     assert event.data["roster"] == roster and event.data["seed_round"] == 1
@@ -248,7 +248,7 @@ def test_a_new_round_before_the_start_is_an_override_and_keeps_earlier_draws():
     assert (deal2.data["deal_round"], deal2.data["seed_round"]) == (2, 2)
     roster = [s.vk_user_id for s in seats(game)]
     assert game.seed == "second"
-    assert deal_for_roster("second", counts_of(game), roster).commitment == game.commitment
+    assert deal_for_roster("second", counts_of(game=game), roster).commitment == game.commitment
     assert [s.number for s in seats(game)] == list(range(1, 10))
 
 

@@ -45,7 +45,7 @@ pytestmark = pytest.mark.django_db
     ("https://www.vk.com/id42", 42), ("[id9|Аня]", 9),
 ])
 def test_vk_user_references(text: str, vk_id: int) -> None:
-    assert parse_vk_user(text) == vk_id
+    assert parse_vk_user(text=text) == vk_id
 
 
 @pytest.mark.parametrize(("text", "reason"), [
@@ -59,18 +59,18 @@ def test_vk_user_references(text: str, vk_id: int) -> None:
 ])
 def test_bad_vk_user_references_are_refused(text: str, reason: str) -> None:
     with pytest.raises(InvalidCommand) as e:
-        parse_vk_user(text)
+        parse_vk_user(text=text)
     assert reason in e.value.reason
 
 
 def test_player_lines() -> None:
-    lines = parse_player_lines("id1 Аня Петрова\n\nvk.com/id2;Боря\n3")
+    lines = parse_player_lines(text="id1 Аня Петрова\n\nvk.com/id2;Боря\n3")
     assert [(x.vk_user_id, x.name) for x in lines] == [(1, "Аня Петрова"), (2, "Боря"),
                                                        (3, "")]
     with pytest.raises(InvalidCommand, match="уже есть в строке 1"):
-        parse_player_lines("id1\n1")
+        parse_player_lines(text="id1\n1")
     with pytest.raises(InvalidCommand, match="Список пуст"):
-        parse_player_lines("\n  \n")
+        parse_player_lines(text="\n  \n")
 
 
 def test_game_open_adds_co_gms_and_refuses_non_staff(gm: Any, other_gm: Any,
@@ -143,10 +143,10 @@ def test_extend_needs_an_open_phase(gm: Any) -> None:
 
 def test_spectator_chat_rules(gm: Any) -> None:
     game = make_game(gm, players=7)
-    assert chat_peer_id(5) == 2_000_000_005
-    assert chat_peer_id(2_000_000_005) == 2_000_000_005
+    assert chat_peer_id(value=5) == 2_000_000_005
+    assert chat_peer_id(value=2_000_000_005) == 2_000_000_005
     with pytest.raises(InvalidCommand):
-        chat_peer_id(0)
+        chat_peer_id(value=0)
     spectator_chat_link(game_id=game.pk, by="gm:x", chat=3)
     mafia = Seat.objects.filter(game=game, role=Role.MAFIA).first()
     civ = Seat.objects.filter(game=game, role=Role.CIVILIAN).first()
