@@ -288,7 +288,7 @@ class GameSettingsForm(forms.Form):
 
 def _service_error(field: forms.Field, value: str, parse: Any) -> Any:
     try:
-        return parse(value)
+        return parse(text=value)
     except InvalidCommand as e:
         raise forms.ValidationError(e.reason) from None
 

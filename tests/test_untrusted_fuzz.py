@@ -143,7 +143,7 @@ def test_panel_forms_take_any_input(
 def test_gm_parsers_take_any_text(text: str) -> None:
     for parse in (parse_vk_user, parse_player_lines):
         try:
-            parse(text)
+            parse(text=text)
         except RuleViolation as e:
             assert e.reason
 

@@ -3,19 +3,10 @@ still belongs to the game's open phase (the hot path of votes and night actions)
 
 from __future__ import annotations
 
-from gameplay.messages import render
 from gameplay.models import Game, Phase, PhaseStatus, Seat, SeatStatus
-from gameplay.rules import RuleViolation
+from gameplay.refusals import StaleButton
 from gameplay.rules.errors import DeadCannotAct, NotInGame
 from gameplay.selectors.bot import night_closed_to
-
-
-class StaleButton(RuleViolation):
-    rule = "V7"
-    default_reason = "Эта кнопка устарела: фаза, к которой она относится, уже закончилась."
-
-    def __init__(self, reason: str | None = None) -> None:
-        super().__init__(reason or render("player/refused", why="stale_button"))
 
 
 def seat_of_user(*, game: Game, vk_user_id: int, seats: list[Seat] | None = None) -> Seat:

@@ -23,8 +23,9 @@ from gameplay.models import (
     PhaseKind,
     Seat,
 )
+from gameplay.refusals import NoSuchGame
 from gameplay.rules import Role, StrikeGiven
-from gameplay.rules.errors import GameNotRunning, InvalidCommand, NotInGame
+from gameplay.rules.errors import GameNotRunning, NotInGame
 from gameplay.rules.spectators import may_watch
 
 # The reads the services share with the panel (re-exported: the services read them under the
@@ -55,7 +56,7 @@ def _lock_row(game_id: int) -> Game:
     try:
         return Game.objects.select_for_update().get(pk=game_id)
     except Game.DoesNotExist:
-        raise InvalidCommand("Такой игры нет.") from None
+        raise NoSuchGame() from None
 
 
 def lock_game_hot(game_id: int) -> unit_of_work.LockedGame:

@@ -21,6 +21,7 @@ from gameplay.models import (
     Strike,
     Vote,
 )
+from gameplay.refusals import SeatAlreadyOut
 from gameplay.rules import (
     EARLY_VOTE_FROM_DAY,
     Ballot,
@@ -32,7 +33,7 @@ from gameplay.rules import (
     early_close_reached,
     validate_vote,
 )
-from gameplay.rules.errors import InvalidCommand, PhaseNotOpen, WrongPhase
+from gameplay.rules.errors import PhaseNotOpen, WrongPhase
 from outbox import dbrows, unit_of_work
 from outbox.unit_of_work import CastVote, LockedGame
 
@@ -283,7 +284,7 @@ def day_close_locked(
 
 def _kill(seat: Seat, cause: str, phase: Phase) -> None:
     if not seat.alive:
-        raise InvalidCommand("Этот игрок уже выбыл.")
+        raise SeatAlreadyOut()
     seat.alive = False
     seat.death_cause = cause
     seat.died_in = phase

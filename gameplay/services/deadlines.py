@@ -23,6 +23,14 @@ from django.db import transaction
 
 from gameplay.messages import closes_in, render, when
 from gameplay.models import Game, GameEvent, GameStatus, Phase, PhaseKind, PhaseStatus, Seat
+from gameplay.refusals import (
+    ExtendOnlyOpenPhase,
+    ExtensionNotMinutes,
+    ExtensionTooLong,
+    GameNotInProgress,
+    OutcomeChanged,
+    PhaseChanged,
+)
 from gameplay.rules import DayResult, NightResolution
 from gameplay.rules.errors import GameNotRunning, InvalidCommand, PhaseNotOpen, WrongPhase
 from gameplay.selectors.close import close_preview
@@ -255,12 +263,6 @@ def phase_remind(*, game_id: int, by: str, now: datetime | None = None) -> Remin
 # --- the GM's hand on the open phase ----------------------------------------------------------
 
 
-class OutcomeChanged(InvalidCommand):
-    """The close the GM confirmed would now do something else (a vote or an action came in)."""
-
-    default_reason = "Пока страница была открыта, итог изменился: проверьте его ещё раз."
-
-
 @transaction.atomic
 def phase_close_confirmed(
     *, game_id: int, by: str, phase_id: int, fingerprint: str, now: datetime | None = None
@@ -273,7 +275,7 @@ def phase_close_confirmed(
     game = lock_game(game_id)
     preview = close_preview(game)
     if preview is None or preview.phase.pk != phase_id:
-        raise InvalidCommand("Фаза уже сменилась: обновите страницу.")
+        raise PhaseChanged()
     if preview.fingerprint != fingerprint:
         raise OutcomeChanged()
     if preview.phase.kind == PhaseKind.DAY:
@@ -289,16 +291,16 @@ def phase_extend(
     there was none). Reminders whose time is again ahead will be sent again."""
     now = now_or(now)
     if isinstance(minutes, bool) or not isinstance(minutes, int) or minutes < 1:
-        raise InvalidCommand("Продлить можно на целое число минут, не меньше одной.")
+        raise ExtensionNotMinutes()
     delta = timedelta(minutes=minutes)
     if delta > MAX_EXTENSION:
-        raise InvalidCommand("Продлить можно не больше чем на 30 дней за раз.")
+        raise ExtensionTooLong()
     game = lock_game(game_id)
     if game.status != GameStatus.RUNNING:
-        raise InvalidCommand("Игра сейчас не идёт.")
+        raise GameNotInProgress()
     phase = current_phase(game)
     if phase is None or phase.status != PhaseStatus.OPEN:
-        raise InvalidCommand("Продлить можно только открытую фазу.")
+        raise ExtendOnlyOpenPhase()
     before = phase.deadline
     base = before if before is not None and before > now else now
     phase.deadline = base + delta

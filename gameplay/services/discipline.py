@@ -21,6 +21,14 @@ from gameplay.models import (
     Strike,
     Vote,
 )
+from gameplay.refusals import (
+    AlreadyPlaying,
+    ModkillNotForgivable,
+    NoActivePhase,
+    NoSuchStrike,
+    ReplacementNotNow,
+    StrikeAlreadyForgiven,
+)
 from gameplay.rules import (
     EarlyClose,
     NightInput,
@@ -33,7 +41,6 @@ from gameplay.rules import (
     validate_modkill,
     validate_replacement,
 )
-from gameplay.rules.errors import InvalidCommand
 from gameplay.rules.spectators import may_watch
 from gameplay.selectors.table import standing_submissions
 
@@ -159,12 +166,12 @@ def seat_replace(
     stay with the seat; strikes are the person's and reset to 0."""
     game = lock_game(game_id)
     if game.status not in (GameStatus.DEALT, GameStatus.RUNNING):
-        raise InvalidCommand("Замена возможна только в розданной или идущей игре.")
+        raise ReplacementNotNow()
     seats = players(game)
     validate_replacement(table_of(seats), seat)
     target = seat_by_number(seats, seat)
     if any(s.vk_user_id == vk_user_id for s in seats):
-        raise InvalidCommand("Этот пользователь уже играет в этой игре.")
+        raise AlreadyPlaying()
     Seat.objects.filter(game=game, vk_user_id=vk_user_id, status=SeatStatus.RESERVE).update(
         status=SeatStatus.WITHDRAWN
     )
@@ -234,7 +241,7 @@ def strike_give(
     state = validate_modkill(table_of(seats), seat)
     phase = current_phase(game)
     if phase is None:
-        raise InvalidCommand("Сейчас нет активной фазы.")
+        raise NoActivePhase()
     given = give_strike(state, StrikeReason.MANUAL)
     penalty_day = phase.number if phase.kind == PhaseKind.DAY else phase.number + 1
     strike = Strike.objects.create(
@@ -284,11 +291,11 @@ def strike_forgive(*, game_id: int, strike_id: int, by: str, reason: str = "") -
         Strike.objects.select_related("seat").filter(pk=strike_id, seat__game=game).first()
     )
     if strike is None:
-        raise InvalidCommand("Такого штрафа нет в этой игре.")
+        raise NoSuchStrike()
     if strike.forgiven:
-        raise InvalidCommand("Этот штраф уже прощён.")
+        raise StrikeAlreadyForgiven()
     if strike.modkill:
-        raise InvalidCommand("Модкилл прощением штрафа не отменяется.")
+        raise ModkillNotForgivable()
     strike.forgiven = True
     strike.save(update_fields=["forgiven"])
     seat = strike.seat

@@ -7,8 +7,8 @@ from django.db import transaction
 
 from gameplay.messages import Person, render
 from gameplay.models import GameStatus
-from gameplay.rules import Role, RuleViolation
-from gameplay.rules.errors import InvalidCommand
+from gameplay.refusals import GameNotInProgress, NotMafia, RelayEmpty
+from gameplay.rules import Role
 
 from .acting import seat_of_user
 from .common import lock_game, log_event, players, send_message
@@ -18,27 +18,19 @@ from .replies import reply
 RELAY_MAX = 4000
 
 
-class NotMafia(RuleViolation):
-    rule = "G5"
-    default_reason = "Сообщения с «!» пересылаются только внутри мафии."
-
-    def __init__(self, reason: str | None = None) -> None:
-        super().__init__(reason or render("player/refused", why="not_mafia"))
-
-
 @transaction.atomic
 def mafia_relay(*, game_id: int, vk_user_id: int, text: str) -> int:
     """A living mafia member's «!» message to the other living mafia, with the sender's name.
     Returns how many received it (the sender is told)."""
     game = lock_game(game_id)
     if game.status != GameStatus.RUNNING:
-        raise InvalidCommand("Игра сейчас не идёт.")
+        raise GameNotInProgress()
     seat = seat_of_user(game=game, vk_user_id=vk_user_id)
     if seat.role != Role.MAFIA:
         raise NotMafia()
     body = text.strip()[:RELAY_MAX]
     if not body:
-        raise InvalidCommand("Напишите текст после «!», например: «!стреляем в 5».")
+        raise RelayEmpty()
     team = [s.vk_user_id for s in players(game) if s.alive and s.role == Role.MAFIA
             and s.pk != seat.pk]
     if team:

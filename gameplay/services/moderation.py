@@ -15,7 +15,7 @@ from gameplay.models import (
     Seat,
     SeatStatus,
 )
-from gameplay.rules.errors import InvalidCommand
+from gameplay.refusals import FlagAlreadyResolved, NoSuchFlag, UnknownFlagDecision
 
 from .common import current_phase, lock_game, log_event, now_or
 from .discipline import seat_modkill, strike_give
@@ -81,12 +81,12 @@ def flag_resolve(
     game = lock_game(game_id)
     flag = ModerationFlag.objects.filter(pk=flag_id, game=game).first()
     if flag is None:
-        raise InvalidCommand("Такой отметки нет в этой игре.")
+        raise NoSuchFlag()
     if flag.status != FlagStatus.OPEN:
-        raise InvalidCommand("Эта отметка уже рассмотрена.")
+        raise FlagAlreadyResolved()
     if punish:
         if punish not in ("penalty", "modkill") or seat is None:
-            raise InvalidCommand("Неизвестное решение по отметке.")
+            raise UnknownFlagDecision()
         acted = True
         if punish == "penalty":
             strike_give(game_id=game_id, seat=seat, by=by, reason=note, now=now)

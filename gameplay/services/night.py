@@ -23,6 +23,7 @@ from gameplay.models import (
     Source,
     Strike,
 )
+from gameplay.refusals import EditReasonMissing, NightDeathNotAlive
 from gameplay.rules import (
     Act,
     NightContext,
@@ -37,7 +38,7 @@ from gameplay.rules import (
     resolve_night,
     validate_action,
 )
-from gameplay.rules.errors import InvalidCommand, PhaseNotOpen, WrongPhase
+from gameplay.rules.errors import PhaseNotOpen, WrongPhase
 from gameplay.rules.roles import ACT_TITLES
 from gameplay.selectors.bot import night_closed_to
 from gameplay.selectors.table import standing_submissions
@@ -223,7 +224,7 @@ def night_draft_edit(
     """The GM sets who dies in the night under review (G1); logged as an override."""
     reason = (reason or "").strip()
     if not reason:
-        raise InvalidCommand("Укажите причину правки.")
+        raise EditReasonMissing()
     game = lock_game(game_id)
     require_running(game)
     phase = _night(game, PhaseStatus.REVIEW)
@@ -233,7 +234,7 @@ def night_draft_edit(
     try:
         amended = amend_night(table, draft, deaths=deaths, reason=reason)
     except ValueError:
-        raise InvalidCommand("Погибнуть ночью может только живой игрок.") from None
+        raise NightDeathNotAlive() from None
     phase.result = {**phase.result, "draft": amended.as_dict()}
     phase.save(update_fields=["result"])
     log_event(

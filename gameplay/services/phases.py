@@ -23,8 +23,8 @@ from gameplay.models import (
     PhaseStatus,
     Seat,
 )
+from gameplay.refusals import GameAlreadyOver
 from gameplay.rules import EARLY_VOTE_FROM_DAY, Act, Role, Winner
-from gameplay.rules.errors import InvalidCommand
 from gameplay.rules.roles import ACT_TITLES
 
 from . import prompts
@@ -179,7 +179,7 @@ def game_end(
     """The GM ends the game (G1), with or without declaring a winner; logged as an override."""
     game = lock_game(game_id)
     if game.status in (GameStatus.FINISHED, GameStatus.CANCELLED):
-        raise InvalidCommand("Игра уже завершена.")
+        raise GameAlreadyOver()
     if game.status != GameStatus.RUNNING:
         game.status = GameStatus.CANCELLED
         game.finished_at = now_or(now)

@@ -16,7 +16,7 @@ from typing import Any
 
 from gameplay.messages import render
 from gameplay.models import Game, Outbox, OutboxChannel
-from gameplay.rules.errors import InvalidCommand
+from gameplay.refusals import NotAChat
 from outbox.results import EDIT
 
 from .common import post_chat, queue_outbox
@@ -60,7 +60,7 @@ def chat_reply(
 ) -> Outbox:
     """Queue the bot's message in a chat (``peer_id`` = 2000000000 + the chat's id)."""
     if peer_id <= CHAT_PEER_BASE:
-        raise InvalidCommand("Это не беседа.")
+        raise NotAChat()
     return post_chat(_game_id(game), peer_id, text[:9000], kind=kind)
 
 

@@ -6,7 +6,13 @@ from __future__ import annotations
 from django.db import transaction
 
 from gameplay.models import Outbox, OutboxChannel, OutboxStatus
-from gameplay.rules.errors import InvalidCommand
+from gameplay.refusals import (
+    AlreadyDelivered,
+    ChatCreationNotRetried,
+    DeliveryStillQueued,
+    NoSuchDelivery,
+    NothingToRetry,
+)
 from gameplay.selectors.record import retryable_outbox
 from outbox.queue import request_delivery
 from outbox.results import board_group
@@ -25,20 +31,17 @@ def outbox_retry(*, outbox_id: int, by: str, game_id: int | None = None) -> Outb
     meta = Outbox.objects.filter(pk=outbox_id).values("game_id", "channel").first()
     # Another game's row gets the same answer as no row: the id tells the GM nothing.
     if meta is None or (game_id is not None and meta["game_id"] != game_id):
-        raise InvalidCommand("Такого сообщения нет.")
+        raise NoSuchDelivery()
     if meta["channel"] == OutboxChannel.CREATE_CHAT:
-        raise InvalidCommand(
-            "Создание беседы не повторяется отсюда (так не появится двух бесед). Новую беседу "
-            "создаёт кнопка «Создать беседу» на вкладке «Беседа ЗЗ»."
-        )
+        raise ChatCreationNotRetried()
     game = lock_game(meta["game_id"]) if meta["game_id"] is not None else None
     row = Outbox.objects.select_for_update().get(pk=outbox_id)
     failed = dict((row.result or {}).get("failed") or {})
     error = row.last_error
     if row.status == OutboxStatus.PENDING:
-        raise InvalidCommand("Это сообщение ещё в очереди на отправку.")
+        raise DeliveryStillQueued()
     if row.status == OutboxStatus.SENT and not failed:
-        raise InvalidCommand("Это сообщение уже доставлено.")
+        raise AlreadyDelivered()
     rows = [row]
     group = board_group(row) if row.channel == OutboxChannel.BOARD else []
     if group:
@@ -93,7 +96,7 @@ def outbox_retry_all(*, game_id: int, by: str) -> int:
             .values_list("pk", flat=True)
         )
         if not ids:
-            raise InvalidCommand("Недоставленных сообщений нет.")
+            raise NothingToRetry()
         done: set[int] = set()
         for pk in ids:
             if pk in done:

@@ -13,8 +13,22 @@ from django.db import IntegrityError, transaction
 
 from gameplay.messages import render
 from gameplay.models import Game, GameStatus
+from gameplay.refusals import (
+    CountsLocked,
+    EarlyCloseRuleUnknown,
+    GameNameMissing,
+    GmPagesInvalid,
+    NoGm,
+    NoSuchTheme,
+    NotStaff,
+    PhaseLengthOutOfRange,
+    RemindersOutOfRange,
+    SettingsFrozen,
+    SettingsNotChangeable,
+    UnknownTimeZone,
+)
 from gameplay.rules import EarlyClose, RoleCounts
-from gameplay.rules.errors import InvalidCommand, SetupError
+from gameplay.rules.errors import SetupError
 from gameplay.themes import THEMES
 
 from .common import lock_game, log_event
@@ -46,41 +60,41 @@ COUNT_FIELDS = ("mafia_count", "commissar_count", "doctor_count", "maniac_count"
 
 def _check_settings(values: dict[str, Any]) -> None:
     if "name" in values and not str(values["name"] or "").strip():
-        raise SetupError("У игры должно быть название.")
+        raise GameNameMissing()
     for key in ("day_length", "night_length"):
         length = values.get(key)
         if length is not None and (length < timedelta(minutes=5) or length > MAX_EXTENSION):
-            raise SetupError("Длина фазы — от 5 минут до 30 дней.")
+            raise PhaseLengthOutOfRange()
     if "reminders" in values:
         reminders = values["reminders"]
         if not isinstance(reminders, list) or any(
             isinstance(m, bool) or not isinstance(m, int) or m < 1 or m > 7 * 24 * 60
             for m in reminders
         ):
-            raise SetupError("Напоминания — минуты до срока, от 1 до 10080.")
+            raise RemindersOutOfRange()
     if "gm_vk_ids" in values:
         ids = values["gm_vk_ids"]
         if not isinstance(ids, list) or any(
             isinstance(i, bool) or not isinstance(i, int) or not 0 < i < CHAT_PEER_BASE
             for i in ids
         ):
-            raise SetupError("VK-страницы ведущих — список id пользователей VK.")
+            raise GmPagesInvalid()
     if "early_close" in values and values["early_close"] not in {e.value for e in EarlyClose}:
-        raise SetupError("Правило досрочного закрытия: «большинство» или «все».")
+        raise EarlyCloseRuleUnknown()
     if "theme" in values and values["theme"] not in THEMES:
-        raise SetupError("Нет такой темы оформления.")
+        raise NoSuchTheme()
     if "time_zone" in values:
         try:
             ZoneInfo(str(values["time_zone"]))
         except (ZoneInfoNotFoundError, ValueError):
-            raise SetupError(f"Неизвестный часовой пояс «{values['time_zone']}».") from None
+            raise UnknownTimeZone(zone=values['time_zone']) from None
 
 
 def _gm_users(usernames: Iterable[Any]) -> list[Any]:
     users = list(usernames)
     for user in users:
         if not (user.is_active and user.is_staff):
-            raise SetupError(f"{user.get_username()} не может быть ведущим: нет доступа к панели.")
+            raise NotStaff(username=user.get_username())
     return users
 
 
@@ -116,10 +130,10 @@ def game_settings_update(
     """Change a game's settings. Role counts only during recruitment; nothing once finished."""
     game = lock_game(game_id)
     if game.status in (GameStatus.FINISHED, GameStatus.CANCELLED):
-        raise InvalidCommand("Игра завершена: настройки больше не меняются.")
+        raise SettingsFrozen()
     unknown = set(values) - set(SETTINGS_FIELDS)
     if unknown:
-        raise InvalidCommand(f"Нельзя изменить: {', '.join(sorted(unknown))}.")
+        raise SettingsNotChangeable(fields=', '.join(sorted(unknown)))
     _check_settings(values)
     changed: dict[str, Any] = {}
     if counts is not None:
@@ -129,7 +143,7 @@ def game_settings_update(
         )
         if counts != current:
             if game.status != GameStatus.RECRUITING:
-                raise SetupError("Состав ролей меняется только до раздачи.")
+                raise CountsLocked()
             if round_was_dealt(game=game):
                 # Other counts would give the same roster another deal from the same seed.
                 raise SetupError(render("gm/counts_after_deal"))
@@ -156,7 +170,7 @@ def game_settings_update(
     if gms is not None:
         users = _gm_users(gms)
         if not users:
-            raise SetupError("У игры должен быть хотя бы один ведущий.")
+            raise NoGm()
         before = {u.pk for u in game.gms.all()}
         if before != {u.pk for u in users}:
             game.gms.set(users)

@@ -33,8 +33,18 @@ from gameplay.models import (
     Seat,
     SeatStatus,
 )
+from gameplay.refusals import (
+    AlreadyRunning,
+    DealTooLate,
+    GameNameMissing,
+    ItemTwice,
+    NewRoundTooLate,
+    NotDealtYet,
+    RosterMismatch,
+    SeatNumbersInvalid,
+)
 from gameplay.rules import Item, Role, RoleCounts, commitment, deal_for_roster, round_commitment
-from gameplay.rules.errors import InvalidCommand, NotEnoughPlayers, SetupError
+from gameplay.rules.errors import InvalidCommand, SetupError
 
 from .common import (
     current_phase,
@@ -100,7 +110,7 @@ def game_create(
     counts.validate()
     name = (name or "").strip()
     if not name:
-        raise SetupError("У игры должно быть название.")
+        raise GameNameMissing()
     settings.setdefault("reminders", [180, 60])
     game = Game(
         name=name[:200],
@@ -195,7 +205,7 @@ def deal_round_new(*, game_id: int, by: str, seed: str | None = None) -> DealRou
     discarded deal is an override too). Refused before any deal from the current round."""
     game = lock_game(game_id)
     if game.status not in (GameStatus.RECRUITING, GameStatus.DEALT):
-        raise InvalidCommand("Новый раунд раздачи возможен только до начала игры.")
+        raise NewRoundTooLate()
     rnd = current_round(game=game)
     if rnd is None or rnd.deals == 0:
         raise InvalidCommand(render("gm/round_not_needed"))
@@ -250,7 +260,7 @@ def game_deal(*, game_id: int, by: str = "system") -> DealSummary:
     if game.status == GameStatus.DEALT:
         raise InvalidCommand(render("gm/already_dealt"))
     if game.status != GameStatus.RECRUITING:
-        raise InvalidCommand("Раздать роли можно только до начала игры.")
+        raise DealTooLate()
     rnd = current_round(game=game) or _open_round(game, by=by)  # a game created before rounds
     return _deal(game, rnd, by)
 
@@ -259,9 +269,7 @@ def _deal(game: Game, rnd: DealRound, by: str) -> DealSummary:
     counts = counts_of(game=game)
     seats = list(Seat.objects.filter(game=game, status=SeatStatus.PLAYER).order_by("vk_user_id"))
     if len(seats) != counts.total:
-        raise NotEnoughPlayers(
-            f"Записано игроков: {len(seats)}, а ролей в настройках: {counts.total}."
-        )
+        raise RosterMismatch(players=len(seats), roles=counts.total)
     result = deal_for_roster(rnd.seed, counts, [s.vk_user_id for s in seats])
     items = result.item_by_seat
     Seat.objects.filter(game=game).update(number=None)
@@ -321,16 +329,16 @@ def game_deal_fixed(
     """
     game = lock_game(game_id)
     if game.status not in (GameStatus.RECRUITING, GameStatus.DEALT):
-        raise InvalidCommand("Раздать роли можно только до начала игры.")
+        raise DealTooLate()
     seats = list(
         Seat.objects.filter(game=game, status=SeatStatus.PLAYER).order_by("signed_up_at", "id")
     )
     numbers = sorted(assignment)
     if len(numbers) != len(seats) or any(n < 1 for n in numbers):
-        raise NotEnoughPlayers("Нужно по одному положительному номеру места на игрока.")
+        raise SeatNumbersInvalid()
     items = [i for _, i in assignment.values() if i is not None]
     if len(items) != len(set(items)):
-        raise SetupError("Каждый предмет может быть только у одного игрока.")
+        raise ItemTwice()
     for number, seat in zip(numbers, seats, strict=True):
         role, item = assignment[number]
         seat.number = number
@@ -365,9 +373,9 @@ def game_start(*, game_id: int, by: str = "system", now: datetime | None = None)
     now = now_or(now)
     game = lock_game(game_id)
     if game.status != GameStatus.DEALT:
-        raise InvalidCommand("Сначала раздайте роли.")
+        raise NotDealtYet()
     if current_phase(game) is not None:  # pragma: no cover - guarded by the status
-        raise InvalidCommand("Игра уже идёт.")
+        raise AlreadyRunning()
     seats = players(game)
     game.status = GameStatus.RUNNING
     game.started_at = now

@@ -14,6 +14,20 @@ from gameplay.models import (
     Seat,
     SeatStatus,
 )
+from gameplay.refusals import (
+    AlreadySignedUp,
+    DiscardNotConfirmed,
+    NobodyAdded,
+    NoSuchSignup,
+    NotSignedUp,
+    PlayerLineBad,
+    PlayerLineDuplicate,
+    PlayerListEmpty,
+    RecruitmentClosed,
+    RemovalWhileRunning,
+    SignupClosed,
+    WithdrawTooLate,
+)
 from gameplay.rules.errors import InvalidCommand
 
 from .common import lock_game, log_event, send_message
@@ -42,15 +56,15 @@ def signup_create(
     messages when the bot cannot write."""
     game = lock_game(game_id)
     if game.status not in (GameStatus.RECRUITING, GameStatus.DEALT, GameStatus.RUNNING):
-        raise InvalidCommand("Запись в эту игру закрыта.")
+        raise SignupClosed()
     if not reserve and game.status != GameStatus.RECRUITING:
-        raise InvalidCommand("Набор в игру закрыт. Можно записаться в запас.")
+        raise RecruitmentClosed()
     existing = Seat.objects.filter(
         game=game, vk_user_id=vk_user_id, status__in=[SeatStatus.PLAYER, SeatStatus.RESERVE]
     ).first()
     if existing is not None:
         where = "в запасе" if existing.status == SeatStatus.RESERVE else "в игре"
-        raise InvalidCommand(f"Вы уже записаны {where}.")
+        raise AlreadySignedUp(where=where)
     seat = Seat.objects.create(
         game=game,
         vk_user_id=vk_user_id,
@@ -91,12 +105,12 @@ def signup_withdraw(*, game_id: int, vk_user_id: int, by: str | None = None) -> 
         game=game, vk_user_id=vk_user_id, status__in=[SeatStatus.PLAYER, SeatStatus.RESERVE]
     ).first()
     if seat is None:
-        raise InvalidCommand("Вы не записаны в эту игру.")
+        raise NotSignedUp()
     if seat.status == SeatStatus.PLAYER and game.status not in (
         GameStatus.RECRUITING,
         GameStatus.DEALT,
     ):
-        raise InvalidCommand("Игра уже началась: сняться нельзя, обратитесь к ведущему.")
+        raise WithdrawTooLate()
     if seat.status == SeatStatus.PLAYER and game.status == GameStatus.DEALT:
         by_player = by is None or by == f"vk:{vk_user_id}"
         discard_deal(game=game, by=by or f"vk:{vk_user_id}",
@@ -131,13 +145,13 @@ def parse_player_lines(*, text: str) -> list[PlayerLine]:
         try:
             vk_id = parse_vk_user(text=ref)
         except InvalidCommand as e:
-            raise InvalidCommand(f"Строка {n}: {e.reason}") from None
+            raise PlayerLineBad(line=n, why=e.reason) from None
         if vk_id in seen:
-            raise InvalidCommand(f"Строка {n}: id{vk_id} уже есть в строке {seen[vk_id]}.")
+            raise PlayerLineDuplicate(line=n, vk_user_id=vk_id, first=seen[vk_id])
         seen[vk_id] = n
         out.append(PlayerLine(vk_id, name.strip(" \t;")[:200]))
     if not out:
-        raise InvalidCommand("Список пуст: по одной ссылке или id на строку.")
+        raise PlayerListEmpty()
     return out
 
 
@@ -167,14 +181,8 @@ def players_add_bulk(
             seats.append(player_add(game_id=game_id, by=by, vk=line.vk_user_id, name=line.name,
                                     reserve=reserve))
         except InvalidCommand as e:
-            raise InvalidCommand(f"id{line.vk_user_id}: {e.reason} Никто не добавлен.") from None
+            raise NobodyAdded(vk_user_id=line.vk_user_id, why=e.reason) from None
     return seats
-
-
-class DiscardNotConfirmed(InvalidCommand):
-    """Removing this player would discard the deal, which the GM did not confirm."""
-
-    default_reason = "Роли уже розданы: снятие игрока сбросит раздачу. Подтвердите это."
 
 
 @transaction.atomic
@@ -187,10 +195,10 @@ def player_remove(*, game_id: int, by: str, seat_id: int, discard: bool = True) 
     game = lock_game(game_id)
     seat = Seat.objects.filter(pk=seat_id, game_id=game_id).first()
     if seat is None or seat.status == SeatStatus.WITHDRAWN:
-        raise InvalidCommand("Такого игрока нет в списках этой игры.")
+        raise NoSuchSignup()
     if seat.status == SeatStatus.PLAYER and seat.number is not None:
         if game.status == GameStatus.RUNNING:
-            raise InvalidCommand("Игра идёт: вместо снятия используйте замену или модкилл.")
+            raise RemovalWhileRunning()
     if not discard and seat.status == SeatStatus.PLAYER and game.status == GameStatus.DEALT:
         raise DiscardNotConfirmed()
     return signup_withdraw(game_id=game_id, vk_user_id=seat.vk_user_id, by=by)

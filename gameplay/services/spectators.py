@@ -30,9 +30,18 @@ from gameplay.models import (
     SpectatorMember,
     SpectatorStatus,
 )
-from gameplay.rules import RuleViolation
-from gameplay.rules.errors import InvalidCommand, SetupError
-from gameplay.rules.spectators import spectator_bar
+from gameplay.refusals import (
+    ChatAlreadyClosed,
+    ChatAlreadyOpen,
+    ChatBeingCreated,
+    ChatNotLinked,
+    ChatOpenNoNewChat,
+    ChatOpensInRunningGame,
+    GameFinished,
+    SpectatorRefused,
+)
+from gameplay.rules.errors import SetupError
+from gameplay.rules.spectators import SpectatorBar, spectator_bar
 from gameplay.selectors import bot as sel
 from outbox.flags import add_flag_line
 from outbox.queue import request_delivery
@@ -54,22 +63,21 @@ from .vkrefs import CHAT_PEER_BASE, chat_peer_id
 INVITE_LINK = "{link}"
 
 
-class SpectatorRefused(RuleViolation):
-    rule = "G6"
-    default_reason = "Беседа зрителей — только для выбывших игроков, не состоявших в мафии."
-
-
 def spectator_refusal(*, game: Game, seat: Seat | None) -> str | None:
     """None when this seat (None: no seat in the game) may be in the spectator chat, else the
     refusal: RULES.md G6 as :func:`gameplay.rules.spectators.spectator_bar` decides it, the one
     answer the invitations, the chat's guard and the panel share."""
-    bar = spectator_bar(
+    bar = _bar(game, seat)
+    return None if bar is None else SpectatorRefused(bar=bar.value).reason
+
+
+def _bar(game: Game, seat: Seat | None) -> SpectatorBar | None:
+    return spectator_bar(
         seated=seat is not None,
         alive=bool(seat and seat.alive),
         role=seat.role if seat else None,
         game_over=game.status == GameStatus.FINISHED,
     )
-    return None if bar is None else render("player/spectator_refused", bar=bar.value)
 
 
 @transaction.atomic
@@ -77,11 +85,11 @@ def spectator_request(*, game_id: int, vk_user_id: int) -> SpectatorMember:
     """«в ЗЗ»: an eligible player gets the invite link (queued; the delivery fetches it)."""
     game = lock_game(game_id)
     if not game.spectator_chat_open or not game.spectator_chat_id:
-        raise SpectatorRefused(render("player/spectator_refused", bar="closed"))
+        raise SpectatorRefused(bar="closed")
     seat = sel.seat_in_game(game.pk, vk_user_id)
-    refusal = spectator_refusal(game=game, seat=seat)
-    if refusal:
-        raise SpectatorRefused(refusal)
+    bar = _bar(game, seat)
+    if bar is not None:
+        raise SpectatorRefused(bar=bar.value)
     member, _ = SpectatorMember.objects.update_or_create(
         game=game, vk_user_id=vk_user_id,
         defaults={"seat": seat, "status": SpectatorStatus.INVITED, "reason": ""},
@@ -145,7 +153,7 @@ def spectator_chat_link(*, game_id: int, by: str, chat: int) -> Game:
     """Link the game to an existing VK chat (the community must be its admin)."""
     game = lock_game(game_id)
     if game.status in (GameStatus.FINISHED, GameStatus.CANCELLED):
-        raise InvalidCommand("Игра завершена.")
+        raise GameFinished()
     peer = chat_peer_id(value=chat)
     before = game.spectator_chat_id
     game.spectator_chat_id = peer
@@ -171,17 +179,14 @@ def spectator_chat_create(*, game_id: int, by: str) -> Outbox:
     replaced when the new one is created."""
     game = lock_game(game_id)
     if game.status in (GameStatus.FINISHED, GameStatus.CANCELLED):
-        raise InvalidCommand("Игра завершена.")
+        raise GameFinished()
     if game.spectator_chat_open:
-        raise InvalidCommand(
-            "Беседа зрителей открыта: игроки уже получили ссылки на неё. Новую беседу можно "
-            "создать, только пока беседа закрыта."
-        )
+        raise ChatOpenNoNewChat()
     waiting = Outbox.objects.filter(
         game=game, channel=OutboxChannel.CREATE_CHAT, status=OutboxStatus.PENDING
     )
     if waiting.exists():
-        raise InvalidCommand("Беседа уже создаётся: дождитесь ответа VK.")
+        raise ChatBeingCreated()
     title = render("spectators/chat_title", game=game.name)
     users = sorted({int(x) for x in game.gm_vk_ids or [] if str(x).isdigit()} - {0})
     row = Outbox.objects.create(
@@ -228,11 +233,11 @@ def spectator_chat_set_open(*, game_id: int, by: str, open: bool) -> Game:
     """Open or close the spectator chat. Opening tells the eligible dead (G6) how to join."""
     game = lock_game(game_id)
     if open and game.status != GameStatus.RUNNING:
-        raise InvalidCommand("Открыть беседу зрителей можно только в идущей игре.")
+        raise ChatOpensInRunningGame()
     if open and game.spectator_chat_id is None:
-        raise InvalidCommand("Сначала привяжите беседу: укажите её номер или peer_id.")
+        raise ChatNotLinked()
     if game.spectator_chat_open == open:
-        raise InvalidCommand("Беседа уже открыта." if open else "Беседа уже закрыта.")
+        raise ChatAlreadyOpen() if open else ChatAlreadyClosed()
     game.spectator_chat_open = open
     game.save(update_fields=["spectator_chat_open"])
     log_event(game, "spectator_chat_opened" if open else "spectator_chat_closed", by=by)

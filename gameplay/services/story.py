@@ -16,8 +16,15 @@ from django.db import transaction
 from gameplay import messages, themes
 from gameplay.messages import MessageError, Person, render, when
 from gameplay.models import Game, Phase, PhaseKind, PhaseStatus, Seat
+from gameplay.refusals import (
+    NoSuchThemeText,
+    PhaseChanged,
+    StoryNotNow,
+    StoryTooLong,
+    ThemeTextBroken,
+    ThemeTextTooLong,
+)
 from gameplay.rules import NightResolution, Role, close_day, dawn
-from gameplay.rules.errors import InvalidCommand
 
 from .common import current_phase, lock_game, log_event, players, table_of
 from .day import day_input, day_result_text
@@ -73,14 +80,14 @@ def phase_story_set(*, game_id: int, by: str, story: str, phase_id: int | None =
     game = lock_game(game_id)
     phase = current_phase(game)
     if phase is None or (phase_id is not None and phase.pk != phase_id):
-        raise InvalidCommand("Фаза уже сменилась: обновите страницу.")
+        raise PhaseChanged()
     open_day = phase.kind == PhaseKind.DAY and phase.status == PhaseStatus.OPEN
     review = phase.kind == PhaseKind.NIGHT and phase.status == PhaseStatus.REVIEW
     if not (open_day or review):
-        raise InvalidCommand("Рассказ пишут к итогам дня или к проверяемой ночи.")
+        raise StoryNotNow()
     story = (story or "").replace("\r\n", "\n").strip()
     if len(story) > STORY_MAX:
-        raise InvalidCommand(f"Рассказ длиннее {STORY_MAX} знаков.")
+        raise StoryTooLong(limit=STORY_MAX)
     phase.story = story
     phase.save(update_fields=["story"])
     log_event(game, "story_set", by=by, phase=phase, story=story)
@@ -162,7 +169,7 @@ def slot_context(*, game: Game, slot: str) -> tuple[str, dict[str, Any]]:
             "commitment": "—",
             "mafia": [],
         }
-    raise InvalidCommand("Нет такого текста темы.")
+    raise NoSuchThemeText()
 
 
 def theme_preview(*, game: Game, slot: str, text: str, theme: str | None = None) -> str:
@@ -186,17 +193,17 @@ def theme_text_set(*, game_id: int, by: str, slot: str, text: str) -> Game:
     does not render is refused with its line and the reason, and nothing changes."""
     game = lock_game(game_id)
     if slot not in themes.SLOTS:
-        raise InvalidCommand("Нет такого текста темы.")
+        raise NoSuchThemeText()
     text = (text or "").replace("\r\n", "\n").strip()
     if len(text) > THEME_TEXT_MAX:
-        raise InvalidCommand(f"Текст длиннее {THEME_TEXT_MAX} знаков.")
+        raise ThemeTextTooLong(limit=THEME_TEXT_MAX)
     if text == themes.source(game.theme, slot).strip():
         text = ""  # the theme's own text: no override needed
     try:
         theme_preview(game=game, slot=slot, text=text)
     except MessageError as e:
         where = f"Строка {e.line}: " if e.line else ""
-        raise InvalidCommand(f"Текст не сохранён. {where}{e.reason}.") from None
+        raise ThemeTextBroken(where=where, why=e.reason) from None
     texts = dict(game.theme_texts or {})
     if text:
         texts[slot] = text

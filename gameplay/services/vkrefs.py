@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import re
 
-from gameplay.rules.errors import InvalidCommand
+from gameplay.refusals import (
+    ChatNumberImpossible,
+    ChatNumberMissing,
+    NotVkUser,
+    ScreenName,
+    VkUserMissing,
+    VkUserUnreadable,
+)
 
 #: VK peer ids of chats start here (peer_id = 2000000000 + chat_id).
 CHAT_PEER_BASE = 2_000_000_000
@@ -26,28 +33,24 @@ def parse_vk_user(*, text: str) -> int:
     mention ``[id123|Имя]``. A screen name (``vk.com/durov``) needs VK to resolve: refused."""
     raw = (text or "").strip()
     if not raw:
-        raise InvalidCommand("Укажите VK id или ссылку на страницу игрока.")
+        raise VkUserMissing()
     match = _VK_ID.match(raw) or _MENTION.match(raw)
     if match:
         vk_id = int(match.group(1))
         if vk_id < 1 or vk_id >= CHAT_PEER_BASE:
-            raise InvalidCommand(f"«{raw}» — не id пользователя VK.")
+            raise NotVkUser(raw=raw)
         return vk_id
     screen = _VK_SCREEN.match(raw)
     if screen:
-        raise InvalidCommand(
-            f"Короткое имя «{screen.group(1)}» нельзя распознать без запроса к VK. "
-            "Укажите числовой id: vk.com/id123 или просто 123 (его видно в адресе фотографии "
-            "или в настройках страницы)."
-        )
-    raise InvalidCommand(f"Не понял «{raw}»: укажите VK id (123), id123 или vk.com/id123.")
+        raise ScreenName(screen=screen.group(1))
+    raise VkUserUnreadable(raw=raw)
 
 
 def chat_peer_id(*, value: int) -> int:
     """A chat's peer id from its peer id (2000000005) or its number in the community (5)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidCommand("Укажите номер беседы или её peer_id.")
+        raise ChatNumberMissing()
     peer = value if value > CHAT_PEER_BASE else CHAT_PEER_BASE + value
     if peer - CHAT_PEER_BASE > 100_000_000:
-        raise InvalidCommand("Такого номера беседы не бывает.")
+        raise ChatNumberImpossible()
     return peer

@@ -6,16 +6,12 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 
 from gameplay.models import PhaseKind, PhaseStatus
+from gameplay.refusals import OutcomeChanged
 from gameplay.rules import RuleViolation
 from gameplay.rules.errors import InvalidCommand
 from gameplay.selectors.close import close_preview
 from gameplay.selectors.table import current_phase, players
-from gameplay.services.deadlines import (
-    OutcomeChanged,
-    phase_close_confirmed,
-    phase_extend,
-    phase_remind,
-)
+from gameplay.services.deadlines import phase_close_confirmed, phase_extend, phase_remind
 from gameplay.services.night import (
     night_draft_edit,
     night_publish,

@@ -7,16 +7,12 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils import timezone
 
 from gameplay.models import DealRound, GameStatus, Seat, SeatStatus
+from gameplay.refusals import DiscardNotConfirmed
 from gameplay.rules import RuleViolation
 from gameplay.selectors.game_page import item_states
 from gameplay.selectors.record import draw_rounds, roster
 from gameplay.services.setup import deal_round_new, game_deal, game_start, round_was_dealt
-from gameplay.services.signup import (
-    DiscardNotConfirmed,
-    player_add,
-    player_remove,
-    players_add_bulk,
-)
+from gameplay.services.signup import player_add, player_remove, players_add_bulk
 from panel.access import actor, attempt, back, game_url, gm_view, render_panel
 from panel.forms import PlayerAddForm, PlayerBulkForm
 from panel.templatetags.panel_tags import local_time

@@ -8,9 +8,9 @@ from __future__ import annotations
 from gameplay import services
 from gameplay.messages import render
 from gameplay.models import FlagKind, Game, ModerationFlag, Seat, SeatStatus
+from gameplay.refusals import StaleButton
 from gameplay.rules import Item, Role, RoleCounts, deal_for_roster
 from gameplay.rules.errors import NotInGame
-from gameplay.services.acting import StaleButton
 from gameplay.services.moderation import flag_resolve
 from gameplay.services.spectators import spectator_chat_link, spectator_chat_set_open
 from tests.e2e.cast import BASE, PLAYERS, RESERVE

@@ -10,7 +10,8 @@ from django.urls import reverse
 
 from gameplay import services
 from gameplay.models import Game, GameEvent, GameStatus, Seat, SeatStatus
-from gameplay.services.signup import DiscardNotConfirmed, player_remove
+from gameplay.refusals import DiscardNotConfirmed
+from gameplay.services.signup import player_remove
 from tests.panel.support import make_game
 
 pytestmark = pytest.mark.django_db

@@ -6,11 +6,11 @@ from __future__ import annotations
 from gameplay.buttons import Payload
 from gameplay.messages import render
 from gameplay.models import Game, PhaseKind, PhaseStatus, Seat, Source
+from gameplay.refusals import StaleButton
 from gameplay.rules import RuleViolation
 from gameplay.rules.errors import NotInGame, WrongPhase
 from gameplay.selectors import bot as sel
 from gameplay.services import prompts, replies, votes
-from gameplay.services.acting import StaleButton
 from vkbot import parsing
 
 from .base import Sender, refuse, say, single_running_seat
