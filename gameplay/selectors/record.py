@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
 
 from gameplay.models import (
+    DealRound,
     Draw,
     FlagStatus,
     Game,
@@ -22,6 +23,7 @@ from gameplay.models import (
     Replacement,
     Seat,
     SeatStatus,
+    Strike,
 )
 
 
@@ -32,6 +34,22 @@ def state_text(seat: Seat, phases: dict[int, Phase]) -> str:
     phase = phases.get(seat.died_in_id) if seat.died_in_id else None
     when = f" ({phase})" if phase else ""
     return f"{seat.get_death_cause_display().lower() or 'выбыл'}{when}"
+
+
+def strikes_of(game: Game) -> list[Strike]:
+    """Every strike of the game, newest first, with its seat and phase."""
+    return list(Strike.objects.filter(seat__game=game).select_related("seat", "phase")
+                .order_by("-created_at", "-id"))
+
+
+def phases_of(game: Game) -> list[Phase]:
+    """The game's phases in the order they opened."""
+    return list(Phase.objects.filter(game=game).order_by("opened_at"))
+
+
+def deal_rounds(game: Game) -> list[DealRound]:
+    """The game's deal rounds (their seeds are for the end of the game only)."""
+    return list(DealRound.objects.filter(game=game))
 
 
 # --- smaller pages -----------------------------------------------------------------------------
@@ -175,6 +193,14 @@ def outbox_rows(game: Game, status: str = "") -> QuerySet[Outbox]:
         return retryable_outbox(game).order_by("-id")
     qs = Outbox.objects.filter(game=game).order_by("-id")
     return qs.filter(status=status) if status else qs
+
+
+def outbox_totals(game: Game) -> dict[str, int]:
+    """How many of the game's deliveries are in each status; ``failed`` counts the partly
+    delivered too (``retryable_outbox``)."""
+    totals = {s.value: Outbox.objects.filter(game=game, status=s).count() for s in OutboxStatus}
+    totals[OutboxStatus.FAILED] = retryable_outbox(game).count()
+    return totals
 
 
 def flags_of(game: Game, *, open_only: bool = False) -> list[ModerationFlag]:

@@ -5,8 +5,10 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 
-from gameplay.models import Seat, SeatStatus, Strike
-from gameplay.selectors.record import flags_of
+from gameplay.models import Seat
+from gameplay.selectors.record import flags_of, strikes_of
+from gameplay.selectors.seats import reserves, seat_at
+from gameplay.selectors.table import players
 from gameplay.services.discipline import seat_modkill, seat_replace, strike_forgive, strike_give
 from gameplay.services.moderation import flag_resolve
 from panel.access import actor, attempt, back, game_url, gm_view, render_panel
@@ -14,7 +16,7 @@ from panel.forms import FlagForm, PunishForm, ReasonForm, ReplaceForm
 
 
 def _seat(game, number: int) -> Seat:
-    seat = Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number=number).first()
+    seat = seat_at(game, number)
     if seat is None:
         raise Http404("Нет такого места.")
     return seat
@@ -22,12 +24,8 @@ def _seat(game, number: int) -> Seat:
 
 @gm_view()
 def discipline_view(request: HttpRequest, game) -> HttpResponse:
-    seats = list(Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False)
-                 .order_by("number"))
-    strikes = list(Strike.objects.filter(seat__game=game).select_related("seat", "phase")
-                   .order_by("-created_at", "-id"))
     return render_panel(request, game, "panel/discipline.html", {
-        "seats": seats, "strikes": strikes, "flags": flags_of(game),
+        "seats": players(game), "strikes": strikes_of(game), "flags": flags_of(game),
         "flag_form": FlagForm(),
     }, title=f"Дисциплина: {game.name}", tab="discipline")
 
@@ -98,9 +96,8 @@ def penalty_view(request: HttpRequest, game, number: int) -> HttpResponse:
 @gm_view("GET", "POST")
 def replace_view(request: HttpRequest, game, number: int) -> HttpResponse:
     seat = _seat(game, number)
-    reserves = list(Seat.objects.filter(game=game, status=SeatStatus.RESERVE)
-                    .order_by("signed_up_at"))
-    form = ReplaceForm(request.POST if request.method == "POST" else None, reserves=reserves)
+    form = ReplaceForm(request.POST if request.method == "POST" else None,
+                       reserves=reserves(game))
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
         ok, _ = attempt(request, seat_replace, game_id=game.pk, seat=number,

@@ -8,15 +8,16 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.text import slugify
 
 from gameplay.export import export_game, replay_check
-from gameplay.models import Outbox, OutboxStatus, Phase
+from gameplay.models import OutboxStatus
 from gameplay.rules import RuleViolation
 from gameplay.selectors.history import player_history
 from gameplay.selectors.record import (
     event_kinds,
     event_log,
     outbox_rows,
+    outbox_totals,
     people_names,
-    retryable_outbox,
+    phases_of,
 )
 from gameplay.selectors.spectators import spectator_page
 from gameplay.services.retries import outbox_retry, outbox_retry_all
@@ -81,7 +82,7 @@ def chat_close_view(request: HttpRequest, game) -> HttpResponse:
 @gm_view()
 def log_view(request: HttpRequest, game) -> HttpResponse:
     kinds = [(k, event_label(k)) for k in event_kinds(game)]
-    phases = [(p.pk, str(p)) for p in Phase.objects.filter(game=game).order_by("opened_at")]
+    phases = [(p.pk, str(p)) for p in phases_of(game)]
     form = LogFilterForm(request.GET or None, kinds=kinds, phases=phases)
     filters = form.cleaned_data if form.is_valid() else {}
     qs = event_log(
@@ -108,8 +109,7 @@ def outbox_view(request: HttpRequest, game) -> HttpResponse:
         status = OutboxStatus.FAILED
     page = Paginator(outbox_rows(game, "" if status == "all" else status), 50).get_page(
         request.GET.get("page"))
-    totals = {s.value: Outbox.objects.filter(game=game, status=s).count() for s in OutboxStatus}
-    totals[OutboxStatus.FAILED] = retryable_outbox(game).count()
+    totals = outbox_totals(game)
     return render_panel(request, game, "panel/outbox.html", {
         "page_obj": page, "status": status, "totals": totals,
         "statuses": [(s.value, s.label) for s in OutboxStatus] + [("all", "все")],

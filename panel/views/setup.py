@@ -6,11 +6,13 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils import timezone
 
-from gameplay.models import DealRound, GameStatus, Seat, SeatStatus
+from gameplay.models import GameStatus, SeatStatus
 from gameplay.refusals import DiscardNotConfirmed
 from gameplay.rules import RuleViolation
 from gameplay.selectors.game_page import item_states
-from gameplay.selectors.record import draw_rounds, roster
+from gameplay.selectors.record import deal_rounds, draw_rounds, roster
+from gameplay.selectors.seats import all_seats, listed_seat
+from gameplay.selectors.table import players
 from gameplay.services.setup import deal_round_new, game_deal, game_start, round_was_dealt
 from gameplay.services.signup import player_add, player_remove, players_add_bulk
 from panel.access import actor, attempt, back, game_url, gm_view, render_panel
@@ -20,7 +22,7 @@ from panel.templatetags.panel_tags import local_time
 
 @gm_view()
 def players_view(request: HttpRequest, game) -> HttpResponse:
-    seats = list(Seat.objects.filter(game=game).order_by("number", "signed_up_at", "id"))
+    seats = all_seats(game)
     return render_panel(request, game, "panel/players.html", {
         "players": [s for s in seats if s.status == SeatStatus.PLAYER],
         "reserves": [s for s in seats if s.status == SeatStatus.RESERVE],
@@ -72,8 +74,7 @@ def players_bulk_view(request: HttpRequest, game) -> HttpResponse:
 def player_remove_view(request: HttpRequest, game, seat_id: int) -> HttpResponse:
     """Take a sign-up or a reserve entry off the game. Removing a player of a dealt game
     discards the deal, so it is confirmed on its own page first (as is any GET)."""
-    seat = Seat.objects.filter(pk=seat_id, game=game).exclude(
-        status=SeatStatus.WITHDRAWN).first()
+    seat = listed_seat(game, seat_id)
     if seat is None:
         messages.error(request, "Такого игрока нет в списках этой игры.")
         return back(request, game, "panel_players")
@@ -117,13 +118,12 @@ def player_remove_view(request: HttpRequest, game, seat_id: int) -> HttpResponse
 @gm_view()
 def deal_view(request: HttpRequest, game) -> HttpResponse:
     rounds = draw_rounds(game)
-    seats = list(Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False)
-                 .order_by("number"))
+    seats = players(game)
     # The seeds stay hidden until the end (gameplay/rules/deal.py): only the commitments show.
     finished = game.status in (GameStatus.FINISHED, GameStatus.CANCELLED)
     seed_rounds = [
         {"number": r.number, "commitment": r.commitment, "seed": r.seed if finished else ""}
-        for r in DealRound.objects.filter(game=game)
+        for r in deal_rounds(game)
     ]
     return render_panel(request, game, "panel/deal.html", {
         "rounds": rounds, "seats": seats, "seed_rounds": seed_rounds,
@@ -192,8 +192,7 @@ def start_view(request: HttpRequest, game) -> HttpResponse:
         messages.error(request, "Сначала раздайте роли." if game.status == GameStatus.RECRUITING
                        else "Игра уже началась или закончилась.")
         return HttpResponseRedirect(game_url(game))
-    seats = list(Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False)
-                 .order_by("number"))
+    seats = players(game)
     deadline = timezone.now() + game.day_length
     details = [
         "В теме игры будут опубликованы состав (номера и имена) и хеш раздачи."
