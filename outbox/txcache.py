@@ -11,8 +11,9 @@ The cache exists only inside :func:`kept` (the pipeline opens it around each tra
 its updates); outside, nothing is kept and every call reads the database, as before. Staleness
 is ruled out by construction:
 
-- only the hot path (``vote_cast`` / ``night_act``, the services they call and the bot's
-  selectors ``roster``, ``game_for_topic``, ``current_phase``, ``votes_cast``) reads an entry;
+- only the hot path (``vote_submit`` / ``night_action_submit`` from VK, the services they call
+  and the bot's selectors ``roster``, ``game_for_topic``, ``current_phase``, ``votes_cast``)
+  reads an entry;
 - every other service locks its game with ``lock_game``, which drops the game's entry first,
   so what such a service changes is read again by the next hot call;
 - an entry is tied to the savepoints it was built and changed in: each change registers a

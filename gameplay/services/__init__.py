@@ -1,8 +1,43 @@
 """The only code that writes game state (DESIGN.md).
 
 Each public function is one transaction that locks its game row, calls the rules, saves,
-appends GameEvents and writes the messages it causes as Outbox rows. Refusals are
-``gameplay.rules.RuleViolation`` subclasses with a Russian reason; nothing changes then.
+appends GameEvents and writes the messages it causes as Outbox rows. Refusals are typed
+``gameplay.rules.RuleViolation`` subclasses (the rules' own in ``gameplay.rules.errors``, the
+rest in ``gameplay.refusals``) whose Russian text lives in ``templates/messages/refusals/``;
+nothing changes then. Public functions take keyword arguments only.
+
+The modules are named for what they act on, not for who calls them: the bot and the panel
+call the same command for the same action (a vote is ``votes.vote_submit`` whether a seat
+number or a VK user casts it; a sign-up is ``signup.signup_create`` from VK or the panel).
+
+- ``setup``: creating a game, deal rounds, the deal, the start;
+  ``signup``: signing up, the reserve, withdrawal, the GM's lists and removals;
+  ``settings``: a game's settings and GMs (the panel's «Настройки»).
+- ``phases``: opening days and nights, the end of the game;
+  ``day``: closing a day; ``votes``: casting a vote and the count;
+  ``night``: closing, reviewing and publishing a night; ``actions``: sending a night action;
+  ``acting``: who acts from VK (their living seat, a button's phase).
+- ``deadlines``: the deadline tick, reminders, and the GM's hand on the open phase's end
+  (extend it, close it now as confirmed).
+- ``discipline``: modkills, replacements, strikes; ``moderation``: flags and the GM's
+  decisions on them.
+- ``spectators``: the spectator chat (G6); ``mafia``: the mafia's channel (G5).
+- ``replies``: the bot's answers (a message, a chat message, a button's answer, a board reply);
+  ``deliveries``: the GM's retry of failed deliveries; ``story``: the GM's story and theme texts.
+- ``vkrefs``: the VK references a GM types (pure parsing); ``common``: locking, the event log,
+  queueing Outbox rows; ``deployment``: the VK id offset of this deployment.
+
+Layers (a module imports only modules below it; ``|`` separates independent ones)::
+
+    deadlines | moderation
+    actions | discipline | settings | signup | story | votes
+    day | night | setup | spectators
+    mafia | phases
+    deliveries | prompts | replies
+    common
+    acting | deployment | vkrefs
+
+(``outbox``, ``outbox_queue`` and ``outbox_flags`` are the delivery's and leave the package.)
 """
 
 from .actions import night_action_submit
