@@ -235,69 +235,87 @@ def _phase_lines(phase: Phase, names: dict[int, str]) -> list[str]:
     return lines
 
 
-def game_page(game: Game) -> GamePage:
-    """Everything the game page shows, in a fixed number of queries."""
-    seats = list(Seat.objects.filter(game=game).order_by("number", "signed_up_at", "id"))
-    phases = list(Phase.objects.filter(game=game).order_by("opened_at", "id"))
-    votes = list(Vote.objects.filter(phase__game=game).order_by("created_at", "id"))
-    actions = list(NightAction.objects.filter(phase__game=game).order_by("created_at", "id"))
-    strikes = list(Strike.objects.filter(seat__game=game).order_by("created_at", "id"))
-    replacements = list(Replacement.objects.filter(seat__game=game).order_by("created_at"))
-    uses = {u.seat_id: u for u in ItemUse.objects.filter(game=game)}
-    gms = list(game.gms.order_by("username").values_list("username", flat=True))
-    draws = list(Draw.objects.filter(
-        game=game, deal_round=Draw.objects.filter(game=game).values("game")
-        .annotate(m=Max("deal_round")).values("m")[:1]
-    ))
-    open_flags = ModerationFlag.objects.filter(game=game, status=FlagStatus.OPEN).count()
-    failed = retryable_outbox(game).count()
+@dataclass
+class _Rows:
+    """The game's rows the page is made of, each table read once."""
 
-    by_pk = {s.pk: s for s in seats}
-    phase_by_pk = {p.pk: p for p in phases}
-    players = [s for s in seats if s.status == SeatStatus.PLAYER and s.number is not None]
-    names = {s.number: s.name for s in players}
-    current = next((p for p in reversed(phases)
-                    if p.status in (PhaseStatus.OPEN, PhaseStatus.REVIEW)), None)
+    seats: list[Seat]
+    phases: list[Phase]
+    votes: list[Vote]
+    actions: list[NightAction]
+    strikes: list[Strike]
+    replacements: list[Replacement]
+    uses: dict[int, ItemUse]
+    gms: list[str]
+    draws: list[Draw]
+    open_flags: int
+    failed: int
+    by_pk: dict[int, Seat] = field(default_factory=dict)
+    phase_by_pk: dict[int, Phase] = field(default_factory=dict)
 
-    def vcell(v: Vote) -> VoteCell:
-        target = by_pk.get(v.target_id)
+    def vcell(self, v: Vote) -> VoteCell:
+        target = self.by_pk.get(v.target_id)
         return VoteCell(target.number if target else None, target.name if target else "",
                         v.early, v.current, v.void)
 
-    history: dict[int, dict[int, list[VoteCell]]] = defaultdict(lambda: defaultdict(list))
-    for v in votes:
-        phase = phase_by_pk.get(v.phase_id)
-        if phase is not None:
-            history[v.voter_id][phase.number].append(vcell(v))
-
-    def acell(a: NightAction) -> ActionCell:
-        target = by_pk.get(a.target_id)
+    def acell(self, a: NightAction) -> ActionCell:
+        target = self.by_pk.get(a.target_id)
         return ActionCell(a.act, ACT_TITLES[Act(a.act)], target.number if target else None,
                           ROLE_TITLES[Role(a.guess)].lower() if a.guess else "", a.current)
 
+
+def _read(game: Game) -> _Rows:
+    rows = _Rows(
+        seats=list(Seat.objects.filter(game=game).order_by("number", "signed_up_at", "id")),
+        phases=list(Phase.objects.filter(game=game).order_by("opened_at", "id")),
+        votes=list(Vote.objects.filter(phase__game=game).order_by("created_at", "id")),
+        actions=list(NightAction.objects.filter(phase__game=game).order_by("created_at", "id")),
+        strikes=list(Strike.objects.filter(seat__game=game).order_by("created_at", "id")),
+        replacements=list(Replacement.objects.filter(seat__game=game).order_by("created_at")),
+        uses={u.seat_id: u for u in ItemUse.objects.filter(game=game)},
+        gms=list(game.gms.order_by("username").values_list("username", flat=True)),
+        draws=list(Draw.objects.filter(
+            game=game, deal_round=Draw.objects.filter(game=game).values("game")
+            .annotate(m=Max("deal_round")).values("m")[:1]
+        )),
+        open_flags=ModerationFlag.objects.filter(game=game, status=FlagStatus.OPEN).count(),
+        failed=retryable_outbox(game).count(),
+    )
+    rows.by_pk = {s.pk: s for s in rows.seats}
+    rows.phase_by_pk = {p.pk: p for p in rows.phases}
+    return rows
+
+
+def _seat_rows(
+    game: Game, rows: _Rows, players: list[Seat], current: Phase | None
+) -> list[SeatRow]:
+    """A row per seated player: role, item, state, strikes, votes and this phase's actions."""
+    history: dict[int, dict[int, list[VoteCell]]] = defaultdict(lambda: defaultdict(list))
+    for v in rows.votes:
+        phase = rows.phase_by_pk.get(v.phase_id)
+        if phase is not None:
+            history[v.voter_id][phase.number].append(rows.vcell(v))
     night_actions: dict[int, list[ActionCell]] = defaultdict(list)
     current_votes: dict[int, VoteCell] = {}
-    cur_votes = [v for v in votes if current and v.phase_id == current.pk]
-    cur_actions = [a for a in actions if current and a.phase_id == current.pk]
-    for a in cur_actions:
-        night_actions[a.actor_id].append(acell(a))
-    for v in cur_votes:
-        if v.current:
-            current_votes[v.voter_id] = vcell(v)
-
+    for a in rows.actions:
+        if current and a.phase_id == current.pk:
+            night_actions[a.actor_id].append(rows.acell(a))
+    for v in rows.votes:
+        if current and v.phase_id == current.pk and v.current:
+            current_votes[v.voter_id] = rows.vcell(v)
     penalty_day = None
     if current is not None:
         penalty_day = current.number if current.kind == PhaseKind.DAY else current.number + 1
     pending_penalty: dict[int, int] = defaultdict(int)
-    for s in strikes:
+    for s in rows.strikes:
         if not s.forgiven and s.penalty_day is not None and s.penalty_day == penalty_day:
             pending_penalty[s.seat_id] += s.penalty_votes
     repl: dict[int, list[str]] = defaultdict(list)
-    for r in replacements:
+    for r in rows.replacements:
         repl[r.seat_id].append(f"{r.old_name} (id{r.old_vk_user_id})")
-
     over = game.status == GameStatus.FINISHED  # G6: then every player of the game may watch
-    rows = [
+    uses, phase_by_pk = rows.uses, rows.phase_by_pk
+    return [
         SeatRow(
             seat=s,
             role_title=ROLE_TITLES[Role(s.role)] if s.role else "",
@@ -315,30 +333,42 @@ def game_page(game: Game) -> GamePage:
         )
         for s in players
     ]
+
+
+def game_page(game: Game) -> GamePage:
+    """Everything the game page shows, in a fixed number of queries."""
+    rows = _read(game)
+    seats, phases = rows.seats, rows.phases
+    players = [s for s in seats if s.status == SeatStatus.PLAYER and s.number is not None]
+    names = {s.number: s.name for s in players}
+    current = next((p for p in reversed(phases)
+                    if p.status in (PhaseStatus.OPEN, PhaseStatus.REVIEW)), None)
     page = GamePage(
         game=game,
         phase=current,
         phases=[PhaseSummary(p, str(p), _phase_lines(p, names)) for p in phases],
-        seats=rows,
+        seats=_seat_rows(game, rows, players, current),
         signups=[s for s in seats if s.status == SeatStatus.PLAYER and s.number is None],
         reserves=[s for s in seats if s.status == SeatStatus.RESERVE],
-        gms=gms,
-        strikes=strikes,
-        draws=draws,
-        open_flags=open_flags,
-        failed_outbox=failed,
+        gms=rows.gms,
+        strikes=rows.strikes,
+        draws=rows.draws,
+        open_flags=rows.open_flags,
+        failed_outbox=rows.failed,
         living=[s for s in players if s.alive],
     )
     if current is None or game.status != GameStatus.RUNNING:
         return page
+    cur_votes = [v for v in rows.votes if v.phase_id == current.pk]
+    cur_actions = [a for a in rows.actions if a.phase_id == current.pk]
     page.pending = _pending(current, players, cur_votes, cur_actions)
     if current.kind == PhaseKind.DAY:
-        _fill_day(page, current, players, cur_votes, strikes)
+        _fill_day(page, current, players, cur_votes, rows.strikes)
     else:
         shot = next((a for a in cur_actions if a.current and a.slot == Slot.MAFIA_SHOT), None)
         if shot is not None:
-            page.mafia_shot = acell(shot)
-            page.mafia_shooter = by_pk[shot.actor_id].number
+            page.mafia_shot = rows.acell(shot)
+            page.mafia_shooter = rows.by_pk[shot.actor_id].number
         if current.status == PhaseStatus.REVIEW and current.result:
             page.draft = current.result.get("draft")
     return page

@@ -115,32 +115,9 @@ def _remove(
         send_you_died(game, [target])
 
     if phase is not None and phase.kind == PhaseKind.DAY and phase.status == PhaseStatus.OPEN:
-        # V7: the player's own vote is lost, votes for them are void and their voters may vote
-        # again (an early vote for them is unlocked) without being struck if they do not.
-        Vote.objects.filter(phase=phase, voter=target, current=True).update(void=True)
-        voided = list(
-            Vote.objects.filter(phase=phase, target=target, current=True, void=False)
-            .select_related("voter")
-        )
-        Vote.objects.filter(pk__in=[v.pk for v in voided]).update(void=True)
-        if voided:
-            send_message(
-                game,
-                [v.voter.vk_user_id for v in voided if v.voter.alive],
-                render("player/vote_voided", target=label),
-                kind="vote_voided",
-            )
+        _void_votes(game, phase, target)
     elif phase is not None and phase.kind == PhaseKind.NIGHT and phase.status == PhaseStatus.REVIEW:
-        # The draft no longer matches the table: resolve the night again without the player,
-        # keeping the GM's edits of the draft.
-        res = redraft(
-            table_of(seats),
-            NightResolution.from_dict(phase.result["draft"]),
-            NightInput.from_submissions(phase.number, standing_submissions(phase)),
-        )
-        phase.result = {**phase.result, "draft": res.as_dict()}
-        phase.save(update_fields=["result"])
-        log_event(game, "night_redrafted", phase=phase, draft=res.as_dict())
+        _redraft(game, phase, seats)
 
     winner = decide_winner(table_of(seats))
     if winner is not None:
@@ -149,6 +126,38 @@ def _remove(
         rule = EarlyClose(game.early_close)
         if early_close_reached(table_of(seats), phase.number, ballots_of(phase=phase), rule):
             day_close_locked(game=game, phase=phase, seats=seats, now=now, by="system", early=True)
+
+
+
+def _void_votes(game: Game, phase: Phase, target: Seat) -> None:
+    """V7: the player's own vote is lost, votes for them are void and their voters may vote
+    again (an early vote for them is unlocked) without being struck if they do not."""
+    Vote.objects.filter(phase=phase, voter=target, current=True).update(void=True)
+    voided = list(
+        Vote.objects.filter(phase=phase, target=target, current=True, void=False)
+        .select_related("voter")
+    )
+    Vote.objects.filter(pk__in=[v.pk for v in voided]).update(void=True)
+    if voided:
+        send_message(
+            game,
+            [v.voter.vk_user_id for v in voided if v.voter.alive],
+            render("player/vote_voided", target=Person.of(target)),
+            kind="vote_voided",
+        )
+
+
+def _redraft(game: Game, phase: Phase, seats: list[Seat]) -> None:
+    """The draft no longer matches the table: resolve the night again without the player,
+    keeping the GM's edits of the draft."""
+    res = redraft(
+        table_of(seats),
+        NightResolution.from_dict(phase.result["draft"]),
+        NightInput.from_submissions(phase.number, standing_submissions(phase)),
+    )
+    phase.result = {**phase.result, "draft": res.as_dict()}
+    phase.save(update_fields=["result"])
+    log_event(game, "night_redrafted", phase=phase, draft=res.as_dict())
 
 
 @transaction.atomic

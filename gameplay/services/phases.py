@@ -114,33 +114,7 @@ def finish_game(
         else "",
     )
     seats = players(game)
-    post_board(
-        game,
-        render(
-            "board/game_over",
-            theme=themes.of(game),
-            game=game.name,
-            winner=winner.title if winner else "",
-            winner_key=winner.value if winner else "",
-            seats=[{"person": Person.of(s), "role": s.role, "item": s.item} for s in seats],
-            night_log=night_log(game=game),
-            overrides=[e.data.get("summary") or e.kind
-                       for e in GameEvent.objects.filter(game=game, override=True).order_by("seq")],
-            seed=game.seed,
-            commitment=game.commitment,
-            counts=", ".join(
-                f"{label} — {getattr(game, f'{role}_count')}"
-                for role, label in (("mafia", "мафия"), ("commissar", "комиссар"),
-                                    ("doctor", "доктор"), ("maniac", "маньяк"),
-                                    ("civilian", "мирные жители"))
-            ),
-            rounds=rounds,
-            roster_ids=",".join(str(v) for v in roster),
-            from_seed=game.deal_from_seed and bool(roster),
-            players_url=players_page_url(),
-        ),
-        kind="game_over",
-    )
+    post_board(game, _game_over_post(game, winner, seats, rounds, roster), kind="game_over")
     send_message(
         game,
         [s.vk_user_id for s in seats],
@@ -148,6 +122,37 @@ def finish_game(
         kind="game_over",
     )
     return game
+
+
+def _game_over_post(
+    game: Game, winner: Winner | None, seats: list[Seat], rounds: list[tuple[int, str, str]],
+    roster: list[int],
+) -> str:
+    """The end-of-game post: the winner, every role and item, the night log, the GM's
+    overrides, the seeds and what the deal can be checked with."""
+    return render(
+        "board/game_over",
+        theme=themes.of(game),
+        game=game.name,
+        winner=winner.title if winner else "",
+        winner_key=winner.value if winner else "",
+        seats=[{"person": Person.of(s), "role": s.role, "item": s.item} for s in seats],
+        night_log=night_log(game=game),
+        overrides=[e.data.get("summary") or e.kind
+                   for e in GameEvent.objects.filter(game=game, override=True).order_by("seq")],
+        seed=game.seed,
+        commitment=game.commitment,
+        counts=", ".join(
+            f"{label} — {getattr(game, f'{role}_count')}"
+            for role, label in (("mafia", "мафия"), ("commissar", "комиссар"),
+                                ("doctor", "доктор"), ("maniac", "маньяк"),
+                                ("civilian", "мирные жители"))
+        ),
+        rounds=rounds,
+        roster_ids=",".join(str(v) for v in roster),
+        from_seed=game.deal_from_seed and bool(roster),
+        players_url=players_page_url(),
+    )
 
 
 def night_log(*, game: Game) -> list[str]:
