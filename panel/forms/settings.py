@@ -1,4 +1,4 @@
-"""The GM panel's forms: they parse and validate; the views hand the result to one service."""
+"""The game settings form and its fields (topic links, durations, reminders, time zones)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from gameplay.models import Game
-from gameplay.rules import EarlyClose, RoleCounts, RuleViolation, Winner
+from gameplay.refusals import PhaseLengthOutOfRange, UnknownTimeZone
+from gameplay.rules import EarlyClose, RoleCounts, RuleViolation
 from gameplay.rules.errors import InvalidCommand
 from gameplay.services.settings import staff_users
-from gameplay.services.signup import parse_player_lines
-from gameplay.services.vkrefs import chat_peer_id, parse_vk_user
+from gameplay.services.vkrefs import parse_vk_user
 from gameplay.themes import DEFAULT as DEFAULT_THEME
 from gameplay.themes import THEMES
 
@@ -82,7 +82,7 @@ class DurationField(forms.CharField):
             raise forms.ValidationError("Укажите длину как ЧЧ или ЧЧ:ММ, например 24 или 1:30.")
         length = timedelta(hours=int(match.group(1)), minutes=int(match.group(2) or 0))
         if length < timedelta(minutes=5) or length > timedelta(days=30):
-            raise forms.ValidationError("Длина фазы — от 5 минут до 30 дней.")
+            raise forms.ValidationError(PhaseLengthOutOfRange().reason)
         return length
 
 
@@ -237,7 +237,7 @@ class GameSettingsForm(forms.Form):
         try:
             ZoneInfo(tz)
         except (ZoneInfoNotFoundError, ValueError):
-            raise forms.ValidationError(f"Неизвестный часовой пояс «{tz}».") from None
+            raise forms.ValidationError(UnknownTimeZone(zone=tz).reason) from None
         return tz
 
     def clean(self) -> dict[str, Any]:
@@ -284,163 +284,3 @@ class GameSettingsForm(forms.Form):
             "gm_vk_ids": d["gm_vk_ids"],
             "theme": d["theme"],
         }
-
-
-def _service_error(field: forms.Field, value: str, parse: Any) -> Any:
-    try:
-        return parse(text=value)
-    except InvalidCommand as e:
-        raise forms.ValidationError(e.reason) from None
-
-
-class VkUserField(forms.CharField):
-    """A VK user by id or link (see ``gameplay.services.vkrefs.parse_vk_user``)."""
-
-    def clean(self, value: Any) -> int:
-        raw = super().clean(value)
-        return _service_error(self, raw, parse_vk_user)
-
-
-class PlayerAddForm(forms.Form):
-    vk = VkUserField(label="VK id или ссылка", max_length=200,
-                     widget=forms.TextInput(attrs={"placeholder": "https://vk.com/id123"}))
-    name = forms.CharField(label="Имя", max_length=200, required=False,
-                           widget=forms.TextInput(attrs={"placeholder": "как его звать в игре"}))
-    reserve = forms.BooleanField(label="в запас", required=False)
-
-
-class PlayerBulkForm(forms.Form):
-    lines = forms.CharField(
-        label="Список", widget=forms.Textarea(attrs={"rows": 6, "placeholder":
-                                                      "vk.com/id123 Аня\nid456 Борис\n789"}),
-        help_text="По одному на строку: ссылка или id, затем имя.",
-    )
-    reserve = forms.BooleanField(label="в запас", required=False)
-
-    def clean_lines(self) -> str:
-        text = self.cleaned_data["lines"]
-        _service_error(self.fields["lines"], text, parse_player_lines)
-        return text
-
-
-class ExtendForm(forms.Form):
-    minutes = forms.IntegerField(label="на минут", min_value=1, max_value=30 * 24 * 60)
-
-
-class ReasonForm(forms.Form):
-    reason = forms.CharField(label="Причина", max_length=1000, required=False,
-                             widget=forms.TextInput(attrs={"size": 60}))
-
-
-class RequiredReasonForm(forms.Form):
-    reason = forms.CharField(label="Причина", max_length=1000,
-                             widget=forms.TextInput(attrs={"size": 60}))
-
-
-class PunishForm(forms.Form):
-    """A modkill or a manual strike: the player is told the reason privately, so it is
-    required (spaces alone are no reason)."""
-
-    reason = forms.CharField(
-        label="Причина", max_length=1000, widget=forms.TextInput(attrs={"size": 60}),
-        error_messages={"required": "Укажите причину: игрок получит её в личном сообщении."},
-        help_text="Её получит игрок в личном сообщении; в теме её не будет.",
-    )
-
-
-class NightEditForm(forms.Form):
-    deaths = forms.TypedMultipleChoiceField(label="Погибают этой ночью", coerce=int,
-                                            required=False,
-                                            widget=forms.CheckboxSelectMultiple)
-    reason = forms.CharField(label="Причина правки", max_length=1000,
-                             widget=forms.TextInput(attrs={"size": 60}))
-
-    def __init__(self, *args: Any, living: list[tuple[int, str]] = (), **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["deaths"].choices = [(n, f"№{n} {name}") for n, name in living]
-
-
-class ReplaceForm(forms.Form):
-    reserve = forms.TypedChoiceField(label="Игрок из запаса", coerce=int, required=False,
-                                     empty_value=None)
-    vk = forms.CharField(label="или VK id / ссылка", max_length=200, required=False)
-    name = forms.CharField(label="Имя", max_length=200, required=False)
-    reason = forms.CharField(label="Причина", max_length=1000, required=False)
-
-    def __init__(self, *args: Any, reserves: list[Any] = (), **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.reserves = {s.pk: s for s in reserves}
-        self.fields["reserve"].choices = [("", "—")] + [
-            (s.pk, f"{s.name} (id{s.vk_user_id})") for s in reserves
-        ]
-
-    def clean(self) -> dict[str, Any]:
-        data = super().clean()
-        reserve, vk = data.get("reserve"), (data.get("vk") or "").strip()
-        if bool(reserve) == bool(vk):
-            raise forms.ValidationError("Выберите игрока из запаса или укажите VK id — одно "
-                                        "из двух.")
-        if reserve:
-            seat = self.reserves[reserve]
-            data["vk_user_id"], data["new_name"] = seat.vk_user_id, seat.name
-        else:
-            try:
-                data["vk_user_id"] = parse_vk_user(text=vk)
-            except InvalidCommand as e:
-                self.add_error("vk", e.reason)
-                return data
-            data["new_name"] = (data.get("name") or "").strip() or f"id{data['vk_user_id']}"
-        return data
-
-
-class EndGameForm(forms.Form):
-    winner = forms.ChoiceField(
-        label="Победитель",
-        choices=[("", "без победителя")] + [(w.value, w.title) for w in Winner],
-        required=False,
-    )
-    reason = forms.CharField(label="Причина", max_length=1000, required=False,
-                             widget=forms.TextInput(attrs={"size": 60}))
-
-
-class ChatLinkForm(forms.Form):
-    chat = forms.CharField(
-        label="Беседа", max_length=200,
-        help_text="Номер беседы у сообщества, например 5: бот пишет его в самой беседе.",
-    )
-
-    def clean_chat(self) -> int:
-        raw = self.cleaned_data["chat"].strip()
-        match = re.match(r"^(?:.*[?&]sel=c)?(\d{1,12})$", raw)
-        if not match:
-            raise forms.ValidationError(
-                "Укажите номер беседы у сообщества, например 5. Ссылку-приглашение "
-                "vk.me/join/… без запроса к VK не распознать."
-            )
-        try:
-            return chat_peer_id(value=int(match.group(1)))
-        except InvalidCommand as e:
-            raise forms.ValidationError(e.reason) from None
-
-
-class FlagForm(forms.Form):
-    decision = forms.ChoiceField(choices=[("dismiss", "отклонить"), ("acted", "принято решение")])
-    note = forms.CharField(label="Заметка", max_length=1000, required=False)
-
-
-class LogFilterForm(forms.Form):
-    kind = forms.ChoiceField(label="Событие", required=False)
-    phase = forms.TypedChoiceField(label="Фаза", required=False, coerce=int, empty_value=None)
-    seat = forms.IntegerField(label="Место №", required=False, min_value=1)
-    actor = forms.CharField(label="Кто", required=False, max_length=120)
-    overrides = forms.BooleanField(label="только решения ведущего", required=False)
-
-    def __init__(self, *args: Any, kinds: list[tuple[str, str]] = (),
-                 phases: list[tuple[int, str]] = (), **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["kind"].choices = [("", "все")] + list(kinds)
-        self.fields["phase"].choices = [("", "все")] + list(phases)
-
-
-class HistoryLookupForm(forms.Form):
-    vk = VkUserField(label="VK id или ссылка", max_length=200)

@@ -1,0 +1,48 @@
+"""The GM panel's forms: they parse and validate; the views hand the result to one service.
+``settings``: the game's settings form; ``commands``: the forms of the GM's commands."""
+
+from .commands import (
+    ChatLinkForm,
+    EndGameForm,
+    ExtendForm,
+    FlagForm,
+    HistoryLookupForm,
+    LogFilterForm,
+    NightEditForm,
+    PlayerAddForm,
+    PlayerBulkForm,
+    PunishForm,
+    ReasonForm,
+    ReplaceForm,
+    RequiredReasonForm,
+    VkUserField,
+)
+from .settings import (
+    DurationField,
+    GameSettingsForm,
+    RemindersField,
+    TopicField,
+    duration_text,
+)
+
+__all__ = [
+    "DurationField",
+    "GameSettingsForm",
+    "RemindersField",
+    "TopicField",
+    "duration_text",
+    "ChatLinkForm",
+    "EndGameForm",
+    "ExtendForm",
+    "FlagForm",
+    "HistoryLookupForm",
+    "LogFilterForm",
+    "NightEditForm",
+    "PlayerAddForm",
+    "PlayerBulkForm",
+    "PunishForm",
+    "ReasonForm",
+    "ReplaceForm",
+    "RequiredReasonForm",
+    "VkUserField",
+]
