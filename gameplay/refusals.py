@@ -13,7 +13,13 @@ line or ``pytest.raises(match=...)`` reads the words.
 
 from __future__ import annotations
 
-from gameplay.rules.errors import InvalidCommand, NotEnoughPlayers, RuleViolation, SetupError
+from gameplay.rules.errors import (
+    InvalidCommand,
+    NotEnoughPlayers,
+    PhaseNotOpen,
+    RuleViolation,
+    SetupError,
+)
 
 
 class _Worded:
@@ -270,6 +276,42 @@ class AlreadyDelivered(_Worded, InvalidCommand):
     pass
 
 
+class RoundNotNeeded(_Worded, InvalidCommand):
+    pass
+
+
+class AlreadyDealt(_Worded, InvalidCommand):
+    pass
+
+
+class NobodyToRemind(_Worded, InvalidCommand):
+    pass
+
+
+class RemindedRecently(_Worded, InvalidCommand):
+    pass
+
+
+class CountNotDay(_Worded, InvalidCommand):
+    pass
+
+
+class ReopenReasonMissing(_Worded, InvalidCommand):
+    pass
+
+
+class NightNotUnderReview(_Worded, InvalidCommand):
+    pass
+
+
+class FlagDecisionMissing(_Worded, InvalidCommand):
+    pass
+
+
+class StartTooLate(_Worded, InvalidCommand):
+    pass
+
+
 # --- settings that cannot be -----------------------------------------------------------------
 
 
@@ -317,6 +359,18 @@ class UnknownTimeZone(_Worded, SetupError):
     pass
 
 
+class TopicTaken(_Worded, SetupError):
+    pass
+
+
+class SpectatorChatTaken(_Worded, SetupError):
+    pass
+
+
+class CountsAfterDeal(_Worded, SetupError):
+    pass
+
+
 # --- the roster and the roles ----------------------------------------------------------------
 
 
@@ -347,6 +401,10 @@ class SpectatorRefused(_Worded, RuleViolation):
     """Not let into the spectator chat; ``bar``: why (``SpectatorBar``, or ``closed``)."""
 
     rule = "G6"
+
+
+class NoOpenPhase(_Worded, PhaseNotOpen):
+    """«Напомнить» with no open phase."""
 
 
 class DiscardNotConfirmed(_Worded, InvalidCommand):

@@ -28,11 +28,14 @@ from gameplay.refusals import (
     ExtensionNotMinutes,
     ExtensionTooLong,
     GameNotInProgress,
+    NobodyToRemind,
+    NoOpenPhase,
     OutcomeChanged,
     PhaseChanged,
+    RemindedRecently,
 )
 from gameplay.rules import DayResult, NightResolution
-from gameplay.rules.errors import GameNotRunning, InvalidCommand, PhaseNotOpen, WrongPhase
+from gameplay.rules.errors import GameNotRunning, PhaseNotOpen, WrongPhase
 from gameplay.selectors.close import close_preview
 from gameplay.selectors.deadlines import (
     due_reminder_offsets,
@@ -242,7 +245,7 @@ def phase_remind(*, game_id: int, by: str, now: datetime | None = None) -> Remin
     require_running(game)
     phase = current_phase(game)
     if phase is None or phase.status != PhaseStatus.OPEN:
-        raise PhaseNotOpen(render("gm/no_open_phase"))
+        raise NoOpenPhase()
     previous = (
         GameEvent.objects.filter(game=game, phase=phase, kind="reminder_sent")
         .order_by("-seq")
@@ -252,11 +255,10 @@ def phase_remind(*, game_id: int, by: str, now: datetime | None = None) -> Remin
         at = previous.data.get("at")
         since = now - (datetime.fromisoformat(at) if at else previous.created_at)
         if timedelta(0) <= since < REMIND_AGAIN_AFTER:
-            raise InvalidCommand(render("gm/reminded_recently",
-                                        seconds=int(since.total_seconds())))
+            raise RemindedRecently(seconds=int(since.total_seconds()))
     seats = pending_actors(phase)
     if not seats:
-        raise InvalidCommand(render("gm/nobody_to_remind"))
+        raise NobodyToRemind()
     return _send_reminder(game, phase, seats, now, by=by, offset=None)
 
 

@@ -11,9 +11,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
-from gameplay.messages import render
 from gameplay.models import Game, GameStatus
 from gameplay.refusals import (
+    CountsAfterDeal,
     CountsLocked,
     EarlyCloseRuleUnknown,
     GameNameMissing,
@@ -28,7 +28,6 @@ from gameplay.refusals import (
     UnknownTimeZone,
 )
 from gameplay.rules import EarlyClose, RoleCounts
-from gameplay.rules.errors import SetupError
 from gameplay.themes import THEMES
 
 from .common import lock_game, log_event
@@ -146,7 +145,7 @@ def game_settings_update(
                 raise CountsLocked()
             if round_was_dealt(game=game):
                 # Other counts would give the same roster another deal from the same seed.
-                raise SetupError(render("gm/counts_after_deal"))
+                raise CountsAfterDeal()
             counts.validate()
             for role, value in counts.as_dict().items():
                 setattr(game, f"{role}_count", value)
@@ -163,7 +162,7 @@ def game_settings_update(
             with transaction.atomic():
                 game.save()
         except IntegrityError as error:
-            raise SetupError(tenancy_refusal(error=error)) from None
+            raise tenancy_refusal(error=error) from None
         log_event(game, "settings_changed", by=by, changed=changed)
         if {"topic_id", "recruit_topic_id"} & set(changed):
             announce_round(game=game)

@@ -34,6 +34,7 @@ from gameplay.models import (
     SeatStatus,
 )
 from gameplay.refusals import (
+    AlreadyDealt,
     AlreadyRunning,
     DealTooLate,
     GameNameMissing,
@@ -41,10 +42,13 @@ from gameplay.refusals import (
     NewRoundTooLate,
     NotDealtYet,
     RosterMismatch,
+    RoundNotNeeded,
     SeatNumbersInvalid,
+    SpectatorChatTaken,
+    TopicTaken,
 )
 from gameplay.rules import Item, Role, RoleCounts, commitment, deal_for_roster, round_commitment
-from gameplay.rules.errors import InvalidCommand, SetupError
+from gameplay.rules.errors import SetupError
 
 from .common import (
     current_phase,
@@ -81,15 +85,15 @@ def check_vk_tenancy(*, game: Game) -> None:
         others = others.exclude(pk=game.pk)
     topics = {t for t in (game.recruit_topic_id, game.topic_id) if t}
     if topics and others.filter(Q(topic_id__in=topics) | Q(recruit_topic_id__in=topics)).exists():
-        raise SetupError(render("gm/topic_taken"))
+        raise TopicTaken()
     chat = game.spectator_chat_id
     if chat and others.filter(spectator_chat_id=chat).exists():
-        raise SetupError(render("gm/spectator_chat_taken"))
+        raise SpectatorChatTaken()
 
 
-def tenancy_refusal(*, error: IntegrityError) -> str:
+def tenancy_refusal(*, error: IntegrityError) -> SetupError:
     """The refusal for a save that a tenancy constraint stopped (a race past the check)."""
-    return render("gm/spectator_chat_taken" if "spectator_chat" in str(error) else "gm/topic_taken")
+    return SpectatorChatTaken() if "spectator_chat" in str(error) else TopicTaken()
 
 
 @transaction.atomic
@@ -126,7 +130,7 @@ def game_create(
         with transaction.atomic():
             game.save()
     except IntegrityError as error:
-        raise SetupError(tenancy_refusal(error=error)) from None
+        raise tenancy_refusal(error=error) from None
     if gm is not None:
         game.gms.add(gm)
     log_event(game, "game_created", by=by, counts=counts.as_dict(), name=game.name)
@@ -208,7 +212,7 @@ def deal_round_new(*, game_id: int, by: str, seed: str | None = None) -> DealRou
         raise NewRoundTooLate()
     rnd = current_round(game=game)
     if rnd is None or rnd.deals == 0:
-        raise InvalidCommand(render("gm/round_not_needed"))
+        raise RoundNotNeeded()
     dealt = game.status == GameStatus.DEALT
     if dealt:
         discard_deal(game=game, by=by, cause="round", new_round=rnd.number + 1)
@@ -258,7 +262,7 @@ def game_deal(*, game_id: int, by: str = "system") -> DealSummary:
     new round (``deal_round_new``)."""
     game = lock_game(game_id)
     if game.status == GameStatus.DEALT:
-        raise InvalidCommand(render("gm/already_dealt"))
+        raise AlreadyDealt()
     if game.status != GameStatus.RECRUITING:
         raise DealTooLate()
     rnd = current_round(game=game) or _open_round(game, by=by)  # a game created before rounds

@@ -162,7 +162,7 @@ def spectator_chat_link(*, game_id: int, by: str, chat: int) -> Game:
         with transaction.atomic():
             game.save(update_fields=["spectator_chat_id"])
     except IntegrityError as error:
-        raise SetupError(tenancy_refusal(error=error)) from None
+        raise tenancy_refusal(error=error) from None
     log_event(game, "spectator_chat_linked", by=by, peer_id=peer, before=before)
     return game
 

@@ -151,8 +151,15 @@ def slot_context(*, game: Game, slot: str) -> tuple[str, dict[str, Any]]:
             "commitment": game.commitment or "—",
             "counts": "…",
         }
+    if slot.startswith(("role_", "item_")):
+        return "player/role_card", _card_context(game, ps, slot)
+    raise NoSuchThemeText()
+
+
+def _card_context(game: Game, ps: list[Person], slot: str) -> dict[str, Any]:
+    """A role card showing a role's slot (``role_<role>``) or an item's (``item_<item>``)."""
     if slot.startswith("role_"):
-        return "player/role_card", {
+        return {
             "game": game.name,
             "number": ps[0].number,
             "role": slot[5:],
@@ -160,16 +167,14 @@ def slot_context(*, game: Game, slot: str) -> tuple[str, dict[str, Any]]:
             "commitment": "—",
             "mafia": ps[:2] if slot == "role_mafia" else [],
         }
-    if slot.startswith("item_"):
-        return "player/role_card", {
-            "game": game.name,
-            "number": ps[0].number,
-            "role": Role.CIVILIAN.value,
-            "item": slot[5:],
-            "commitment": "—",
-            "mafia": [],
-        }
-    raise NoSuchThemeText()
+    return {
+        "game": game.name,
+        "number": ps[0].number,
+        "role": Role.CIVILIAN.value,
+        "item": slot[5:],
+        "commitment": "—",
+        "mafia": [],
+    }
 
 
 def theme_preview(*, game: Game, slot: str, text: str, theme: str | None = None) -> str:

@@ -13,7 +13,7 @@ from django.db import transaction
 
 from gameplay.messages import Person, render
 from gameplay.models import Game, GameStatus, Outbox, Phase, PhaseKind, Source
-from gameplay.rules.errors import InvalidCommand
+from gameplay.refusals import CountNotDay
 from gameplay.selectors import bot as sel
 from outbox import unit_of_work
 
@@ -84,7 +84,7 @@ def _post_count(game: Game, phase: Phase, topic_id: int | None = None) -> Outbox
 def _open_day(game: Game) -> Phase:
     phase = current_phase(game)
     if game.status != GameStatus.RUNNING or phase is None or phase.kind != PhaseKind.DAY:
-        raise InvalidCommand(render("player/refused", why="count_not_day"))
+        raise CountNotDay()
     return phase
 
 

@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 
 from gameplay.models import Seat
+from gameplay.refusals import FlagDecisionMissing
 from gameplay.selectors.record import flags_of, strikes_of
 from gameplay.selectors.seats import reserves, seat_at
 from gameplay.selectors.table import players
@@ -127,7 +128,7 @@ def forgive_view(request: HttpRequest, game, strike_id: int) -> HttpResponse:
 def flag_view(request: HttpRequest, game, flag_id: int) -> HttpResponse:
     form = FlagForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "Выберите решение по отметке.")
+        messages.error(request, FlagDecisionMissing().reason)
         return back(request, game, "panel_discipline")
     acted = form.cleaned_data["decision"] == "acted"
     ok, _ = attempt(request, flag_resolve, game_id=game.pk, flag_id=flag_id, by=actor(request),

@@ -6,7 +6,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 
 from gameplay.models import PhaseKind, PhaseStatus
-from gameplay.refusals import OutcomeChanged
+from gameplay.refusals import NightNotUnderReview, OutcomeChanged, ReopenReasonMissing
 from gameplay.rules import RuleViolation
 from gameplay.rules.errors import InvalidCommand
 from gameplay.selectors.close import close_preview
@@ -130,11 +130,11 @@ def night_publish_view(request: HttpRequest, game) -> HttpResponse:
 def night_reopen_view(request: HttpRequest, game) -> HttpResponse:
     form = RequiredReasonForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "Укажите причину: мафия её не увидит, она попадёт в журнал.")
+        messages.error(request, ReopenReasonMissing().reason)
         return back(request, game)
     phase = current_phase(game)
     if phase is None or phase.status != PhaseStatus.REVIEW:
-        messages.error(request, "Ночь сейчас не на проверке.")
+        messages.error(request, NightNotUnderReview().reason)
         return back(request, game)
     ok, _ = attempt(request, night_reopen_mafia, game_id=game.pk, by=actor(request),
                     reason=form.cleaned_data["reason"])

@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils import timezone
 
 from gameplay.models import GameStatus, SeatStatus
-from gameplay.refusals import DiscardNotConfirmed
+from gameplay.refusals import DiscardNotConfirmed, NoSuchSignup, NotDealtYet, StartTooLate
 from gameplay.rules import RuleViolation
 from gameplay.selectors.game_page import item_states
 from gameplay.selectors.record import deal_rounds, draw_rounds, roster
@@ -76,7 +76,7 @@ def player_remove_view(request: HttpRequest, game, seat_id: int) -> HttpResponse
     discards the deal, so it is confirmed on its own page first (as is any GET)."""
     seat = listed_seat(game, seat_id)
     if seat is None:
-        messages.error(request, "Такого игрока нет в списках этой игры.")
+        messages.error(request, NoSuchSignup().reason)
         return back(request, game, "panel_players")
     discards = game.status == GameStatus.DEALT and seat.status == SeatStatus.PLAYER
     confirmed = request.POST.get("confirm") == "yes"
@@ -189,8 +189,8 @@ def start_view(request: HttpRequest, game) -> HttpResponse:
                                       "разосланы, идёт День 1.")
         return HttpResponseRedirect(game_url(game))
     if game.status != GameStatus.DEALT:
-        messages.error(request, "Сначала раздайте роли." if game.status == GameStatus.RECRUITING
-                       else "Игра уже началась или закончилась.")
+        messages.error(request, NotDealtYet().reason if game.status == GameStatus.RECRUITING
+                       else StartTooLate().reason)
         return HttpResponseRedirect(game_url(game))
     seats = players(game)
     deadline = timezone.now() + game.day_length

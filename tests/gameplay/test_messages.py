@@ -230,6 +230,10 @@ CASES: dict[str, Contexts] = {
     "refusals/chat_creation_not_retried": lambda p: [{}],
     "refusals/delivery_still_queued": lambda p: [{}],
     "refusals/already_delivered": lambda p: [{}],
+    "refusals/reopen_reason_missing": one(),
+    "refusals/night_not_under_review": one(),
+    "refusals/flag_decision_missing": one(),
+    "refusals/start_too_late": one(),
     "refusals/stale_button": lambda p: [{}],
     "refusals/not_mafia": lambda p: [{}],
     "refusals/outcome_changed": lambda p: [{}],
@@ -310,7 +314,6 @@ CASES: dict[str, Contexts] = {
             "vote_at_night",
             "act_by_day",
             "no_shot",
-            "count_not_day",
         )
     ],
     "player/relay_sent": lambda p: [{"count": n} for n in (1, 2, 5, 21)],
@@ -577,14 +580,15 @@ CASES: dict[str, Contexts] = {
         member="id5001", why="Беседа зрителей — для выбывших игроков."
     ),
     # --- the GM's flags and refusals
-    "gm/no_open_phase": one(),
-    "gm/round_not_needed": one(),
-    "gm/topic_taken": one(),
-    "gm/spectator_chat_taken": one(),
-    "gm/already_dealt": one(),
-    "gm/counts_after_deal": one(),
-    "gm/nobody_to_remind": one(),
-    "gm/reminded_recently": lambda p: [{"seconds": s} for s in (1, 3, 30, 59)],
+    "refusals/no_open_phase": one(),
+    "refusals/round_not_needed": one(),
+    "refusals/topic_taken": one(),
+    "refusals/spectator_chat_taken": one(),
+    "refusals/already_dealt": one(),
+    "refusals/counts_after_deal": one(),
+    "refusals/nobody_to_remind": one(),
+    "refusals/reminded_recently": lambda p: [{"seconds": s} for s in (1, 3, 30, 59)],
+    "refusals/count_not_day": one(),
     "gm/vk_error": lambda p: (
         [{"code": c, "message": "Flood control"} for c in (5, 9, 901, 914, 925)]
         + [{"code": None, "message": "таймаут"}]

@@ -49,7 +49,7 @@ def test_a_topic_of_an_unfinished_game_is_refused_to_a_new_game(
     with pytest.raises(SetupError) as refused:
         recruiting("Вторая", **second)
 
-    assert refused.value.reason == render("gm/topic_taken")
+    assert refused.value.reason == render("refusals/topic_taken")
     assert list(Game.objects.values_list("pk", flat=True)) == [older.pk]
 
 
@@ -93,7 +93,7 @@ def test_another_unfinished_games_spectator_chat_is_refused() -> None:
     for chat in (5, 2_000_000_005):
         with pytest.raises(SetupError) as refused:
             spectator_chat_link(game_id=mine.pk, by="gm:me", chat=chat)
-        assert refused.value.reason == render("gm/spectator_chat_taken")
+        assert refused.value.reason == render("refusals/spectator_chat_taken")
 
     mine.refresh_from_db()
     assert mine.spectator_chat_id is None
@@ -122,4 +122,4 @@ def test_a_race_past_the_check_is_refused_in_russian(monkeypatch: pytest.MonkeyP
     with pytest.raises(SetupError) as refused:
         recruiting("Вторая", recruit_topic_id=71)
 
-    assert refused.value.reason == render("gm/topic_taken")
+    assert refused.value.reason == render("refusals/topic_taken")

@@ -32,7 +32,7 @@ def test_linking_another_unfinished_games_chat_is_refused(
     response = gm_client.post(url("panel_chat_link", mine), {"chat": "7"}, follow=True)
 
     assert response.status_code == 200
-    assert render("gm/spectator_chat_taken") in [str(m) for m in response.context["messages"]]
+    assert render("refusals/spectator_chat_taken") in [str(m) for m in response.context["messages"]]
     mine.refresh_from_db()
     assert mine.spectator_chat_id is None
 
@@ -45,5 +45,5 @@ def test_a_new_game_in_another_games_sign_up_topic_is_refused(
     response = gm_client.post(reverse("admin:gameplay_game_add"), NEW_GAME)
 
     assert response.status_code == 200
-    assert render("gm/topic_taken") in response.content.decode()
+    assert render("refusals/topic_taken") in response.content.decode()
     assert Game.objects.count() == 1
