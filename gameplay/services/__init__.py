@@ -23,21 +23,19 @@ number or a VK user casts it; a sign-up is ``signup.signup_create`` from VK or t
   decisions on them.
 - ``spectators``: the spectator chat (G6); ``mafia``: the mafia's channel (G5).
 - ``replies``: the bot's answers (a message, a chat message, a button's answer, a board reply);
-  ``deliveries``: the GM's retry of failed deliveries; ``story``: the GM's story and theme texts.
+  ``retries``: the GM's retry of failed deliveries; ``settle``: a delivery round's outcome
+  recorded (and a chat VK created linked); ``story``: the GM's story and theme texts.
 - ``vkrefs``: the VK references a GM types (pure parsing); ``common``: locking, the event log,
-  queueing Outbox rows; ``deployment``: the VK id offset of this deployment.
+  queueing Outbox rows (the delivery itself is the ``outbox`` package, below the services).
 
 Layers (a module imports only modules below it; ``|`` separates independent ones)::
 
-    deadlines | moderation
-    actions | discipline | settings | signup | story | votes
-    day | night | setup | spectators
+    deadlines | moderation | settle
+    actions | discipline | settings | signup | spectators | story | votes
+    day | night | setup
     mafia | phases
-    deliveries | prompts | replies
-    common
-    acting | deployment | vkrefs
-
-(``outbox``, ``outbox_queue`` and ``outbox_flags`` are the delivery's and leave the package.)
+    prompts | replies | retries
+    acting | common | vkrefs
 """
 
 from .actions import night_action_submit
