@@ -1,0 +1,295 @@
+"""Commands that cannot be done now (``InvalidCommand``): the wrong moment, an unknown id."""
+
+from __future__ import annotations
+
+from gameplay.rules.errors import InvalidCommand
+
+from .base import Worded
+
+
+class AlreadyPlaying(Worded, InvalidCommand):
+    pass
+
+
+class AlreadyRunning(Worded, InvalidCommand):
+    pass
+
+
+class AlreadySignedUp(Worded, InvalidCommand):
+    pass
+
+
+class ChatAlreadyClosed(Worded, InvalidCommand):
+    pass
+
+
+class ChatAlreadyOpen(Worded, InvalidCommand):
+    pass
+
+
+class ChatBeingCreated(Worded, InvalidCommand):
+    pass
+
+
+class ChatNotLinked(Worded, InvalidCommand):
+    pass
+
+
+class ChatNumberImpossible(Worded, InvalidCommand):
+    pass
+
+
+class ChatNumberMissing(Worded, InvalidCommand):
+    pass
+
+
+class ChatOpenNoNewChat(Worded, InvalidCommand):
+    pass
+
+
+class ChatOpensInRunningGame(Worded, InvalidCommand):
+    pass
+
+
+class DealTooLate(Worded, InvalidCommand):
+    pass
+
+
+class EditReasonMissing(Worded, InvalidCommand):
+    pass
+
+
+class ExtendOnlyOpenPhase(Worded, InvalidCommand):
+    pass
+
+
+class ExtensionNotMinutes(Worded, InvalidCommand):
+    pass
+
+
+class ExtensionTooLong(Worded, InvalidCommand):
+    pass
+
+
+class FlagAlreadyResolved(Worded, InvalidCommand):
+    pass
+
+
+class GameAlreadyOver(Worded, InvalidCommand):
+    pass
+
+
+class GameFinished(Worded, InvalidCommand):
+    pass
+
+
+class GameNotInProgress(Worded, InvalidCommand):
+    pass
+
+
+class ModkillNotForgivable(Worded, InvalidCommand):
+    pass
+
+
+class NewRoundTooLate(Worded, InvalidCommand):
+    pass
+
+
+class NightDeathNotAlive(Worded, InvalidCommand):
+    pass
+
+
+class NoActivePhase(Worded, InvalidCommand):
+    pass
+
+
+class NoSuchFlag(Worded, InvalidCommand):
+    pass
+
+
+class NoSuchGame(Worded, InvalidCommand):
+    pass
+
+
+class NoSuchSignup(Worded, InvalidCommand):
+    pass
+
+
+class NoSuchStrike(Worded, InvalidCommand):
+    pass
+
+
+class NoSuchThemeText(Worded, InvalidCommand):
+    pass
+
+
+class NobodyAdded(Worded, InvalidCommand):
+    pass
+
+
+class NotAChat(Worded, InvalidCommand):
+    pass
+
+
+class NotDealtYet(Worded, InvalidCommand):
+    pass
+
+
+class NotSignedUp(Worded, InvalidCommand):
+    pass
+
+
+class NotVkUser(Worded, InvalidCommand):
+    pass
+
+
+class NothingToRetry(Worded, InvalidCommand):
+    pass
+
+
+class PhaseChanged(Worded, InvalidCommand):
+    pass
+
+
+class PlayerLineBad(Worded, InvalidCommand):
+    pass
+
+
+class PlayerLineDuplicate(Worded, InvalidCommand):
+    pass
+
+
+class PlayerListEmpty(Worded, InvalidCommand):
+    pass
+
+
+class RecruitmentClosed(Worded, InvalidCommand):
+    pass
+
+
+class RelayEmpty(Worded, InvalidCommand):
+    pass
+
+
+class RemovalWhileRunning(Worded, InvalidCommand):
+    pass
+
+
+class ReplacementNotNow(Worded, InvalidCommand):
+    pass
+
+
+class ScreenName(Worded, InvalidCommand):
+    pass
+
+
+class SeatAlreadyOut(Worded, InvalidCommand):
+    pass
+
+
+class SettingsFrozen(Worded, InvalidCommand):
+    pass
+
+
+class SettingsNotChangeable(Worded, InvalidCommand):
+    pass
+
+
+class SignupClosed(Worded, InvalidCommand):
+    pass
+
+
+class StoryNotNow(Worded, InvalidCommand):
+    pass
+
+
+class StoryTooLong(Worded, InvalidCommand):
+    pass
+
+
+class StrikeAlreadyForgiven(Worded, InvalidCommand):
+    pass
+
+
+class ThemeTextBroken(Worded, InvalidCommand):
+    pass
+
+
+class ThemeTextTooLong(Worded, InvalidCommand):
+    pass
+
+
+class UnknownFlagDecision(Worded, InvalidCommand):
+    pass
+
+
+class VkUserMissing(Worded, InvalidCommand):
+    pass
+
+
+class VkUserUnreadable(Worded, InvalidCommand):
+    pass
+
+
+class WithdrawTooLate(Worded, InvalidCommand):
+    pass
+
+
+class NoSuchDelivery(Worded, InvalidCommand):
+    pass
+
+
+class ChatCreationNotRetried(Worded, InvalidCommand):
+    pass
+
+
+class DeliveryStillQueued(Worded, InvalidCommand):
+    pass
+
+
+class AlreadyDelivered(Worded, InvalidCommand):
+    pass
+
+
+class RoundNotNeeded(Worded, InvalidCommand):
+    pass
+
+
+class AlreadyDealt(Worded, InvalidCommand):
+    pass
+
+
+class NobodyToRemind(Worded, InvalidCommand):
+    pass
+
+
+class RemindedRecently(Worded, InvalidCommand):
+    pass
+
+
+class CountNotDay(Worded, InvalidCommand):
+    pass
+
+
+class ReopenReasonMissing(Worded, InvalidCommand):
+    pass
+
+
+class NightNotUnderReview(Worded, InvalidCommand):
+    pass
+
+
+class FlagDecisionMissing(Worded, InvalidCommand):
+    pass
+
+
+class StartTooLate(Worded, InvalidCommand):
+    pass
+
+
+class DiscardNotConfirmed(Worded, InvalidCommand):
+    """Removing this player would discard the deal, which the GM did not confirm."""
+
+
+class OutcomeChanged(Worded, InvalidCommand):
+    """The close the GM confirmed would now do something else (a vote or an action came in)."""
