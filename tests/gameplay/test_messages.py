@@ -619,8 +619,6 @@ LATIN = re.compile(r"[A-Za-z][A-Za-z_'-]*")
 #: VK, the hash's algorithm, the seed's encoding (UTF-8), and the placeholder of a seat number
 #: in commands («выстрел N»).
 ALLOWED_LATIN = {"VK", "SHA", "UTF", "N"}
-#: VK, the hash's algorithm, and the placeholder of a seat number in commands («выстрел N»).
-ALLOWED_LATIN = {"VK", "SHA", "N"}
 #: The GM's refusals about what they type in the panel name VK's own terms: a chat's peer_id, a
 #: user's id, a page's address (vk.com/id123).
 GM_TERMS = re.compile(r"\bpeer_id\b|\bvk\.com/\S*|\bid\b")
