@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass
 
 from gameplay.names import fold
+from gameplay.refusals import TargetMissing, VoteTargetMissing
+from gameplay.rules.errors import RuleViolation
 
 # Command kinds.
 NIGHT = "night"
@@ -111,7 +113,8 @@ class Command:
     early: bool = False
     text: str = ""
     #: The command word was understood but the rest was not: what to tell the player.
-    error: str | None = None
+    #: The refusal a command without its target gets (its text: templates/messages/refusals/).
+    error: type[RuleViolation] | None = None
 
 
 def clean(text: object) -> str:
@@ -159,8 +162,7 @@ def _night(verb: str, rest: str) -> Command:
             rest = (folded[: m.start()] + " " + folded[m.end():]).strip(" ,:-—")
     target = parse_target(rest)
     if target is None:
-        return Command(NIGHT, verb=verb, guess=guess,
-                       error="Укажите игрока: номер места, имя или упоминание.")
+        return Command(NIGHT, verb=verb, guess=guess, error=TargetMissing)
     return Command(NIGHT, verb=verb, target=target, guess=guess)
 
 
@@ -169,8 +171,7 @@ def _vote(rest: str) -> Command:
     rest = _EARLY_RE.sub(" ", rest).strip(" ,:-—")
     target = parse_target(rest)
     if target is None:
-        return Command(VOTE, early=early,
-                       error="Укажите, за кого голосуете: «голос 5», «голос: Имя».")
+        return Command(VOTE, early=early, error=VoteTargetMissing)
     return Command(VOTE, target=target, early=early)
 
 

@@ -19,8 +19,6 @@ from gameplay.rules.spectators import may_watch
 from gameplay.selectors.bot import night_closed_to
 from gameplay.selectors.status import PlayerStatus
 
-_GAME_STATES = {"recruiting": "идёт набор", "dealt": "роли розданы", "running": "идёт"}
-
 
 def help_for(seat: Seat | None) -> str:
     """Help for this player's own role and item only."""
@@ -107,7 +105,7 @@ def outsider_status(seats: Sequence[Seat]) -> str:
         seats=[
             {
                 "game": s.game.name,
-                "state": _GAME_STATES.get(s.game.status, "завершена"),
+                "state": s.game.status,
                 "reserve": s.status == "reserve",
             }
             for s in seats

@@ -93,6 +93,8 @@ from .play import (
     NotMafia,
     SpectatorRefused,
     StaleButton,
+    TargetMissing,
+    VoteTargetMissing,
 )
 from .setup import (
     CountsAfterDeal,
@@ -194,6 +196,8 @@ __all__ = [
     "SpectatorChatTaken",
     "SpectatorRefused",
     "StaleButton",
+    "TargetMissing",
+    "VoteTargetMissing",
     "StartTooLate",
     "StoryNotNow",
     "StoryTooLong",

@@ -8,6 +8,14 @@ from gameplay.rules.errors import PhaseNotOpen, RuleViolation
 from .base import Worded
 
 
+class TargetMissing(Worded, RuleViolation):
+    """A night command without a player to aim it at."""
+
+
+class VoteTargetMissing(Worded, RuleViolation):
+    """A vote without a player to vote for."""
+
+
 class StaleButton(Worded, RuleViolation):
     """A button of a phase that is over (or a night re-opened for the mafia's shot only)."""
 

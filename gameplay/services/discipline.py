@@ -330,5 +330,5 @@ def strike_forgive(*, game_id: int, strike_id: int, by: str, reason: str = "") -
         )
     )
     if pending and strike.penalty_votes:
-        post_board(game, f"Штрафные голоса против {label} отменены ведущим.", kind="penalty")
+        post_board(game, render("board/penalty_forgiven", seat=label), kind="penalty")
     return strike

@@ -218,6 +218,13 @@ CASES: dict[str, Contexts] = {
     "refusals/seed_not_utf8": lambda p: [{}],
     "refusals/self_target_forbidden": lambda p: [{}],
     "refusals/self_vote": lambda p: [{}],
+    "refusals/target_missing": lambda p: [{}],
+    "refusals/vote_target_missing": lambda p: [{}],
+    "gm/flag_words_found": one(words=["слово", "другое"]),
+    "gm/flag_reveal_in_review": one(number=2, words=["комиссар", "проверил"]),
+    "gm/flag_vote_post_edited": lambda p: [{}],
+    "gm/flag_vote_post_deleted": lambda p: [{}],
+    "board/penalty_forgiven": lambda p: [{"seat": x} for x in p[:3]],
     "refusals/setup_error": lambda p: [{}],
     "refusals/special_role_repeated": lambda p: [{}],
     "refusals/target_not_alive": lambda p: [{}],
@@ -444,8 +451,10 @@ CASES: dict[str, Contexts] = {
     ),
     "player/outsider_status": one(
         seats=[
-            {"game": "Игра", "state": "идёт набор", "reserve": False},
-            {"game": "Другая", "state": "идёт", "reserve": True},
+            {"game": "Игра", "state": "recruiting", "reserve": False},
+            {"game": "Другая", "state": "running", "reserve": True},
+            {"game": "Третья", "state": "dealt", "reserve": False},
+            {"game": "Старая", "state": "finished", "reserve": False},
         ]
     ),
     # --- the board

@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gameplay import names
+from gameplay.refusals import VoteTargetMissing
 from vkbot import parsing
 from vkbot.parsing import Command, Target, parse_board, parse_private, parse_target
 
@@ -96,7 +97,7 @@ def test_board_posts_are_discussion_unless_a_vote_count_or_signup() -> None:
     assert parse_board("Подсчёт") == Command(parsing.COUNT)
     assert parse_board("+") == Command(parsing.SIGNUP)
     assert parse_board("голос") == Command(
-        parsing.VOTE, error="Укажите, за кого голосуете: «голос 5», «голос: Имя»."
+        parsing.VOTE, error=VoteTargetMissing
     )
 
 

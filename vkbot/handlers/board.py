@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gameplay.messages import render
 from gameplay.models import FlagKind, Game, GameStatus, PhaseKind, Seat, Vote
 from gameplay.selectors import bot as sel
 from gameplay.services.moderation import flag
@@ -92,8 +93,8 @@ def _moderate(
               "vk_post_id": post_id}
     found = moderation.profanity(text)
     if found:
-        flag(kind=FlagKind.PROFANITY, note="Найдено: " + ", ".join(
-            sorted({f.word for f in found})[:10]), **common)
+        flag(kind=FlagKind.PROFANITY, note=render(
+            "gm/flag_words_found", words=sorted({f.word for f in found})[:10]), **common)
     if seat is None:
         return
     if not seat.alive:
@@ -108,8 +109,8 @@ def _moderate(
         and phase.published_at is None
     )
     if in_review:
-        flag(kind=FlagKind.REVEAL, note=f"Ночь {phase.number} закрыта, итоги не "
-                     "опубликованы. Слова: " + ", ".join(sorted(set(words))[:10]), **common)
+        flag(kind=FlagKind.REVEAL, note=render("gm/flag_reveal_in_review", number=phase.number,
+                                               words=sorted(set(words))[:10]), **common)
 
 
 def _vote_of(game: Game, post_id: int | None) -> Vote | None:
@@ -129,12 +130,13 @@ def post_edit(obj: dict[str, Any]) -> None:
     if vote is not None:
         flag(game_id=game.pk, kind=FlagKind.EDITED_VOTE, vk_user_id=author, text=text,
                      topic_id=topic, vk_post_id=post_id,
-                     note="Пост с голосом изменён; голос остался прежним.")
+                     note=render("gm/flag_vote_post_edited"))
     found_words = moderation.profanity(text)
     if found_words:
         flag(game_id=game.pk, kind=FlagKind.PROFANITY, vk_user_id=author, text=text,
                      topic_id=topic, vk_post_id=post_id,
-                     note="Найдено: " + ", ".join(sorted({f.word for f in found_words})[:10]))
+                     note=render("gm/flag_words_found",
+                                 words=sorted({f.word for f in found_words})[:10]))
 
 
 def post_delete(obj: dict[str, Any]) -> None:
@@ -148,4 +150,4 @@ def post_delete(obj: dict[str, Any]) -> None:
     if vote is not None:
         flag(game_id=game.pk, kind=FlagKind.EDITED_VOTE,
                      vk_user_id=vote.voter.vk_user_id, text="", topic_id=topic,
-                     vk_post_id=post_id, note="Пост с голосом удалён; голос остался прежним.")
+                     vk_post_id=post_id, note=render("gm/flag_vote_post_deleted"))

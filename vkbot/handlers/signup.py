@@ -6,6 +6,7 @@ from __future__ import annotations
 from gameplay.buttons import SIGNUP, Payload, choice_keyboard
 from gameplay.messages import render
 from gameplay.models import Game, GameStatus
+from gameplay.refusals import WithdrawTooLate
 from gameplay.rules import RuleViolation
 from gameplay.selectors import bot as sel
 from gameplay.services import replies, signup
@@ -65,7 +66,7 @@ def _withdraw_private(sender: Sender) -> None:
              or s.status == "reserve"]
     if not seats:
         refuse(sender.vk_user_id, render("player/not_signed_up") if not sender.seats else
-               "Игра уже началась: сняться нельзя, обратитесь к ведущему.")
+               WithdrawTooLate().reason)
         return
     for seat in seats:
         try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from gameplay.buttons import Payload
 from gameplay.messages import render
 from gameplay.models import Game, PhaseKind, PhaseStatus, Seat, Source
-from gameplay.refusals import StaleButton
+from gameplay.refusals import StaleButton, VoteTargetMissing
 from gameplay.rules import RuleViolation
 from gameplay.rules.errors import NotInGame, WrongPhase
 from gameplay.selectors import bot as sel
@@ -111,7 +111,7 @@ def from_board(
         if not seat.alive:
             raise RuleViolation(render("player/dead"))
         if cmd.error or cmd.target is None:
-            raise RuleViolation(cmd.error or "Укажите, за кого голосуете: «голос 5».")
+            raise (cmd.error or VoteTargetMissing)()
         votes.vote_submit(
             game_id=game.pk,
             vk_user_id=vk_user_id,
