@@ -44,3 +44,19 @@ def test_no_doc_points_outside_the_repository(doc: Path) -> None:
         t for t in relative_links(doc) if not (doc.parent / t).resolve().is_relative_to(ROOT)
     ]
     assert not outside, outside
+
+
+#: A path in backticks: a file with an extension or a folder ending in "/" (``gameplay/rules/``,
+#: ``vkbot/pipeline.py``), not a command or a dotted module name.
+CODE_PATH = re.compile(
+    r"`([A-Za-z_][\w.-]*/(?:[\w.-]+/)*(?:[\w-]+\.(?:py|md|txt|toml|json|html))?)`"
+)
+
+
+def test_the_architecture_doc_names_only_paths_that_exist() -> None:
+    doc = ROOT / "docs" / "architecture.md"
+    paths = CODE_PATH.findall(doc.read_text(encoding="utf-8"))
+    assert len(paths) > 40
+    missing = sorted({p for p in paths if not (ROOT / p).exists()})
+    assert not missing, f"docs/architecture.md names paths that do not exist: {missing}"
+    assert "docs/architecture.md" in (ROOT / "README.md").read_text(encoding="utf-8")
