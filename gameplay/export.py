@@ -67,6 +67,23 @@ def export_game(game: Game) -> Export:
     game = _stored(game)
     if game.status not in (GameStatus.RUNNING, GameStatus.FINISHED) or game.started_at is None:
         raise InvalidCommand("Выгрузить можно только начатую игру.")
+    players = _players(game)
+    log = _Log()
+    events = (
+        GameEvent.objects.filter(game=game).order_by("seq").values_list("kind", "data", "override")
+    )
+    for kind, data, override in events:
+        log.read(kind, data, override)
+    scenario = {
+        "settings": {"early_close": game.early_close},
+        "players": players,
+        "phases": log.phases_out(game),
+    }
+    return Export(scenario, log.warnings)
+
+
+def _players(game: Game) -> list[dict[str, Any]]:
+    """The scenario's players: each seat's role, item and first name (before replacements)."""
     seats = list(
         Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False).order_by(
             "number"
@@ -84,95 +101,109 @@ def export_game(game: Game) -> Export:
         if name:
             p["name"] = name
         players.append(p)
+    return players
 
-    warnings: list[str] = []
-    phases: list[_Phase] = []
-    early_gm: list[dict[str, Any]] = []  # GM entries before Day 1 opened
-    after_last: list[dict[str, Any]] = []  # GM entries after the last phase closed
 
-    def current() -> _Phase | None:
-        return phases[-1] if phases and not phases[-1].closed else None
+@dataclass
+class _Log:
+    """The game's event log read into phases, GM entries and warnings, one event at a time."""
 
-    events = (
-        GameEvent.objects.filter(game=game).order_by("seq").values_list("kind", "data", "override")
-    )
-    for kind, data, _override in events:
-        ph = current()
+    phases: list[_Phase] = field(default_factory=list)
+    early_gm: list[dict[str, Any]] = field(default_factory=list)  # before Day 1 opened
+    after_last: list[dict[str, Any]] = field(default_factory=list)  # after the last phase closed
+    warnings: list[str] = field(default_factory=list)
+
+    def current(self) -> _Phase | None:
+        return self.phases[-1] if self.phases and not self.phases[-1].closed else None
+
+    def read(self, kind: str, data: dict[str, Any], override: bool) -> None:
+        ph = self.current()
         if kind == "phase_opened":
-            phases.append(_Phase(data.get("phase_kind", "day"), int(data.get("number", 0))))
-        elif kind == "vote" and ph is not None and ph.kind == PhaseKind.DAY:
-            ph.entries.append(
-                {"voter": data["voter"], "target": data["target"], "early": bool(data.get("early"))}
-            )
-        elif kind == "night_action" and ph is not None and ph.kind == PhaseKind.NIGHT:
-            entry = {"actor": data["actor"], "act": data["act"], "target": data["target"]}
-            if data.get("guess"):
-                entry["guess"] = data["guess"]
-            ph.entries.append(entry)
-        elif kind == "mafia_shot_reopened" and ph is not None:
-            # G2: the shot is sent again; without a new one the night has no mafia shot.
-            ph.entries = [e for e in ph.entries if e["act"] != "mafia_shot"]
-        elif kind == "story_set" and ph is not None:
-            ph.story = str(data.get("story") or "")
-        elif kind in ("day_closed", "night_published") and ph is not None:
-            ph.closed = True
-        elif kind == "modkill":
-            seat = int(data["seat"])
-            gm = {"phase": "gm", "action": "modkill", "seat": seat}
-            if ph is None:
-                (after_last if phases else early_gm).append(gm)
-            else:
-                warnings += _drop_for_modkill(ph, seat)
-                ph.gm_before.append(gm)
-        elif kind == "replace":
-            gm = {"phase": "gm", "action": "replace", "seat": int(data["seat"])}
-            if ph is None:
-                (after_last if phases else early_gm).append(gm)
-            else:
-                # Strikes are the person's (P6) and only count at the phase's close or, for
-                # a night under review, at its publication: before the phase is the same.
-                ph.gm_before.append(gm)
-        elif kind == "night_edited":
-            if data.get("deaths") != data.get("before"):
-                warnings.append(
-                    f"Ночь: ведущий изменил исход ({data.get('reason', '')}). В сценарии такой "
-                    "правки нет: переигровка даст исход без неё."
-                )
-        elif kind == "strike_manual":
-            if int(data.get("count", 0)) < 2:
-                warnings.append(
-                    f"Штраф ведущего {_label(data.get('seat'))} (+2 голоса) в формат сценария "
-                    "не переносится."
-                )
-        elif kind == "strike_forgiven":
-            warnings.append(
-                f"Прощённый штраф {_label(data.get('seat'))} в формат сценария не переносится."
-            )
-        elif kind == "game_finished" and _override:
-            warnings.append(
-                "Игру завершил ведущий: в сценарии этого нет, переигровка "
-                "продолжится до победы по правилам или до конца записи."
-            )
+            self.phases.append(_Phase(data.get("phase_kind", "day"), int(data.get("number", 0))))
+        elif ph is not None and _read_play(ph, kind, data):
+            pass
+        elif kind in ("modkill", "replace"):
+            self._gm(ph, kind, int(data["seat"]))
+        else:
+            warning = _unreplayable(kind, data, override)
+            if warning:
+                self.warnings.append(warning)
 
-    out: list[dict[str, Any]] = list(early_gm)
-    for ph in phases:
-        out += ph.gm_before
-        if not ph.closed:
-            # A phase cut short by the game's end needs no entry; a running one is left out.
-            if ph.entries and game.status == GameStatus.RUNNING:
-                left_out = "его голоса" if ph.kind == PhaseKind.DAY else "её действия"
-                warnings.append(f"{_phase_name(ph)} ещё идёт: {left_out} не выгружены.")
-            break
-        key = "votes" if ph.kind == PhaseKind.DAY else "actions"
-        story = {"story": ph.story} if ph.story else {}
-        out.append({"phase": ph.kind, key: ph.entries, **story})
-    out += after_last
-    scenario = {
-        "settings": {"early_close": game.early_close},
-        "players": players,
-        "phases": out,
-    }
-    return Export(scenario, warnings)
+    def _gm(self, ph: _Phase | None, action: str, seat: int) -> None:
+        gm = {"phase": "gm", "action": action, "seat": seat}
+        if ph is None:
+            (self.after_last if self.phases else self.early_gm).append(gm)
+            return
+        if action == "modkill":
+            self.warnings += _drop_for_modkill(ph, seat)
+        # A replacement: strikes are the person's (P6) and only count at the phase's close
+        # or, for a night under review, at its publication: before the phase is the same.
+        ph.gm_before.append(gm)
+
+    def phases_out(self, game: Game) -> list[dict[str, Any]]:
+        """The scenario's ``phases``: the GM entries and the closed phases, in order."""
+        out: list[dict[str, Any]] = list(self.early_gm)
+        for ph in self.phases:
+            out += ph.gm_before
+            if not ph.closed:
+                # A phase cut short by the game's end needs no entry; a running one is left out.
+                if ph.entries and game.status == GameStatus.RUNNING:
+                    left_out = "его голоса" if ph.kind == PhaseKind.DAY else "её действия"
+                    self.warnings.append(f"{_phase_name(ph)} ещё идёт: {left_out} не выгружены.")
+                break
+            key = "votes" if ph.kind == PhaseKind.DAY else "actions"
+            story = {"story": ph.story} if ph.story else {}
+            out.append({"phase": ph.kind, key: ph.entries, **story})
+        out += self.after_last
+        return out
+
+
+def _read_play(ph: _Phase, kind: str, data: dict[str, Any]) -> bool:
+    """Apply an event of the open phase ``ph`` (a vote, an action, its story, its close);
+    False if ``kind`` is none of them."""
+    if kind == "vote" and ph.kind == PhaseKind.DAY:
+        ph.entries.append(
+            {"voter": data["voter"], "target": data["target"], "early": bool(data.get("early"))}
+        )
+    elif kind == "night_action" and ph.kind == PhaseKind.NIGHT:
+        entry = {"actor": data["actor"], "act": data["act"], "target": data["target"]}
+        if data.get("guess"):
+            entry["guess"] = data["guess"]
+        ph.entries.append(entry)
+    elif kind == "mafia_shot_reopened":
+        # G2: the shot is sent again; without a new one the night has no mafia shot.
+        ph.entries = [e for e in ph.entries if e["act"] != "mafia_shot"]
+    elif kind == "story_set":
+        ph.story = str(data.get("story") or "")
+    elif kind in ("day_closed", "night_published"):
+        ph.closed = True
+    else:
+        return False
+    return True
+
+
+def _unreplayable(kind: str, data: dict[str, Any], override: bool) -> str | None:
+    """The warning for a GM's act the scenario format cannot hold, if ``kind`` is one."""
+    if kind == "night_edited":
+        if data.get("deaths") != data.get("before"):
+            return (
+                f"Ночь: ведущий изменил исход ({data.get('reason', '')}). В сценарии такой "
+                "правки нет: переигровка даст исход без неё."
+            )
+    elif kind == "strike_manual":
+        if int(data.get("count", 0)) < 2:
+            return (
+                f"Штраф ведущего {_label(data.get('seat'))} (+2 голоса) в формат сценария "
+                "не переносится."
+            )
+    elif kind == "strike_forgiven":
+        return f"Прощённый штраф {_label(data.get('seat'))} в формат сценария не переносится."
+    elif kind == "game_finished" and override:
+        return (
+            "Игру завершил ведущий: в сценарии этого нет, переигровка "
+            "продолжится до победы по правилам или до конца записи."
+        )
+    return None
 
 
 def _phase_name(ph: _Phase) -> str:
