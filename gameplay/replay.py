@@ -79,18 +79,26 @@ def _enum(enum: type, value: Any, where: str) -> Any:
 
 
 def parse_scenario(text: str) -> Scenario:
+    data = _obj(_json(text), "the scenario", {"settings", "players", "phases"},
+                {"players", "phases"})
+    settings = _obj(data.get("settings", {}), "settings", {"early_close"}, set())
+    early_close = _enum(EarlyClose, settings.get("early_close", "majority"), "settings.early_close")
+    players = _players(data["players"])
+    entries = _entries(data["phases"])
+    return Scenario(early_close, sorted(players, key=lambda p: p.seat), entries)
+
+
+def _json(text: str) -> Any:
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as e:
         where = f"line {e.lineno} column {e.colno}"
         raise ScenarioError(f"not valid JSON: {e.msg} at {where}") from None
     except RecursionError:
         raise ScenarioError("not a scenario: arrays or objects nested too deep") from None
-    data = _obj(data, "the scenario", {"settings", "players", "phases"}, {"players", "phases"})
-    settings = _obj(data.get("settings", {}), "settings", {"early_close"}, set())
-    early_close = _enum(EarlyClose, settings.get("early_close", "majority"), "settings.early_close")
 
-    raw_players = data["players"]
+
+def _players(raw_players: Any) -> list[Player]:
     if not isinstance(raw_players, list) or not raw_players:
         raise ScenarioError("players must be a non-empty list")
     players: list[Player] = []
@@ -112,8 +120,10 @@ def parse_scenario(text: str) -> Scenario:
     items = [p.item for p in players if p.item]
     if len(set(items)) != len(items):
         raise ScenarioError("players: each item can be held by one player only")
+    return players
 
-    raw_phases = data["phases"]
+
+def _entries(raw_phases: Any) -> list[Entry]:
     if not isinstance(raw_phases, list):
         raise ScenarioError("phases must be a list")
     entries: list[Entry] = []
@@ -141,7 +151,7 @@ def parse_scenario(text: str) -> Scenario:
         else:
             ph = _obj(ph, where, {"phase", "actions", "story"}, {"phase"})
             entries.append(Entry("night", actions=_actions(ph.get("actions", []), where)))
-    return Scenario(early_close, sorted(players, key=lambda p: p.seat), entries)
+    return entries
 
 
 def _votes(raw: Any, where: str) -> list[dict[str, Any]]:
