@@ -24,6 +24,7 @@ from gameplay.models import (
 from gameplay.refusals import SeatAlreadyOut
 from gameplay.rules import (
     EARLY_VOTE_FROM_DAY,
+    AcceptedVote,
     Ballot,
     DayInput,
     DayResult,
@@ -146,6 +147,36 @@ def vote_submit_locked(
     accepted = validate_vote(table, phase.number, voter, target, early=early, current=current)
     voter_seat = seat_by_number(seats, voter)
     target_seat = seat_by_number(seats, target)
+    vote = _record_vote(game, phase, kept, previous, voter_seat, target_seat, accepted,
+                        source=source, vk_post_id=vk_post_id)
+    _echo_vote(game, voter_seat, target_seat, accepted, source)
+    result = None
+    # Early votes count from Day 3 (V6): before, there is nothing to look up for every vote.
+    if phase.number >= EARLY_VOTE_FROM_DAY and early_close_reached(
+        table, phase.number, _ballots(phase, kept), EarlyClose(game.early_close)
+    ):
+        # The close changes the phase, the seats and maybe the game: nothing of it is kept.
+        unit_of_work.read_afresh(game.pk)
+        result = day_close_locked(game=game, phase=phase, seats=seats, now=now, by="system",
+                                  early=True)
+    return VoteOutcome(vote, accepted.early_ignored, previous is not None, result)
+
+
+def _record_vote(
+    game: Game,
+    phase: Phase,
+    kept: LockedGame | None,
+    previous: CastVote | None,
+    voter_seat: Seat,
+    target_seat: Seat,
+    accepted: AcceptedVote,
+    *,
+    source: str,
+    vk_post_id: int | None,
+) -> Vote:
+    """Retire the voter's previous vote, insert the new one (kept in the transaction's
+    ballots) and log it."""
+    voter, target = voter_seat.number, target_seat.number
     if kept is not None:
         kept.begin_writes()  # (see common.hot_game)
     if previous is not None:
@@ -172,6 +203,13 @@ def vote_submit_locked(
         early_ignored=accepted.early_ignored,
         source=source,
     )
+    return vote
+
+
+def _echo_vote(
+    game: Game, voter_seat: Seat, target_seat: Seat, accepted: AcceptedVote, source: str
+) -> None:
+    """The vote's post on the board (unless cast there) and the voter's confirmation."""
     voter_label, target_label = Person.of(voter_seat), Person.of(target_seat)
     if source != Source.BOARD:
         post_board(game, render("board/vote_posted", voter=voter_label, target=target_label,
@@ -184,16 +222,6 @@ def vote_submit_locked(
                    early_ignored=accepted.early_ignored),
             kind="vote_echo",
         )
-    result = None
-    # Early votes count from Day 3 (V6): before, there is nothing to look up for every vote.
-    if phase.number >= EARLY_VOTE_FROM_DAY and early_close_reached(
-        table, phase.number, _ballots(phase, kept), EarlyClose(game.early_close)
-    ):
-        # The close changes the phase, the seats and maybe the game: nothing of it is kept.
-        unit_of_work.read_afresh(game.pk)
-        result = day_close_locked(game=game, phase=phase, seats=seats, now=now, by="system",
-                                  early=True)
-    return VoteOutcome(vote, accepted.early_ignored, previous is not None, result)
 
 
 @transaction.atomic
