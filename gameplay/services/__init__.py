@@ -15,7 +15,8 @@ number or a VK user casts it; a sign-up is ``signup.signup_create`` from VK or t
   ``settings``: a game's settings and GMs (the panel's «Настройки»).
 - ``phases``: opening days and nights, the end of the game;
   ``day``: closing a day; ``votes``: casting a vote and the count;
-  ``night``: closing, reviewing and publishing a night; ``actions``: sending a night action;
+  ``night``: closing and reviewing a night, the GM's edits; ``publication``: publishing it;
+  ``actions``: sending a night action;
   ``acting``: who acts from VK (their living seat, a button's phase).
 - ``deadlines``: the deadline tick, reminders, and the GM's hand on the open phase's end
   (extend it, close it now as confirmed).
@@ -33,6 +34,7 @@ Layers (a module imports only modules below it; ``|`` separates independent ones
     deadlines | moderation | settle
     actions | discipline | settings | signup | spectators | story | votes
     day | night | setup
+    publication
     mafia | phases
     prompts | replies | retries
     acting | common | vkrefs

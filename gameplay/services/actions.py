@@ -1,7 +1,7 @@
 """Sending a night action (RULES.md §4): one command, :func:`night_action_submit`, whoever
 sends it: a seat number (the GM's tools, the scenarios) or a VK user (the bot: text or a
 button, on the hot path of :func:`common.hot_game`). Closing, reviewing and publishing the
-night are :mod:`.night`'s."""
+night are :mod:`.night`'s and :mod:`.publication`'s."""
 
 from __future__ import annotations
 

@@ -9,19 +9,15 @@ from datetime import datetime
 
 from django.db import transaction
 
-from gameplay import themes
 from gameplay.messages import Person, render
 from gameplay.models import (
-    DeathCause,
     Game,
-    ItemUse,
     NightAction,
     Phase,
     PhaseKind,
     PhaseStatus,
     Seat,
     Source,
-    Strike,
 )
 from gameplay.refusals import EditReasonMissing, NightDeathNotAlive
 from gameplay.rules import (
@@ -31,10 +27,7 @@ from gameplay.rules import (
     NightResolution,
     Role,
     Slot,
-    StrikeGiven,
     amend_night,
-    dawn,
-    decide_winner,
     resolve_night,
     validate_action,
 )
@@ -48,17 +41,14 @@ from .common import (
     current_phase,
     lock_game,
     log_event,
-    notify_strikes,
     now_or,
     players,
-    post_board,
     require_running,
     seat_by_number,
     send_message,
-    send_you_died,
     table_of,
 )
-from .phases import finish_game, open_day
+from .publication import publish_night
 
 
 @dataclass(frozen=True)
@@ -110,16 +100,41 @@ def night_action_submit_locked(
     guess_role = Role(guess) if guess else None
     seats = players(game) if seats is None else seats
     if phase.reopened_for:
-        actor_seat = next((s for s in seats if s.number == actor), None)
-        if actor_seat is None or night_closed_to(phase, actor_seat):
-            raise PhaseNotOpen(render("player/night_under_review"))
-        if act.slot.value != phase.reopened_for:
-            raise PhaseNotOpen(render("player/night_reopened_for_mafia_shot"))
+        _check_reopened_for(phase, seats, actor, act)
     table = table_of(seats)
     sub = validate_action(table, night_context(game=game, phase=phase, seats=seats), actor, act,
         target, guess_role)
     actor_seat = seat_by_number(seats, actor)
     target_seat = seat_by_number(seats, target)
+    replaced = _retire_standing(phase, act, actor_seat)
+    action = NightAction(
+        phase=phase,
+        actor=actor_seat,
+        act=act.value,
+        slot=act.slot.value,
+        target=target_seat,
+        guess=sub.guess.value if sub.guess else "",
+        source=source,
+    )
+    dbrows.insert([action])
+    log_event(game, "night_action", by=f"seat:{actor}", phase=phase, **sub.as_dict())
+    if source != Source.REPLAY:
+        _echo_action(game, seats, act, actor_seat, target_seat, sub.guess)
+    return ActionOutcome(action, replaced)
+
+
+def _check_reopened_for(phase: Phase, seats: list[Seat], actor: int, act: Act) -> None:
+    """G2: a night re-opened for the mafia's shot takes that shot alone, from the mafia."""
+    actor_seat = next((s for s in seats if s.number == actor), None)
+    if actor_seat is None or night_closed_to(phase, actor_seat):
+        raise PhaseNotOpen(render("player/night_under_review"))
+    if act.slot.value != phase.reopened_for:
+        raise PhaseNotOpen(render("player/night_reopened_for_mafia_shot"))
+
+
+def _retire_standing(phase: Phase, act: Act, actor_seat: Seat) -> bool:
+    """Retire the action standing in the slot ``act`` fills (see ``Slot``); True if there was
+    one. The transaction's kept slots spare the query when nothing stands there."""
     kept = unit_of_work.entry_of_phase(phase)
     key = _standing_key(act.slot.value, actor_seat.pk, act.value)
     standing_keys = kept.standing_or(lambda: _standing_keys(phase)) if kept is not None else None
@@ -136,36 +151,30 @@ def night_action_submit_locked(
         replaced = standing.update(current=False) > 0
     if kept is not None:
         kept.record_standing(key)
-    action = NightAction(
-        phase=phase,
-        actor=actor_seat,
-        act=act.value,
-        slot=act.slot.value,
-        target=target_seat,
-        guess=sub.guess.value if sub.guess else "",
-        source=source,
-    )
-    dbrows.insert([action])
-    log_event(game, "night_action", by=f"seat:{actor}", phase=phase, **sub.as_dict())
+    return replaced
+
+
+def _echo_action(
+    game: Game, seats: list[Seat], act: Act, actor_seat: Seat, target_seat: Seat,
+    guess: Role | None,
+) -> None:
+    """The actor's confirmation; a mafia shot is also told to the living mafia."""
     target_label = Person.of(target_seat)
-    if source != Source.REPLAY:
+    send_message(
+        game,
+        [actor_seat.vk_user_id],
+        render("player/action_accepted", act=ACT_TITLES[act], target=target_label, guess=guess),
+        kind="action_echo",
+    )
+    if act is Act.MAFIA_SHOT:
+        team = [s.vk_user_id for s in seats if s.alive and s.role == Role.MAFIA]
         send_message(
             game,
-            [actor_seat.vk_user_id],
-            render("player/action_accepted", act=ACT_TITLES[act], target=target_label,
-                   guess=sub.guess),
-            kind="action_echo",
+            team,
+            render("player/mafia_shot_update", sender=Person.of(actor_seat),
+                   target=target_label),
+            kind="mafia_shot",
         )
-        if act is Act.MAFIA_SHOT:
-            team = [s.vk_user_id for s in seats if s.alive and s.role == Role.MAFIA]
-            send_message(
-                game,
-                team,
-                render("player/mafia_shot_update", sender=Person.of(actor_seat),
-                       target=target_label),
-                kind="mafia_shot",
-            )
-    return ActionOutcome(action, replaced)
 
 
 def _standing_keys(phase: Phase) -> set[tuple[str, int | str | None]]:
@@ -212,7 +221,7 @@ def night_close(
         # RULES.md P4: no automatic strike; the GM is alerted and may penalise by hand.
         log_event(game, "alert_no_mafia_shot", phase=phase, number=phase.number)
     if game.auto_publish:
-        return _publish(game, phase, seats, now, by=by)
+        return publish_night(game, phase, seats, now, by=by)
     return res
 
 
@@ -292,122 +301,4 @@ def night_publish(
     game = lock_game(game_id)
     require_running(game)
     phase = _night(game, PhaseStatus.REVIEW)
-    return _publish(game, phase, players(game), now, by=by)
-
-
-def _publish(
-    game: Game, phase: Phase, seats: list[Seat], now: datetime, *, by: str
-) -> NightResolution:
-    # Recompute dawn from the seats as they are now: the GM may have modkilled, replaced,
-    # struck or forgiven someone during the review.
-    res = dawn(table_of(seats), NightResolution.from_dict(phase.result["draft"]))
-    by_number = {s.number: s for s in seats}
-    standing = {
-        a.act: a
-        for a in NightAction.objects.filter(phase=phase, current=True, slot=Slot.ITEM.value)
-    }
-    for item in res.spent_items:
-        use = standing.get(item.value)
-        holder = by_number.get(use.actor.number) if use else None
-        if use is None or holder is None:
-            continue
-        holder.item_used = True
-        ItemUse.objects.create(
-            game=game,
-            phase=phase,
-            seat=holder,
-            item=item.value,
-            target=use.target,
-            blocked=holder.number in res.blocked,
-        )
-    if res.role_strike_spent:
-        game.role_strike_used = True
-        game.save(update_fields=["role_strike_used"])
-    for s in seats:
-        if s.role == Role.DOCTOR:
-            s.last_heal_target = res.heal_target
-    died: list[Seat] = []
-    for n in res.deaths:
-        seat = by_number[n]
-        if seat.alive:  # a GM modkill during the review may have removed them already
-            seat.alive, seat.death_cause, seat.died_in = False, DeathCause.NIGHT, phase
-            died.append(seat)
-    penalised: list[Seat] = []
-    struck: list[tuple[Seat, StrikeGiven]] = []
-    for strike in res.strikes:
-        seat = by_number[strike.seat]
-        if not seat.alive:
-            continue
-        struck.append((seat, strike))
-        seat.strikes = strike.count
-        Strike.objects.create(
-            seat=seat,
-            phase=phase,
-            reason=strike.reason.value,
-            count=strike.count,
-            penalty_votes=strike.penalty_votes,
-            penalty_day=None if strike.modkill else phase.number + 1,
-            modkill=strike.modkill,
-        )
-        if strike.modkill:
-            seat.alive, seat.death_cause, seat.died_in = False, DeathCause.MODKILL, phase
-        else:
-            penalised.append(seat)
-    Seat.objects.bulk_update(
-        seats, ["alive", "death_cause", "died_in", "strikes", "item_used", "last_heal_target"]
-    )
-    phase.status = PhaseStatus.DONE
-    phase.published_at = now
-    phase.result = {**phase.result, "final": res.as_dict()}
-    phase.save(update_fields=["status", "published_at", "result"])
-    log_event(game, "night_published", by=by, phase=phase, **res.as_dict())
-
-    post_board(
-        game,
-        night_result_text(game=game, number=phase.number, died=died,
-            modkilled=[by_number[n] for n in res.modkilled],
-                          penalised=penalised, story=phase.story),
-        kind="night_result",
-    )
-    for check in res.checks:
-        commissar = by_number[check.commissar]
-        target = by_number[check.target]
-        send_message(
-            game,
-            [commissar.vk_user_id],
-            render("player/check_result", number=phase.number, target=Person.of(target),
-                   is_mafia=check.is_mafia),
-            kind="check_result",
-        )
-    notify_strikes(game, struck, phase, counted=False)
-    send_you_died(game, died + [by_number[n] for n in res.modkilled])
-    winner = decide_winner(table_of(seats))
-    if winner is not None:
-        finish_game(game=game, winner=winner, now=now, by=by)
-    else:
-        open_day(game=game, number=phase.number + 1, now=now, seats=seats)
-    return res
-
-
-def night_result_text(
-    *,
-    game: Game,
-    number: int,
-    died: list[Seat],
-    modkilled: list[Seat],
-    penalised: list[Seat],
-    story: str = "",
-) -> str:
-    """The board's post after a night: the GM's story paragraph (``story``) or, without one,
-    the theme's, then the facts (deaths, with roles when the game reveals them, modkills,
-    penalty votes)."""
-    reveal = game.reveal_on_night_death
-    return render(
-        "board/night_result",
-        theme=themes.of(game),
-        number=number,
-        story=story,
-        deaths=[{"person": Person.of(s), "role": s.role if reveal else ""} for s in died],
-        modkilled=[{"person": Person.of(s), "role": s.role} for s in modkilled],
-        penalties=[Person.of(s) for s in penalised],
-    )
+    return publish_night(game, phase, players(game), now, by=by)

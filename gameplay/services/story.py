@@ -28,7 +28,7 @@ from gameplay.rules import NightResolution, Role, close_day, dawn
 
 from .common import current_phase, lock_game, log_event, players, table_of
 from .day import day_input, day_result_text
-from .night import night_result_text
+from .publication import night_result_text
 
 STORY_MAX = 2000
 THEME_TEXT_MAX = 4000
