@@ -8,7 +8,8 @@ Options: ``--games N`` (default 100: the "many games at once" of the end-to-end 
 query counts), ``--naive-cap S`` (seconds a naive end-to-end phase may run before its time is
 projected; default 15), ``--rebuild`` (build the snapshots even if they could be reused),
 ``--keep`` (leave the working database behind too), ``--clean`` (drop the snapshots at the
-end).
+end), ``--only PART`` (repeatable: ``requests``, ``queries``, ``nightres``, ``e2e``,
+``latency``; default all).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from .env import (
 )
 
 RESULTS = ROOT / "bench" / "results.json"
+PARTS = ("requests", "queries", "nightres", "e2e", "latency")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rebuild", action="store_true")
     parser.add_argument("--clean", action="store_true")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--only", action="append", choices=PARTS, help="run only these parts")
     args = parser.parse_args(argv)
     if args.games < 1:
         parser.error("--games must be at least 1")
@@ -53,7 +56,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     setup_django(services)
 
-    from . import e2e, nightres, queries, report, snapshots, vkrequests
+    from . import e2e, latency, nightres, queries, report, snapshots, vkrequests
+
+    parts = set(args.only or PARTS)
 
     started = time.monotonic()
     databases = Databases(services)
@@ -72,17 +77,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench: {title} ({time.monotonic() - started:.0f} s)", file=sys.stderr, flush=True)
 
     try:
-        step(f"the snapshots of {args.games} games")
-        built = snapshots.ensure(databases, args.games, rebuild=args.rebuild)
+        step(f"the snapshots of {args.games} games (and {latency.PROBES} probe games)")
+        built = snapshots.ensure(databases, args.games + latency.PROBES, rebuild=args.rebuild)
         results["setup_seconds"] = {k: round(v, 1) for k, v in built.items()} or "reused"
-        step("VK requests per phase")
-        results["requests"] = [r.as_dict() for r in vkrequests.measure(services, databases)]
-        step("SQL queries per event")
-        results["queries"] = [q.as_dict() for q in queries.measure(databases, args.games)]
-        step("night resolution")
-        results["night_resolution"] = nightres.measure().as_dict()
+        if "requests" in parts:
+            step("VK requests per phase")
+            results["requests"] = [r.as_dict() for r in vkrequests.measure(services, databases)]
+        if "queries" in parts:
+            step("SQL queries per event")
+            results["queries"] = [q.as_dict() for q in queries.measure(databases, args.games)]
+        if "nightres" in parts:
+            step("night resolution")
+            results["night_resolution"] = nightres.measure().as_dict()
         runs: list[e2e.PhaseRun] = []
-        for mode in ("project", "naive"):
+        for mode in ("project", "naive") if "e2e" in parts else ():
             for games in sorted({1, args.games}):
                 for phase in ("day", "night"):
                     step(f"end to end: {mode}, {games} game(s), {phase}")
@@ -98,9 +106,13 @@ def main(argv: list[str] | None = None) -> int:
                             cap_seconds=args.naive_cap if mode == "naive" else None,
                         ).execute()
                     )
-        results["e2e_phases"] = [r.as_dict() for r in runs]
-        results["e2e"] = e2e.combine(runs)
-        results["memory"] = e2e.memory(runs, args.games)
+        if runs:
+            results["e2e_phases"] = [r.as_dict() for r in runs]
+            results["e2e"] = e2e.combine(runs)
+            results["memory"] = e2e.memory(runs, args.games)
+        if "latency" in parts:
+            step(f"reply latency: {latency.PROBES} probes, idle and during {args.games} games")
+            results["latency"] = latency.measure(services, databases, logs, args.games).as_dict()
     except Exception as error:
         print(f"bench: failed: {error}\n(process logs in {logs})", file=sys.stderr)
         raise
@@ -113,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     report.write(results, args.out)
     print(report.table(results))
     print(f"\n{results['seconds']:.0f} s; results in {args.out}")
-    problems = [p for run in results["e2e_phases"] for p in run["problems"]]
+    problems = [p for run in results.get("e2e_phases", []) for p in run["problems"]]
+    problems += results.get("latency", {}).get("problems", [])
     if problems:
         print("bench: delivery problems:\n" + "\n".join(problems), file=sys.stderr)
         return 1

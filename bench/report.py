@@ -72,6 +72,7 @@ def table(results: dict[str, Any]) -> str:
                 f"requests: {project['requests']} vs {naive['requests']}" if naive else "",
             )
         )
+    rows += _latency(results.get("latency"))
     night = results.get("night_resolution")
     if night:
         rows.append(
@@ -98,6 +99,25 @@ def table(results: dict[str, Any]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def _latency(run: dict[str, Any] | None) -> list[tuple[str, str, str, str]]:
+    if not run:
+        return []
+
+    def figure(q: dict[str, float]) -> str:
+        return f"{q['p50']:.2f} s p50, {q['p95']:.2f} s p95, {q['max']:.2f} s max"
+
+    title = f"reply latency, {run['probes']} probe players in other games"
+    return [
+        (f"{title}, idle", figure(run["idle"]), "—", "target < 0.2 s"),
+        (
+            f"{title}, during {run['games']} games' votes ({run['burst_events']} events)",
+            figure(run["burst"]),
+            "—",
+            f"target p95 < 2 s; the burst took {run['burst_seconds']:.1f} s",
+        ),
+    ]
 
 
 def write(results: dict[str, Any], path: Path) -> None:
