@@ -27,7 +27,8 @@ from django.db import close_old_connections, connections
 from vkbottle import API, BotPolling
 from vkbottle.exception_factory import ErrorHandler, VKAPIError
 
-from vkbot.pipeline import LONGPOLL, apply_updates, group_id_of, store_ts, stored_ts
+from vkbot.backlog import Backlog
+from vkbot.pipeline import CHUNK, LONGPOLL, apply_next, group_id_of, store_ts, stored_ts
 from vkbot.prefetch import group_limiter, prefetch, wait_for_slot
 
 logger = logging.getLogger(__name__)
@@ -77,6 +78,9 @@ class DatabasePolling(BotPolling):
         self.start_ts = start_ts
         #: The ts the database holds (the caller updates it after storing a batch's ts).
         self.persisted_ts = start_ts
+        #: The ts the last answer ended at: every update before it was handed to the caller,
+        #: who stores it once they are applied.
+        self.received_ts: str | None = None
         self._persist = persist
 
     def restore_server_ts(self, server: dict[str, Any]) -> dict[str, Any]:
@@ -98,7 +102,7 @@ class DatabasePolling(BotPolling):
 
     async def get_event(self, server: dict[str, Any]) -> dict[str, Any]:
         ts = str(server["ts"])
-        if ts != self.persisted_ts:
+        if ts not in (self.persisted_ts, self.received_ts):
             await self._persist(ts)
             self.persisted_ts = ts
         answer = await super().get_event(server)
@@ -106,6 +110,8 @@ class DatabasePolling(BotPolling):
             raise LongPollProtocolError(f"unexpected long-poll answer: {answer!r:.300}")
         if "failed" in answer:
             logger.info("Long poll answered failed=%s; recovering", answer.get("failed"))
+        else:
+            self.received_ts = str(answer["ts"])
         return answer
 
 
@@ -126,11 +132,12 @@ class Backoff:
         self._next = self.initial
 
 
-def _apply_batch(updates: list[Any], ts: str, group_id: int, facts: list[Any]) -> int:
-    """Apply one batch in the database thread (stale connections closed as a request would)."""
+def _apply_slice(backlog: Backlog, group_id: int) -> tuple[int, str | None]:
+    """Apply the backlog's next slice in the database thread (stale connections closed as a
+    request would)."""
     close_old_connections()
     try:
-        return apply_updates(updates, ts, source=LONGPOLL, group_id=group_id, facts=facts)
+        return apply_next(backlog, source=LONGPOLL, group_id=group_id)
     finally:
         close_old_connections()
 
@@ -207,6 +214,14 @@ class LongPoller:
             pass
 
     async def _poll_from(self, start_ts: str | None) -> None:
+        """Poll from ``start_ts`` and apply what comes in, until stopped. Polling goes on
+        while a slice is applied: the batches wait in the backlog (:mod:`vkbot.backlog`),
+        which is applied a fair slice at a time; it lives as long as this call (a restart
+        polls again from the stored ts, and what was applied is skipped)."""
+        self._backlog = Backlog(whole_up_to=CHUNK)
+        self._inbox: list[tuple[list[Any], list[Any], str]] = []
+        self._arrived = asyncio.Event()
+        self._applying = asyncio.Lock()
         polling = DatabasePolling(
             api=self.api,
             group_id=self.group_id,
@@ -214,56 +229,73 @@ class LongPoller:
             wait=self.wait,
             persist=self._persist,
         )
+        self._polling = polling
         events = polling.listen()
+        feeder = asyncio.ensure_future(self._feed(events))
         try:
             while not self._stop.is_set():
-                event = await self._next(events)
-                if event is None:
+                if not self._backlog and not self._inbox and not await self._arrival(feeder):
                     return
-                polling.persisted_ts = await self._apply(event)
+                async with self._applying:
+                    await self._apply()
                 self.backoff.reset()
         finally:
             polling.stop()
+            feeder.cancel()
+            # The generator must be idle before it can be closed.
+            await asyncio.gather(feeder, return_exceptions=True)
             await events.aclose()
 
-    async def _next(self, events: AsyncGenerator[dict[str, Any], None]) -> dict[str, Any] | None:
-        """The next batch, or None once a stop is requested (the pending poll is cancelled:
-        nothing of it was applied, so nothing is lost)."""
-        next_batch = asyncio.ensure_future(events.__anext__())
+    async def _feed(self, events: AsyncGenerator[dict[str, Any], None]) -> None:
+        """Every polled batch, with the facts its handlers want from VK, into the inbox."""
+        async for event in events:
+            updates = list(event.get("updates") or [])
+            facts = [
+                await prefetch(self.api, update, group_id=self.group_id)
+                if isinstance(update, dict) and group_id_of(update) == self.group_id
+                else None
+                for update in updates
+            ]
+            self._inbox.append((updates, facts, str(event["ts"])))
+            self.batches += 1
+            self._arrived.set()
+
+    async def _arrival(self, feeder: asyncio.Future[None]) -> bool:
+        """Wait for a batch; False once a stop is requested or polling ended (a pending poll
+        is cancelled: nothing of it was applied, so nothing is lost). A polling error is
+        raised."""
+        self._arrived.clear()
+        arrived = asyncio.ensure_future(self._arrived.wait())
         stop = asyncio.ensure_future(self._stop.wait())
         try:
-            await asyncio.wait({next_batch, stop}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({arrived, stop, feeder}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             stop.cancel()
-            if not next_batch.done():
-                next_batch.cancel()
-                # The generator must be idle before it can be closed.
-                await asyncio.gather(next_batch, return_exceptions=True)
-        if next_batch.cancelled():
-            return None
-        try:
-            return next_batch.result()
-        except StopAsyncIteration:
-            return None
+            arrived.cancel()
+        if feeder.done():
+            feeder.result()  # raises what polling raised
+            return bool(self._inbox)
+        return bool(self._inbox) and not self._stop.is_set()
+
+    async def _apply(self) -> None:
+        """Apply the next slice of the backlog (the batches polled meanwhile joined)."""
+        for updates, facts, ts in self._inbox:
+            self._backlog.add(updates, facts, ts)
+        self._inbox.clear()
+        if not self._backlog:
+            return
+        applied, ts = await sync_to_async(_apply_slice, thread_sensitive=True)(
+            self._backlog, self.group_id
+        )
+        if ts is not None:
+            self._polling.persisted_ts = ts
+        self.applied += applied
+        logger.debug("Applied %d updates; %d wait; stored ts %s", applied, len(self._backlog), ts)
 
     async def _persist(self, ts: str) -> None:
-        await sync_to_async(_store_ts, thread_sensitive=True)(ts, self.group_id)
-
-    async def _apply(self, event: dict[str, Any]) -> str:
-        """Apply a batch (with the facts its handlers want from VK); returns the ts now
-        stored."""
-        updates = list(event.get("updates") or [])
-        ts = str(event["ts"])
-        facts = [
-            await prefetch(self.api, update, group_id=self.group_id)
-            if isinstance(update, dict) and group_id_of(update) == self.group_id
-            else None
-            for update in updates
-        ]
-        applied = await sync_to_async(_apply_batch, thread_sensitive=True)(
-            updates, ts, self.group_id, facts
-        )
-        self.batches += 1
-        self.applied += applied
-        logger.debug("Applied %d of %d updates; next ts %s", applied, len(updates), ts)
-        return ts
+        """Store a poll position reached without a batch (the first start, ``failed``): once
+        everything polled before it is applied, so the stored ts never goes back."""
+        async with self._applying:
+            while self._backlog or self._inbox:
+                await self._apply()
+            await sync_to_async(_store_ts, thread_sensitive=True)(ts, self.group_id)

@@ -22,6 +22,11 @@ single game stays where it was. Every transaction keeps the games its hot path l
 (:mod:`outbox.txcache`): a game's later votes and night actions reuse what the first one
 read, and the new rows of the event log and the Outbox are inserted together at the end of the
 handlers' savepoint.
+
+``runbot`` polls on while it applies and hands the pipeline its backlog (:mod:`vkbot.backlog`):
+:func:`apply_next` applies it a fair slice at a time (a game served least recently goes first),
+so a player's update waits for one slice of a burst, not for the whole of it; the ts a batch
+ends at is stored once it and everything before it are applied.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from gameplay.messages import render
 from gameplay.models import PollState, VkEvent
 from gameplay.services.common import send_message
 from outbox import txcache
+from vkbot.backlog import Backlog
 
 logger = logging.getLogger(__name__)
 
@@ -150,32 +156,58 @@ def apply_update(update: Mapping[str, Any], *, source: str, facts: Any = None) -
 
 def apply_updates(
     updates: Iterable[Any],
-    ts: str | int,
+    ts: str | int | None,
     *,
     source: str = LONGPOLL,
     group_id: int | None = None,
     facts: Sequence[Any] | None = None,
+    games: Sequence[int | None] | None = None,
 ) -> int:
     """Apply a long-poll batch in order, in transactions of up to :data:`CHUNK` updates, then
-    remember ``ts`` (the ts to poll with next) for ``group_id`` (``VK_GROUP_ID``) in the
-    transaction of the last one. Returns how many updates were applied (duplicates and foreign
-    updates are not counted). ``facts``, if given, holds each update's prefetched facts (None
-    where there are none)."""
+    remember ``ts`` (the ts to poll with next; None: nothing to remember) for ``group_id``
+    (``VK_GROUP_ID``) in the transaction of the last one. Returns how many updates were
+    applied (duplicates and foreign updates are not counted). ``facts``, if given, holds each
+    update's prefetched facts (None where there are none); ``games``, if given, each update's
+    game as ``vkbot.handlers.games_of`` said (else it is asked when the batch needs it)."""
     group = _group(group_id)
     batch = list(updates)
     known = list(facts) if facts is not None else []
     known += [None] * (len(batch) - len(known))
     applied = 0
     # A batch of one transaction keeps its games anyway: no need to know them.
-    parts = plan(_games_of(batch)) if len(batch) > CHUNK else [list(range(len(batch)))]
+    if len(batch) > CHUNK:
+        parts = plan(list(games) if games is not None else _games_of(batch))
+    else:
+        parts = [list(range(len(batch)))]
     for number, part in enumerate(parts, start=1):
         with transaction.atomic(), txcache.kept():
             chunk = [batch[i] for i in part]
             _prefetch_seats(chunk)
             applied += _apply_chunk(chunk, [known[i] for i in part], source)
-            if number == len(parts):
+            if number == len(parts) and ts is not None:
                 store_ts(ts, group)
     return applied
+
+
+def apply_next(
+    backlog: Backlog, *, source: str = LONGPOLL, group_id: int | None = None
+) -> tuple[int, str | None]:
+    """Apply the next slice of the long poll's ``backlog`` (:mod:`vkbot.backlog`: fair across
+    games) and store the ts of the batches it completes; returns how many updates were applied
+    and the ts stored (None: no batch was completed)."""
+    if backlog.needs_games():
+        backlog.place(_games_of)
+    taken = backlog.take()
+    ts = backlog.ts_done()
+    applied = apply_updates(
+        [update for update, _, _ in taken],
+        ts,
+        source=source,
+        group_id=group_id,
+        facts=[facts for _, facts, _ in taken],
+        games=[game for _, _, game in taken],
+    )
+    return applied, ts
 
 
 def _games_of(batch: Sequence[Any]) -> list[int | None]:
