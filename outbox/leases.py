@@ -77,8 +77,10 @@ def outbox_claim(
     lease_seconds: float,
     channels: Collection[str] | None = None,
     now: datetime | None = None,
+    max_topics: int = MAX_TOPICS_PER_CLAIM,
 ) -> tuple[Lease, list[Outbox]]:
-    """Lease up to ``limit`` due rows (plus up to ``limit`` board posts) for one round.
+    """Lease up to ``limit`` due rows (plus up to ``limit`` board posts of up to
+    ``max_topics`` topics) for one round.
 
     Board posts are taken per topic in order: a post waits while an earlier post of its topic
     is pending (in backoff, or being sent by another worker), and the pending rows recorded as
@@ -96,7 +98,7 @@ def outbox_claim(
             .order_by("id")[:limit]
         )
     if OutboxChannel.BOARD in wanted and limit > 0:
-        rows.extend(_claim_board(now, limit))
+        rows.extend(_claim_board(now, limit, max_topics))
     if not rows:
         return lease, []
     ids = [row.pk for row in rows]
@@ -108,12 +110,12 @@ def outbox_claim(
     return lease, rows
 
 
-def _claim_board(now: datetime, limit: int) -> list[Outbox]:
+def _claim_board(now: datetime, limit: int, max_topics: int) -> list[Outbox]:
     topics = list(
         Outbox.objects.filter(_due(now), channel=OutboxChannel.BOARD)
         .order_by()
         .values_list("topic_id", flat=True)
-        .distinct()[:MAX_TOPICS_PER_CLAIM]
+        .distinct()[: max(1, min(max_topics, MAX_TOPICS_PER_CLAIM))]
     )
     if not topics:
         return []

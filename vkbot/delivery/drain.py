@@ -20,11 +20,18 @@ from django.utils import timezone
 
 from gameplay.models import Outbox, OutboxChannel, OutboxStatus
 from gameplay.services.settle import delivery_settle
-from outbox.leases import Lease, is_due, outbox_claim, outbox_record, outbox_release
+from outbox.leases import (
+    MAX_TOPICS_PER_CLAIM,
+    Lease,
+    is_due,
+    outbox_claim,
+    outbox_record,
+    outbox_release,
+)
 from outbox.outcomes import Failure, Settlement
 from outbox.results import board_group
 
-from .batch import pack
+from .batch import EXECUTE_MAX_CALLS, pack
 from .outcome import settle_round
 from .plan import plan_round
 from .transport import Transport
@@ -74,6 +81,8 @@ class Drainer:
         self.group_id = group_id if group_id is not None else settings.VK_GROUP_ID
         self.report = DrainReport()
         self.channels = self._channels()
+        #: Seconds until the admin token may send again, when the last round found it busy.
+        self.slot_in = 0.0
 
     def _channels(self) -> list[str]:
         channels: list[str] = []
@@ -99,13 +108,34 @@ class Drainer:
     # --- one round ---------------------------------------------------------------------------
 
     def round(self) -> int:
-        """Claim, send and settle one batch; returns how many rows it claimed."""
-        if not self.channels:
-            return 0
+        """One round for the community token's channels, then one for the board posts if the
+        admin token may send a request now; returns how many rows they claimed.
+
+        The two go out in rounds of their own, so a private message, a button's answer or a
+        chat request never waits while board comments wait for the admin token's few
+        requests per second; board posts are claimed only when a request can go out at once,
+        and only as many topics as the free requests carry (one comment per topic, up to
+        :data:`~vkbot.delivery.batch.EXECUTE_MAX_CALLS` per ``execute``)."""
+        self.slot_in = 0.0
+        claimed = 0
+        group = [c for c in self.channels if c != OutboxChannel.BOARD]
+        if group:
+            claimed += self._round(group)
+        if OutboxChannel.BOARD in self.channels:
+            free, self.slot_in = self.transport.free_slots("user")
+            if free > 0:
+                topics = free * EXECUTE_MAX_CALLS
+                claimed += self._round([OutboxChannel.BOARD], max_topics=topics)
+        return claimed
+
+    def _round(self, channels: list[str], max_topics: int = MAX_TOPICS_PER_CLAIM) -> int:
+        """Claim, send and settle one batch of ``channels``; returns how many rows it
+        claimed."""
         lease_seconds = float(settings.OUTBOX_LEASE_SECONDS)
         lease, rows = outbox_claim(
-            limit=ROUND_ROWS, lease_seconds=lease_seconds, channels=self.channels
-        )
+            limit=ROUND_ROWS, lease_seconds=lease_seconds, channels=channels,
+            max_topics=max_topics,
+        )  # fmt: skip
         if not rows:
             return 0
         log.debug("Delivery: claimed %s rows", len(rows))
@@ -186,7 +216,11 @@ class Drainer:
             if delay > wait_up_to or time.monotonic() + delay >= deadline:
                 self.report.stopped = "the next row is due later"
                 break
-            time.sleep(max(delay, IDLE_SLEEP))
+            if delay == 0 and self.slot_in > 0:  # board posts wait for the admin token
+                delay = max(min(self.slot_in, IDLE_SLEEP), 0.02)
+            else:
+                delay = max(delay, IDLE_SLEEP)
+            time.sleep(delay)
         self.report.next_due_in = next_due_in(self.channels) if self.channels else None
         return self.report
 

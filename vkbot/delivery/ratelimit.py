@@ -42,6 +42,21 @@ local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
 return math.max(1, tonumber(oldest[2]) + window - now)
 """
 
+_PEEK = """
+local key = KEYS[1]
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+local used = redis.call('ZCARD', key)
+if used < limit then
+  return {limit - used, 0}
+end
+local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+return {0, math.max(1, tonumber(oldest[2]) + window - now)}
+"""
+
 #: A waiting caller asks again this much later than strictly needed (0..JITTER seconds), so
 #: that processes waiting for the same slot do not all ask at the same instant.
 JITTER = 0.005
@@ -66,6 +81,7 @@ class RateLimiter:
         self.limit = limit
         self.window = window
         self._script = client.register_script(_SCRIPT)
+        self._peek = client.register_script(_PEEK)
 
     def try_acquire(self) -> float:
         """Take a slot if there is one: 0.0; otherwise the seconds until one frees up."""
@@ -74,6 +90,14 @@ class RateLimiter:
             args=[self.limit, int(self.window * 1_000_000), uuid.uuid4().hex],
         )
         return int(waited_us) / 1_000_000
+
+    def free(self) -> tuple[int, float]:
+        """How many requests could go out now, taking no slot; when none, also the seconds
+        until one frees up (else 0.0)."""
+        free, wait_us = self._peek(
+            keys=[self.key], args=[self.limit, int(self.window * 1_000_000)]
+        )
+        return int(free), int(wait_us) / 1_000_000
 
     def acquire(self, timeout: float | None = None) -> float:
         """Block until a slot is taken; returns the seconds waited. ``TimeoutError`` if that

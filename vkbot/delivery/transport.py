@@ -81,6 +81,18 @@ class Transport:
     def has_token(self, kind: TokenKind) -> bool:
         return kind in self._apis
 
+    def free_slots(self, kind: TokenKind) -> tuple[int, float]:
+        """Requests ``kind``'s token could send now without waiting for its limiter, and
+        (when none) the seconds until one could; a limiter that cannot be asked says 1 (the
+        send then reports the error)."""
+        limiter = self._limiters.get(kind)
+        if limiter is None or not hasattr(limiter, "free"):
+            return 1, 0.0
+        try:
+            return limiter.free()
+        except RedisError:
+            return 1, 0.0
+
     def send(self, requests: Sequence[Request], *, timeout: float) -> list[list[CallResult]]:
         """Every request's per-call results, in order. Requests not answered within ``timeout``
         seconds are cancelled and count as network errors."""

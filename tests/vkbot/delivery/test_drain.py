@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from datetime import timedelta
 from typing import Any
@@ -220,6 +221,31 @@ def test_board_posts_of_a_topic_merge_and_a_long_one_is_split(vk: RunningServer)
     assert "\n".join(parts) == long_text
     assert all(c.params["from_group"] == "1" for c in vk.state.calls("board.createComment"))
     assert requests(vk, "user") <= 3
+
+
+def test_private_messages_do_not_wait_while_board_posts_wait_for_the_admin_token(
+    vk: RunningServer,
+) -> None:
+    topic = vk.state.create_topic("Игра 1")
+    game = make_game(topic_id=topic.id)
+    post_board(game, "Голос", kind="vote")
+    row = message_row([2001], "Статус")
+    with Drainer() as drainer:
+        limiter = drainer.transport._limiters["user"]
+        while limiter.try_acquire() == 0:  # the admin token's requests are spent
+            pass
+        started = time.monotonic()
+        assert drainer.round() == 1  # the message alone: the board post is not even claimed
+        assert time.monotonic() - started < 1.0
+        assert received(vk) == Counter({(2001, "Статус"): 1})
+        board = Outbox.objects.get(channel=OutboxChannel.BOARD)
+        assert board.status == OutboxStatus.PENDING and board.attempts == 0
+        assert 0 < drainer.slot_in <= 1.5
+        report = drainer.run(max_seconds=10, wait_up_to=5)  # its slot comes: it goes out
+    assert report.sent == 2  # the report counts the round before the run too
+    assert [c.text for c in vk.state.topic(topic.id).comments] == ["Голос"]
+    row.refresh_from_db()
+    assert row.status == OutboxStatus.SENT
 
 
 def test_a_closed_topic_fails_the_posts_and_flags_the_gm(vk: RunningServer) -> None:

@@ -73,6 +73,22 @@ def test_the_budget_is_waited_for_not_failed(redis_url: str) -> None:
     limiter.reset()
 
 
+def test_the_free_requests_are_told_without_taking_one(redis_url: str) -> None:
+    limiter = RateLimiter(redis.Redis.from_url(redis_url), "test:rl:free", limit=3, window=0.3)
+    limiter.reset()
+    assert limiter.free() == (3, 0.0)
+    assert limiter.free() == (3, 0.0)  # asking took nothing
+    limiter.try_acquire()
+    assert limiter.free() == (2, 0.0)
+    limiter.try_acquire()
+    limiter.try_acquire()
+    free, wait = limiter.free()
+    assert free == 0 and 0 < wait <= 0.3
+    time.sleep(wait + 0.02)
+    assert limiter.free()[0] >= 1
+    limiter.reset()
+
+
 @pytest.mark.slow
 def test_two_processes_share_one_budget(redis_url: str) -> None:
     key = token_key(f"cross-process-{os.getpid()}-{time.time()}")
