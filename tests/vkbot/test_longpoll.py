@@ -140,6 +140,33 @@ async def test_injected_updates_are_applied_in_order(
     assert await db(stored_ts) == str(server.state.longpoll.ts)
 
 
+async def test_a_player_is_not_held_behind_a_burst_of_another_game(
+    server: RunningServer, game_id: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record = record_dispatch(game_id)
+
+    def slow(update: dict[str, Any]) -> None:
+        time.sleep(0.002)
+        record(update)
+
+    def games_of(updates: list[dict[str, Any]]) -> list[int | None]:  # a game per sender
+        return [u["object"]["message"]["from_id"] for u in updates]
+
+    use_dispatch(monkeypatch, slow, games_of=games_of)
+    bot = Poller(server)
+    await polling(server)
+    burst = [f"b{n}" for n in range(600)]
+    say(server, *burst, user=42)
+    await eventually(lambda: len(recorded_texts(game_id)) > 0)  # the burst is being applied
+    say(server, "probe", user=43)
+    await caught_up(server)
+    await bot.stop()
+    texts = await db(recorded_texts, game_id)
+    assert sorted(texts) == sorted([*burst, "probe"])
+    assert [t for t in texts if t != "probe"] == burst  # one game's updates in their order
+    assert texts.index("probe") < 300  # a slice or two later, not after the whole burst
+
+
 async def test_a_killed_poller_restarts_from_the_stored_ts(
     server: RunningServer, game_id: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
