@@ -1,8 +1,9 @@
 """The long poll's backlog: updates polled but not applied yet, taken in fair slices.
 
 ``runbot`` keeps polling while it applies (:mod:`vkbot.longpoll`), and each batch that comes
-in joins the backlog. The pipeline applies it a slice at a time (:func:`vkbot.pipeline.
-apply_next`), so an update that arrives during a burst waits for one slice, not for the burst:
+in joins the backlog, which is applied a slice at a time (``vkbot.longpoll._apply_slice``, by
+:func:`vkbot.pipeline.apply_updates`), so an update that arrives during a burst waits for one
+slice, not for the burst:
 
 - a slice takes up to :data:`SLICE` updates, at most :data:`QUANTUM` of any one game, a
   game's updates in their order, games by fair queueing (:class:`Backlog`): the game whose

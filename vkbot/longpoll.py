@@ -28,7 +28,15 @@ from vkbottle import API, BotPolling
 from vkbottle.exception_factory import ErrorHandler, VKAPIError
 
 from vkbot.backlog import Backlog
-from vkbot.pipeline import CHUNK, LONGPOLL, apply_next, group_id_of, store_ts, stored_ts
+from vkbot.pipeline import (
+    CHUNK,
+    LONGPOLL,
+    apply_updates,
+    games_of,
+    group_id_of,
+    store_ts,
+    stored_ts,
+)
 from vkbot.prefetch import group_limiter, prefetch, wait_for_slot
 
 logger = logging.getLogger(__name__)
@@ -133,11 +141,25 @@ class Backoff:
 
 
 def _apply_slice(backlog: Backlog, group_id: int) -> tuple[int, str | None]:
-    """Apply the backlog's next slice in the database thread (stale connections closed as a
-    request would)."""
+    """Apply the backlog's next slice (fair across games, :mod:`vkbot.backlog`) in the
+    database thread, with the ts of the batches it completes; returns how many updates were
+    applied and the ts stored (None: no batch was completed). Stale connections are closed
+    as a request would."""
     close_old_connections()
     try:
-        return apply_next(backlog, source=LONGPOLL, group_id=group_id)
+        if backlog.needs_games():
+            backlog.place(games_of)
+        taken = backlog.take()
+        ts = backlog.ts_done()
+        applied = apply_updates(
+            [update for update, _, _ in taken],
+            ts,
+            source=LONGPOLL,
+            group_id=group_id,
+            facts=[facts for _, facts, _ in taken],
+            games=[game for _, _, game in taken],
+        )
+        return applied, ts
     finally:
         close_old_connections()
 

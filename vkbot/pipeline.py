@@ -22,11 +22,7 @@ single game stays where it was. Every transaction keeps the games its hot path l
 (:mod:`outbox.txcache`): a game's later votes and night actions reuse what the first one
 read, and the new rows of the event log and the Outbox are inserted together at the end of the
 handlers' savepoint.
-
-``runbot`` polls on while it applies and hands the pipeline its backlog (:mod:`vkbot.backlog`):
-:func:`apply_next` applies it a fair slice at a time (a game served least recently goes first),
-so a player's update waits for one slice of a burst, not for the whole of it; the ts a batch
-ends at is stored once it and everything before it are applied.
+``runbot`` hands batches over a slice at a time, fairly across games (:mod:`vkbot.backlog`).
 """
 
 from __future__ import annotations
@@ -46,7 +42,6 @@ from gameplay.messages import render
 from gameplay.models import PollState, VkEvent
 from gameplay.services.common import send_message
 from outbox import txcache
-from vkbot.backlog import Backlog
 
 logger = logging.getLogger(__name__)
 
@@ -176,7 +171,7 @@ def apply_updates(
     applied = 0
     # A batch of one transaction keeps its games anyway: no need to know them.
     if len(batch) > CHUNK:
-        parts = plan(list(games) if games is not None else _games_of(batch))
+        parts = plan(list(games) if games is not None else games_of(batch))
     else:
         parts = [list(range(len(batch)))]
     for number, part in enumerate(parts, start=1):
@@ -189,28 +184,7 @@ def apply_updates(
     return applied
 
 
-def apply_next(
-    backlog: Backlog, *, source: str = LONGPOLL, group_id: int | None = None
-) -> tuple[int, str | None]:
-    """Apply the next slice of the long poll's ``backlog`` (:mod:`vkbot.backlog`: fair across
-    games) and store the ts of the batches it completes; returns how many updates were applied
-    and the ts stored (None: no batch was completed)."""
-    if backlog.needs_games():
-        backlog.place(_games_of)
-    taken = backlog.take()
-    ts = backlog.ts_done()
-    applied = apply_updates(
-        [update for update, _, _ in taken],
-        ts,
-        source=source,
-        group_id=group_id,
-        facts=[facts for _, facts, _ in taken],
-        games=[game for _, _, game in taken],
-    )
-    return applied, ts
-
-
-def _games_of(batch: Sequence[Any]) -> list[int | None]:
+def games_of(batch: Sequence[Any]) -> list[int | None]:
     """Which game each update's handlers can change (``vkbot.handlers.games_of``); handlers
     without it: none known, the batch is applied in its order."""
     from vkbot import handlers  # lazily: the handlers import the whole bot
