@@ -375,7 +375,12 @@ def _apologise(update: Mapping[str, Any], event_id: str) -> None:
         return
     try:
         with transaction.atomic():
-            send_message(None, [user_id], render("player/internal_error"), kind="internal_error")
+            send_message(
+                game=None,
+                peer_ids=[user_id],
+                text=render("player/internal_error"),
+                kind="internal_error",
+            )
             txcache.flush()
     except _INFRASTRUCTURE_ERRORS:
         raise
@@ -394,7 +399,8 @@ def redacted(value: Any, depth: int = 0) -> Any:
         return "<nested too deep>"
     if isinstance(value, Mapping):
         return {
-            k: f"<{len(v)} chars>" if k in _TEXT_KEYS and isinstance(v, str)
+            k: f"<{len(v)} chars>"
+            if k in _TEXT_KEYS and isinstance(v, str)
             else redacted(v, depth + 1)
             for k, v in value.items()
         }

@@ -38,13 +38,13 @@ def night_action_submit(
         if actor is None:
             raise TypeError("night_action_submit needs actor or vk_user_id")
         with transaction.atomic():
-            game = lock_game(game_id)
+            game = lock_game(game_id=game_id)
             return night_action_submit_locked(
                 game=game, phase=current_phase(game), seats=None, actor=actor, act=act,
                 target=target,
                 guess=guess, source=source,
             )
-    with hot_game(game_id) as locked:
+    with hot_game(game_id=game_id) as locked:
         game, seats = locked.game, locked.seats
         seat = seat_of_user(game=game, vk_user_id=vk_user_id, seats=seats)
         phase = check_button_phase(phase=locked.phase, phase_id=phase_id, seat=seat)
@@ -64,9 +64,9 @@ def _mafia_strike_update(game: Game, seats: list[Seat], seat: Seat, outcome: Act
                 and s.pk != seat.pk]
         if team:
             send_message(
-                game,
-                team,
-                render("player/role_strike_update", sender=Person.of(seat),
+                game=game,
+                peer_ids=team,
+                text=render("player/role_strike_update", sender=Person.of(seat),
                        target=Person.of(action.target), guess=action.guess),
                 kind="mafia_strike",
             )

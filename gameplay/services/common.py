@@ -40,11 +40,11 @@ from outbox.queue import request_delivery
 MAX_PEERS = 100
 
 
-def now_or(now: datetime | None) -> datetime:
+def now_or(*, now: datetime | None) -> datetime:
     return now or timezone.now()
 
 
-def lock_game(game_id: int) -> Game:
+def lock_game(*, game_id: int) -> Game:
     """Lock the game row for the rest of the transaction (per-game serialisation), read
     afresh: the hot path's kept rows of the game (:mod:`outbox.unit_of_work`) are dropped, as
     the caller may change what they hold (or read the event log or the Outbox)."""
@@ -59,7 +59,7 @@ def _lock_row(game_id: int) -> Game:
         raise NoSuchGame() from None
 
 
-def lock_game_hot(game_id: int) -> unit_of_work.LockedGame:
+def lock_game_hot(*, game_id: int) -> unit_of_work.LockedGame:
     """The bot's hot path (a vote, a night action): the game locked, with its current phase
     and players, read once per transaction while the pipeline keeps them
     (:func:`outbox.txcache.kept`); three queries otherwise, as ``lock_game``, ``players``
@@ -75,7 +75,7 @@ def lock_game_hot(game_id: int) -> unit_of_work.LockedGame:
 
 
 @contextmanager
-def hot_game(game_id: int) -> Iterator[unit_of_work.LockedGame]:
+def hot_game(*, game_id: int) -> Iterator[unit_of_work.LockedGame]:
     """One hot call (a vote, a night action) on its game: ``lock_game_hot`` in the call's
     transaction.
 
@@ -85,18 +85,18 @@ def hot_game(game_id: int) -> Iterator[unit_of_work.LockedGame]:
     began is raised as ``RefusalAfterWrites``, a crash)."""
     if not unit_of_work.active():
         with transaction.atomic():
-            yield lock_game_hot(game_id)
+            yield lock_game_hot(game_id=game_id)
         return
-    with unit_of_work.hot_call(lock_game_hot(game_id)) as entry:
+    with unit_of_work.hot_call(lock_game_hot(game_id=game_id)) as entry:
         yield entry
 
 
-def require_running(game: Game) -> None:
+def require_running(*, game: Game) -> None:
     if game.status != GameStatus.RUNNING:
         raise GameNotRunning()
 
 
-def seat_by_number(seats: Sequence[Seat], number: int) -> Seat:
+def seat_by_number(*, seats: Sequence[Seat], number: int) -> Seat:
     for s in seats:
         if s.number == number:
             return s
@@ -134,7 +134,7 @@ def _next_seq(game: Game) -> int:
     return (GameEvent.objects.filter(game=game).aggregate(m=Max("seq"))["m"] or 0) + 1
 
 
-def queue_outbox(rows: list[Outbox]) -> list[Outbox]:
+def queue_outbox(*, rows: list[Outbox]) -> list[Outbox]:
     """Write Outbox rows (inserted at the end of the pipeline's transaction when it keeps
     games, in the order queued: :func:`outbox.unit_of_work.defer`; now otherwise) and have the
     delivery drain them once the transaction commits."""
@@ -146,10 +146,10 @@ def queue_outbox(rows: list[Outbox]) -> list[Outbox]:
 
 
 def send_message(
+    *,
     game: Game | None,
     peer_ids: Iterable[int],
     text: str,
-    *,
     kind: str,
     keyboard: dict[str, Any] | None = None,
 ) -> list[Outbox]:
@@ -166,22 +166,22 @@ def send_message(
         )
         for i in range(0, len(peers), MAX_PEERS)
     ]
-    return queue_outbox(rows)  # the drain job runs once this transaction commits
+    return queue_outbox(rows=rows)  # the drain job runs once this transaction commits
 
 
-def post_board(game: Game, text: str, *, kind: str) -> Outbox | None:
+def post_board(*, game: Game, text: str, kind: str) -> Outbox | None:
     """Queue a post in the game's discussion topic (a game without a topic posts nothing)."""
     if game.topic_id is None:
         return None
-    [row] = queue_outbox([Outbox(
+    [row] = queue_outbox(rows=[Outbox(
         game=game, channel=OutboxChannel.BOARD, topic_id=game.topic_id, text=text, kind=kind
     )])
     return row
 
 
-def post_chat(game: Game | int | None, peer_id: int, text: str, *, kind: str) -> Outbox:
+def post_chat(*, game: Game | int | None, peer_id: int, text: str, kind: str) -> Outbox:
     """Queue a message in a chat (``peer_id`` ≥ 2000000001), of a game or of none."""
-    [row] = queue_outbox([Outbox(
+    [row] = queue_outbox(rows=[Outbox(
         game_id=game.pk if isinstance(game, Game) else game,
         channel=OutboxChannel.CHAT,
         peer_ids=[peer_id],
@@ -192,7 +192,7 @@ def post_chat(game: Game | int | None, peer_id: int, text: str, *, kind: str) ->
 
 
 def notify_strikes(
-    game: Game, struck: list[tuple[Seat, StrikeGiven]], phase: Phase, *, counted: bool
+    *, game: Game, struck: list[tuple[Seat, StrikeGiven]], phase: Phase, counted: bool
 ) -> None:
     """Tell each struck player privately what their strike means (a first one: penalty votes,
     and that the next one is a modkill; a second one: the modkill). One message per text."""
@@ -207,21 +207,21 @@ def notify_strikes(
                           counted=counted)
         by_text.setdefault(text, []).append(seat.vk_user_id)
     for text, peers in by_text.items():
-        send_message(game, peers, text, kind="strike")
+        send_message(game=game, peer_ids=peers, text=text, kind="strike")
 
 
-def send_you_died(game: Game, seats: list[Seat]) -> None:
+def send_you_died(*, game: Game, seats: list[Seat]) -> None:
     """«You are out» to each seat that just died; only those G6 lets in
     (:func:`gameplay.rules.spectators.may_watch`) are told how to ask for the spectator chat."""
     for invited in (True, False):
         group = [s.vk_user_id for s in seats
                  if may_watch(alive=False, role=s.role) is invited]
         if group:
-            send_message(game, group, render("player/you_died", invited=invited),
+            send_message(game=game, peer_ids=group, text=render("player/you_died", invited=invited),
                          kind="you_died")
 
 
-def role_card_text(game: Game, seat: Seat, seats: Sequence[Seat]) -> str:
+def role_card_text(*, game: Game, seat: Seat, seats: Sequence[Seat]) -> str:
     """A player's role card: number, the theme's card of the role, the team for the mafia,
     the item while it is unused, the deal's hash."""
     mafia = [Person.of(s) for s in seats if s.role == Role.MAFIA] if seat.role == Role.MAFIA \

@@ -134,8 +134,8 @@ def vote_submit_locked(
     """:func:`.votes.vote_submit` for a service that has locked ``game`` in its transaction and read
     its current ``phase`` (and its ``players``, or None) already: the same checks and writes,
     without reading them again."""
-    now = now_or(now)
-    require_running(game)
+    now = now_or(now=now)
+    require_running(game=game)
     phase = _as_open_day(phase)
     seats = players(game) if seats is None else seats
     table = table_of(seats)
@@ -145,8 +145,8 @@ def vote_submit_locked(
     if previous is not None and not previous.void:
         current = Ballot(voter, previous.target, previous.early)
     accepted = validate_vote(table, phase.number, voter, target, early=early, current=current)
-    voter_seat = seat_by_number(seats, voter)
-    target_seat = seat_by_number(seats, target)
+    voter_seat = seat_by_number(seats=seats, number=voter)
+    target_seat = seat_by_number(seats=seats, number=target)
     vote = _record_vote(game, phase, kept, previous, voter_seat, target_seat, accepted,
                         source=source, vk_post_id=vk_post_id)
     _echo_vote(game, voter_seat, target_seat, accepted, source)
@@ -212,14 +212,26 @@ def _echo_vote(
     """The vote's post on the board (unless cast there) and the voter's confirmation."""
     voter_label, target_label = Person.of(voter_seat), Person.of(target_seat)
     if source != Source.BOARD:
-        post_board(game, render("board/vote_posted", voter=voter_label, target=target_label,
-                                early=accepted.ballot.early), kind="vote")
+        post_board(
+            game=game,
+            text=render(
+                "board/vote_posted",
+                voter=voter_label,
+                target=target_label,
+                early=accepted.ballot.early,
+            ),
+            kind="vote",
+        )
     if source != Source.REPLAY:
         send_message(
-            game,
-            [voter_seat.vk_user_id],
-            render("player/vote_accepted", target=target_label, early=accepted.ballot.early,
-                   early_ignored=accepted.early_ignored),
+            game=game,
+            peer_ids=[voter_seat.vk_user_id],
+            text=render(
+                "player/vote_accepted",
+                target=target_label,
+                early=accepted.ballot.early,
+                early_ignored=accepted.early_ignored,
+            ),
             kind="vote_echo",
         )
 
@@ -227,12 +239,13 @@ def _echo_vote(
 @transaction.atomic
 def day_close(*, game_id: int, by: str = "system", now: datetime | None = None) -> DayResult:
     """Close the current day now (deadline job or GM): strikes, tally, execution."""
-    now = now_or(now)
-    game = lock_game(game_id)
-    require_running(game)
+    now = now_or(now=now)
+    game = lock_game(game_id=game_id)
+    require_running(game=game)
     phase = open_day_phase(game=game)
-    return day_close_locked(game=game, phase=phase, seats=players(game), now=now, by=by,
-        early=False)
+    return day_close_locked(
+        game=game, phase=phase, seats=players(game), now=now, by=by, early=False
+    )
 
 
 def carried_penalties(*, game: Game, day_number: int) -> dict[int, int]:
@@ -265,8 +278,7 @@ def day_input(*, game: Game, phase: Phase) -> DayInput:
 
 
 def day_close_locked(
-    *,
-    game: Game, phase: Phase, seats: list[Seat], now: datetime, by: str, early: bool
+    *, game: Game, phase: Phase, seats: list[Seat], now: datetime, by: str, early: bool
 ) -> DayResult:
     """:func:`day_close` for a service that has locked ``game`` and read its open day and
     players (an early close, the modkill that ends a day)."""
@@ -296,13 +308,26 @@ def day_close_locked(
     phase.result = result.as_dict()
     phase.save()
     log_event(game, "day_closed", by=by, phase=phase, early=early, **result.as_dict())
-    post_board(game, day_result_text(game=game, number=phase.number, result=result,
-        by_number=by_number, early=early,
-                                     story=phase.story), kind="day_result")
-    notify_strikes(game, [(by_number[s.seat], s) for s in result.strikes], phase,
-                   counted=True)
+    post_board(
+        game=game,
+        text=day_result_text(
+            game=game,
+            number=phase.number,
+            result=result,
+            by_number=by_number,
+            early=early,
+            story=phase.story,
+        ),
+        kind="day_result",
+    )
+    notify_strikes(
+        game=game,
+        struck=[(by_number[s.seat], s) for s in result.strikes],
+        phase=phase,
+        counted=True,
+    )
     gone = [by_number[n] for n in (*result.modkilled, result.executed) if n]
-    send_you_died(game, gone)
+    send_you_died(game=game, seats=gone)
     if result.winner is not None:
         finish_game(game=game, winner=Winner(result.winner), now=now, by=by)
     else:
@@ -320,11 +345,16 @@ def _kill(seat: Seat, cause: str, phase: Phase) -> None:
 
 def day_result_text(
     *,
-    game: Game, number: int, result: DayResult, by_number: dict[int, Seat], early: bool,
+    game: Game,
+    number: int,
+    result: DayResult,
+    by_number: dict[int, Seat],
+    early: bool,
     story: str | None = None,
 ) -> str:
     """The board's post closing a day (``result``: the rules' day result): the facts, then the
     GM's story paragraph (``story``) or, without one, the theme's."""
+
     def person(n: int) -> Person:
         return Person.of(by_number[n])
 
@@ -336,10 +366,11 @@ def day_result_text(
         early=early,
         modkilled=[{"person": person(n), "role": by_number[n].role} for n in result.modkilled],
         penalties=[{"person": person(n), "votes": v} for n, v in result.penalties.items()],
-        tally=[{"person": person(n), "votes": v}
-               for n, v in sorted(result.tally.items(), key=lambda kv: (-kv[1], kv[0]))],
+        tally=[
+            {"person": person(n), "votes": v}
+            for n, v in sorted(result.tally.items(), key=lambda kv: (-kv[1], kv[0]))
+        ],
         executed=person(executed) if executed is not None else None,
         executed_role=by_number[executed].role if executed is not None else "",
         story=story or "",
     )
-

@@ -123,7 +123,7 @@ def deadline_tick(*, now: datetime | None = None) -> TickReport:
     Not atomic as a whole: each game is its own transaction, and one failing game does not
     stop the others. Safe to run concurrently with itself and with the GM.
     """
-    now = now_or(now)
+    now = now_or(now=now)
     report = TickReport(now=now)
     for phase in phases_due(now):
         _close_due(phase, now, report)
@@ -143,7 +143,7 @@ def deadline_tick(*, now: datetime | None = None) -> TickReport:
 def _close_due(phase: Phase, now: datetime, report: TickReport) -> None:
     try:
         with transaction.atomic():
-            game = lock_game(phase.game_id)
+            game = lock_game(game_id=phase.game_id)
             current = current_phase(game)
             if current is None or current.pk != phase.pk or not is_due(current, now):
                 report.skipped.append(phase.pk)
@@ -167,7 +167,7 @@ def _close_due(phase: Phase, now: datetime, report: TickReport) -> None:
 def _remind_due(phase: Phase, now: datetime, report: TickReport) -> None:
     try:
         with transaction.atomic():
-            game = lock_game(phase.game_id)
+            game = lock_game(game_id=phase.game_id)
             if game.status != GameStatus.RUNNING:
                 return
             current = current_phase(game)
@@ -198,7 +198,7 @@ def _send_reminder(
         deadline=when(phase.deadline, game.time_zone) if phase.deadline else "",
         left=closes_in(phase.deadline - now) if phase.deadline else "",
     )
-    send_message(game, [s.vk_user_id for s in seats], text, kind="reminder")
+    send_message(game=game, peer_ids=[s.vk_user_id for s in seats], text=text, kind="reminder")
     numbers = [s.number for s in seats]
     log_event(
         game,
@@ -225,7 +225,7 @@ def _fail(phase: Phase, stage: str, error: Exception, report: TickReport) -> Non
     report.failures.append(TickFailure(phase.game_id, phase.pk, stage, message))
     try:
         with transaction.atomic():
-            game = lock_game(phase.game_id)
+            game = lock_game(game_id=phase.game_id)
             noted = GameEvent.objects.filter(
                 game=game, phase_id=phase.pk, kind="deadline_failed", data__error=message
             ).exists()
@@ -240,9 +240,9 @@ def phase_remind(*, game_id: int, by: str, now: datetime | None = None) -> Remin
     """The GM reminds, now, every living player who has not yet voted or acted in the open
     phase (the same message as the scheduled reminders). Refused when nobody is left to remind
     or when the phase was reminded less than a minute ago."""
-    now = now_or(now)
-    game = lock_game(game_id)
-    require_running(game)
+    now = now_or(now=now)
+    game = lock_game(game_id=game_id)
+    require_running(game=game)
     phase = current_phase(game)
     if phase is None or phase.status != PhaseStatus.OPEN:
         raise NoOpenPhase()
@@ -274,7 +274,7 @@ def phase_close_confirmed(
     ``close_preview`` fingerprint); else ``OutcomeChanged`` / ``InvalidCommand``, and nothing
     changes. Checked here, not in the view, so a vote arriving between the check and the close
     cannot slip in."""
-    game = lock_game(game_id)
+    game = lock_game(game_id=game_id)
     preview = close_preview(game)
     if preview is None or preview.phase.pk != phase_id:
         raise PhaseChanged()
@@ -291,13 +291,13 @@ def phase_extend(
 ) -> datetime:
     """Move the open phase's deadline later by ``minutes`` (from now if it has passed or
     there was none). Reminders whose time is again ahead will be sent again."""
-    now = now_or(now)
+    now = now_or(now=now)
     if isinstance(minutes, bool) or not isinstance(minutes, int) or minutes < 1:
         raise ExtensionNotMinutes()
     delta = timedelta(minutes=minutes)
     if delta > MAX_EXTENSION:
         raise ExtensionTooLong()
-    game = lock_game(game_id)
+    game = lock_game(game_id=game_id)
     if game.status != GameStatus.RUNNING:
         raise GameNotInProgress()
     phase = current_phase(game)
@@ -313,7 +313,14 @@ def phase_extend(
         game, "deadline_extended", by=by, phase=phase, minutes=minutes,
         before=before.isoformat() if before else None, deadline=phase.deadline.isoformat(),
     )
-    post_board(game, render("board/deadline_extended", kind=phase.kind, number=phase.number,
-                            deadline=when(phase.deadline, game.time_zone)),
-               kind="deadline_extended")
+    post_board(
+        game=game,
+        text=render(
+            "board/deadline_extended",
+            kind=phase.kind,
+            number=phase.number,
+            deadline=when(phase.deadline, game.time_zone),
+        ),
+        kind="deadline_extended",
+    )
     return phase.deadline

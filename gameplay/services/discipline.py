@@ -68,12 +68,12 @@ def seat_modkill(
     *, game_id: int, seat: int, by: str, reason: str = "", now: datetime | None = None
 ) -> Seat:
     """Remove a player at once and reveal their role (P5, G4); logged as an override."""
-    now = now_or(now)
-    game = lock_game(game_id)
-    require_running(game)
+    now = now_or(now=now)
+    game = lock_game(game_id=game_id)
+    require_running(game=game)
     seats = players(game)
     validate_modkill(table_of(seats), seat)
-    target = seat_by_number(seats, seat)
+    target = seat_by_number(seats=seats, number=seat)
     phase = current_phase(game)
     _remove(game, target, phase, seats, now, by=by, reason=reason)
     return target
@@ -104,15 +104,22 @@ def _remove(
         reason=reason,
         summary=f"Модкилл {label}. {reason}".strip(),
     )
-    post_board(game, render("board/modkilled", seat=label, role=target.role, reason=reason),
-               kind="modkill")
+    post_board(
+        game=game,
+        text=render("board/modkilled", seat=label, role=target.role, reason=reason),
+        kind="modkill",
+    )
     if reason:
-        send_message(game, [target.vk_user_id],
-                     render("player/modkilled", reason=reason,
-                            invited=may_watch(alive=False, role=target.role)),
-                     kind="modkill")
+        send_message(
+            game=game,
+            peer_ids=[target.vk_user_id],
+            text=render(
+                "player/modkilled", reason=reason, invited=may_watch(alive=False, role=target.role)
+            ),
+            kind="modkill",
+        )
     else:
-        send_you_died(game, [target])
+        send_you_died(game=game, seats=[target])
 
     if phase is not None and phase.kind == PhaseKind.DAY and phase.status == PhaseStatus.OPEN:
         _void_votes(game, phase, target)
@@ -128,21 +135,21 @@ def _remove(
             day_close_locked(game=game, phase=phase, seats=seats, now=now, by="system", early=True)
 
 
-
 def _void_votes(game: Game, phase: Phase, target: Seat) -> None:
     """V7: the player's own vote is lost, votes for them are void and their voters may vote
     again (an early vote for them is unlocked) without being struck if they do not."""
     Vote.objects.filter(phase=phase, voter=target, current=True).update(void=True)
     voided = list(
-        Vote.objects.filter(phase=phase, target=target, current=True, void=False)
-        .select_related("voter")
+        Vote.objects.filter(phase=phase, target=target, current=True, void=False).select_related(
+            "voter"
+        )
     )
     Vote.objects.filter(pk__in=[v.pk for v in voided]).update(void=True)
     if voided:
         send_message(
-            game,
-            [v.voter.vk_user_id for v in voided if v.voter.alive],
-            render("player/vote_voided", target=Person.of(target)),
+            game=game,
+            peer_ids=[v.voter.vk_user_id for v in voided if v.voter.alive],
+            text=render("player/vote_voided", target=Person.of(target)),
             kind="vote_voided",
         )
 
@@ -173,12 +180,12 @@ def seat_replace(
 ) -> Seat:
     """Hand a seat to another VK account (P6): role, item, history and announced penalty votes
     stay with the seat; strikes are the person's and reset to 0."""
-    game = lock_game(game_id)
+    game = lock_game(game_id=game_id)
     if game.status not in (GameStatus.DEALT, GameStatus.RUNNING):
         raise ReplacementNotNow()
     seats = players(game)
     validate_replacement(table_of(seats), seat)
-    target = seat_by_number(seats, seat)
+    target = seat_by_number(seats=seats, number=seat)
     if any(s.vk_user_id == vk_user_id for s in seats):
         raise AlreadyPlaying()
     Seat.objects.filter(game=game, vk_user_id=vk_user_id, status=SeatStatus.RESERVE).update(
@@ -212,15 +219,37 @@ def seat_replace(
         name=name,
         reason=reason,
     )
-    send_message(game, [old_vk], render("player/replaced", game=game.name), kind="replaced")
+    _announce_replacement(game, seats, target, old_vk=old_vk, old_name=old_name)
+    return target
+
+
+def _announce_replacement(
+    game: Game, seats: list[Seat], target: Seat, *, old_vk: int, old_name: str
+) -> None:
+    """The player who left is told; in a running game the newcomer gets the seat's role card
+    and prompts, and the board is told who sits there now."""
+    send_message(
+        game=game,
+        peer_ids=[old_vk],
+        text=render("player/replaced", game=game.name),
+        kind="replaced",
+    )
     if game.status == GameStatus.RUNNING:
         # Before the start, game_start sends every card (the new player's included).
-        card = role_card_text(game, target, seats)
-        send_message(game, [vk_user_id], card, kind="role_card", keyboard=menu_keyboard())
+        card = role_card_text(game=game, seat=target, seats=seats)
+        send_message(
+            game=game,
+            peer_ids=[target.vk_user_id],
+            text=card,
+            kind="role_card",
+            keyboard=menu_keyboard(),
+        )
         _prompt_newcomer(game, seats, target)
-        post_board(game, render("board/replaced", number=target.number, old=old_name, new=name),
-                   kind="replace")
-    return target
+        post_board(
+            game=game,
+            text=render("board/replaced", number=target.number, old=old_name, new=target.name),
+            kind="replace",
+        )
 
 
 def _prompt_newcomer(game: Game, seats: list[Seat], seat: Seat) -> None:
@@ -231,8 +260,8 @@ def _prompt_newcomer(game: Game, seats: list[Seat], seat: Seat) -> None:
     phase = current_phase(game)
     if not seat.alive or phase is None or phase.status != PhaseStatus.OPEN:
         return
-    for text, keyboard in prompts.phase_prompts(game, phase, seats, seat):
-        send_message(game, [seat.vk_user_id], text, kind=f"{phase.kind}_prompt",
+    for text, keyboard in prompts.phase_prompts(game=game, phase=phase, seats=seats, seat=seat):
+        send_message(game=game, peer_ids=[seat.vk_user_id], text=text, kind=f"{phase.kind}_prompt",
                      keyboard=keyboard)  # fmt: skip
 
 
@@ -242,11 +271,11 @@ def strike_give(
 ) -> Strike:
     """A manual penalty (e.g. P4): a strike by the rules of P2/P3. A first strike adds penalty
     votes to the current day's tally (or the next day's, at night); a second is a modkill."""
-    now = now_or(now)
-    game = lock_game(game_id)
-    require_running(game)
+    now = now_or(now=now)
+    game = lock_game(game_id=game_id)
+    require_running(game=game)
     seats = players(game)
-    target = seat_by_number(seats, seat)
+    target = seat_by_number(seats=seats, number=seat)
     state = validate_modkill(table_of(seats), seat)
     phase = current_phase(game)
     if phase is None:
@@ -280,14 +309,22 @@ def strike_give(
     if given.modkill:
         _remove(game, target, phase, seats, now, by=by, reason=reason)
     else:
-        post_board(game, render("board/penalty", seat=label, votes=given.penalty_votes,
-                                day=penalty_day), kind="penalty")
-        why = render("player/strike_why", reason=StrikeReason.MANUAL.value, number=phase.number,
-                     note=reason)
-        send_message(game, [target.vk_user_id],
-                     render("player/struck", why=why, votes=given.penalty_votes, day=penalty_day,
-                            counted=False),
-                     kind="strike")
+        post_board(
+            game=game,
+            text=render("board/penalty", seat=label, votes=given.penalty_votes, day=penalty_day),
+            kind="penalty",
+        )
+        why = render(
+            "player/strike_why", reason=StrikeReason.MANUAL.value, number=phase.number, note=reason
+        )
+        send_message(
+            game=game,
+            peer_ids=[target.vk_user_id],
+            text=render(
+                "player/struck", why=why, votes=given.penalty_votes, day=penalty_day, counted=False
+            ),
+            kind="strike",
+        )
     return strike
 
 
@@ -295,10 +332,8 @@ def strike_give(
 def strike_forgive(*, game_id: int, strike_id: int, by: str, reason: str = "") -> Strike:
     """Forgive a strike (e.g. after a bot outage): the count drops by one, and its penalty
     votes no longer count in a tally that has not closed yet. A modkill is not undone."""
-    game = lock_game(game_id)
-    strike = (
-        Strike.objects.select_related("seat").filter(pk=strike_id, seat__game=game).first()
-    )
+    game = lock_game(game_id=game_id)
+    strike = Strike.objects.select_related("seat").filter(pk=strike_id, seat__game=game).first()
     if strike is None:
         raise NoSuchStrike()
     if strike.forgiven:
@@ -330,5 +365,5 @@ def strike_forgive(*, game_id: int, strike_id: int, by: str, reason: str = "") -
         )
     )
     if pending and strike.penalty_votes:
-        post_board(game, render("board/penalty_forgiven", seat=label), kind="penalty")
+        post_board(game=game, text=render("board/penalty_forgiven", seat=label), kind="penalty")
     return strike

@@ -22,7 +22,7 @@ RELAY_MAX = 4000
 def mafia_relay(*, game_id: int, vk_user_id: int, text: str) -> int:
     """A living mafia member's «!» message to the other living mafia, with the sender's name.
     Returns how many received it (the sender is told)."""
-    game = lock_game(game_id)
+    game = lock_game(game_id=game_id)
     if game.status != GameStatus.RUNNING:
         raise GameNotInProgress()
     seat = seat_of_user(game=game, vk_user_id=vk_user_id)
@@ -34,13 +34,31 @@ def mafia_relay(*, game_id: int, vk_user_id: int, text: str) -> int:
     team = [s.vk_user_id for s in players(game) if s.alive and s.role == Role.MAFIA
             and s.pk != seat.pk]
     if team:
-        send_message(game, team, render("player/relay", sender=Person.of(seat), text=body),
-                     kind="mafia_relay")
-        reply(vk_user_id=vk_user_id, game=game, text=render("player/relay_sent", count=len(team)),
-              kind="mafia_relay_sent")
+        send_message(
+            game=game,
+            peer_ids=team,
+            text=render("player/relay", sender=Person.of(seat), text=body),
+            kind="mafia_relay",
+        )
+        reply(
+            vk_user_id=vk_user_id,
+            game=game,
+            text=render("player/relay_sent", count=len(team)),
+            kind="mafia_relay_sent",
+        )
     else:
-        reply(vk_user_id=vk_user_id, game=game, text=render("player/relay_alone"),
-              kind="mafia_relay_sent")
-    log_event(game, "mafia_relay", by=f"seat:{seat.number}", seat=seat.number,
-              recipients=len(team), text=body)
+        reply(
+            vk_user_id=vk_user_id,
+            game=game,
+            text=render("player/relay_alone"),
+            kind="mafia_relay_sent",
+        )
+    log_event(
+        game,
+        "mafia_relay",
+        by=f"seat:{seat.number}",
+        seat=seat.number,
+        recipients=len(team),
+        text=body,
+    )
     return len(team)

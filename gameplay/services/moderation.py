@@ -78,7 +78,7 @@ def flag_resolve(
 
     ``punish`` acts on it in the same transaction: ``"penalty"`` gives seat ``seat`` a strike
     (``strike_give``), ``"modkill"`` removes the player (``seat_modkill``)."""
-    game = lock_game(game_id)
+    game = lock_game(game_id=game_id)
     flag = ModerationFlag.objects.filter(pk=flag_id, game=game).first()
     if flag is None:
         raise NoSuchFlag()
@@ -96,7 +96,7 @@ def flag_resolve(
     flag.status = FlagStatus.ACTED if acted else FlagStatus.DISMISSED
     flag.note = (f"{_PUNISH_NOTES[punish]}. " if punish else "") + (note or "").strip()
     flag.resolved_by = by
-    flag.resolved_at = now_or(now)
+    flag.resolved_at = now_or(now=now)
     flag.save(update_fields=["status", "note", "resolved_by", "resolved_at"])
     log_event(game, "flag_resolved", by=by, flag=flag.pk, flag_kind=flag.kind,
               status=flag.status, note=flag.note, seat=seat)

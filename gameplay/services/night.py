@@ -94,7 +94,7 @@ def night_action_submit_locked(
     """:func:`.actions.night_action_submit` for a service that has locked ``game`` in its
     transaction and read its current ``phase`` (and its ``players``, or None) already: the same
     checks and writes, without reading them again."""
-    require_running(game)
+    require_running(game=game)
     phase = _as_night(phase)
     act = Act(act)
     guess_role = Role(guess) if guess else None
@@ -104,8 +104,8 @@ def night_action_submit_locked(
     table = table_of(seats)
     sub = validate_action(table, night_context(game=game, phase=phase, seats=seats), actor, act,
         target, guess_role)
-    actor_seat = seat_by_number(seats, actor)
-    target_seat = seat_by_number(seats, target)
+    actor_seat = seat_by_number(seats=seats, number=actor)
+    target_seat = seat_by_number(seats=seats, number=target)
     replaced = _retire_standing(phase, act, actor_seat)
     action = NightAction(
         phase=phase,
@@ -161,18 +161,21 @@ def _echo_action(
     """The actor's confirmation; a mafia shot is also told to the living mafia."""
     target_label = Person.of(target_seat)
     send_message(
-        game,
-        [actor_seat.vk_user_id],
-        render("player/action_accepted", act=ACT_TITLES[act], target=target_label, guess=guess),
+        game=game,
+        peer_ids=[actor_seat.vk_user_id],
+        text=render(
+            "player/action_accepted", act=ACT_TITLES[act], target=target_label, guess=guess
+        ),
         kind="action_echo",
     )
     if act is Act.MAFIA_SHOT:
         team = [s.vk_user_id for s in seats if s.alive and s.role == Role.MAFIA]
         send_message(
-            game,
-            team,
-            render("player/mafia_shot_update", sender=Person.of(actor_seat),
-                   target=target_label),
+            game=game,
+            peer_ids=team,
+            text=render(
+                "player/mafia_shot_update", sender=Person.of(actor_seat), target=target_label
+            ),
             kind="mafia_shot",
         )
 
@@ -181,8 +184,9 @@ def _standing_keys(phase: Phase) -> set[tuple[str, int | str | None]]:
     """The slots of the night's current actions (one query)."""
     return {
         _standing_key(slot, actor_id, done)
-        for slot, actor_id, done in NightAction.objects.filter(phase=phase, current=True)
-        .values_list("slot", "actor_id", "act")
+        for slot, actor_id, done in NightAction.objects.filter(
+            phase=phase, current=True
+        ).values_list("slot", "actor_id", "act")
     }
 
 
@@ -198,14 +202,13 @@ def _standing_key(slot: str, actor_id: int, act: str) -> tuple[str, int | str | 
 
 @transaction.atomic
 def night_close(
-    *,
-    game_id: int, by: str = "system", now: datetime | None = None
+    *, game_id: int, by: str = "system", now: datetime | None = None
 ) -> NightResolution:
     """Close the night: resolve it into a draft the GM reviews (or publish it at once when the
     game auto-publishes). Returns the resolution."""
-    now = now_or(now)
-    game = lock_game(game_id)
-    require_running(game)
+    now = now_or(now=now)
+    game = lock_game(game_id=game_id)
+    require_running(game=game)
     phase = _night(game)
     seats = players(game)
     res = resolve_night(
@@ -221,21 +224,20 @@ def night_close(
         # RULES.md P4: no automatic strike; the GM is alerted and may penalise by hand.
         log_event(game, "alert_no_mafia_shot", phase=phase, number=phase.number)
     if game.auto_publish:
-        return publish_night(game, phase, seats, now, by=by)
+        return publish_night(game=game, phase=phase, seats=seats, now=now, by=by)
     return res
 
 
 @transaction.atomic
 def night_draft_edit(
-    *,
-    game_id: int, by: str, deaths: Iterable[int], reason: str
+    *, game_id: int, by: str, deaths: Iterable[int], reason: str
 ) -> NightResolution:
     """The GM sets who dies in the night under review (G1); logged as an override."""
     reason = (reason or "").strip()
     if not reason:
         raise EditReasonMissing()
-    game = lock_game(game_id)
-    require_running(game)
+    game = lock_game(game_id=game_id)
+    require_running(game=game)
     phase = _night(game, PhaseStatus.REVIEW)
     seats = players(game)
     table = table_of(seats)
@@ -262,12 +264,11 @@ def night_draft_edit(
 
 @transaction.atomic
 def night_reopen_mafia(
-    *,
-    game_id: int, by: str, reason: str = "", now: datetime | None = None
+    *, game_id: int, by: str, reason: str = "", now: datetime | None = None
 ) -> Phase:
     """G2: re-open the night under review for the mafia's shot alone; the mafia are told."""
-    game = lock_game(game_id)
-    require_running(game)
+    game = lock_game(game_id=game_id)
+    require_running(game=game)
     phase = _night(game, PhaseStatus.REVIEW)
     NightAction.objects.filter(phase=phase, current=True, slot=Slot.MAFIA_SHOT.value).update(
         current=False
@@ -286,19 +287,22 @@ def night_reopen_mafia(
         summary=f"Ночь {phase.number}: мафии разрешено изменить выстрел. {reason}".strip(),
     )
     team = [s.vk_user_id for s in players(game) if s.alive and s.role == Role.MAFIA]
-    send_message(game, team, render("player/mafia_reopened", number=phase.number),
-                 kind="mafia_reopened")
+    send_message(
+        game=game,
+        peer_ids=team,
+        text=render("player/mafia_reopened", number=phase.number),
+        kind="mafia_reopened",
+    )
     return phase
 
 
 @transaction.atomic
 def night_publish(
-    *,
-    game_id: int, by: str = "system", now: datetime | None = None
+    *, game_id: int, by: str = "system", now: datetime | None = None
 ) -> NightResolution:
     """Publish the night under review: deaths, spent items, checks, dawn strikes; Day opens."""
-    now = now_or(now)
-    game = lock_game(game_id)
-    require_running(game)
+    now = now_or(now=now)
+    game = lock_game(game_id=game_id)
+    require_running(game=game)
     phase = _night(game, PhaseStatus.REVIEW)
-    return publish_night(game, phase, players(game), now, by=by)
+    return publish_night(game=game, phase=phase, seats=players(game), now=now, by=by)

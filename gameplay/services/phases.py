@@ -49,11 +49,11 @@ def open_day(*, game: Game, number: int, now: datetime, seats: Sequence[Seat]) -
         deadline=now + game.day_length if game.day_length else None,
     )
     log_event(game, "phase_opened", phase=phase, phase_kind="day", number=number)
-    post_board(game, render("board/day_opened", theme=themes.of(game), number=number,
+    post_board(game=game, text=render("board/day_opened", theme=themes.of(game), number=number,
                             deadline=when(phase.deadline, game.time_zone),
                             early=number >= EARLY_VOTE_FROM_DAY), kind="day_opened")
     # The vote buttons in private messages (RULES.md V3: the bot posts such votes).
-    prompts.queue_day_prompts(game, phase, seats)
+    prompts.queue_day_prompts(game=game, phase=phase, seats=seats)
     return phase
 
 
@@ -66,11 +66,11 @@ def open_night(*, game: Game, number: int, now: datetime, seats: Sequence[Seat])
         deadline=now + game.night_length if game.night_length else None,
     )
     log_event(game, "phase_opened", phase=phase, phase_kind="night", number=number)
-    post_board(game, render("board/night_opened", theme=themes.of(game), number=number,
+    post_board(game=game, text=render("board/night_opened", theme=themes.of(game), number=number,
                             deadline=when(phase.deadline, game.time_zone)),
                kind="night_opened")
     # One prompt per thing each player can do, with the valid targets as buttons.
-    prompts.queue_night_prompts(game, phase, seats)
+    prompts.queue_night_prompts(game=game, phase=phase, seats=seats)
     return phase
 
 
@@ -114,18 +114,23 @@ def finish_game(
         else "",
     )
     seats = players(game)
-    post_board(game, _game_over_post(game, winner, seats, rounds, roster), kind="game_over")
+    post_board(
+        game=game, text=_game_over_post(game, winner, seats, rounds, roster), kind="game_over"
+    )
     send_message(
-        game,
-        [s.vk_user_id for s in seats],
-        render("player/game_over", game=game.name, winner=winner.title if winner else ""),
+        game=game,
+        peer_ids=[s.vk_user_id for s in seats],
+        text=render("player/game_over", game=game.name, winner=winner.title if winner else ""),
         kind="game_over",
     )
     return game
 
 
 def _game_over_post(
-    game: Game, winner: Winner | None, seats: list[Seat], rounds: list[tuple[int, str, str]],
+    game: Game,
+    winner: Winner | None,
+    seats: list[Seat],
+    rounds: list[tuple[int, str, str]],
     roster: list[int],
 ) -> str:
     """The end-of-game post: the winner, every role and item, the night log, the GM's
@@ -138,15 +143,21 @@ def _game_over_post(
         winner_key=winner.value if winner else "",
         seats=[{"person": Person.of(s), "role": s.role, "item": s.item} for s in seats],
         night_log=night_log(game=game),
-        overrides=[e.data.get("summary") or e.kind
-                   for e in GameEvent.objects.filter(game=game, override=True).order_by("seq")],
+        overrides=[
+            e.data.get("summary") or e.kind
+            for e in GameEvent.objects.filter(game=game, override=True).order_by("seq")
+        ],
         seed=game.seed,
         commitment=game.commitment,
         counts=", ".join(
             f"{label} — {getattr(game, f'{role}_count')}"
-            for role, label in (("mafia", "мафия"), ("commissar", "комиссар"),
-                                ("doctor", "доктор"), ("maniac", "маньяк"),
-                                ("civilian", "мирные жители"))
+            for role, label in (
+                ("mafia", "мафия"),
+                ("commissar", "комиссар"),
+                ("doctor", "доктор"),
+                ("maniac", "маньяк"),
+                ("civilian", "мирные жители"),
+            )
         ),
         rounds=rounds,
         roster_ids=",".join(str(v) for v in roster),
@@ -182,26 +193,44 @@ def game_end(
     now: datetime | None = None,
 ) -> Game:
     """The GM ends the game (G1), with or without declaring a winner; logged as an override."""
-    game = lock_game(game_id)
+    game = lock_game(game_id=game_id)
     if game.status in (GameStatus.FINISHED, GameStatus.CANCELLED):
         raise GameAlreadyOver()
     if game.status != GameStatus.RUNNING:
         game.status = GameStatus.CANCELLED
-        game.finished_at = now_or(now)
+        game.finished_at = now_or(now=now)
         game.save(update_fields=["status", "finished_at"])
         rounds = [(r.number, r.commitment, r.seed) for r in DealRound.objects.filter(game=game)]
-        log_event(game, "game_cancelled", by=by, override=True, reason=reason,
-                  summary=f"Игра отменена до начала. {reason}".strip(),
-                  rounds=[{"round": n, "commitment": c, "seed": sd} for n, c, sd in rounds])
+        log_event(
+            game,
+            "game_cancelled",
+            by=by,
+            override=True,
+            reason=reason,
+            summary=f"Игра отменена до начала. {reason}".strip(),
+            rounds=[{"round": n, "commitment": c, "seed": sd} for n, c, sd in rounds],
+        )
         # The seeds are revealed here too: cancelling and opening a new game must not be a
         # quiet way to get another deal for the same players.
         topic = game.recruit_topic_id or game.topic_id
         if rounds and topic is not None:
-            queue_outbox([Outbox(
-                game=game, channel=OutboxChannel.BOARD, topic_id=topic, kind="game_cancelled",
-                text=render("board/game_cancelled", game=game.name, reason=reason.strip(),
-                            rounds=rounds),
-            )])
+            queue_outbox(
+                rows=[
+                    Outbox(
+                        game=game,
+                        channel=OutboxChannel.BOARD,
+                        topic_id=topic,
+                        kind="game_cancelled",
+                        text=render(
+                            "board/game_cancelled",
+                            game=game.name,
+                            reason=reason.strip(),
+                            rounds=rounds,
+                        ),
+                    )
+                ]
+            )
         return game
-    return finish_game(game=game, winner=winner, now=now_or(now), by=by, reason=reason,
-        override=True)
+    return finish_game(
+        game=game, winner=winner, now=now_or(now=now), by=by, reason=reason, override=True
+    )

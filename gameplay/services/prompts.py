@@ -48,7 +48,7 @@ def _color(act: Act) -> str:
     return NEGATIVE if act in KILL_ACTS else _COLORS.get(act, SECONDARY)
 
 
-def guess_choices(base: Payload) -> list[tuple[str, Payload]]:
+def guess_choices(*, base: Payload) -> list[tuple[str, Payload]]:
     """The role strike's guesses: ``base`` with each role."""
     return [(label(f"guess_{role.value}"), base.but(guess=role.value)) for role in GUESSES]
 
@@ -84,7 +84,7 @@ def _question(seats: Sequence[Seat], seat: Seat, act: Act, targets: Sequence[Sea
 
 
 def act_page(
-    game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat, act: Act, offset: int = 0
+    *, game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat, act: Act, offset: int = 0
 ) -> Prompt:
     """The targets of one act, one page."""
     targets = _targets(game, phase, seats, seat, act)
@@ -93,14 +93,14 @@ def act_page(
     return text, targets_keyboard(_pairs(targets), base, offset=offset, color=_color(act))
 
 
-def guess_page(game: Game, phase: Phase, target: Seat) -> Prompt:
+def guess_page(*, game: Game, phase: Phase, target: Seat) -> Prompt:
     """Step two of a role strike: the guessed role."""
     base = Payload(Act.ROLE_STRIKE.value, game=game.pk, phase=phase.pk, target=target.number)
     text = render("player/pick_guess", target=Person.of(target))
-    return text, choice_keyboard(guess_choices(base), color=NEGATIVE)
+    return text, choice_keyboard(guess_choices(base=base), color=NEGATIVE)
 
 
-def night_prompts(game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat) -> list[Prompt]:
+def night_prompts(*, game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat) -> list[Prompt]:
     """Everything this seat can send tonight, one prompt each."""
     acts = acts_of(seat, role_strike_used=game.role_strike_used)
     if phase.reopened_for:
@@ -126,21 +126,29 @@ def night_prompts(game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat) -
     return out
 
 
-def queue_night_prompts(game: Game, phase: Phase, seats: Sequence[Seat]) -> None:
+def queue_night_prompts(*, game: Game, phase: Phase, seats: Sequence[Seat]) -> None:
     """At night start: every living player with an action gets a prompt per action."""
-    _queue(game, [(s, p) for s in seats if s.alive for p in night_prompts(game, phase, seats, s)],
-           kind="night_prompt")
+    _queue(
+        game,
+        [
+            (s, p)
+            for s in seats
+            if s.alive
+            for p in night_prompts(game=game, phase=phase, seats=seats, seat=s)
+        ],
+        kind="night_prompt",
+    )
 
 
 # --- day -------------------------------------------------------------------------------------
 
 
 def vote_page(
+    *,
     game: Game,
     phase: Phase,
     seats: Sequence[Seat],
     seat: Seat,
-    *,
     early: bool = False,
     offset: int = 0,
     text: str | None = None,
@@ -162,19 +170,26 @@ def vote_page(
         extra=extra,
     )
     if text is None:
-        text = render("player/early_vote_prompt" if early else "player/vote_page",
-                      number=phase.number, too_soon=too_soon, early_day=EARLY_VOTE_FROM_DAY)
+        text = render(
+            "player/early_vote_prompt" if early else "player/vote_page",
+            number=phase.number,
+            too_soon=too_soon,
+            early_day=EARLY_VOTE_FROM_DAY,
+        )
     return text, board
 
 
-def day_prompt(game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat) -> Prompt:
-    text = render("player/day_prompt", number=phase.number,
-                  deadline=when(phase.deadline, game.time_zone),
-                  early=phase.number >= EARLY_VOTE_FROM_DAY)
-    return vote_page(game, phase, seats, seat, text=text)
+def day_prompt(*, game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat) -> Prompt:
+    text = render(
+        "player/day_prompt",
+        number=phase.number,
+        deadline=when(phase.deadline, game.time_zone),
+        early=phase.number >= EARLY_VOTE_FROM_DAY,
+    )
+    return vote_page(game=game, phase=phase, seats=seats, seat=seat, text=text)
 
 
-def phase_prompts(game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat) -> list[Prompt]:
+def phase_prompts(*, game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat) -> list[Prompt]:
     """What this seat can send in this phase: the vote buttons by day, one prompt per action by
     night (none for a seat with no night action). A seat holding a final early vote (V6) has
     nothing to send by day: it is told so, with no buttons the rules would refuse."""
@@ -182,14 +197,17 @@ def phase_prompts(game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat) -
         final = final_vote_target(phase, seats, seat)
         if final is not None:
             return [(render("player/vote_final", target=Person.of(final)), {})]
-        return [day_prompt(game, phase, seats, seat)]
-    return night_prompts(game, phase, seats, seat)
+        return [day_prompt(game=game, phase=phase, seats=seats, seat=seat)]
+    return night_prompts(game=game, phase=phase, seats=seats, seat=seat)
 
 
-def queue_day_prompts(game: Game, phase: Phase, seats: Sequence[Seat]) -> None:
+def queue_day_prompts(*, game: Game, phase: Phase, seats: Sequence[Seat]) -> None:
     """At day start: every living player gets the vote buttons."""
-    _queue(game, [(s, day_prompt(game, phase, seats, s)) for s in seats if s.alive],
-           kind="day_prompt")
+    _queue(
+        game,
+        [(s, day_prompt(game=game, phase=phase, seats=seats, seat=s)) for s in seats if s.alive],
+        kind="day_prompt",
+    )
 
 
 # --- sending ---------------------------------------------------------------------------------
@@ -201,4 +219,4 @@ def _queue(game: Game, prompts: Sequence[tuple[Seat, Prompt]], *, kind: str) -> 
         key = text + "\x00" + json.dumps(board, sort_keys=True, ensure_ascii=False)
         groups.setdefault(key, (text, board, []))[2].append(seat.vk_user_id)
     for text, board, peers in groups.values():
-        send_message(game, peers, text, kind=kind, keyboard=board)
+        send_message(game=game, peer_ids=peers, text=text, kind=kind, keyboard=board)

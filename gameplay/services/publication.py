@@ -32,7 +32,7 @@ from .phases import finish_game, open_day
 
 
 def publish_night(
-    game: Game, phase: Phase, seats: list[Seat], now: datetime, *, by: str
+    *, game: Game, phase: Phase, seats: list[Seat], now: datetime, by: str
 ) -> NightResolution:
     """Publish ``phase`` (under review, ``game`` locked): save, announce, and open the next
     day or finish the game. Returns the final resolution."""
@@ -142,8 +142,8 @@ def _announce(
 ) -> None:
     """The board's post, the commissars' checks, the strikes and the deaths, told."""
     post_board(
-        game,
-        night_result_text(game=game, number=phase.number, died=died,
+        game=game,
+        text=night_result_text(game=game, number=phase.number, died=died,
             modkilled=[by_number[n] for n in res.modkilled],
                           penalised=penalised, story=phase.story),
         kind="night_result",
@@ -152,14 +152,14 @@ def _announce(
         commissar = by_number[check.commissar]
         target = by_number[check.target]
         send_message(
-            game,
-            [commissar.vk_user_id],
-            render("player/check_result", number=phase.number, target=Person.of(target),
+            game=game,
+            peer_ids=[commissar.vk_user_id],
+            text=render("player/check_result", number=phase.number, target=Person.of(target),
                    is_mafia=check.is_mafia),
             kind="check_result",
         )
-    notify_strikes(game, struck, phase, counted=False)
-    send_you_died(game, died + [by_number[n] for n in res.modkilled])
+    notify_strikes(game=game, struck=struck, phase=phase, counted=False)
+    send_you_died(game=game, seats=died + [by_number[n] for n in res.modkilled])
 
 
 def night_result_text(

@@ -42,7 +42,7 @@ def reply(
     ``edit`` (the ``conversation_message_id`` of a message the bot sent them: a page of
     buttons turned) the delivery edits that message instead (``messages.edit``), or sends a
     new one if VK refuses the edit."""
-    [row] = queue_outbox([Outbox(
+    [row] = queue_outbox(rows=[Outbox(
         game_id=_game_id(game),
         channel=OutboxChannel.MESSAGE,
         peer_ids=[int(vk_user_id)],
@@ -61,7 +61,7 @@ def chat_reply(
     """Queue the bot's message in a chat (``peer_id`` = 2000000000 + the chat's id)."""
     if peer_id <= CHAT_PEER_BASE:
         raise NotAChat()
-    return post_chat(_game_id(game), peer_id, text[:9000], kind=kind)
+    return post_chat(game=_game_id(game), peer_id=peer_id, text=text[:9000], kind=kind)
 
 
 def answer_event(
@@ -76,7 +76,7 @@ def answer_event(
     params: dict[str, Any] = {"event_id": event_id, "user_id": user_id, "peer_id": peer_id}
     if snackbar:
         params["event_data"] = {"type": "show_snackbar", "text": snackbar[:SNACKBAR_MAX]}
-    [row] = queue_outbox([Outbox(
+    [row] = queue_outbox(rows=[Outbox(
         game_id=_game_id(game),
         channel=OutboxChannel.EVENT_ANSWER,
         peer_ids=[peer_id],
@@ -89,7 +89,7 @@ def answer_event(
 
 def board_reply(*, game_id: int, topic_id: int, text: str, kind: str = "board_reply") -> Outbox:
     """Queue a short answer in one of the game's topics (game or recruitment topic)."""
-    [row] = queue_outbox([Outbox(
+    [row] = queue_outbox(rows=[Outbox(
         game_id=game_id, channel=OutboxChannel.BOARD, topic_id=topic_id, text=text[:9000],
         kind=kind,
     )])

@@ -34,7 +34,7 @@ def outbox_retry(*, outbox_id: int, by: str, game_id: int | None = None) -> Outb
         raise NoSuchDelivery()
     if meta["channel"] == OutboxChannel.CREATE_CHAT:
         raise ChatCreationNotRetried()
-    game = lock_game(meta["game_id"]) if meta["game_id"] is not None else None
+    game = lock_game(game_id=meta["game_id"]) if meta["game_id"] is not None else None
     row = Outbox.objects.select_for_update().get(pk=outbox_id)
     failed = dict((row.result or {}).get("failed") or {})
     error = row.last_error
@@ -88,7 +88,7 @@ def outbox_retry_all(*, game_id: int, by: str) -> int:
     """Queue again every delivery of the game that failed, wholly or for some recipients
     (``outbox_retry`` for each, in one transaction); returns how many rows."""
     with transaction.atomic():
-        lock_game(game_id)
+        lock_game(game_id=game_id)
         ids = list(
             retryable_outbox(game_id)
             .exclude(channel=OutboxChannel.CREATE_CHAT)  # asked for anew, never re-sent

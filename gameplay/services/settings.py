@@ -127,7 +127,7 @@ def game_settings_update(
     **values: Any,
 ) -> Game:
     """Change a game's settings. Role counts only during recruitment; nothing once finished."""
-    game = lock_game(game_id)
+    game = lock_game(game_id=game_id)
     if game.status in (GameStatus.FINISHED, GameStatus.CANCELLED):
         raise SettingsFrozen()
     unknown = set(values) - set(SETTINGS_FIELDS)

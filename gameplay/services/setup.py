@@ -158,7 +158,7 @@ def _post_round(game: Game, rnd: DealRound) -> None:
         else render("board/round_opened", game=game.name, number=rnd.number,
                     commitment=rnd.commitment)
     )
-    queue_outbox([Outbox(
+    queue_outbox(rows=[Outbox(
         game=game, channel=OutboxChannel.BOARD, topic_id=topic, text=text, kind="deal_round"
     )])
     rnd.topic_id = topic
@@ -207,7 +207,7 @@ def deal_round_new(*, game_id: int, by: str, seed: str | None = None) -> DealRou
     """The GM's override: a new round with a new seed drawn by the server (``seed`` only for
     tests), its commitment posted in the board. A dealt game is dealt again from it (the
     discarded deal is an override too). Refused before any deal from the current round."""
-    game = lock_game(game_id)
+    game = lock_game(game_id=game_id)
     if game.status not in (GameStatus.RECRUITING, GameStatus.DEALT):
         raise NewRoundTooLate()
     rnd = current_round(game=game)
@@ -260,7 +260,7 @@ def game_deal(*, game_id: int, by: str = "system") -> DealSummary:
     """Deal roles and draw items from the current round's seed and the roster (seats by VK
     id). A dealt game is refused: the same roster would get the same deal; a new deal needs a
     new round (``deal_round_new``)."""
-    game = lock_game(game_id)
+    game = lock_game(game_id=game_id)
     if game.status == GameStatus.DEALT:
         raise AlreadyDealt()
     if game.status != GameStatus.RECRUITING:
@@ -331,7 +331,7 @@ def game_deal_fixed(
     The commitment covers the fixed deal with the current round's seed (it verifies as a
     commitment, but the deal was not derived from the seed: ``deal_from_seed`` is False).
     """
-    game = lock_game(game_id)
+    game = lock_game(game_id=game_id)
     if game.status not in (GameStatus.RECRUITING, GameStatus.DEALT):
         raise DealTooLate()
     seats = list(
@@ -374,8 +374,8 @@ def game_deal_fixed(
 @transaction.atomic
 def game_start(*, game_id: int, by: str = "system", now: datetime | None = None) -> Game:
     """Start a dealt game: roster and commitment in the board, role cards, Day 1 opens."""
-    now = now_or(now)
-    game = lock_game(game_id)
+    now = now_or(now=now)
+    game = lock_game(game_id=game_id)
     if game.status != GameStatus.DEALT:
         raise NotDealtYet()
     if current_phase(game) is not None:  # pragma: no cover - guarded by the status
@@ -386,14 +386,16 @@ def game_start(*, game_id: int, by: str = "system", now: datetime | None = None)
     game.save(update_fields=["status", "started_at"])
     log_event(game, "game_started", by=by, commitment=game.commitment, players=len(seats))
     rounds = [(r.number, r.commitment) for r in DealRound.objects.filter(game=game)]
-    post_board(game, render("board/roster", theme=themes.of(game), game=game.name,
+    post_board(game=game, text=render("board/roster", theme=themes.of(game), game=game.name,
                             seats=[Person.of(s) for s in seats], commitment=game.commitment,
                             rounds=rounds), kind="roster")
     cards: dict[str, list[int]] = {}
     for s in seats:
-        cards.setdefault(role_card_text(game, s, seats), []).append(s.vk_user_id)
+        cards.setdefault(role_card_text(game=game, seat=s, seats=seats), []).append(s.vk_user_id)
     for text, peers in cards.items():
         # The persistent menu («Действия», «Статус», «Помощь») comes with the role card.
-        send_message(game, peers, text, kind="role_card", keyboard=menu_keyboard())
+        send_message(
+            game=game, peer_ids=peers, text=text, kind="role_card", keyboard=menu_keyboard()
+        )
     open_day(game=game, number=1, now=now, seats=seats)
     return game

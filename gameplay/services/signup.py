@@ -10,6 +10,7 @@ from django.db import transaction
 
 from gameplay.messages import render
 from gameplay.models import (
+    Game,
     GameStatus,
     Seat,
     SeatStatus,
@@ -37,6 +38,20 @@ from .vkrefs import parse_vk_user
 
 
 @transaction.atomic
+def _check_signup(game: Game, vk_user_id: int, *, reserve: bool) -> None:
+    """Refuse a sign-up the game's state does not allow, or one already made."""
+    if game.status not in (GameStatus.RECRUITING, GameStatus.DEALT, GameStatus.RUNNING):
+        raise SignupClosed()
+    if not reserve and game.status != GameStatus.RECRUITING:
+        raise RecruitmentClosed()
+    existing = Seat.objects.filter(
+        game=game, vk_user_id=vk_user_id, status__in=[SeatStatus.PLAYER, SeatStatus.RESERVE]
+    ).first()
+    if existing is not None:
+        where = "в запасе" if existing.status == SeatStatus.RESERVE else "в игре"
+        raise AlreadySignedUp(where=where)
+
+
 def signup_create(
     *,
     game_id: int,
@@ -54,17 +69,8 @@ def signup_create(
     ``pm_allowed`` whether the community may write to them (the bot asks VK). A sign-up in
     the board (``topic_id``, the author's ``mention``) is answered there, with how to allow
     messages when the bot cannot write."""
-    game = lock_game(game_id)
-    if game.status not in (GameStatus.RECRUITING, GameStatus.DEALT, GameStatus.RUNNING):
-        raise SignupClosed()
-    if not reserve and game.status != GameStatus.RECRUITING:
-        raise RecruitmentClosed()
-    existing = Seat.objects.filter(
-        game=game, vk_user_id=vk_user_id, status__in=[SeatStatus.PLAYER, SeatStatus.RESERVE]
-    ).first()
-    if existing is not None:
-        where = "в запасе" if existing.status == SeatStatus.RESERVE else "в игре"
-        raise AlreadySignedUp(where=where)
+    game = lock_game(game_id=game_id)
+    _check_signup(game, vk_user_id, reserve=reserve)
     seat = Seat.objects.create(
         game=game,
         vk_user_id=vk_user_id,
@@ -81,14 +87,23 @@ def signup_create(
         name=seat.name,
         reserve=reserve,
     )
-    send_message(game, [vk_user_id], render("player/signed_up", game=game.name, reserve=reserve),
-                 kind="signup")
+    send_message(
+        game=game,
+        peer_ids=[vk_user_id],
+        text=render("player/signed_up", game=game.name, reserve=reserve),
+        kind="signup",
+    )
     if topic_id is not None:
         board_reply(
             game_id=game_id,
             topic_id=topic_id,
-            text=render("board/signed_up", mention=mention or f"[id{vk_user_id}|{seat.name}]",
-                        game=game.name, reserve=reserve, pm_allowed=pm_allowed),
+            text=render(
+                "board/signed_up",
+                mention=mention or f"[id{vk_user_id}|{seat.name}]",
+                game=game.name,
+                reserve=reserve,
+                pm_allowed=pm_allowed,
+            ),
         )
     return seat
 
@@ -100,7 +115,7 @@ def signup_withdraw(*, game_id: int, vk_user_id: int, by: str | None = None) -> 
     Withdrawing from a dealt game discards the deal (an override, listed at the end): the GM
     deals again, from the same round's seed, for the new roster.
     """
-    game = lock_game(game_id)
+    game = lock_game(game_id=game_id)
     seat = Seat.objects.filter(
         game=game, vk_user_id=vk_user_id, status__in=[SeatStatus.PLAYER, SeatStatus.RESERVE]
     ).first()
@@ -113,15 +128,24 @@ def signup_withdraw(*, game_id: int, vk_user_id: int, by: str | None = None) -> 
         raise WithdrawTooLate()
     if seat.status == SeatStatus.PLAYER and game.status == GameStatus.DEALT:
         by_player = by is None or by == f"vk:{vk_user_id}"
-        discard_deal(game=game, by=by or f"vk:{vk_user_id}",
-                      cause="player" if by_player else "gm", vk_user_id=vk_user_id)
+        discard_deal(
+            game=game,
+            by=by or f"vk:{vk_user_id}",
+            cause="player" if by_player else "gm",
+            vk_user_id=vk_user_id,
+        )
     seat.status = SeatStatus.WITHDRAWN
     seat.number = None
     seat.role = ""
     seat.item = ""
     seat.save()
     log_event(game, "withdraw", by=by or f"vk:{vk_user_id}", vk_user_id=vk_user_id)
-    send_message(game, [vk_user_id], render("player/withdrawn", game=game.name), kind="withdraw")
+    send_message(
+        game=game,
+        peer_ids=[vk_user_id],
+        text=render("player/withdrawn", game=game.name),
+        kind="withdraw",
+    )
     return seat
 
 
@@ -157,29 +181,31 @@ def parse_player_lines(*, text: str) -> list[PlayerLine]:
 
 @transaction.atomic
 def player_add(
-    *,
-    game_id: int, by: str, vk: str | int, name: str = "", reserve: bool = False
+    *, game_id: int, by: str, vk: str | int, name: str = "", reserve: bool = False
 ) -> Seat:
     """Sign a VK user up (or put them in the reserve) on the GM's behalf."""
     vk_id = vk if isinstance(vk, int) else parse_vk_user(text=vk)
     return signup_create(
-        game_id=game_id, vk_user_id=vk_id, name=(name or "").strip() or f"id{vk_id}",
-        reserve=reserve, by=by,
+        game_id=game_id,
+        vk_user_id=vk_id,
+        name=(name or "").strip() or f"id{vk_id}",
+        reserve=reserve,
+        by=by,
     )
 
 
 @transaction.atomic
-def players_add_bulk(
-    *,
-    game_id: int, by: str, text: str, reserve: bool = False
-) -> list[Seat]:
+def players_add_bulk(*, game_id: int, by: str, text: str, reserve: bool = False) -> list[Seat]:
     """Add many players at once: all of them, or (on any refusal) none."""
     lines = parse_player_lines(text=text)
     seats = []
     for line in lines:
         try:
-            seats.append(player_add(game_id=game_id, by=by, vk=line.vk_user_id, name=line.name,
-                                    reserve=reserve))
+            seats.append(
+                player_add(
+                    game_id=game_id, by=by, vk=line.vk_user_id, name=line.name, reserve=reserve
+                )
+            )
         except InvalidCommand as e:
             raise NobodyAdded(vk_user_id=line.vk_user_id, why=e.reason) from None
     return seats
@@ -192,7 +218,7 @@ def player_remove(*, game_id: int, by: str, seat_id: int, discard: bool = True) 
     ``discard=False``: refuse (``DiscardNotConfirmed``, nothing changes) if the removal would
     discard the deal, checked under the game's lock, so a deal made after the GM confirmed a
     plain removal is not discarded unseen."""
-    game = lock_game(game_id)
+    game = lock_game(game_id=game_id)
     seat = Seat.objects.filter(pk=seat_id, game_id=game_id).first()
     if seat is None or seat.status == SeatStatus.WITHDRAWN:
         raise NoSuchSignup()

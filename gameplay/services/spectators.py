@@ -83,7 +83,7 @@ def _bar(game: Game, seat: Seat | None) -> SpectatorBar | None:
 @transaction.atomic
 def spectator_request(*, game_id: int, vk_user_id: int) -> SpectatorMember:
     """«в ЗЗ»: an eligible player gets the invite link (queued; the delivery fetches it)."""
-    game = lock_game(game_id)
+    game = lock_game(game_id=game_id)
     if not game.spectator_chat_open or not game.spectator_chat_id:
         raise SpectatorRefused(bar="closed")
     seat = sel.seat_in_game(game.pk, vk_user_id)
@@ -94,7 +94,7 @@ def spectator_request(*, game_id: int, vk_user_id: int) -> SpectatorMember:
         game=game, vk_user_id=vk_user_id,
         defaults={"seat": seat, "status": SpectatorStatus.INVITED, "reason": ""},
     )
-    queue_outbox([Outbox(
+    queue_outbox(rows=[Outbox(
         game=game, channel=OutboxChannel.INVITE, peer_ids=[vk_user_id],
         text=render("player/spectator_invite", game=game.name, link=INVITE_LINK),
         payload={"chat_peer_id": int(game.spectator_chat_id)}, kind="spectator_invite",
@@ -108,7 +108,7 @@ def spectator_joined(*, game_id: int, member_id: int) -> bool:
     """Someone joined the spectator chat: an eligible player is recorded; anyone else is
     removed (queued ``removeChatUser``) and the GM is told by a flag. Returns whether they may
     stay."""
-    game = lock_game(game_id)
+    game = lock_game(game_id=game_id)
     seat = sel.seat_in_game(game.pk, member_id)
     # The GMs' own VK accounts are always welcome (they are no player's team).
     is_gm = member_id in {int(x) for x in game.gm_vk_ids or [] if str(x).lstrip("-").isdigit()}
@@ -123,7 +123,7 @@ def spectator_joined(*, game_id: int, member_id: int) -> bool:
         return True
     chat = int(game.spectator_chat_id or 0)
     note = render("spectators/intruder_removed", member=f"id{member_id}", why=refusal)
-    queue_outbox([Outbox(
+    queue_outbox(rows=[Outbox(
         game=game, channel=OutboxChannel.KICK, peer_ids=[chat], text=note,
         payload={"chat_id": chat - CHAT_PEER_BASE, "member_id": member_id},
         kind="intruder_removed",
@@ -151,7 +151,7 @@ def spectator_left(*, game_id: int, member_id: int) -> None:
 @transaction.atomic
 def spectator_chat_link(*, game_id: int, by: str, chat: int) -> Game:
     """Link the game to an existing VK chat (the community must be its admin)."""
-    game = lock_game(game_id)
+    game = lock_game(game_id=game_id)
     if game.status in (GameStatus.FINISHED, GameStatus.CANCELLED):
         raise GameFinished()
     peer = chat_peer_id(value=chat)
@@ -177,7 +177,7 @@ def spectator_chat_create(*, game_id: int, by: str) -> Outbox:
     Refused while the game is over, while its spectator chat is open (players hold links to
     it), or while an earlier request is still waiting for VK. A linked but closed chat is
     replaced when the new one is created."""
-    game = lock_game(game_id)
+    game = lock_game(game_id=game_id)
     if game.status in (GameStatus.FINISHED, GameStatus.CANCELLED):
         raise GameFinished()
     if game.spectator_chat_open:
@@ -208,7 +208,7 @@ def spectator_chat_created(*, outbox: Outbox, peer_id: int, added: Sequence[int]
     its transaction, after it locked the game. A game that ended or opened its spectator chat
     meanwhile keeps its chat: the GM gets a flag with the new chat's number instead. Returns
     whether the chat was linked."""
-    game = lock_game(int(outbox.game_id))
+    game = lock_game(game_id=int(outbox.game_id))
     payload = outbox.payload or {}
     log_event(game, "spectator_chat_created", peer_id=peer_id, outbox=outbox.pk,
               title=payload.get("title", outbox.text), added=sorted(int(a) for a in added))
@@ -231,7 +231,7 @@ def spectator_chat_created(*, outbox: Outbox, peer_id: int, added: Sequence[int]
 @transaction.atomic
 def spectator_chat_set_open(*, game_id: int, by: str, open: bool) -> Game:
     """Open or close the spectator chat. Opening tells the eligible dead (G6) how to join."""
-    game = lock_game(game_id)
+    game = lock_game(game_id=game_id)
     if open and game.status != GameStatus.RUNNING:
         raise ChatOpensInRunningGame()
     if open and game.spectator_chat_id is None:
@@ -245,8 +245,13 @@ def spectator_chat_set_open(*, game_id: int, by: str, open: bool) -> Game:
         eligible = [s.vk_user_id for s in players(game)
                     if spectator_refusal(game=game, seat=s) is None]
         if eligible:
-            send_message(game, eligible, render("player/spectators_opened"), kind="spectators")
-        post_board(game, render("board/spectators_opened"), kind="spectators")
+            send_message(
+                game=game,
+                peer_ids=eligible,
+                text=render("player/spectators_opened"),
+                kind="spectators",
+            )
+        post_board(game=game, text=render("board/spectators_opened"), kind="spectators")
     else:
-        post_board(game, render("board/spectators_closed"), kind="spectators")
+        post_board(game=game, text=render("board/spectators_closed"), kind="spectators")
     return game

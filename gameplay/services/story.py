@@ -77,7 +77,7 @@ def _day_post(game: Game, phase: Phase, seats: list[Seat], story: str) -> str:
 def phase_story_set(*, game_id: int, by: str, story: str, phase_id: int | None = None) -> Phase:
     """The GM's story paragraph for the current phase's result post (an open day or a night
     under review); an empty one leaves the theme's text. Logged with its text."""
-    game = lock_game(game_id)
+    game = lock_game(game_id=game_id)
     phase = current_phase(game)
     if phase is None or (phase_id is not None and phase.pk != phase_id):
         raise PhaseChanged()
@@ -196,7 +196,7 @@ def theme_preview(*, game: Game, slot: str, text: str, theme: str | None = None)
 def theme_text_set(*, game_id: int, by: str, slot: str, text: str) -> Game:
     """The game's own version of one theme text (empty: back to the theme's). A text that
     does not render is refused with its line and the reason, and nothing changes."""
-    game = lock_game(game_id)
+    game = lock_game(game_id=game_id)
     if slot not in themes.SLOTS:
         raise NoSuchThemeText()
     text = (text or "").replace("\r\n", "\n").strip()

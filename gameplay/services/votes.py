@@ -50,13 +50,13 @@ def vote_submit(
         if voter is None:
             raise TypeError("vote_submit needs voter or vk_user_id")
         with transaction.atomic():
-            game = lock_game(game_id)
+            game = lock_game(game_id=game_id)
             return vote_submit_locked(
                 game=game, phase=current_phase(game), seats=None, voter=voter, target=target,
                 early=early,
                 source=source, vk_post_id=vk_post_id, now=now,
             )
-    with hot_game(game_id) as locked:
+    with hot_game(game_id=game_id) as locked:
         game, seats = locked.game, locked.seats
         seat = seat_of_user(game=game, vk_user_id=vk_user_id, seats=seats)
         phase = check_button_phase(phase=locked.phase, phase_id=phase_id)
@@ -78,7 +78,7 @@ def _post_count(game: Game, phase: Phase, topic_id: int | None = None) -> Outbox
     text = _count_text(count)
     if topic_id is not None and topic_id != game.topic_id:
         return board_reply(game_id=game.pk, topic_id=topic_id, text=text, kind="vote_count")
-    return post_board(game, text, kind="vote_count")
+    return post_board(game=game, text=text, kind="vote_count")
 
 
 def _open_day(game: Game) -> Phase:
@@ -91,7 +91,7 @@ def _open_day(game: Game) -> Phase:
 @transaction.atomic
 def vote_count_post(*, game_id: int) -> Outbox | None:
     """«подсчёт» in the topic: the current count, posted there."""
-    game = lock_game(game_id)
+    game = lock_game(game_id=game_id)
     return _post_count(game, _open_day(game))
 
 

@@ -226,7 +226,7 @@ def test_the_role_strike_guess_page_gets_a_guess() -> None:
     me = mafia_me(3)
     base = Payload("role_strike", game=1, phase=11, target=9)
     page = buttons_of(as_message("Какую роль?", choice_keyboard(
-        guess_choices(base), color="negative")))
+        guess_choices(base=base), color="negative")))
     move = brain.night_move(me, table, page, random.Random(1), followup=True)
     assert isinstance(move, brain.Press) and move.what.startswith("role_strike")
 

@@ -54,7 +54,7 @@ def test_claims_never_overlap_and_a_lease_is_a_fence() -> None:
 
 def test_only_some_channels_can_be_claimed() -> None:
     game = make_game(topic_id=5)
-    post = post_board(game, "Пост", kind="post")
+    post = post_board(game=game, text="Пост", kind="post")
     message_row([1], "Личное")
     lease, rows = outbox_claim(limit=10, lease_seconds=60, channels=[OutboxChannel.BOARD])
     assert [r.pk for r in rows] == [post.pk]

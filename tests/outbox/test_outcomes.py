@@ -37,7 +37,7 @@ def test_a_retry_backs_off_and_gives_up_after_max_attempts(settings: Any) -> Non
     settings.OUTBOX_MAX_ATTEMPTS = 3
     settings.OUTBOX_RETRY_BASE_MS = 1000
     game = make_game(players=2)
-    row = send_message(game, [1001, 1002], "Текст", kind="day")[0]
+    row = send_message(game=game, peer_ids=[1001, 1002], text="Текст", kind="day")[0]
     now = timezone.now()
     for attempt in (1, 2):
         lease, (claimed,) = outbox_claim(limit=5, lease_seconds=60, now=now)
@@ -90,7 +90,7 @@ def test_a_created_chat_is_not_settled_here() -> None:
     """Linking a created chat is a service's write (gameplay.services.settle): the outbox's own
     settle refuses such a round and changes nothing."""
     game = make_game()
-    [row] = send_message(game, [1001], "Привет", kind="test")
+    [row] = send_message(game=game, peer_ids=[1001], text="Привет", kind="test")
     lease, _ = outbox_claim(limit=10, lease_seconds=60)
     with pytest.raises(ValueError):
         outbox_settle(

@@ -33,8 +33,8 @@ def test_a_commit_with_outbox_rows_enqueues_one_drain(rq_queues: dict[str, Queue
     rq_queues["vk"].empty()
     queue.connection.delete(DRAIN_QUEUED_KEY)
     with transaction.atomic():
-        send_message(game, range(1, 250), "Всем", kind="all")  # three rows
-        post_board(game, "Пост", kind="post")
+        send_message(game=game, peer_ids=range(1, 250), text="Всем", kind="all")  # three rows
+        post_board(game=game, text="Пост", kind="post")
         assert _drain_jobs(queue) == []  # not before the commit
         assert (
             sum(
@@ -45,14 +45,14 @@ def test_a_commit_with_outbox_rows_enqueues_one_drain(rq_queues: dict[str, Queue
             == 1
         )  # once per transaction
     assert _drain_jobs(queue) == ["vkbot.delivery.jobs.drain_outbox"]
-    send_message(game, [1], "Ещё", kind="more")
+    send_message(game=game, peer_ids=[1], text="Ещё", kind="more")
     assert len(_drain_jobs(queue)) == 1  # one is waiting already: no second
     delivery_started()  # the job starts: the next commit needs a new one
-    send_message(game, [1], "И ещё", kind="more")
+    send_message(game=game, peer_ids=[1], text="И ещё", kind="more")
     assert len(_drain_jobs(queue)) == 2
     delivery_started()
     with pytest.raises(RuntimeError), transaction.atomic():
-        send_message(game, [1], "Откат", kind="more")
+        send_message(game=game, peer_ids=[1], text="Откат", kind="more")
         raise RuntimeError("rolled back")
     assert len(_drain_jobs(queue)) == 2
 
@@ -62,7 +62,7 @@ def test_no_drain_when_delivery_is_off(
 ) -> None:
     settings.OUTBOX_DELIVERY_ENABLED = False
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
-        send_message(None, [1], "Тихо", kind="quiet")
+        send_message(game=None, peer_ids=[1], text="Тихо", kind="quiet")
     assert callbacks == [] and _drain_jobs(rq_queues["vk"]) == []
     assert enqueue_delivery() is False
 
@@ -83,7 +83,8 @@ def test_a_redis_failure_after_commit_does_not_reach_the_caller(
 
     monkeypatch.setattr("outbox.queue.enqueue_delivery", broken)
     with django_capture_on_commit_callbacks(execute=True):
-        rows = send_message(None, [1], "Текст", kind="x")  # no exception reaches the caller
+        # no exception reaches the caller
+        rows = send_message(game=None, peer_ids=[1], text="Текст", kind="x")
     assert calls == [{}]
     assert "Could not enqueue the Outbox drain (down)" in caplog.text
     assert Outbox.objects.get(pk=rows[0].pk).status == OutboxStatus.PENDING
@@ -127,7 +128,7 @@ def test_the_tick_safety_net_enqueues_a_drain_only_for_due_rows_with_none_waitin
     queue = rq_queues["vk"]
     assert ensure_delivery() is False  # nothing is due
     with django_capture_on_commit_callbacks(execute=False):  # the commit's drain is lost
-        [row] = send_message(None, [1], "Текст", kind="x")
+        [row] = send_message(game=None, peer_ids=[1], text="Текст", kind="x")
     Outbox.objects.filter(pk=row.pk).update(next_attempt_at=timezone.now() + timedelta(minutes=1))
     assert ensure_delivery() is False  # in backoff: its own scheduled drain sends it
     Outbox.objects.filter(pk=row.pk).update(

@@ -106,7 +106,9 @@ def vote_dispatch(game_id: int) -> Dispatch:
                 game_id=game_id, voter=voter, target=int(found.group(1)), source=Source.PM
             )
         except RuleViolation as refusal:
-            send_message(None, [message["from_id"]], refusal.reason, kind="refusal")
+            send_message(
+                game=None, peer_ids=[message["from_id"]], text=refusal.reason, kind="refusal"
+            )
 
     return dispatch
 
@@ -116,7 +118,7 @@ def record_dispatch(game_id: int) -> Dispatch:
 
     def dispatch(update: dict[str, Any]) -> None:
         if update.get("type") == "message_new":
-            game = lock_game(game_id)
+            game = lock_game(game_id=game_id)
             message = update["object"]["message"]
             log_event(game, "test_message", text=message["text"], event_id=update["event_id"])
 

@@ -62,7 +62,9 @@ def test_dead_mafia_is_never_told_to_ask_for_the_spectator_chat() -> None:
         for o in Outbox.objects.filter(game=game, kind="modkill", channel="message")
     }
     assert "в ЗЗ" in modkilled[1004] and "в ЗЗ" not in modkilled[1002]
-    send_you_died(game, [seat(game, 2), seat(game, 4)])  # as a night's or a day's death does
+    send_you_died(
+        game=game, seats=[seat(game, 2), seat(game, 4)]
+    )  # as a night's or a day's death does
     died = {o.peer_ids[0]: o.text for o in Outbox.objects.filter(game=game, kind="you_died")}
     assert "в ЗЗ" in died[1004] and "в ЗЗ" not in died[1002]
     assert "в ЗЗ" in texts_to(run(pm(1004, "помощь")), 1004)

@@ -136,7 +136,7 @@ def test_the_handler_receives_the_update_as_vk_sent_it(monkeypatch: pytest.Monke
 
 def crashing_after_a_write(game_id: int) -> Any:
     def dispatch(update: dict[str, Any]) -> None:
-        log_event(lock_game(game_id), "half_done", event_id=update.get("event_id"))
+        log_event(lock_game(game_id=game_id), "half_done", event_id=update.get("event_id"))
         raise ZeroDivisionError("a bug in a handler")
 
     return dispatch

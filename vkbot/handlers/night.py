@@ -108,9 +108,11 @@ def show_page(seat: Seat, payload: Payload, *, edit: int | None = None) -> None:
             raise UnknownTarget()
         if not target.alive:
             raise TargetNotAlive()
-        text, board = prompts.guess_page(game, phase, target)
+        text, board = prompts.guess_page(game=game, phase=phase, target=target)
     else:
-        text, board = prompts.act_page(game, phase, seats, seat, act, payload.offset)
+        text, board = prompts.act_page(
+            game=game, phase=phase, seats=seats, seat=seat, act=act, offset=payload.offset
+        )
     say(seat.vk_user_id, text, game=game, keyboard=board, kind="night_page", edit=edit)
 
 

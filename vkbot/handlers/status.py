@@ -48,7 +48,7 @@ def show_menu(sender: Sender) -> None:
             sent = True
             continue
         seats = sel.roster(game)
-        items = prompts.phase_prompts(game, phase, seats, seat)
+        items = prompts.phase_prompts(game=game, phase=phase, seats=seats, seat=seat)
         if not items:  # a night with no action for this seat
             say(sender.vk_user_id, render("player/no_night_actions"), game=game, kind="menu")
             sent = True

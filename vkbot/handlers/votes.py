@@ -33,7 +33,7 @@ def show_page(seat: Seat, payload: Payload, *, edit: int | None = None) -> None:
     if phase.status != PhaseStatus.OPEN or (payload.phase and payload.phase != phase.pk):
         raise StaleButton()
     text, board = prompts.vote_page(
-        seat.game, phase, sel.roster(seat.game_id), seat, early=payload.early,
+        game=seat.game, phase=phase, seats=sel.roster(seat.game_id), seat=seat, early=payload.early,
         offset=payload.offset,
     )
     say(seat.vk_user_id, text, game=seat.game_id, keyboard=board, kind="vote_page", edit=edit)

@@ -31,7 +31,7 @@ E901 = Failure(901, "Can't send messages for users without permission")
 
 def test_gm_retry_of_a_failed_message(rq_queues: dict[str, Queue], settings: Any) -> None:
     game = make_game(players=2)
-    row = send_message(game, [1001], "Текст", kind="day")[0]
+    row = send_message(game=game, peer_ids=[1001], text="Текст", kind="day")[0]
     lease, _ = outbox_claim(limit=5, lease_seconds=60)
     outbox_settle(
         lease=lease,
@@ -64,7 +64,7 @@ def test_gm_retry_of_a_failed_message(rq_queues: dict[str, Queue], settings: Any
 
 def test_gm_retry_of_recipients_refused_in_a_sent_message() -> None:
     game = make_game(players=2)
-    row = send_message(game, [1001, 1002], "Текст", kind="day")[0]
+    row = send_message(game=game, peer_ids=[1001, 1002], text="Текст", kind="day")[0]
     lease, _ = outbox_claim(limit=5, lease_seconds=60)
     result = {
         "random_id": outbox_random_id(row.pk),
@@ -91,7 +91,7 @@ def test_gm_retry_of_recipients_refused_in_a_sent_message() -> None:
 
 def test_gm_retry_of_a_merged_board_post_retries_its_whole_comment() -> None:
     game = make_game(topic_id=77)
-    posts = [post_board(game, f"Пост {n}", kind="post") for n in range(3)]
+    posts = [post_board(game=game, text=f"Пост {n}", kind="post") for n in range(3)]
     lease, _ = outbox_claim(limit=5, lease_seconds=60)
     record = {"guid": "g", "group": [p.pk for p in posts[:2]], "parts": 1, "comments": {}}
     outbox_settle(

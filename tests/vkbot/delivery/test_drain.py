@@ -72,7 +72,7 @@ def test_role_cards_of_a_26_player_game_cost_two_requests(vk: RunningServer) -> 
 
 def test_one_text_to_many_players_goes_as_peer_ids(vk: RunningServer) -> None:
     peers = list(range(2001, 2151))
-    rows = send_message(None, peers, "Ночь 1 наступила.", kind="night")
+    rows = send_message(game=None, peer_ids=peers, text="Ночь 1 наступила.", kind="night")
     extra = message_row([3001, 3002], "Ночь 1 наступила.")  # same text, other players: merged
     assert len(rows) == 2  # 100 + 50 (the service splits by VK's limit)
 
@@ -113,8 +113,10 @@ def test_individual_texts_are_batched_in_execute(vk: RunningServer) -> None:
 def test_a_refused_recipient_fails_alone_and_the_gm_is_told(vk: RunningServer) -> None:
     game = make_game(players=3)
     vk.state.set_messages_allowed(1002, False)
-    both = send_message(game, [1001, 1002, 1003], "Голосование открыто.", kind="day")[0]
-    only = send_message(game, [1002], "Вам штраф.", kind="penalty")[0]
+    both = send_message(
+        game=game, peer_ids=[1001, 1002, 1003], text="Голосование открыто.", kind="day"
+    )[0]
+    only = send_message(game=game, peer_ids=[1002], text="Вам штраф.", kind="penalty")[0]
 
     deliver()
 
@@ -138,7 +140,7 @@ def test_a_refused_recipient_fails_alone_and_the_gm_is_told(vk: RunningServer) -
 def test_errors_6_9_10_are_retried_until_delivered_once(vk: RunningServer) -> None:
     vk.state.faults.configure(error_rates={6: 0.2, 9: 0.2, 10: 0.2}, seed=3)
     rows = [message_row([5000 + n], f"Текст {n}") for n in range(30)]
-    rows += send_message(None, range(6000, 6040), "Общий текст", kind="all")
+    rows += send_message(game=None, peer_ids=range(6000, 6040), text="Общий текст", kind="all")
 
     deliver(max_seconds=30)
 
@@ -158,7 +160,7 @@ def test_answers_lost_after_vk_acted_do_not_duplicate(vk: RunningServer) -> None
     for n in range(20):
         message_row([7000 + n], f"Личное {n}")
     for n in range(4):
-        post_board(game, f"Пост {n}", kind="post")
+        post_board(game=game, text=f"Пост {n}", kind="post")
 
     deliver(max_seconds=30)
 
@@ -172,11 +174,11 @@ def test_answers_lost_after_vk_acted_do_not_duplicate(vk: RunningServer) -> None
 def test_a_crashed_worker_is_replaced_and_its_resend_is_a_no_op(vk: RunningServer) -> None:
     topic = vk.state.create_topic("Игра")
     game = make_game(topic_id=topic.id)
-    send_message(game, [8001, 8002, 8003], "Общий", kind="all")
+    send_message(game=game, peer_ids=[8001, 8002, 8003], text="Общий", kind="all")
     message_row([8004], "Отдельно", game=game)
     message_row([8005], "Общий", game=game)  # merged with the first row
-    post_board(game, "Первый пост", kind="post")
-    post_board(game, "Второй пост", kind="post")
+    post_board(game=game, text="Первый пост", kind="post")
+    post_board(game=game, text="Второй пост", kind="post")
 
     # A worker claims, records its plan and sends — and dies before writing the outcome.
     lease, rows = outbox_claim(limit=100, lease_seconds=60)
@@ -207,9 +209,9 @@ def test_board_posts_of_a_topic_merge_and_a_long_one_is_split(vk: RunningServer)
     one = make_game(topic_id=first.id)
     two = make_game(topic_id=second.id)
     for n in range(5):
-        post_board(one, f"Голос {n}", kind="vote")
+        post_board(game=one, text=f"Голос {n}", kind="vote")
     long_text = "\n".join(f"Строка итогов {n:05d}." for n in range(700))  # ~14 000 characters
-    post_board(two, long_text, kind="game_over")
+    post_board(game=two, text=long_text, kind="game_over")
 
     deliver()
 
@@ -228,7 +230,7 @@ def test_private_messages_do_not_wait_while_board_posts_wait_for_the_admin_token
 ) -> None:
     topic = vk.state.create_topic("Игра 1")
     game = make_game(topic_id=topic.id)
-    post_board(game, "Голос", kind="vote")
+    post_board(game=game, text="Голос", kind="vote")
     row = message_row([2001], "Статус")
     with Drainer() as drainer:
         limiter = drainer.transport._limiters["user"]
@@ -252,7 +254,7 @@ def test_a_closed_topic_fails_the_posts_and_flags_the_gm(vk: RunningServer) -> N
     topic = vk.state.create_topic("Закрытая")
     topic.is_closed = True
     game = make_game(topic_id=topic.id)
-    post = post_board(game, "Итоги ночи", kind="night_result")
+    post = post_board(game=game, text="Итоги ночи", kind="night_result")
 
     deliver()
 
@@ -267,9 +269,9 @@ def test_a_closed_topic_fails_the_posts_and_flags_the_gm(vk: RunningServer) -> N
 def test_board_posts_keep_their_order_behind_a_retry(vk: RunningServer) -> None:
     topic = vk.state.create_topic("Игра")
     game = make_game(topic_id=topic.id)
-    early = post_board(game, "Раньше", kind="post")
+    early = post_board(game=game, text="Раньше", kind="post")
     Outbox.objects.filter(pk=early.pk).update(next_attempt_at=timezone.now() + timedelta(seconds=1))
-    post_board(game, "Позже", kind="post")
+    post_board(game=game, text="Позже", kind="post")
 
     deliver(wait_up_to=0.1)
     assert vk.state.topic(topic.id).comments == []  # the later post waits for the earlier
@@ -281,7 +283,7 @@ def test_board_posts_keep_their_order_behind_a_retry(vk: RunningServer) -> None:
 def test_invites_kicks_and_button_answers(vk: RunningServer) -> None:
     chat = vk.state.create_chat("Зрители", [9001, 9003])
     game = make_game()
-    post_chat(game, chat.peer_id, "Добро пожаловать, зрители.", kind="spectators")
+    post_chat(game=game, peer_id=chat.peer_id, text="Добро пожаловать, зрители.", kind="spectators")
     invite = Outbox.objects.create(
         game=game,
         channel=OutboxChannel.INVITE,
@@ -426,8 +428,8 @@ def test_a_post_retried_alone_is_sent_in_its_recorded_comment(vk: RunningServer)
     topic = vk.state.create_topic("Игра")
     topic.is_closed = True
     game = make_game(topic_id=topic.id)
-    first = post_board(game, "Первый", kind="post")
-    second = post_board(game, "Второй", kind="post")
+    first = post_board(game=game, text="Первый", kind="post")
+    second = post_board(game=game, text="Второй", kind="post")
     deliver()
     assert set(Outbox.objects.values_list("status", flat=True)) == {OutboxStatus.FAILED}
     topic.is_closed = False
@@ -450,7 +452,7 @@ def test_a_message_requeued_from_scratch_reaches_the_refused_player(vk: RunningS
     tries the recipients VK refused again, under the same random_id."""
     game = make_game(players=2)
     vk.state.set_messages_allowed(1002, False)
-    row = send_message(game, [1001, 1002], "Итоги дня", kind="day_result")[0]
+    row = send_message(game=game, peer_ids=[1001, 1002], text="Итоги дня", kind="day_result")[0]
     deliver()
     row.refresh_from_db()
     assert row.status == OutboxStatus.SENT and "1002" in row.result["failed"]

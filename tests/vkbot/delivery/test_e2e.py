@@ -138,15 +138,15 @@ def test_1000_messages_with_errors_and_a_killed_worker(
             for n in range(400):
                 peer = PLAYERS[n % 300]
                 text = f"Личное сообщение №{n}"
-                send_message(games[n % 2], [peer], text, kind="private")
+                send_message(game=games[n % 2], peer_ids=[peer], text=text, kind="private")
                 expected[(peer, text)] += 1
             for n in range(560):
                 text = f"Рассылка {n % 14}: день {n % 14 + 1} открыт."
                 audience = rng.sample(PLAYERS, rng.randint(1, 60))
-                send_message(games[n % 2], audience, text, kind="broadcast")
+                send_message(game=games[n % 2], peer_ids=audience, text=text, kind="broadcast")
                 expected.update((peer, text) for peer in audience)
             for n in range(40):
-                post_board(games[n % 2], f"Пост №{n} в обсуждении.", kind="post")
+                post_board(game=games[n % 2], text=f"Пост №{n} в обсуждении.", kind="post")
         total = Outbox.objects.count()
         assert total == 1000
         queue.enqueue(settings.OUTBOX_DELIVERY_JOB)  # what the commit does (tests/outbox)
