@@ -37,7 +37,6 @@ from .setup import discard_deal
 from .vkrefs import parse_vk_user
 
 
-@transaction.atomic
 def _check_signup(game: Game, vk_user_id: int, *, reserve: bool) -> None:
     """Refuse a sign-up the game's state does not allow, or one already made."""
     if game.status not in (GameStatus.RECRUITING, GameStatus.DEALT, GameStatus.RUNNING):
@@ -52,6 +51,7 @@ def _check_signup(game: Game, vk_user_id: int, *, reserve: bool) -> None:
         raise AlreadySignedUp(where=where)
 
 
+@transaction.atomic
 def signup_create(
     *,
     game_id: int,
