@@ -46,6 +46,8 @@ SETTLE_MARGIN = 3.0
 #: Sleep between two looks when rows are due but none could be claimed (another worker has
 #: them, or they wait behind an earlier post of their topic).
 IDLE_SLEEP = 0.2
+#: The first look again after a round that claimed nothing while a row was due.
+RELOOK_SLEEP = 0.01
 
 GROUP_CHANNELS = (
     OutboxChannel.MESSAGE,
@@ -200,6 +202,7 @@ class Drainer:
         """Rounds until nothing is due and nothing falls due within ``wait_up_to`` seconds
         (retries, leases of a dead worker), or ``max_seconds`` have passed, or ``stop()``."""
         deadline = time.monotonic() + max_seconds
+        idle_looks = 0  # looks in a row that claimed nothing
         while True:
             if stop is not None and stop():
                 self.report.stopped = "asked to stop"
@@ -208,6 +211,7 @@ class Drainer:
                 self.report.stopped = "time limit"
                 break
             if self.round():
+                idle_looks = 0
                 continue
             delay = next_due_in(self.channels)
             if delay is None:
@@ -218,8 +222,14 @@ class Drainer:
                 break
             if delay == 0 and self.slot_in > 0:  # board posts wait for the admin token
                 delay = max(min(self.slot_in, IDLE_SLEEP), 0.02)
+            elif delay == 0 and idle_looks == 0:
+                # A row due that this round did not see: most often one committed while the
+                # round ran. Look again at once rather than after a whole IDLE_SLEEP; rows
+                # that stay unclaimable (another worker's) back off to IDLE_SLEEP.
+                delay = RELOOK_SLEEP
             else:
                 delay = max(delay, IDLE_SLEEP)
+            idle_looks += 1
             time.sleep(delay)
         self.report.next_due_in = next_due_in(self.channels) if self.channels else None
         return self.report

@@ -464,3 +464,25 @@ def test_a_message_requeued_from_scratch_reaches_the_refused_player(vk: RunningS
     row.refresh_from_db()
     assert row.status == OutboxStatus.SENT and "failed" not in row.result
     assert received(vk) == Counter({(1001, "Итоги дня"): 1, (1002, "Итоги дня"): 1})
+
+
+def test_a_row_that_falls_due_while_a_round_runs_is_looked_at_again_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The idle reply latency: a row committed while a round ran (so the round claimed nothing)
+    is looked at again after RELOOK_SLEEP, not a whole IDLE_SLEEP; a row that stays unclaimable
+    (another worker's) backs off to IDLE_SLEEP."""
+    from vkbot.delivery import drain
+
+    rounds = iter([False, True, False, False, False])
+    due = iter([0.0, 0.0, 0.0, None])
+    sleeps: list[float] = []
+    monkeypatch.setattr(drain.Drainer, "round", lambda self: next(rounds))
+    monkeypatch.setattr(drain, "next_due_in", lambda channels: next(due, None))
+    monkeypatch.setattr(drain.time, "sleep", sleeps.append)
+    with Drainer() as drainer:
+        report = drainer.run(max_seconds=60, wait_up_to=10)
+    # missed -> relook at once -> claimed -> missed -> relook at once -> missed again -> back off
+    assert sleeps == [drain.RELOOK_SLEEP, drain.RELOOK_SLEEP, drain.IDLE_SLEEP]
+    assert drain.RELOOK_SLEEP < drain.IDLE_SLEEP / 10
+    assert report.stopped == "nothing pending"
