@@ -28,8 +28,8 @@ from gameplay.models import (
     Seat,
     SeatStatus,
 )
+from gameplay.refusals import ExportNotStarted
 from gameplay.rules import RuleViolation
-from gameplay.rules.errors import InvalidCommand
 
 #: Night acts that are the team's (one standing submission for the whole mafia).
 TEAM_ACTS = ("mafia_shot", "role_strike")
@@ -66,7 +66,7 @@ def export_game(game: Game) -> Export:
     everything else here: the caller's instance may predate the game's end."""
     game = _stored(game)
     if game.status not in (GameStatus.RUNNING, GameStatus.FINISHED) or game.started_at is None:
-        raise InvalidCommand("Выгрузить можно только начатую игру.")
+        raise ExportNotStarted()
     players = _players(game)
     log = _Log()
     events = (

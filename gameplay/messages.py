@@ -156,16 +156,13 @@ def render(name: str, **context: Any) -> str:
 
 def refusal(err: RuleViolation) -> str:
     """The text of a typed refusal: ``refusals/<its text>`` rendered with its ``params``.
-    A class without a text of its own reads its parent's (``InvalidCommand``'s, say); one that
-    still carries a ``default_reason`` of its own reads that."""
+    A class without a text of its own reads its parent's (``InvalidCommand``'s, say)."""
     for cls in type(err).__mro__:
         if not issubclass(cls, RuleViolation):
             break
         name = cls.text_name()
         if (ROOT / f"{name}.txt").exists():
             return render(name, **err.params)
-        if "default_reason" in vars(cls):
-            return vars(cls)["default_reason"]
     raise MessageError(f"нет текста «{err.text_name()}»")
 
 

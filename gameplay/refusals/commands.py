@@ -15,6 +15,10 @@ class AlreadyRunning(Worded, InvalidCommand):
     pass
 
 
+class ExportNotStarted(Worded, InvalidCommand):
+    """The export of a game that has not started (there is no play to write down)."""
+
+
 class AlreadySignedUp(Worded, InvalidCommand):
     pass
 

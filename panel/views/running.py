@@ -6,9 +6,13 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 
 from gameplay.models import PhaseKind, PhaseStatus
-from gameplay.refusals import NightNotUnderReview, OutcomeChanged, ReopenReasonMissing
+from gameplay.refusals import (
+    NightNotUnderReview,
+    OutcomeChanged,
+    PhaseChanged,
+    ReopenReasonMissing,
+)
 from gameplay.rules import RuleViolation
-from gameplay.rules.errors import InvalidCommand
 from gameplay.selectors.close import close_preview
 from gameplay.selectors.table import current_phase, players
 from gameplay.services.deadlines import phase_close_confirmed, phase_extend, phase_remind
@@ -49,7 +53,7 @@ def close_view(request: HttpRequest, game) -> HttpResponse:
     preview = close_preview(game)
     expected = request.POST.get("phase")
     if preview is None or (expected and expected != str(preview.phase.pk)):
-        messages.error(request, InvalidCommand("Фаза уже сменилась: обновите страницу.").reason)
+        messages.error(request, PhaseChanged().reason)
         return back(request, game)
     phase = preview.phase
     changed = False

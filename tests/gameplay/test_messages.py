@@ -219,6 +219,7 @@ CASES: dict[str, Contexts] = {
     "refusals/self_target_forbidden": lambda p: [{}],
     "refusals/self_vote": lambda p: [{}],
     "refusals/target_missing": lambda p: [{}],
+    "refusals/export_not_started": lambda p: [{}],
     "refusals/vote_target_missing": lambda p: [{}],
     "gm/flag_words_found": one(words=["слово", "другое"]),
     "gm/flag_reveal_in_review": one(number=2, words=["комиссар", "проверил"]),
@@ -871,3 +872,20 @@ def test_deadlines_read_as_times() -> None:
     now = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
     assert messages.closes_in(timedelta(minutes=90)) == "через 1 ч 30 мин"
     assert when(now, TZ) == "01.12 15:00" and when(None, TZ) == "решения ведущего"
+
+
+def test_every_refusal_of_the_services_has_its_own_text() -> None:
+    """The non-rule refusals (gameplay.refusals) each read their own file under
+    templates/messages/refusals/, like the rules' (tests/rules/test_errors.py)."""
+    import gameplay.refusals as refusals
+    from gameplay.rules.errors import RuleViolation
+
+    classes = [
+        getattr(refusals, name)
+        for name in refusals.__all__
+        if isinstance(getattr(refusals, name), type)
+        and issubclass(getattr(refusals, name), RuleViolation)
+    ]
+    assert len(classes) > 90
+    missing = [c.__name__ for c in classes if c.text_name() not in messages.names()]
+    assert not missing, missing
