@@ -58,7 +58,11 @@ def test_next_slot_starts_at_least_a_second_ahead() -> None:
 
 
 def test_the_next_tick_is_scheduled_once_however_often_it_is_ensured(tick_queue: Queue) -> None:
-    now = datetime.now(UTC)
+    # A moment 10 s into a slot a minute ahead: now and now + 0.5 s fall in one slot whenever
+    # the test runs (with the wall clock they straddled a slot's edge once in ~60 runs).
+    seconds = int(settings.DEADLINE_TICK_SECONDS)
+    start = (int(datetime.now(UTC).timestamp()) // seconds + 2) * seconds
+    now = datetime.fromtimestamp(start + 10, UTC)
     first = schedule_next_tick(queue=tick_queue, now=now)
     again = schedule_next_tick(now=now + timedelta(seconds=0.5))  # another Queue object
     assert first == again
