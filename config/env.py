@@ -7,6 +7,7 @@ exit instead of showing a traceback.
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import sys
@@ -93,6 +94,23 @@ def get_list(
     if value is None:
         return list(default or [])
     return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def get_fernet_keys(name: str, *, environ: Mapping[str, str] | None = None) -> list[str]:
+    """A comma-separated list of Fernet keys (32 url-safe base64-encoded bytes each)."""
+    keys = get_list(name, environ=environ)
+    for position, key in enumerate(keys, 1):
+        try:
+            raw = base64.urlsafe_b64decode(key.encode("ascii"))
+        except (ValueError, UnicodeEncodeError):
+            raw = b""
+        if len(raw) != 32:
+            raise EnvError(
+                f"{name}: key {position} is not a Fernet key (44 characters of url-safe base64; "
+                'make one with python -c "from cryptography.fernet import Fernet; '
+                'print(Fernet.generate_key().decode())").'
+            )
+    return keys
 
 
 def get_choice(

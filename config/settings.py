@@ -150,6 +150,15 @@ VK_GROUP_TOKEN = env.get_str("VK_GROUP_TOKEN")
 VK_USER_TOKEN = env.get_str("VK_USER_TOKEN")
 VK_CALLBACK_SECRET = env.get_str("VK_CALLBACK_SECRET")
 VK_CONFIRMATION_CODE = env.get_str("VK_CONFIRMATION_CODE")
+#: How often runbot looks for communities connected or disconnected in the panel.
+VK_COMMUNITIES_REFRESH_SECONDS = env.get_int("VK_COMMUNITIES_REFRESH_SECONDS", 5, minimum=1)
+
+# --- Secrets at rest (gameplay.models.secrets) ---------------------------------------------------
+
+#: Fernet keys for the communities' tokens, the encrypting one first (rotation: README).
+TOKEN_ENCRYPTION_KEYS = env.get_fernet_keys("TOKEN_ENCRYPTION_KEYS")
+#: The salt of the fallback derivation from SECRET_KEY (without TOKEN_ENCRYPTION_KEYS).
+SALT_KEY = "vkmafia.community-secrets"
 
 # --- Outbox delivery (vkbot.delivery) ----------------------------------------------------------
 

@@ -34,6 +34,7 @@ from gameplay.models import Game, GameStatus, Phase, PhaseStatus, Seat, SeatStat
 from gameplay.rules import RoleCounts
 from gameplay.services import game_deal, game_end, game_start, signup_create
 from gameplay.services.common import current_phase
+from gameplay.services.communities import community_sync_env
 from gameplay.services.deadlines import phase_extend
 from gameplay.services.settings import game_open
 from gameplay.services.spectators import spectator_chat_link
@@ -89,6 +90,7 @@ def seed(options: SeedOptions, vk: LocalVkClient, *, wait: float = 0.0) -> SeedR
     local VK server and Redis to answer."""
     wait_for_servers(vk, wait)
     gm = ensure_gm(options.gm_user, options.gm_password)
+    community_sync_env()
     register_users(vk)
     game = demo_game()
     notes: list[str] = []

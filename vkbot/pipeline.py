@@ -328,11 +328,11 @@ def _record(events: Sequence[tuple[str, str, int | None]], source: str) -> set[s
     rows = ", ".join(["(%s, %s, %s, %s, %s)"] * len(events))
     params: list[Any] = []
     for event_id, kind, group_id in events:
-        params += [event_id, kind[:TYPE_MAX], group_id, source[:SOURCE_MAX], now]
+        params += [event_id, kind[:TYPE_MAX], group_id or 0, source[:SOURCE_MAX], now]
     with connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {table} (event_id, type, group_id, source, received_at) "
-            f"VALUES {rows} ON CONFLICT (event_id) DO NOTHING RETURNING event_id",
+            f"VALUES {rows} ON CONFLICT (group_id, event_id) DO NOTHING RETURNING event_id",
             params,
         )
         return {row[0] for row in cursor.fetchall()}

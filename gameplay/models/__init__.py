@@ -1,6 +1,7 @@
 """The gameplay app's tables, by what they hold (all with app label ``gameplay``):
 
 - ``game``: the game, its seats, replacements, phases, votes, night actions and items spent;
+- ``community``: the VK communities hosted and their members (tokens encrypted: ``secrets``);
 - ``deal``: the verifiable deal's seeds and draws;
 - ``discipline``: strikes, the GM's moderation flags, the spectator chat's members;
 - ``log``: the game's event log;
@@ -9,6 +10,7 @@
 Every model and enum is importable from here (``from gameplay.models import Game``).
 """
 
+from .community import Community, CommunityMember, CommunityRole
 from .deal import DealRound, Draw
 from .discipline import (
     FlagKind,
@@ -39,6 +41,9 @@ from .log import GameEvent
 from .transport import Deployment, Outbox, OutboxChannel, OutboxStatus, PollState, VkEvent
 
 __all__ = [
+    "Community",
+    "CommunityMember",
+    "CommunityRole",
     "ACTIVE_STATUSES",
     "SEX_CHOICES",
     "DealRound",

@@ -74,7 +74,18 @@ class Game(models.Model):
     theme_texts = models.JSONField("тексты темы", default=dict, blank=True)
 
     # VK ids it uses.
-    vk_group_id = models.BigIntegerField("сообщество VK", null=True, blank=True)
+    #: The community the game belongs to, keyed by its VK id (so ``vk_group_id`` is the VK id);
+    #: None only for games of a deployment with no community configured yet.
+    vk_group = models.ForeignKey(
+        "gameplay.Community",
+        to_field="vk_id",
+        db_column="vk_group_id",
+        verbose_name="сообщество VK",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="games",
+    )
     recruit_topic_id = models.BigIntegerField("тема набора", null=True, blank=True)
     topic_id = models.BigIntegerField("тема игры", null=True, blank=True)
     spectator_chat_id = models.BigIntegerField("беседа ЗЗ (peer_id)", null=True, blank=True)

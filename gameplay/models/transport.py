@@ -48,6 +48,9 @@ class Outbox(models.Model):
     game = models.ForeignKey(
         Game, null=True, blank=True, on_delete=models.CASCADE, related_name="outbox"
     )
+    #: The community the message goes out as (its tokens send it): the game's, or for a
+    #: reply outside a game the community the player wrote to. None: the environment's.
+    group_id = models.BigIntegerField(null=True, blank=True)
     channel = models.CharField(max_length=16, choices=OutboxChannel.choices)
     peer_ids = models.JSONField(default=list, blank=True)
     topic_id = models.BigIntegerField(null=True, blank=True)
@@ -90,9 +93,11 @@ class VkEvent(models.Model):
     at most once.
     """
 
-    event_id = models.CharField(max_length=80, unique=True)
+    #: VK's id of the event, unique within its community (``group_id``).
+    event_id = models.CharField(max_length=80)
     type = models.CharField(max_length=48)
-    group_id = models.BigIntegerField(null=True, blank=True)
+    #: The community the event came from (0: not known, events recorded before communities).
+    group_id = models.BigIntegerField(default=0)
     source = models.CharField(max_length=16, default="longpoll")
     game = models.ForeignKey(Game, null=True, blank=True, on_delete=models.SET_NULL)
     received_at = models.DateTimeField(auto_now_add=True)
@@ -103,6 +108,11 @@ class VkEvent(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["received_at"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["group_id", "event_id"], name="one_event_per_community"
+            ),
+        ]
 
 
 class PollState(models.Model):

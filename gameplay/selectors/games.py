@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from gameplay.models import (
     FlagStatus,
@@ -20,18 +20,22 @@ from gameplay.models import (
     SeatStatus,
 )
 
+from .communities import membership_q, owner_q
 from .record import retryable_q
 
 # --- access ------------------------------------------------------------------------------------
 
 
 def games_for(user: Any) -> QuerySet[Game]:
-    """The games a user may see and run: their own, or all for a superuser."""
+    """The games a user may see and run: all for a superuser; otherwise the games they run
+    in communities they belong to (a GM removed from a community loses its games), and every
+    game of a community they own."""
     if not (user.is_authenticated and user.is_active and user.is_staff):
         return Game.objects.none()
     if user.is_superuser:
         return Game.objects.all()
-    return Game.objects.filter(gms=user)
+    mine = Q(pk__in=Game.objects.filter(gms=user).values("pk")) & membership_q(user)
+    return Game.objects.filter(mine | owner_q(user))
 
 
 # --- «Мои игры» ---------------------------------------------------------------------------------

@@ -26,6 +26,8 @@ number or a VK user casts it; a sign-up is ``signup.signup_create`` from VK or t
 - ``replies``: the bot's answers (a message, a chat message, a button's answer, a board reply);
   ``retries``: the GM's retry of failed deliveries; ``settle``: a delivery round's outcome
   recorded (and a chat VK created linked); ``story``: the GM's story and theme texts.
+- ``communities``: the communities hosted (the environment's kept in step), a connection
+  recorded, disconnection, who runs games where.
 - ``vkrefs``: the VK references a GM types (pure parsing); ``common``: locking, the event log,
   queueing Outbox rows (the delivery itself is the ``outbox`` package, below the services).
 
@@ -37,7 +39,7 @@ Layers (a module imports only modules below it; ``|`` separates independent ones
     publication
     mafia | phases
     prompts | replies | retries
-    acting | common | vkrefs
+    acting | common | communities | vkrefs
 """
 
 from .actions import night_action_submit

@@ -12,6 +12,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from gameplay import themes
+from gameplay.context import current_group
 from gameplay.messages import Person, render
 from gameplay.models import (
     Game,
@@ -134,10 +135,26 @@ def _next_seq(game: Game) -> int:
     return (GameEvent.objects.filter(game=game).aggregate(m=Max("seq"))["m"] or 0) + 1
 
 
+def _group_of(row: Outbox) -> int | None:
+    """The community a row goes out as: its game's, else the one being served
+    (``gameplay.context``), else None (the environment's)."""
+    game = row.game if row.game_id is not None and Outbox.game.is_cached(row) else None
+    if game is not None and game.vk_group_id is not None:
+        return int(game.vk_group_id)
+    if row.game_id is not None and game is None:
+        value = Game.objects.filter(pk=row.game_id).values_list("vk_group_id", flat=True).first()
+        if value is not None:
+            return int(value)
+    return current_group()
+
+
 def queue_outbox(*, rows: list[Outbox]) -> list[Outbox]:
     """Write Outbox rows (inserted at the end of the pipeline's transaction when it keeps
     games, in the order queued: :func:`outbox.unit_of_work.defer`; now otherwise) and have the
     delivery drain them once the transaction commits."""
+    for row in rows:
+        if row.group_id is None:
+            row.group_id = _group_of(row)
     if rows and not unit_of_work.defer(rows):
         rows = Outbox.objects.bulk_create(rows)
     if rows:

@@ -1,0 +1,93 @@
+"""Model fields for secrets at rest: VK tokens and Callback API secrets.
+
+``SecretField`` is ``django-fernet-encrypted-fields``' ``EncryptedTextField`` (Fernet,
+``cryptography``) with the deployment's own keys:
+
+- ``TOKEN_ENCRYPTION_KEYS`` (environment, comma-separated Fernet keys): the first encrypts,
+  every one decrypts. Rotation: put a new key first, keep the old ones after it, run
+  ``manage.py rotate_token_keys`` (re-encrypts every stored secret with the first key), then
+  drop the old keys. ``python -c "from cryptography.fernet import Fernet;
+  print(Fernet.generate_key().decode())"`` makes a key.
+- Without it, the package's own derivation: keys from ``SECRET_KEY`` (and
+  ``SECRET_KEY_FALLBACKS``) with ``SALT_KEY``, so a deployment that never set a key keeps
+  working; ``manage.py check --deploy`` asks for dedicated keys.
+
+A stored value no key can decrypt (a key dropped too early) reads as an empty secret, and the
+error is logged once per value: the community then shows as lacking its token, which the
+panel says, rather than sending the ciphertext to VK as a token.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import logging
+from typing import Any
+
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
+from django.conf import settings
+from encrypted_fields.fields import EncryptedTextField
+
+log = logging.getLogger(__name__)
+
+#: How every Fernet token starts (version byte 0x80, base64): what a stored value looks like.
+FERNET_PREFIX = "gAAAAA"
+
+
+@functools.lru_cache(maxsize=8)
+def _fernet(keys: tuple[bytes, ...]) -> MultiFernet:
+    return MultiFernet([Fernet(key) for key in keys])
+
+
+@functools.lru_cache(maxsize=8)
+def _derived(secret_keys: tuple[str, ...], salts: tuple[str, ...]) -> tuple[bytes, ...]:
+    """The package's derivation (PBKDF2-SHA256, 100,000 rounds), computed once per set."""
+    out = []
+    for secret_key in secret_keys:
+        for salt in salts:
+            kdf = PBKDF2HMAC(
+                algorithm=hashes.SHA256(), length=32, salt=salt.encode(), iterations=100_000
+            )
+            out.append(base64.urlsafe_b64encode(kdf.derive(secret_key.encode())))
+    return tuple(out)
+
+
+def secret_keys() -> tuple[bytes, ...]:
+    """The Fernet keys in force, the encrypting one first."""
+    configured = tuple(getattr(settings, "TOKEN_ENCRYPTION_KEYS", ()) or ())
+    if configured:
+        return tuple(key.encode() for key in configured)
+    salts = settings.SALT_KEY if isinstance(settings.SALT_KEY, list) else [settings.SALT_KEY]
+    fallbacks = list(getattr(settings, "SECRET_KEY_FALLBACKS", []) or [])
+    return _derived(tuple([settings.SECRET_KEY, *fallbacks]), tuple(salts))
+
+
+def crypter() -> MultiFernet:
+    return _fernet(secret_keys())
+
+
+class SecretField(EncryptedTextField):
+    """A text column stored Fernet-encrypted; reads give the plain text (see the module)."""
+
+    @property  # type: ignore[override]
+    def f(self) -> MultiFernet:  # the package's name for its crypter
+        return crypter()
+
+    def get_prep_value(self, value: Any) -> Any:
+        # The package stores None for an empty value; the column is NOT NULL, empty is "".
+        return super().get_prep_value(value) if value else ""
+
+    def to_python(self, value: Any) -> Any:
+        if isinstance(value, str) and value.startswith(FERNET_PREFIX):
+            try:
+                return crypter().decrypt(value.encode()).decode()
+            except InvalidToken:
+                log.error(
+                    "A stored %s cannot be decrypted with TOKEN_ENCRYPTION_KEYS (a key dropped "
+                    "before `manage.py rotate_token_keys`?); it reads as empty",
+                    self.name,
+                )
+                return ""
+        return value

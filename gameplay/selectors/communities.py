@@ -1,0 +1,133 @@
+"""Which communities this deployment serves, with what credentials, and who may use them.
+
+Every process asks here rather than reading ``VK_GROUP_TOKEN`` & co. itself: runbot (one long
+poll per :func:`served_group_ids`), the Callback endpoint (:func:`credentials` by the event's
+``group_id``), delivery (the tokens of an Outbox row's community) and the panel (which
+communities a user may create games in).
+
+The environment's community (``VK_GROUP_ID``) is a row written on start
+(``services.communities.community_sync_env``); until that row exists — in tests that set the
+settings directly, or a process started before the first migration — its credentials come
+from the settings, so a single-community deployment behaves exactly as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Q, QuerySet
+
+from gameplay.models import Community, CommunityMember, CommunityRole
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """What talking to VK as one community takes. ``repr`` never shows a secret."""
+
+    group_id: int
+    name: str = ""
+    group_token: str = field(default="", repr=False)
+    user_token: str = field(default="", repr=False)
+    callback_secret: str = field(default="", repr=False)
+    confirmation_code: str = field(default="", repr=False)
+
+
+def env_group_id() -> int | None:
+    """``VK_GROUP_ID``: the community the environment configures, if any."""
+    value = getattr(settings, "VK_GROUP_ID", None)
+    return int(value) if value is not None else None
+
+
+def _from_env() -> Credentials | None:
+    group_id = env_group_id()
+    if group_id is None:
+        return None
+    return Credentials(
+        group_id=group_id,
+        group_token=settings.VK_GROUP_TOKEN or "",
+        user_token=settings.VK_USER_TOKEN or "",
+        callback_secret=settings.VK_CALLBACK_SECRET or "",
+        confirmation_code=settings.VK_CONFIRMATION_CODE or "",
+    )
+
+
+def _of_row(row: Community) -> Credentials:
+    return Credentials(
+        group_id=int(row.vk_id),
+        name=row.name,
+        group_token=row.group_token or "",
+        user_token=row.user_token or "",
+        callback_secret=row.callback_secret or "",
+        confirmation_code=row.confirmation_code or "",
+    )
+
+
+def credentials(group_id: int | None) -> Credentials | None:
+    """The credentials of a connected community (None: the environment's), or None when this
+    deployment does not serve it (unknown, or disconnected in the panel)."""
+    if group_id is None:
+        group_id = env_group_id()
+        if group_id is None:
+            return None
+    row = Community.objects.filter(vk_id=group_id).first()
+    if row is not None:
+        return _of_row(row) if row.connected else None
+    env = _from_env()
+    return env if env is not None and env.group_id == group_id else None
+
+
+def served() -> list[Credentials]:
+    """Every community this deployment serves now, by VK id."""
+    rows = {int(r.vk_id): _of_row(r) for r in Community.objects.filter(connected=True)}
+    env = _from_env()
+    if env is not None and env.group_id not in rows and not Community.objects.filter(
+        vk_id=env.group_id
+    ).exists():
+        rows[env.group_id] = env
+    return [rows[k] for k in sorted(rows)]
+
+
+def served_group_ids() -> list[int]:
+    return [c.group_id for c in served()]
+
+
+def default_group_id() -> int | None:
+    """The community a game without one, or an Outbox row without one, belongs to: the
+    environment's."""
+    return env_group_id()
+
+
+# --- people ------------------------------------------------------------------------------------
+
+
+def communities_for(user: Any) -> QuerySet[Community]:
+    """The communities a panel user may create and run games in (all for a superuser)."""
+    if not (user.is_authenticated and user.is_active and user.is_staff):
+        return Community.objects.none()
+    if user.is_superuser:
+        return Community.objects.all()
+    return Community.objects.filter(members__user=user).distinct()
+
+
+def owned_by(user: Any) -> QuerySet[Community]:
+    """The communities whose GMs a user manages (all for a superuser)."""
+    if not (user.is_authenticated and user.is_active and user.is_staff):
+        return Community.objects.none()
+    if user.is_superuser:
+        return Community.objects.all()
+    return Community.objects.filter(members__user=user, members__role=CommunityRole.OWNER)
+
+
+def membership_q(user: Any) -> Q:
+    """Games (``Game`` rows) of communities ``user`` belongs to, or of no community."""
+    ids = CommunityMember.objects.filter(user=user).values("community__vk_id")
+    return Q(vk_group__isnull=True) | Q(vk_group_id__in=ids)
+
+
+def owner_q(user: Any) -> Q:
+    ids = CommunityMember.objects.filter(user=user, role=CommunityRole.OWNER).values(
+        "community__vk_id"
+    )
+    return Q(vk_group_id__in=ids)

@@ -1,0 +1,116 @@
+"""Communities: the environment's row kept in step with the settings, a connection's outcome
+recorded, disconnection, and the owner's hand on who runs games there.
+
+The VK side of connecting (checking a token's rights, enabling the long poll or registering the
+Callback server) is the panel's (``panel.connect``): it calls VK, then records here what it
+found. Tokens are stored encrypted (``gameplay.models.secrets``) and never logged.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from gameplay.models import Community, CommunityMember, CommunityRole
+
+log = logging.getLogger(__name__)
+
+
+@transaction.atomic
+def community_sync_env() -> Community | None:
+    """Create or update the environment's community (``VK_GROUP_ID`` with its tokens and
+    Callback settings) so that a deployment configured by environment keeps working as one
+    community among others. Without ``VK_GROUP_ID``: nothing, None. Idempotent."""
+    group_id = getattr(settings, "VK_GROUP_ID", None)
+    if group_id is None:
+        return None
+    row, created = Community.objects.select_for_update().get_or_create(
+        vk_id=int(group_id), defaults={"name": f"club{group_id}"}
+    )
+    wanted = {
+        "group_token": settings.VK_GROUP_TOKEN or "",
+        "user_token": settings.VK_USER_TOKEN or "",
+        "callback_secret": settings.VK_CALLBACK_SECRET or "",
+        "confirmation_code": settings.VK_CONFIRMATION_CODE or "",
+    }
+    changed = [name for name, value in wanted.items() if getattr(row, name) != value]
+    if created or changed or not row.from_env or not row.connected:
+        for name in changed:
+            setattr(row, name, wanted[name])
+        row.from_env = True
+        if not row.connected:
+            row.connected, row.connected_at, row.disconnected_at = True, timezone.now(), None
+        row.save()
+        log.info("The environment's community %s is %s", row.vk_id,
+                 "recorded" if created else "up to date with the environment")
+    return row
+
+
+@transaction.atomic
+def community_record(
+    *,
+    vk_id: int,
+    name: str,
+    screen_name: str = "",
+    group_token: str,
+    user_token: str = "",
+    callback_secret: str = "",
+    confirmation_code: str = "",
+    callback_server_id: int | None = None,
+    setup: dict[str, Any] | None = None,
+    connected: bool,
+    by: Any = None,
+) -> Community:
+    """Record a community after the panel's check of it with VK: its tokens, what was set up
+    and what is left, and whether it is connected (its traffic starts). The user ``by``
+    becomes its owner when it has none."""
+    row, _ = Community.objects.select_for_update().get_or_create(vk_id=int(vk_id))
+    row.name, row.screen_name = name, screen_name
+    row.group_token, row.user_token = group_token, user_token
+    if callback_secret:
+        row.callback_secret = callback_secret
+    row.confirmation_code = confirmation_code or row.confirmation_code
+    row.callback_server_id = callback_server_id or row.callback_server_id
+    row.setup = setup or {}
+    if connected and not row.connected:
+        row.connected_at, row.disconnected_at = timezone.now(), None
+    row.connected = connected
+    row.save()
+    if by is not None and getattr(by, "pk", None) is not None:
+        has_owner = row.members.filter(role=CommunityRole.OWNER).exists()
+        CommunityMember.objects.update_or_create(
+            community=row, user=by,
+            defaults={} if has_owner else {"role": CommunityRole.OWNER},
+        )
+    return row
+
+
+@transaction.atomic
+def community_disconnect(*, community: Community) -> Community:
+    """Stop the community's traffic (runbot drops its long poll, the Callback endpoint refuses
+    its events, delivery holds its rows); its games and tokens stay, to connect it again."""
+    row = Community.objects.select_for_update().get(pk=community.pk)
+    if row.connected:
+        row.connected, row.disconnected_at = False, timezone.now()
+        row.save(update_fields=["connected", "disconnected_at"])
+    return row
+
+
+@transaction.atomic
+def community_member_set(*, community: Community, user: Any, role: str = CommunityRole.GM
+                         ) -> CommunityMember:
+    """Let ``user`` run games in ``community`` (as a GM, or an owner)."""
+    member, _ = CommunityMember.objects.update_or_create(
+        community=community, user=user, defaults={"role": CommunityRole(role).value}
+    )
+    return member
+
+
+@transaction.atomic
+def community_member_remove(*, community: Community, user: Any) -> None:
+    """Take ``user``'s access to the community's games away (their games stay)."""
+    CommunityMember.objects.filter(community=community, user=user).delete()
