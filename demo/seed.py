@@ -34,7 +34,7 @@ from gameplay.models import Game, GameStatus, Phase, PhaseStatus, Seat, SeatStat
 from gameplay.rules import RoleCounts
 from gameplay.services import game_deal, game_end, game_start, signup_create
 from gameplay.services.common import current_phase
-from gameplay.services.communities import community_sync_env
+from gameplay.services.communities import community_record
 from gameplay.services.deadlines import phase_extend
 from gameplay.services.settings import game_open
 from gameplay.services.spectators import spectator_chat_link
@@ -85,12 +85,20 @@ def ensure_gm(username: str, password: str) -> Any:
     return user
 
 
+def ensure_community(gm: Any) -> None:
+    """The demo's community, connected, with the GM as its owner."""
+    community_record(
+        vk_id=config.GROUP_ID, name=config.GROUP_NAME, group_token=config.GROUP_TOKEN,
+        user_token=config.USER_TOKEN, connected=True, by=gm,
+    )
+
+
 def seed(options: SeedOptions, vk: LocalVkClient, *, wait: float = 0.0) -> SeedReport:
     """Bring the demo game to life (see the module doc); ``wait``: seconds to wait for the
     local VK server and Redis to answer."""
     wait_for_servers(vk, wait)
     gm = ensure_gm(options.gm_user, options.gm_password)
-    community_sync_env()
+    ensure_community(gm)
     register_users(vk)
     game = demo_game()
     notes: list[str] = []
