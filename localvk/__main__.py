@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 from . import persist
 from .callback_config import add_callback_arguments, configure_callbacks
+from .communities import Communities
+from .community_options import add_community_arguments, declare_communities, default_scopes
 from .server import start_site
 from .state import LocalVK
 
@@ -52,11 +54,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--log-level", default="INFO")
     add_callback_arguments(parser)
+    add_community_arguments(parser)
     return parser
 
 
 def state_from_args(args: argparse.Namespace) -> LocalVK:
-    """The community the options describe; ValueError (an operator-facing message) if wrong."""
+    """The default community the options describe, with the others (``--community``) in its
+    registry (``state.registry``); ValueError (an operator-facing message) if wrong."""
     state = LocalVK(
         group_id=args.group_id,
         group_token=args.group_token,
@@ -66,7 +70,9 @@ def state_from_args(args: argparse.Namespace) -> LocalVK:
         allow_messages_by_default=not args.deny_messages_by_default,
         group_rps=args.group_rps,
         user_rps=args.user_rps,
+        scopes=default_scopes(args.group_scopes),
     )
+    declare_communities(state, args.communities)
     configure_callbacks(
         state,
         args.callback_urls,
@@ -80,19 +86,27 @@ def state_from_args(args: argparse.Namespace) -> LocalVK:
 
 
 async def serve(
-    state: LocalVK, host: str, port: int, *, state_file: str | os.PathLike[str] | None = None
+    state: LocalVK | Communities,
+    host: str,
+    port: int,
+    *,
+    state_file: str | os.PathLike[str] | None = None,
 ) -> None:
-    """Serve until SIGINT/SIGTERM; with ``state_file``, load it first and keep it saved."""
+    """Serve every community of ``state``'s registry until SIGINT/SIGTERM; with
+    ``state_file``, load it first and keep it saved."""
+    communities = Communities.of(state)
+    state = communities.default
     saver = None
     if state_file is not None:
         if persist.load(state, state_file):
             logger.info("local VK state loaded from %s", state_file)
         saver = persist.AutoSaver(state, state_file)
-    runner, bound_port = await start_site(state, host, port)
+    runner, bound_port = await start_site(communities, host, port)
     logger.info(
         "local VK for group %s listening on http://%s:%s (API: http://%s:%s/method/, "
         "player page: http://%s:%s/sandbox/)",
-        state.group_id, host, bound_port, host, bound_port, host, bound_port,
+        ",".join(str(c.group_id) for c in communities), host, bound_port, host, bound_port,
+        host, bound_port,
     )  # fmt: skip
     if state.callbacks.config is not None:
         logger.info(
@@ -110,7 +124,7 @@ async def serve(
     try:
         await stop.wait()
     finally:
-        state.longpoll.close()
+        communities.close()
         await runner.cleanup()
         if saver is not None:
             await saver.stop()

@@ -1,6 +1,7 @@
-"""The aiohttp application: VK's ``/method/<name>``, the long-poll endpoint, ``/_test/``, and
-the player page ``/sandbox/`` (:mod:`localvk.sandbox`); while it runs, the Callback API
-pusher (:mod:`localvk.callback`) posts the events to the configured server."""
+"""The aiohttp application: VK's ``/method/<name>``, the long-poll endpoint of every hosted
+community (``/lp/<group_id>``), ``/_test/``, and the player page ``/sandbox/``
+(:mod:`localvk.sandbox`); while it runs, each community's Callback API pusher
+(:mod:`localvk.callback`) posts its events to its configured server."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 
 from aiohttp import web
 
+from .communities import Communities
 from .control import add_control_routes
 from .dispatch import handle_api_call
 from .longpoll import MAX_WAIT
@@ -20,7 +22,8 @@ from .state import LocalVK
 
 logger = logging.getLogger(__name__)
 
-STATE_KEY = web.AppKey("localvk_state", LocalVK)
+#: The communities the app serves (:class:`~localvk.communities.Communities`).
+COMMUNITIES_KEY = web.AppKey("localvk_communities", Communities)
 DEFAULT_WAIT = 25
 # An execute of 25 long Cyrillic messages is well over aiohttp's default 1 MiB body limit.
 MAX_BODY_BYTES = 32 * 1024 * 1024
@@ -59,14 +62,17 @@ def drop_connection(request: web.Request) -> web.StreamResponse:
     raise web.HTTPServiceUnavailable()  # never written: the transport is gone
 
 
-def state_of(request: web.Request) -> LocalVK:
-    return request.app[STATE_KEY]
+def communities_of(request: web.Request) -> Communities:
+    return request.app[COMMUNITIES_KEY]
 
 
 async def handle_method(request: web.Request) -> web.StreamResponse:
     params = await request_params(request)
     answer = await handle_api_call(
-        state_of(request), request.match_info["method"], params, base_url=base_url(request)
+        communities_of(request),
+        request.match_info["method"],
+        params,
+        base_url=base_url(request),
     )
     if answer.drop is not None or answer.body is None:
         return drop_connection(request)
@@ -82,9 +88,10 @@ def _wait_seconds(params: Mapping[str, str]) -> float:
 
 
 async def handle_longpoll(request: web.Request) -> web.StreamResponse:
-    state = state_of(request)
+    raw = request.match_info["group_id"]
+    state = communities_of(request).find(int(raw)) if raw.isdigit() else None
     params = await request_params(request)
-    if request.match_info["group_id"] != str(state.group_id) or params.get("act") != "a_check":
+    if state is None or params.get("act") != "a_check":
         return json_response({"failed": 2})
     answer = await state.longpoll.poll(
         params.get("key", ""), params.get("ts", ""), _wait_seconds(params)
@@ -93,26 +100,27 @@ async def handle_longpoll(request: web.Request) -> web.StreamResponse:
 
 
 async def _on_startup(app: web.Application) -> None:
-    app[STATE_KEY].longpoll.reopen()
-    await app[STATE_KEY].callbacks.start()
+    await app[COMMUNITIES_KEY].start()
 
 
 async def _on_shutdown(app: web.Application) -> None:
-    app[STATE_KEY].longpoll.close()
+    app[COMMUNITIES_KEY].close()
 
 
 async def _on_cleanup(app: web.Application) -> None:
-    await app[STATE_KEY].callbacks.stop()
+    await app[COMMUNITIES_KEY].stop()
 
 
-def make_app(state: LocalVK | None = None) -> web.Application:
-    """The local VK server for ``state`` (a default :class:`LocalVK` if omitted)."""
+def make_app(state: LocalVK | Communities | None = None) -> web.Application:
+    """The local VK server for ``state``: one community (its registry, if it is in one: the
+    others are served too), or a :class:`~localvk.communities.Communities` (a default
+    :class:`LocalVK` if omitted)."""
     app = web.Application(client_max_size=MAX_BODY_BYTES)
-    app[STATE_KEY] = state if state is not None else LocalVK()
+    app[COMMUNITIES_KEY] = Communities.of(state)
     app.router.add_route("*", "/method/{method}", handle_method)
     app.router.add_route("*", "/lp/{group_id}", handle_longpoll)
-    add_control_routes(app, STATE_KEY)
-    add_sandbox_routes(app, STATE_KEY)
+    add_control_routes(app, COMMUNITIES_KEY)
+    add_sandbox_routes(app, COMMUNITIES_KEY)
     app.on_startup.append(_on_startup)
     app.on_shutdown.append(_on_shutdown)
     app.on_cleanup.append(_on_cleanup)

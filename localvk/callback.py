@@ -50,10 +50,11 @@ CONFIRMATION = "confirmation"
 ANSWER_KEPT = 200
 #: What :meth:`CallbackPusher.stats` counts: events pushed, of them sent twice (injected),
 #: POSTs of events, of them answered ``ok``, retries among them, events given up, events not
-#: pushed because the server was not (yet) confirmed, and confirmation requests.
+#: pushed because the server was not (yet) confirmed, confirmation requests, and events of a
+#: type the server does not take (``groups.setCallbackSettings``).
 COUNTERS = (
     "events", "duplicated", "posts", "ok", "retries", "failed", "not_confirmed",
-    "confirmation_requests",
+    "confirmation_requests", "not_enabled",
 )  # fmt: skip
 
 
@@ -211,6 +212,9 @@ class CallbackPusher:
         with self._lock:
             config, runtime = self.config, self._runtime
             if config is None:
+                return
+            if not config.pushes(str(update.get("type"))):
+                self._counters["not_enabled"] += 1
                 return
             if not self.confirmed or runtime is None:
                 self._counters["not_confirmed"] += 1

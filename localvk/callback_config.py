@@ -26,6 +26,8 @@ class CallbackConfig:
     backoff: float = 0.1
     timeout: float = 10.0
     confirm_interval: float = 1.0
+    #: The event types pushed (``groups.setCallbackSettings``); None: every type.
+    events: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.urls, str):
@@ -47,6 +49,13 @@ class CallbackConfig:
             raise ValueError("retries must not be negative")
         if self.backoff < 0 or self.timeout <= 0 or self.confirm_interval <= 0:
             raise ValueError("backoff must not be negative; timeout and confirm_interval > 0")
+        if self.events is not None:
+            if isinstance(self.events, str) or not all(isinstance(e, str) for e in self.events):
+                raise ValueError("events must be a list of event types")
+            object.__setattr__(self, "events", tuple(sorted(set(self.events))))
+
+    def pushes(self, event_type: str) -> bool:
+        return self.events is None or event_type in self.events
 
     def to_dict(self) -> dict[str, Any]:
         """The settings, without the confirmation code and the secret (only whether set)."""
@@ -54,6 +63,7 @@ class CallbackConfig:
         data["urls"] = list(self.urls)
         data["secret"] = bool(self.secret)
         data["confirmation_code"] = bool(self.confirmation_code)
+        data["events"] = None if self.events is None else list(self.events)
         return data
 
     @classmethod
@@ -66,6 +76,11 @@ class CallbackConfig:
         urls = data.get("urls")
         if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
             raise ValueError("urls must be a list of URLs")
+        events = data.get("events")
+        if events is not None and (
+            not isinstance(events, list) or not all(isinstance(e, str) for e in events)
+        ):
+            raise ValueError("events must be a list of event types")
         try:
             return cls(
                 urls=tuple(urls),
@@ -76,6 +91,7 @@ class CallbackConfig:
                 backoff=float(data.get("backoff", 0.1)),
                 timeout=float(data.get("timeout", 10.0)),
                 confirm_interval=float(data.get("confirm_interval", 1.0)),
+                events=None if events is None else tuple(events),
             )
         except (TypeError, ValueError) as exc:
             raise ValueError(str(exc)) from None

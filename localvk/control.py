@@ -2,6 +2,20 @@
 
 Every endpoint takes and returns JSON. A bad request is HTTP 400 ``{"error": "â€¦"}``.
 
+Every endpoint below that acts on a community takes an optional ``group_id`` (in the JSON
+body of a POST, in the query of a GET or DELETE): the hosted community it is about; without
+it, the default (first) community, so single-community callers need not know. An unknown
+``group_id`` is a 400.
+
+- ``GET /_test/communities`` every hosted community (id, name, screen name, the default
+  one, its community tokens as fingerprints with their scopes, its admins' user ids);
+  ``POST /_test/communities`` ``{group_id, group_token, user_tokens?, name?, screen_name?,
+  scopes?}`` creates one (``user_tokens``: a list of tokens, or ``{token: user_id}``;
+  ``scopes``: a list or ``"messages,manage"``, default messages, manage, photos, docs; ``[]``
+  or ``""``: a token without rights) and answers it as the list does;
+  ``POST /_test/communities/tokens`` ``{group_id, token, kind?: "group"|"user", scopes?,
+  user_id?}`` adds another community token (with its scopes) or admin user token
+
 - ``POST /_test/message_new`` ``{from_id, text, peer_id?, payload?, client_info?}``
 - ``POST /_test/message_event`` ``{user_id, payload?, peer_id?, conversation_message_id?}``
 - ``POST /_test/board_post`` ``{from_id, topic_id, text}``; ``/_test/board_post_edit``
@@ -19,9 +33,12 @@ Every endpoint takes and returns JSON. A bad request is HTTP 400 ``{"error": "â€
   timeout?, confirm_interval?}`` (push to that server, after it confirms; see
   :class:`~localvk.callback.CallbackConfig`); ``DELETE /_test/callback`` (stop pushing);
   ``GET /_test/callback/deliveries?since=`` (every POST with its answer)
-- ``GET /_test/calls?method=&token_kind=&since=&include_inner=``, ``GET /_test/stats``,
-  ``GET /_test/messages?peer_id=&sent=``, ``GET /_test/events``, ``GET /_test/state``
-- ``POST /_test/reset``
+- ``GET /_test/calls?method=&token_kind=&since=&include_inner=&all=`` (``all=1``: every
+  community's calls, ordered by ``seq``; each record has ``group_id``, ``token_kind``,
+  ``user_id`` and ``token``, a fingerprint of the token), ``GET /_test/stats``,
+  ``GET /_test/messages?peer_id=&sent=``, ``GET /_test/events``, ``GET /_test/state``,
+  ``GET /_test/board`` (the community's topics with their comments)
+- ``POST /_test/reset`` (with ``group_id``: that community; without: every community)
 """
 
 from __future__ import annotations
@@ -35,8 +52,10 @@ from aiohttp import web
 
 from .callback_config import CallbackConfig
 from .faults import FaultConfig
+from .models import GROUP
 
 if TYPE_CHECKING:
+    from .communities import Communities
     from .state import LocalVK
 
 _dumps = functools.partial(json.dumps, ensure_ascii=False)
@@ -95,15 +114,57 @@ def _query_flag(request: web.Request, name: str) -> bool | None:
     return None if raw is None else raw.lower() in {"1", "true", "yes"}
 
 
-def add_control_routes(app: web.Application, state_key: web.AppKey[LocalVK]) -> None:
+def _community(communities: Communities, source: Mapping[str, Any]) -> LocalVK:
+    """The community ``group_id`` names (the default one without it)."""
+    if source.get("group_id") in (None, ""):
+        return communities.default
+    return communities.get(_int(source, "group_id"))
+
+
+def _token_list(data: Mapping[str, Any]) -> dict[str, int] | list[str]:
+    tokens = data.get("user_tokens", [])
+    if isinstance(tokens, dict):
+        return {str(token): _int(tokens, token) for token in tokens}
+    if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
+        raise BadRequest("user_tokens should be a list of tokens or {token: user_id}")
+    return tokens
+
+
+def add_control_routes(app: web.Application, key: web.AppKey[Communities]) -> None:
     """Register every ``/_test/`` route on ``app``."""
 
-    def route(method: str, path: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        def register(action: Callable[[LocalVK, web.Request, dict[str, Any]], Any]) -> Any:
+    def registry_route(
+        method: str, path: str
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """An endpoint about the server's communities, not one of them."""
+
+        def register(action: Callable[[Communities, web.Request, dict[str, Any]], Any]) -> Any:
             async def handler(request: web.Request) -> web.StreamResponse:
-                state = request.app[state_key]
                 try:
                     data = await _body(request) if request.method in {"POST", "PUT"} else {}
+                    result = action(request.app[key], request, data)
+                except (BadRequest, ValueError, KeyError, TypeError) as exc:
+                    return _reply({"error": str(exc)}, status=400)
+                return _reply(result)
+
+            app.router.add_route(method, f"/_test/{path}", handler)
+            return action
+
+        return register
+
+    def route(method: str, path: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """An endpoint about one community: ``group_id`` (body or query) says which."""
+
+        def register(action: Callable[[LocalVK, web.Request, dict[str, Any]], Any]) -> Any:
+            async def handler(request: web.Request) -> web.StreamResponse:
+                try:
+                    if request.method in {"POST", "PUT"}:
+                        data = await _body(request)
+                        state = _community(request.app[key], data)
+                        data.pop("group_id", None)
+                    else:
+                        data = {}
+                        state = _community(request.app[key], request.query)
                     result = action(state, request, data)
                 except (BadRequest, ValueError, KeyError, TypeError) as exc:
                     return _reply({"error": str(exc)}, status=400)
@@ -113,6 +174,52 @@ def add_control_routes(app: web.Application, state_key: web.AppKey[LocalVK]) -> 
             return action
 
         return register
+
+    @registry_route("GET", "communities")
+    def communities(registry: Communities, _: web.Request, __: dict[str, Any]) -> Any:
+        return {"communities": [registry.describe(state) for state in registry]}
+
+    @registry_route("POST", "communities")
+    def create_community(registry: Communities, _: web.Request, data: dict[str, Any]) -> Any:
+        scopes = data.get("scopes")
+        if scopes is not None and not isinstance(scopes, str | list):
+            raise BadRequest("scopes should be a list or a comma-separated string")
+        screen_name = data.get("screen_name")
+        if screen_name is not None and not isinstance(screen_name, str):
+            raise BadRequest("screen_name should be a string")
+        name = data.get("name")
+        if name is not None and not isinstance(name, str):
+            raise BadRequest("name should be a string")
+        state = registry.create(
+            group_id=_int(data, "group_id"),
+            group_token=_str(data, "group_token"),
+            user_tokens=_token_list(data),
+            group_name=name,
+            screen_name=screen_name,
+            scopes=scopes,
+        )
+        return registry.describe(state)
+
+    @registry_route("POST", "communities/tokens")
+    def add_token(registry: Communities, _: web.Request, data: dict[str, Any]) -> Any:
+        scopes = data.get("scopes")
+        if scopes is not None and not isinstance(scopes, str | list):
+            raise BadRequest("scopes should be a list or a comma-separated string")
+        return registry.add_token(
+            _int(data, "group_id"),
+            _str(data, "token"),
+            kind=_str(data, "kind", GROUP),
+            scopes=scopes,
+            user_id=_opt_int(data, "user_id"),
+        )
+
+    @registry_route("POST", "reset")
+    def reset(registry: Communities, _: web.Request, data: dict[str, Any]) -> Any:
+        if data.get("group_id") is None:
+            registry.reset()
+        else:
+            registry.get(_int(data, "group_id")).reset()
+        return {"ok": True}
 
     @route("POST", "message_new")
     def message_new(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:
@@ -246,7 +353,8 @@ def add_control_routes(app: web.Application, state_key: web.AppKey[LocalVK]) -> 
     @route("GET", "calls")
     def calls(state: LocalVK, request: web.Request, _: dict[str, Any]) -> Any:
         query = request.query
-        records = state.calls(
+        source: Any = request.app[key] if _query_flag(request, "all") else state
+        records = source.calls(
             query.get("method") or None,
             token_kind=query.get("token_kind") or None,
             since=_int(query, "since", 0),
@@ -278,7 +386,7 @@ def add_control_routes(app: web.Application, state_key: web.AppKey[LocalVK]) -> 
     def snapshot(state: LocalVK, _: web.Request, __: dict[str, Any]) -> Any:
         return state.snapshot()
 
-    @route("POST", "reset")
-    def reset(state: LocalVK, _: web.Request, __: dict[str, Any]) -> Any:
-        state.reset()
-        return {"ok": True}
+    @route("GET", "board")
+    def board(state: LocalVK, _: web.Request, __: dict[str, Any]) -> Any:
+        with state.lock:
+            return {"topics": [topic.to_dict() for topic in state.topics.values()]}

@@ -1,5 +1,7 @@
-"""One API request from arrival to answer: version, method, token, rate limit, injected
-faults, the method itself (``execute`` included), and the record of it all."""
+"""One API request from arrival to answer: version, method, token (which community it goes
+to: :meth:`~localvk.communities.Communities.resolve`), rate limit, injected faults, the
+method itself (``execute`` included), its token's rights, and the record of it all (in the
+community's call log; a call without a valid token in the default community's)."""
 
 from __future__ import annotations
 
@@ -10,12 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .communities import Communities, Identity
 from .errors import VKError, group_auth_error
 from .execute import compile_code, run_program
 from .faults import NO_FAULT, DropMode, FaultDecision
 from .methods import METHODS, CallContext
 from .params import Params, encode_params
-from .recording import CallRecord
+from .recording import CallRecord, token_fingerprint
 
 if TYPE_CHECKING:
     from .state import LocalVK
@@ -61,24 +64,30 @@ def _check_version(version: str | None) -> None:
         raise VKError(8, "versions below 5.81 are deprecated")
 
 
-def _authenticate(state: LocalVK, token: str | None) -> tuple[str, int | None]:
+def _authenticate(token: str | None, identity: Identity | None) -> Identity:
     if token is None or token == "":
         raise VKError(5, "no access_token passed.")
-    identity = state.token_identity(token)
     if identity is None:
         raise VKError(5, "invalid access_token (4).")
     return identity
 
 
 async def handle_api_call(
-    state: LocalVK, method: str, raw_params: Mapping[str, str], *, base_url: str
+    server: LocalVK | Communities,
+    method: str,
+    raw_params: Mapping[str, str],
+    *,
+    base_url: str,
 ) -> ApiAnswer:
     """Answer one request to ``/method/<method>`` (the HTTP layer only encodes the answer)."""
+    communities = Communities.of(server)
     params = dict(raw_params)
     token = params.pop("access_token", None)
     version = params.pop("v", None)
     echo = request_params(method, version, params)
     decision: FaultDecision = NO_FAULT
+    found = communities.resolve(token, params)
+    state = found.state if found is not None else communities.default
     with state.lock:
         record = state.log.add(
             CallRecord(
@@ -89,16 +98,19 @@ async def handle_api_call(
                 method=method,
                 params=params,
                 version=version,
+                token=token_fingerprint(token),
             )
         )
         try:
             _check_version(version)
             if method != EXECUTE and method not in METHODS:
                 raise VKError(3)
-            kind, user_id = _authenticate(state, token)
+            identity = _authenticate(token, found)
+            kind, user_id = identity.kind, identity.user_id
             record.token_kind, record.user_id = kind, user_id
+            record.group_id = state.group_id
             assert token is not None
-            if not state.limits.try_acquire(token, kind, record.monotonic):
+            if not identity.home.limits.try_acquire(token, kind, record.monotonic):
                 raise VKError(6)
             decision = state.faults.decide(method)
         except VKError as exc:
@@ -116,7 +128,9 @@ async def handle_api_call(
             record.error = exc.to_error()
             body: dict[str, Any] = {"error": exc.to_error(echo)}
         else:
-            ctx = CallContext(state, token, kind, user_id, Params(params), base_url, record.seq)
+            ctx = CallContext(
+                state, token, kind, user_id, Params(params), base_url, record.seq, communities
+            )
             body = _run(ctx, method, record, echo)
     if decision.drop == "after":
         record.fault = "drop_after"
@@ -154,6 +168,8 @@ def invoke(ctx: CallContext, method: str) -> Any:
         raise VKError(3)
     if spec.user_only and ctx.is_group:
         raise group_auth_error()
+    if spec.scope is not None and ctx.is_group and spec.scope not in ctx.scopes:
+        raise VKError(15, "no access to call this method")
     return spec.impl(ctx)
 
 
@@ -174,6 +190,8 @@ def _execute(ctx: CallContext) -> tuple[Any, list[dict[str, Any]]]:
                 params=params,
                 parent=ctx.parent_seq,
                 user_id=ctx.user_id,
+                group_id=state.group_id,
+                token=token_fingerprint(ctx.token),
             )
         )
         inner = CallContext(
@@ -184,6 +202,7 @@ def _execute(ctx: CallContext) -> tuple[Any, list[dict[str, Any]]]:
             Params(params),
             ctx.base_url,
             ctx.parent_seq,
+            ctx.communities,
         )
         try:
             if method == EXECUTE:

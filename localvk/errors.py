@@ -39,6 +39,7 @@ ERROR_TEXTS: dict[int, str] = {
     927: "Chat does not exist",
     932: "Your community can't interact with this peer",
     935: "User not found in chat",
+    2000: "Servers number limit is reached",
 }
 
 # Error codes the fault injector may produce (any code above is accepted; these are the usual).

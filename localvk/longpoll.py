@@ -48,14 +48,24 @@ class LongPollQueue:
         self._lock = lock or threading.RLock()
         self._events: deque[LongPollEvent] = deque(maxlen=history_size)
         self._next_seq = 1
+        #: Every delivered event numbered from here on is kept (an older ts: ``failed: 1``).
+        self._history_start = 1
         self._salt = secrets.token_hex(8)
         self._keys: set[str] = set()
         self._current_key: str | None = None
         self._waiters: set[asyncio.Future[None]] = set()
         self._closed = False
         self._listeners: list[Callable[[dict[str, Any]], None]] = []
+        #: Which event types the long poll delivers (``groups.setLongPollSettings``): the
+        #: others still get a number and an event id and reach the listeners (the Callback
+        #: API), but no poller sees them.
+        self.delivers: Callable[[str], bool] = lambda event_type: True
 
     # --- server side ---------------------------------------------------------------------
+
+    @property
+    def history_size(self) -> int | None:
+        return self._events.maxlen
 
     @property
     def ts(self) -> int:
@@ -89,8 +99,11 @@ class LongPollQueue:
                 "v": API_VERSION,
                 "object": obj,
             }
-            self._events.append(LongPollEvent(seq, update))
-            self._wake()
+            if self.delivers(event_type):
+                if self._events.maxlen is not None and len(self._events) == self._events.maxlen:
+                    self._history_start = self._events[0].seq + 1
+                self._events.append(LongPollEvent(seq, update))
+                self._wake()
             for listener in self._listeners:
                 listener(update)
             return update
@@ -110,6 +123,7 @@ class LongPollQueue:
         """Forget the kept events: a poller behind the current ts gets ``failed: 1``."""
         with self._lock:
             self._events.clear()
+            self._history_start = self._next_seq
 
     def clear(self) -> None:
         """Forget events but keep the numbering and keys, so running pollers go on."""
@@ -150,6 +164,7 @@ class LongPollQueue:
             self._events.clear()
             self._events.extend(sorted(events, key=lambda e: e.seq))
             self._next_seq = next_seq
+            self._history_start = self._events[0].seq if self._events else next_seq
             self._salt = str(data["salt"])
 
     # --- poller side ---------------------------------------------------------------------
@@ -165,7 +180,7 @@ class LongPollQueue:
                 return {"failed": 3}
             if wanted > self._next_seq or wanted < 0:
                 return {"failed": 3}
-            oldest = self._events[0].seq if self._events else self._next_seq
+            oldest = self._history_start
             if wanted < oldest:
                 return {"failed": 1, "ts": oldest}
             updates = [event.update for event in self._events if event.seq >= wanted]

@@ -6,7 +6,11 @@ de-duplication, who allows messages, chats and their members and invite links, t
 and event-id salt, pressed callback buttons still awaiting their answer, and the users a
 person plays on the player page. Not kept: the call log, rate and flood counters, faults and
 long-poll keys (pollers get ``failed: 2``, take a new key and keep their ts, as after a VK
-restart).
+restart). Also the connect-flow settings of each community (long poll and Callback servers,
+bot settings, the confirmation code) and, when the server hosts more than the default
+community, the others (``communities``: each with its tokens, name and content), so
+communities created at runtime come back; a community declared again on the command line keeps
+its declared tokens and gets its content back.
 
 :func:`save` writes atomically (a temporary file, then a rename), so a crash leaves the last
 complete file. :class:`AutoSaver` saves every few seconds when something changed.
@@ -24,6 +28,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from .communities import Communities
+from .community_settings import CommunitySettings
 from .models import CallbackEvent, Chat, ChatMember, Message, User
 from .state import LocalVK
 
@@ -40,15 +46,38 @@ class StateFileError(Exception):
 
 
 def export_state(state: LocalVK) -> dict[str, Any]:
-    """Everything worth keeping, as JSON-ready data."""
-    now = time.monotonic()
+    """Everything worth keeping, as JSON-ready data: the default community ``state`` and
+    the other communities of its registry."""
     with state.lock:
+        others = [c for c in Communities.of(state) if c is not state]
         return {
             "format": FORMAT,
             "version": VERSION,
             "group_id": state.group_id,
             "saved_at": int(time.time()),
             "users": [asdict(u) for u in state.users.values()],
+            **_export_content(state),
+            "communities": [
+                {"declaration": _declaration(other), **_export_content(other)}
+                for other in others
+            ],
+        }
+
+
+def _declaration(state: LocalVK) -> dict[str, Any]:
+    return {
+        "group_id": state.group_id,
+        "group_tokens": [[token, sorted(scopes)] for token, scopes in state.group_tokens.items()],
+        "user_tokens": [[token, uid] for token, uid in state.user_tokens.items()],
+        "group_name": state.group_name,
+        "screen_name": state.screen_name,
+    }
+
+
+def _export_content(state: LocalVK) -> dict[str, Any]:
+    now = time.monotonic()
+    with state.lock:
+        return {
             "messages": [asdict(m) for m in state.messages],
             "message_seq": state._message_seq,
             "cmid": [[peer, n] for peer, n in state._cmid.items()],
@@ -75,6 +104,7 @@ def export_state(state: LocalVK) -> dict[str, Any]:
                 if e.answer is None
             ],
             "taken_over": sorted(state.taken_over),
+            "settings": state.settings.export(),
         }
 
 
@@ -92,13 +122,37 @@ def import_state(state: LocalVK, data: Any) -> None:
             f"{state.group_id}"
         )
     try:
+        users = {int(u["id"]): User(**u) for u in data["users"]}
         _apply(state, data)
+        with state.lock:
+            state.users.clear()
+            state.users.update(users)
+        for extra in data.get("communities", []):
+            _import_community(Communities.of(state), extra)
     except (KeyError, TypeError, ValueError) as exc:
         raise StateFileError(f"broken state file: {type(exc).__name__}: {exc}") from exc
 
 
+def _import_community(communities: Communities, data: dict[str, Any]) -> None:
+    """One more community: the one declared with that id, else a new one as saved."""
+    declared = data["declaration"]
+    state = communities.find(int(declared["group_id"]))
+    if state is None:
+        (token, scopes), *more = declared["group_tokens"]
+        state = communities.create(
+            group_id=int(declared["group_id"]),
+            group_token=str(token),
+            user_tokens={str(t): int(uid) for t, uid in declared["user_tokens"]},
+            group_name=str(declared["group_name"]),
+            screen_name=str(declared["screen_name"]),
+            scopes=[str(s) for s in scopes],
+        )
+        for token, scopes in more:
+            communities.add_token(state.group_id, str(token), scopes=[str(s) for s in scopes])
+    _apply(state, data)
+
+
 def _apply(state: LocalVK, data: dict[str, Any]) -> None:
-    users = {int(u["id"]): User(**u) for u in data["users"]}
     messages = [Message(**m) for m in data["messages"]]
     by_id = {m.id: m for m in messages}
     random_ids = {
@@ -125,6 +179,10 @@ def _apply(state: LocalVK, data: dict[str, Any]) -> None:
         fields["created"] = now - float(raw.get("age", 0.0))
         event = CallbackEvent(**fields)
         events[event.event_id] = event
+    settings = None
+    if "settings" in data:
+        settings = CommunitySettings()
+        settings.restore(data["settings"])
     with state.lock:
         board_before = state.board.export()
         longpoll_before = state.longpoll.export()
@@ -135,7 +193,9 @@ def _apply(state: LocalVK, data: dict[str, Any]) -> None:
             state.board.restore(board_before)
             state.longpoll.restore(longpoll_before)
             raise
-        state.users = users
+        if settings is not None:
+            state.settings = settings
+            state.apply_callback_servers()
         state.messages = messages
         state._message_seq = max(int(data["message_seq"]), max(by_id, default=0))
         state._cmid = {int(peer): int(n) for peer, n in data["cmid"]}
@@ -151,6 +211,16 @@ def fingerprint(state: LocalVK) -> tuple[Any, ...]:
     """Changes whenever something :func:`export_state` keeps has changed (cheap)."""
     with state.lock:
         return (
+            len(state.users),
+            tuple(_fingerprint(community) for community in Communities.of(state)),
+        )
+
+
+def _fingerprint(state: LocalVK) -> tuple[Any, ...]:
+    with state.lock:
+        return (
+            state.group_id,
+            state.settings.fingerprint(),
             state._message_seq,
             state.edit_seq,
             state.longpoll.ts,

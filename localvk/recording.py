@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+import hashlib
+import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .limits import max_in_window
 
 
+def token_fingerprint(token: str | None) -> str | None:
+    """A short stand-in for a token in the record (``sha256`` hex, 12 characters): which
+    token a call came with, without the token itself."""
+    if not token:
+        return None
+    return hashlib.sha256(token.encode()).hexdigest()[:12]
+
+
 @dataclass
 class CallRecord:
-    """One API call. ``parent`` is the seq of the ``execute`` a call ran inside, else None."""
+    """One API call. ``parent`` is the seq of the ``execute`` a call ran inside, else None.
+    ``group_id`` is the community the call was attributed to (by its token; None for a call
+    without a valid token), ``token`` the :func:`token_fingerprint` of its token."""
 
     seq: int
     time: float
@@ -25,6 +38,8 @@ class CallRecord:
     fault: str | None = None
     parent: int | None = None
     user_id: int | None = None
+    group_id: int | None = None
+    token: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -50,19 +65,22 @@ class CallRecord:
             "fault": self.fault,
             "parent": self.parent,
             "user_id": self.user_id,
+            "group_id": self.group_id,
+            "token": self.token,
         }
 
 
 class CallLog:
     """Append-only list of :class:`CallRecord` with the queries tests need."""
 
-    def __init__(self) -> None:
+    def __init__(self, counter: Callable[[], int] | None = None) -> None:
+        """``counter``: where the seq numbers come from (the communities of one server share
+        one, so seqs are unique and ordered across them)."""
         self.records: list[CallRecord] = []
-        self._seq = 0
+        self._counter = counter if counter is not None else itertools.count(1).__next__
 
     def next_seq(self) -> int:
-        self._seq += 1
-        return self._seq
+        return self._counter()
 
     def add(self, record: CallRecord) -> CallRecord:
         self.records.append(record)

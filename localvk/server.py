@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from .app import make_app
+from .communities import Communities
 from .state import LocalVK
 
 if TYPE_CHECKING:
@@ -24,11 +25,20 @@ SHUTDOWN_TIMEOUT = 1.0
 
 @dataclass
 class RunningServer:
-    """A started server: its state and where it listens."""
+    """A started server: its default community's state, where it listens, and every
+    community it hosts (``communities``: ``srv.communities.create(...)`` adds one)."""
 
     state: LocalVK
     host: str
     port: int
+
+    @property
+    def communities(self) -> Communities:
+        return Communities.of(self.state)
+
+    def community(self, group_id: int | None = None) -> LocalVK:
+        """A hosted community's state (None: the default one)."""
+        return self.communities.get(group_id)
 
     @property
     def url(self) -> str:
@@ -57,30 +67,43 @@ def point_api_at(api_url: str, token: str) -> API:
     return api
 
 
-async def start_site(state: LocalVK, host: str, port: int) -> tuple[web.AppRunner, int]:
-    runner = web.AppRunner(make_app(state), access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT)
+async def start_site(
+    state: LocalVK | Communities, host: str, port: int
+) -> tuple[web.AppRunner, int]:
+    communities = Communities.of(state)
+    runner = web.AppRunner(
+        make_app(communities), access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT
+    )
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
     bound_port = int(runner.addresses[0][1])
-    state.base_url = f"http://{host}:{bound_port}"
+    for community in communities:
+        community.base_url = f"http://{host}:{bound_port}"
     return runner, bound_port
 
 
 @asynccontextmanager
 async def running_server(
-    state: LocalVK | None = None, *, host: str = "127.0.0.1", port: int = 0, **state_options: Any
+    state: LocalVK | Communities | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    **state_options: Any,
 ) -> AsyncIterator[RunningServer]:
-    """Serve ``state`` (or ``LocalVK(**state_options)``) on ``host:port`` (0: a free port)."""
+    """Serve ``state`` (a community with the others of its registry, a
+    :class:`~localvk.communities.Communities`, or ``LocalVK(**state_options)``) on
+    ``host:port`` (0: a free port)."""
     if state is None:
         state = LocalVK(**state_options)
     elif state_options:
         raise TypeError("pass either a LocalVK or options for a new one, not both")
-    runner, bound_port = await start_site(state, host, port)
+    communities = Communities.of(state)
+    runner, bound_port = await start_site(communities, host, port)
     try:
-        yield RunningServer(state, host, bound_port)
+        yield RunningServer(communities.default, host, bound_port)
     finally:
-        state.longpoll.close()
+        communities.close()
         await runner.cleanup()
 
 
@@ -88,9 +111,14 @@ class ServerThread:
     """The local VK in a daemon thread with its own event loop; a context manager."""
 
     def __init__(
-        self, state: LocalVK | None = None, *, host: str = "127.0.0.1", port: int = 0
+        self,
+        state: LocalVK | Communities | None = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
     ) -> None:
-        self.state = state if state is not None else LocalVK()
+        self.communities = Communities.of(state)
+        self.state = self.communities.default
         self.host = host
         self.port = port
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -122,7 +150,7 @@ class ServerThread:
         asyncio.set_event_loop(loop)
         try:
             self._runner, self.port = loop.run_until_complete(
-                start_site(self.state, self.host, self.port)
+                start_site(self.communities, self.host, self.port)
             )
         except BaseException as exc:  # reported to the starting thread
             self._error = exc
@@ -133,7 +161,7 @@ class ServerThread:
         try:
             loop.run_forever()
         finally:
-            self.state.longpoll.close()
+            self.communities.close()
             if self._runner is not None:
                 loop.run_until_complete(self._runner.cleanup())
             loop.close()

@@ -1,6 +1,6 @@
-"""Board (discussion) methods. Adding topics and comments and reading comments need a user
-token (a community admin's); a community token gets error 27, as from VK. Deleting a comment
-works with both."""
+"""Board (discussion) methods. Adding topics and comments and reading topics and comments
+need a user token (a community admin's); a community token gets error 27, as from VK.
+Deleting a comment works with both. Topic and comment ids are the community's own."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from .registry import CallContext, check_group_id, method
 MAX_TITLE_LENGTH = 128
 MAX_COMMENT_LENGTH = 16_000
 MAX_COUNT = 100
+DEFAULT_PREVIEW_LENGTH = 90
 
 
 def _topic(ctx: CallContext) -> Topic:
@@ -124,3 +125,67 @@ def delete_comment(ctx: CallContext) -> int:
             raise param_error("comment_id is invalid")
         state.board.delete_comment(topic, comment_id)
     return 1
+
+
+def _topic_item(topic: Topic, preview: int, preview_length: int) -> dict[str, Any]:
+    visible = topic.visible_comments()
+    last = visible[-1] if visible else None
+    item: dict[str, Any] = {
+        "id": topic.id,
+        "title": topic.title,
+        "created": topic.date,
+        "created_by": topic.created_by,
+        "updated": last.date if last else topic.date,
+        "updated_by": last.from_id if last else topic.created_by,
+        "is_closed": int(topic.is_closed),
+        "is_fixed": 0,
+        "comments": len(visible),
+    }
+    limit = preview_length or None
+    if preview == 1:
+        item["first_comment"] = (visible[0].text if visible else "")[:limit]
+    elif preview == 2:
+        item["last_comment"] = (last.text if last else "")[:limit]
+    return item
+
+
+@method("board.getTopics", user_only=True)
+def get_topics(ctx: CallContext) -> dict[str, Any]:
+    """The community's topics (``topic_ids`` to pick some), VK's ``order`` (1/0 latest
+    activity first, 2 newest first, -1/-2 the other way), ``offset``/``count`` (≤ 100),
+    ``preview`` 1/2 with ``preview_length``, ``extended`` profiles and groups."""
+    check_group_id(ctx, required=True, admin=False)
+    params = ctx.params
+    wanted = params.get_int_list("topic_ids", minimum=1)
+    order = params.get_int("order", default=0, minimum=-2, maximum=2)
+    offset = params.get_int("offset", default=0, minimum=0)
+    count = params.get_int("count", default=40, minimum=0, maximum=MAX_COUNT)
+    preview = params.get_int("preview", default=0, minimum=0, maximum=2)
+    preview_length = params.get_int(
+        "preview_length", default=DEFAULT_PREVIEW_LENGTH, minimum=0
+    )
+    extended = params.get_bool("extended")
+    assert order is not None and offset is not None and count is not None
+    assert preview is not None and preview_length is not None
+    state = ctx.state
+    with state.lock:
+        topics = [t for t in state.topics.values() if wanted is None or t.id in wanted]
+        items = [_topic_item(t, preview, preview_length) for t in topics]
+        key = "created" if abs(order) == 2 else "updated"
+        items.sort(key=lambda item: (item[key], item["id"]), reverse=order >= 0)
+        page = items[offset : offset + count]
+        answer: dict[str, Any] = {
+            "count": len(items),
+            "items": page,
+            "default_order": 1,
+            "can_add_topics": int(ctx.is_admin),
+        }
+        if extended:
+            authors = dict.fromkeys(
+                a for item in page for a in (item["created_by"], item["updated_by"])
+            )
+            answer["profiles"] = [state.user(a).to_vk() for a in authors if a > 0]
+            answer["groups"] = (
+                [group_object(ctx)] if state.community_id in authors else []
+            )
+    return answer

@@ -29,7 +29,7 @@ def _is_admin(chat: Chat, member_id: int) -> bool:
     return member is not None and (member.is_admin or member.is_owner)
 
 
-@method("messages.createChat")
+@method("messages.createChat", scope="messages")
 def create_chat(ctx: CallContext) -> dict[str, Any]:
     """A chat owned by the caller; users who do not allow the community's messages are
     left out (the answer's ``peer_ids`` lists who was added)."""
@@ -48,7 +48,7 @@ def create_chat(ctx: CallContext) -> dict[str, Any]:
     return {"chat_id": chat.chat_id, "peer_ids": addable}
 
 
-@method("messages.getInviteLink")
+@method("messages.getInviteLink", scope="messages")
 def get_invite_link(ctx: CallContext) -> dict[str, str]:
     if ctx.is_group:
         check_group_id(ctx, required=False)
@@ -63,7 +63,7 @@ def get_invite_link(ctx: CallContext) -> dict[str, str]:
         return {"link": chat.invite_link}
 
 
-@method("messages.removeChatUser")
+@method("messages.removeChatUser", scope="messages")
 def remove_chat_user(ctx: CallContext) -> int:
     """Remove ``user_id``/``member_id``; the chat sees a ``chat_kick_user`` service message."""
     chat_id = ctx.params.req_int("chat_id", minimum=1, maximum=100_000_000)
@@ -94,7 +94,7 @@ def remove_chat_user(ctx: CallContext) -> int:
     return 1
 
 
-@method("messages.getConversationMembers")
+@method("messages.getConversationMembers", scope="messages")
 def get_conversation_members(ctx: CallContext) -> dict[str, Any]:
     if ctx.is_group:
         check_group_id(ctx, required=False)

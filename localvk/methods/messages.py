@@ -36,7 +36,7 @@ def _single_peer(ctx: CallContext) -> int | None:
     return None
 
 
-@method("messages.send")
+@method("messages.send", scope="messages")
 def messages_send(ctx: CallContext) -> Any:
     """Send to ``peer_id`` (answer: message id) or ``peer_ids`` (answer: one item per peer)."""
     params = ctx.params
@@ -103,7 +103,7 @@ def messages_send(ctx: CallContext) -> Any:
     return results
 
 
-@method("messages.edit")
+@method("messages.edit", scope="messages")
 def messages_edit(ctx: CallContext) -> int:
     """Edit a message the sender wrote in ``peer_id``, named by ``conversation_message_id``
     (or ``message_id``): its text and keyboard are replaced (no keyboard: none). Answer: 1.
@@ -136,7 +136,7 @@ def messages_edit(ctx: CallContext) -> int:
     return 1
 
 
-@method("messages.sendMessageEventAnswer")
+@method("messages.sendMessageEventAnswer", scope="messages")
 def send_message_event_answer(ctx: CallContext) -> int:
     """Answer a callback-button press; only once, within a minute, to the user who pressed."""
     params = ctx.params
@@ -183,7 +183,7 @@ def _parse_event_data(raw: str) -> dict[str, Any]:
     return data
 
 
-@method("messages.isMessagesFromGroupAllowed")
+@method("messages.isMessagesFromGroupAllowed", scope="messages")
 def is_messages_from_group_allowed(ctx: CallContext) -> dict[str, int]:
     check_group_id(ctx, required=True)
     user_id = ctx.params.req_int("user_id", minimum=1)

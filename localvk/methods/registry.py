@@ -10,12 +10,14 @@ from ..errors import VKError
 from ..params import Params
 
 if TYPE_CHECKING:
+    from ..communities import Communities
     from ..state import LocalVK
 
 
 @dataclass
 class CallContext:
-    """One method call: who calls (token kind, user id) and with which parameters."""
+    """One method call: who calls (token kind, user id) and with which parameters. ``state``
+    is the community the call goes to; ``communities`` the server's others (if any)."""
 
     state: LocalVK
     token: str
@@ -24,10 +26,21 @@ class CallContext:
     params: Params
     base_url: str
     parent_seq: int | None = None
+    communities: Communities | None = None
 
     @property
     def is_group(self) -> bool:
         return self.token_kind == "group"
+
+    @property
+    def scopes(self) -> frozenset[str]:
+        """The rights of the community token (empty for a user token)."""
+        return self.state.token_scopes(self.token) if self.is_group else frozenset()
+
+    @property
+    def is_admin(self) -> bool:
+        """A community token, or a user token of an admin of ``state``."""
+        return self.is_group or self.state.is_admin(self.user_id)
 
     @property
     def sender_id(self) -> int:
@@ -46,28 +59,35 @@ class MethodSpec:
     name: str
     impl: MethodImpl
     user_only: bool = False
+    scope: str | None = None
 
 
 METHODS: dict[str, MethodSpec] = {}
 
 
-def method(name: str, *, user_only: bool = False) -> Callable[[MethodImpl], MethodImpl]:
-    """Register an implementation; ``user_only`` methods answer a community token with 27."""
+def method(
+    name: str, *, user_only: bool = False, scope: str | None = None
+) -> Callable[[MethodImpl], MethodImpl]:
+    """Register an implementation; ``user_only`` methods answer a community token with 27,
+    and a community token without the right ``scope`` gets 15."""
 
     def register(impl: MethodImpl) -> MethodImpl:
-        METHODS[name] = MethodSpec(name, impl, user_only)
+        METHODS[name] = MethodSpec(name, impl, user_only, scope)
         return impl
 
     return register
 
 
-def check_group_id(ctx: CallContext, *, required: bool) -> int:
-    """The ``group_id`` parameter, which must be the local community (else error 15)."""
+def check_group_id(ctx: CallContext, *, required: bool, admin: bool = True) -> int:
+    """The ``group_id`` parameter, which must be the community the call goes to (else error
+    15); with a user token, whose user must be its admin unless ``admin`` is False."""
     group_id = ctx.params.get_int("group_id", required=required, minimum=0)
     if group_id is None or group_id == 0:
         if required:
             raise VKError(100, "group_id is undefined")
-        return ctx.state.group_id
+        group_id = ctx.state.group_id
     if group_id != ctx.state.group_id:
+        raise VKError(15, "no access to this community")
+    if admin and not ctx.is_admin:
         raise VKError(15, "no access to this community")
     return group_id

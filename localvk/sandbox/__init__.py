@@ -7,7 +7,8 @@ Routes (served by the local VK server itself; plain HTML and a little JavaScript
 step, nothing from the network):
 
 - ``GET /sandbox/`` the page; ``GET /sandbox/static/<file>`` its script and styles;
-- ``GET /sandbox/api/users`` the community's users (and who is taken over);
+- ``GET /sandbox/api/users`` the community's users (and who is taken over) and the hosted
+  communities;
 - ``GET /sandbox/api/users/{id}?after_message=&after_comment=`` what the user sees, newer
   than the cursors;
 - ``POST /sandbox/api/users/{id}/send`` ``{text}`` a private message to the community;
@@ -21,6 +22,8 @@ step, nothing from the network):
 - ``GET /sandbox/api/feed?after_message=&after_comment=`` every private message and comment
   newer than the cursors, for simulated players.
 
+Every route takes ``?group_id=`` for the community (a server may host several; without it,
+the default one): the users list names them all (``communities``), the page has a selector.
 A refusal is HTTP 400 ``{"error": "<Russian text>"}``.
 """
 

@@ -14,6 +14,7 @@ from . import views
 from .views import SandboxError
 
 if TYPE_CHECKING:
+    from ..communities import Communities
     from ..state import LocalVK
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -64,7 +65,18 @@ def _user_id(request: web.Request) -> int:
     return int(raw)
 
 
-def add_sandbox_routes(app: web.Application, state_key: web.AppKey[LocalVK]) -> None:
+def _community(communities: Communities, request: web.Request) -> LocalVK:
+    """The community ``?group_id=`` names (the default one without it)."""
+    raw = request.query.get("group_id", "")
+    if raw == "":
+        return communities.default
+    state = communities.find(int(raw)) if raw.isdigit() else None
+    if state is None:
+        raise SandboxError("Нет такого сообщества.")
+    return state
+
+
+def add_sandbox_routes(app: web.Application, key: web.AppKey[Communities]) -> None:
     """Register the player page's routes on ``app``."""
 
     def guarded(
@@ -72,7 +84,8 @@ def add_sandbox_routes(app: web.Application, state_key: web.AppKey[LocalVK]) -> 
     ) -> Handler:
         async def handler(request: web.Request) -> web.StreamResponse:
             try:
-                return _reply(await action(request.app[state_key], request))
+                state = _community(request.app[key], request)
+                return _reply(await action(state, request))
             except SandboxError as exc:
                 return _reply({"error": str(exc)}, status=400)
             except ValueError as exc:  # the state refused (e.g. not a chat member)
@@ -84,7 +97,7 @@ def add_sandbox_routes(app: web.Application, state_key: web.AppKey[LocalVK]) -> 
         return web.FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
     async def users(state: LocalVK, request: web.Request) -> Any:
-        return views.users_list(state)
+        return views.users_list(state, request.app[key])
 
     async def user(state: LocalVK, request: web.Request) -> Any:
         query = request.query

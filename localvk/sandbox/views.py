@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from ..models import Chat, Comment, Message, is_user_peer
@@ -53,10 +54,13 @@ def known_users(state: LocalVK) -> list[int]:
         return sorted(uid for uid in ids if is_user_peer(uid) and uid not in admins)
 
 
-def users_list(state: LocalVK) -> dict[str, Any]:
+def users_list(state: LocalVK, communities: Iterable[LocalVK] = ()) -> dict[str, Any]:
+    """The community's users, and every hosted community (the page's selector)."""
     with state.lock:
+        hosted = list(communities) or [state]
         return {
             "group": {"id": state.group_id, "name": state.group_name},
+            "communities": [{"id": c.group_id, "name": c.group_name} for c in hosted],
             "users": [
                 {"id": uid, "name": user_name(state, uid), "taken_over": uid in state.taken_over}
                 for uid in known_users(state)

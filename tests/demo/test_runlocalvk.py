@@ -26,6 +26,33 @@ def test_runlocalvk_takes_its_defaults_from_settings(settings: Any) -> None:
     assert state.group_id == 9 and state.user_tokens == {"a": 100, "b": 101}
 
 
+def test_runlocalvk_declares_more_communities(settings: Any) -> None:
+    from django.core.management.base import CommandError
+
+    from demo.management.commands.runlocalvk import Command
+    from localvk import Communities
+
+    settings.VK_GROUP_ID = 321
+    settings.VK_GROUP_TOKEN = "from-settings"
+    settings.VK_USER_TOKEN = "admin-from-settings"
+    command = Command()
+    parser = command.create_parser("manage.py", "runlocalvk")
+    state = command.build_state(vars(parser.parse_args([
+        "--group-scopes", "messages", "--community", "322:second:admin-from-settings:Вторая",
+        "--community", "323:third::Третья:messages,photos",
+    ])))  # fmt: skip
+    registry = Communities.of(state)
+    assert [c.group_id for c in registry] == [321, 322, 323]
+    assert state.group_tokens == {"from-settings": {"messages"}}
+    second, third = registry.get(322), registry.get(323)
+    assert second.user_tokens == {"admin-from-settings": 100} and second.group_name == "Вторая"
+    assert third.group_tokens == {"third": {"messages", "photos"}} and not third.user_tokens
+    for bad in (["--community", "322:from-settings:x"], ["--community", "nope"],
+                ["--group-scopes", "wall"]):
+        with pytest.raises(CommandError):
+            command.build_state(vars(parser.parse_args(bad)))
+
+
 def test_runlocalvk_takes_the_code_and_secret_from_settings(settings: Any) -> None:
     from django.core.management.base import CommandError
 

@@ -3,7 +3,9 @@
 The defaults come from ``VK_GROUP_ID``, ``VK_GROUP_TOKEN`` and ``VK_USER_TOKEN``; point the bot
 at it with ``VK_API_URL=http://127.0.0.1:8081/method/``. With ``--callback-url`` (repeatable) it
 also pushes every event to the web process(es) as VK's Callback API does; the confirmation code
-and the secret default to ``VK_CONFIRMATION_CODE`` and ``VK_CALLBACK_SECRET``.
+and the secret default to ``VK_CONFIRMATION_CODE`` and ``VK_CALLBACK_SECRET``. More
+communities: ``--community GROUP_ID:GROUP_TOKEN:USER_TOKEN[:NAME[:SCOPES]]`` (repeatable), the
+default community token's rights: ``--group-scopes`` (see :mod:`localvk.community_options`).
 
 It lives in the demo app, not in ``vkbot``: :mod:`localvk` is for development and tests only and
 is not in the production image, so nothing the image runs may import it.
@@ -20,6 +22,12 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from localvk.__main__ import serve
 from localvk.callback_config import add_callback_arguments, configure_callbacks
+from localvk.communities import Communities
+from localvk.community_options import (
+    add_community_arguments,
+    declare_communities,
+    default_scopes,
+)
 from localvk.persist import StateFileError
 from localvk.state import LocalVK
 
@@ -50,6 +58,7 @@ class Command(BaseCommand):
             help="load the content from this JSON file at start and keep it saved there",
         )
         add_callback_arguments(parser)
+        add_community_arguments(parser)
 
     def build_state(self, options: dict[str, Any]) -> LocalVK:
         group_id = options["group_id"] or getattr(settings, "VK_GROUP_ID", None) or 1
@@ -70,7 +79,9 @@ class Command(BaseCommand):
                 allow_messages_by_default=not options["deny_messages_by_default"],
                 group_rps=options["group_rps"],
                 user_rps=options["user_rps"],
+                scopes=default_scopes(options["group_scopes"]),
             )
+            declare_communities(state, options["communities"])
             configure_callbacks(
                 state,
                 urls,
@@ -90,8 +101,9 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         state = self.build_state(options)
         host, port = options["host"], options["port"]
+        hosted = ", ".join(str(c.group_id) for c in Communities.of(state))
         self.stdout.write(
-            f"Local VK for group {state.group_id} on http://{host}:{port} "
+            f"Local VK for group {hosted} on http://{host}:{port} "
             f"(VK_API_URL=http://{host}:{port}/method/; player page "
             f"http://{host}:{port}/sandbox/). Ctrl+C to stop."
         )

@@ -20,6 +20,7 @@ const view = {
   generation: 0, // bumps on every user switch: late answers for another user are dropped
   pollTimer: null,
   groupName: "Сообщество",
+  groupId: null, // the community shown (null: the server's default one)
 };
 
 // --- HTTP ------------------------------------------------------------------------------------
@@ -30,7 +31,11 @@ async function api(path, body) {
     headers: { "Content-Type": "application/json" },
     body: JSON.stringify(body),
   };
-  const response = await fetch("api/" + path, options);
+  let url = "api/" + path;
+  if (view.groupId !== null) {
+    url += (url.includes("?") ? "&" : "?") + "group_id=" + view.groupId;
+  }
+  const response = await fetch(url, options);
   let data = null;
   try { data = await response.json(); } catch (e) { data = null; }
   if (!response.ok) {
@@ -107,8 +112,33 @@ function bumpBadge(name, count) {
 
 // --- users -----------------------------------------------------------------------------------
 
+function renderCommunities(communities, current) {
+  const picker = $("community-picker");
+  picker.hidden = communities.length < 2;
+  const select = $("community-select");
+  const key = communities.map((c) => c.id + c.name).join("|");
+  if (select.dataset.key !== key) {
+    select.dataset.key = key;
+    select.replaceChildren(...communities.map((community) => {
+      const option = el("option", null, community.name);
+      option.value = String(community.id);
+      return option;
+    }));
+  }
+  select.value = String(current);
+}
+
 async function loadUsers() {
-  const data = await api("users");
+  let data;
+  try {
+    data = await api("users");
+  } catch (error) {
+    if (view.groupId === null) throw error;
+    view.groupId = null; // the remembered community is gone: back to the default one
+    localStorage.removeItem("sandbox-group");
+    data = await api("users");
+  }
+  renderCommunities(data.communities || [data.group], data.group.id);
   view.users = data.users;
   view.groupName = data.group.name;
   $("group-name").textContent = data.group.name + " · локальный VK";
@@ -128,6 +158,24 @@ async function loadUsers() {
   }
   if (view.userId !== null) select.value = String(view.userId);
   return data.users;
+}
+
+function selectCommunity(id) {
+  view.groupId = id;
+  localStorage.setItem("sandbox-group", String(id));
+  view.userId = null;
+  $("user-select").dataset.key = "";
+  loadUsers().then((users) => {
+    const next = startingUser(users);
+    if (next === null) {
+      view.generation += 1;
+      $("messages").replaceChildren(el("p", "empty", "В сообществе пока нет пользователей."));
+      $("comments").replaceChildren();
+      $("chat-messages").replaceChildren();
+      return;
+    }
+    selectUser(next);
+  }).catch((error) => toast(error.message, true));
 }
 
 function startingUser(users) {
@@ -496,6 +544,9 @@ function init() {
     tab.addEventListener("click", () => showTab(tab.dataset.tab));
   }
   $("user-select").addEventListener("change", (event) => selectUser(parseInt(event.target.value, 10)));
+  $("community-select").addEventListener("change", (event) => selectCommunity(parseInt(event.target.value, 10)));
+  const storedGroup = parseInt(localStorage.getItem("sandbox-group") || "", 10);
+  if (storedGroup) view.groupId = storedGroup;
   $("topic-select").addEventListener("change", (event) => {
     view.topicId = parseInt(event.target.value, 10);
     renderComments(true);
