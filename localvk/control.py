@@ -337,12 +337,12 @@ def add_control_routes(app: web.Application, key: web.AppKey[Communities]) -> No
 
     @route("POST", "callback")
     def set_callback(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:
-        state.callbacks.configure(CallbackConfig.from_dict(data))
+        state.configure_callbacks(CallbackConfig.from_dict(data))
         return state.callbacks.stats()
 
     @route("DELETE", "callback")
     def clear_callback(state: LocalVK, _: web.Request, __: dict[str, Any]) -> Any:
-        state.callbacks.configure(None)
+        state.configure_callbacks(None)
         return state.callbacks.stats()
 
     @route("GET", "callback/deliveries")

@@ -186,6 +186,13 @@ class LocalVK(Conversations, Incoming):
             )
             self._api_callbacks = True
 
+    def configure_callbacks(self, config: CallbackConfig | None) -> None:
+        """Push to ``config`` (None: stop), as ``/_test/callback`` or the command line say;
+        a server added through the API later takes over again."""
+        with self.lock:
+            self.callbacks.configure(config)
+            self._api_callbacks = False
+
     def callback_status(self, server_id: int) -> str:
         """VK's ``status`` of a Callback server: ``ok`` once it answered the confirmation,
         ``wait`` while it is being asked, ``unconfigured`` for one not pushed to."""
