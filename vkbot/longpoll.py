@@ -27,6 +27,7 @@ from django.db import close_old_connections, connections
 from vkbottle import API, BotPolling
 from vkbottle.exception_factory import ErrorHandler, VKAPIError
 
+from gameplay.context import serving
 from vkbot.backlog import Backlog
 from vkbot.pipeline import (
     CHUNK,
@@ -75,6 +76,8 @@ class DatabasePolling(BotPolling):
         start_ts: str | None,
         wait: int,
         persist: Callable[[str], Awaitable[None]],
+        token: str | None = None,
+        reached: asyncio.Event | None = None,
     ) -> None:
         super().__init__(
             api=api,
@@ -90,6 +93,8 @@ class DatabasePolling(BotPolling):
         #: who stores it once they are applied.
         self.received_ts: str | None = None
         self._persist = persist
+        self._token = token
+        self._reached = reached
 
     def restore_server_ts(self, server: dict[str, Any]) -> dict[str, Any]:
         if self.start_ts:
@@ -105,8 +110,11 @@ class DatabasePolling(BotPolling):
     async def get_server(self) -> dict[str, Any]:
         """``groups.getLongPollServer``, after the community token's shared rate limiter
         allows it (the delivery spends the same budget)."""
-        await wait_for_slot(group_limiter(), "groups.getLongPollServer")
-        return await super().get_server()
+        await wait_for_slot(group_limiter(self._token), "groups.getLongPollServer")
+        server = await super().get_server()
+        if self._reached is not None:
+            self._reached.set()
+        return server
 
     async def get_event(self, server: dict[str, Any]) -> dict[str, Any]:
         ts = str(server["ts"])
@@ -144,21 +152,22 @@ def _apply_slice(backlog: Backlog, group_id: int) -> tuple[int, str | None]:
     """Apply the backlog's next slice (fair across games, :mod:`vkbot.backlog`) in the
     database thread, with the ts of the batches it completes; returns how many updates were
     applied and the ts stored (None: no batch was completed). Stale connections are closed
-    as a request would."""
+    as a request would. Applied for the community (``gameplay.context.serving``)."""
     close_old_connections()
     try:
-        if backlog.needs_games():
-            backlog.place(games_of)
-        taken = backlog.take()
-        ts = backlog.ts_done()
-        applied = apply_updates(
-            [update for update, _, _ in taken],
-            ts,
-            source=LONGPOLL,
-            group_id=group_id,
-            facts=[facts for _, facts, _ in taken],
-            games=[game for _, _, game in taken],
-        )
+        with serving(group_id):
+            if backlog.needs_games():
+                backlog.place(games_of)
+            taken = backlog.take()
+            ts = backlog.ts_done()
+            applied = apply_updates(
+                [update for update, _, _ in taken],
+                ts,
+                source=LONGPOLL,
+                group_id=group_id,
+                facts=[facts for _, facts, _ in taken],
+                games=[game for _, _, game in taken],
+            )
         return applied, ts
     finally:
         close_old_connections()
@@ -175,7 +184,11 @@ def _store_ts(ts: str, group_id: int) -> None:
 
 
 class LongPoller:
-    """Polls the community's Bots Long Poll and applies every batch once, until stopped."""
+    """Polls one community's Bots Long Poll and applies every batch once, until stopped.
+
+    ``api`` is the client of the community's token ``token`` (None: ``VK_GROUP_TOKEN``), whose
+    rate limiter its requests wait for. :attr:`reached` is set once VK gave it a long-poll
+    server (the token works)."""
 
     def __init__(
         self,
@@ -184,9 +197,12 @@ class LongPoller:
         *,
         wait: int = DEFAULT_WAIT,
         backoff: Backoff | None = None,
+        token: str | None = None,
     ) -> None:
         self.api = api
         self.group_id = int(group_id)
+        self.token = token
+        self.reached = asyncio.Event()
         self.wait = max(1, min(int(wait), 90))
         self.backoff = backoff or Backoff()
         self.batches = 0
@@ -196,7 +212,7 @@ class LongPoller:
     def request_stop(self) -> None:
         """Stop after the batch being applied (at once if waiting for the server)."""
         if not self._stop.is_set():
-            logger.info("Long poll stopping after the current batch")
+            logger.info("Long poll of group %s stopping after the current batch", self.group_id)
         self._stop.set()
 
     @property
@@ -227,8 +243,9 @@ class LongPoller:
     async def _recover(self, exc: Exception) -> None:
         delay = self.backoff.next()
         logger.error(
-            "Long poll failed (%s: %s); restarting from the stored ts in %.1f s",
-            type(exc).__name__, exc, delay, exc_info=not isinstance(exc, VKAPIError),
+            "Long poll of group %s failed (%s: %s); restarting from the stored ts in %.1f s",
+            self.group_id, type(exc).__name__, exc, delay,
+            exc_info=not isinstance(exc, VKAPIError),
         )  # fmt: skip
         try:
             await asyncio.wait_for(self._stop.wait(), timeout=delay)
@@ -250,6 +267,8 @@ class LongPoller:
             start_ts=start_ts,
             wait=self.wait,
             persist=self._persist,
+            token=self.token,
+            reached=self.reached,
         )
         self._polling = polling
         events = polling.listen()
@@ -273,7 +292,7 @@ class LongPoller:
         async for event in events:
             updates = list(event.get("updates") or [])
             facts = [
-                await prefetch(self.api, update, group_id=self.group_id)
+                await prefetch(self.api, update, group_id=self.group_id, token=self.token)
                 if isinstance(update, dict) and group_id_of(update) == self.group_id
                 else None
                 for update in updates

@@ -23,6 +23,9 @@ single game stays where it was. Every transaction keeps the games its hot path l
 read, and the new rows of the event log and the Outbox are inserted together at the end of the
 handlers' savepoint.
 ``runbot`` hands batches over a slice at a time, fairly across games (:mod:`vkbot.backlog`).
+Updates are applied for one community (``gameplay.context.serving``: :func:`apply_updates`
+enters it, the Callback view too); one of another community is ignored. Event ids and the ts
+are kept per community (``VkEvent``, ``PollState``).
 """
 
 from __future__ import annotations
@@ -33,15 +36,18 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
-from config.env import EnvError
+from gameplay.context import serving
 from gameplay.messages import render
-from gameplay.models import PollState, VkEvent
+from gameplay.models import VkEvent
+from gameplay.selectors.communities import this_group_id
 from gameplay.services.common import send_message
 from outbox import txcache
+from vkbot.position import community_of
+from vkbot.position import store_ts as store_ts
+from vkbot.position import stored_ts as stored_ts
 
 logger = logging.getLogger(__name__)
 
@@ -105,7 +111,9 @@ def group_id_of(update: Mapping[str, Any]) -> int | None:
 
 
 def is_our_group(update: Mapping[str, Any]) -> bool:
-    expected = settings.VK_GROUP_ID
+    """Whether the update is of the community being served (``gameplay.context.serving``;
+    outside it, the environment's ``VK_GROUP_ID``)."""
+    expected = this_group_id()
     return expected is not None and group_id_of(update) == int(expected)
 
 
@@ -118,14 +126,6 @@ def sender_of(update: Mapping[str, Any]) -> int | None:
     if path is None or isinstance(value, bool) or not isinstance(value, int):
         return None
     return value if value > 0 else None
-
-
-def _group(group_id: int | None) -> int:
-    if group_id is not None:
-        return int(group_id)
-    if settings.VK_GROUP_ID is None:
-        raise EnvError("VK_GROUP_ID is not set: the long-poll position belongs to a community.")
-    return int(settings.VK_GROUP_ID)
 
 
 def _check(update: Any) -> str:
@@ -158,29 +158,31 @@ def apply_updates(
     facts: Sequence[Any] | None = None,
     games: Sequence[int | None] | None = None,
 ) -> int:
-    """Apply a long-poll batch in order, in transactions of up to :data:`CHUNK` updates, then
-    remember ``ts`` (the ts to poll with next; None: nothing to remember) for ``group_id``
-    (``VK_GROUP_ID``) in the transaction of the last one. Returns how many updates were
-    applied (duplicates and foreign updates are not counted). ``facts``, if given, holds each
+    """Apply a long-poll batch of community ``group_id`` (``VK_GROUP_ID``) in order, for that
+    community (``gameplay.context.serving``), in transactions of up to :data:`CHUNK` updates,
+    then remember ``ts`` (the ts to poll with next; None: nothing to remember) for it in the
+    transaction of the last one. Returns how many updates were applied (duplicates and
+    foreign updates are not counted). ``facts``, if given, holds each
     update's prefetched facts (None where there are none); ``games``, if given, each update's
     game as ``vkbot.handlers.games_of`` said (else it is asked when the batch needs it)."""
-    group = _group(group_id)
+    group = community_of(group_id)
     batch = list(updates)
     known = list(facts) if facts is not None else []
     known += [None] * (len(batch) - len(known))
     applied = 0
-    # A batch of one transaction keeps its games anyway: no need to know them.
-    if len(batch) > CHUNK:
-        parts = plan(list(games) if games is not None else games_of(batch))
-    else:
-        parts = [list(range(len(batch)))]
-    for number, part in enumerate(parts, start=1):
-        with transaction.atomic(), txcache.kept():
-            chunk = [batch[i] for i in part]
-            _prefetch_seats(chunk)
-            applied += _apply_chunk(chunk, [known[i] for i in part], source)
-            if number == len(parts) and ts is not None:
-                store_ts(ts, group)
+    with serving(group):
+        # A batch of one transaction keeps its games anyway: no need to know them.
+        if len(batch) > CHUNK:
+            parts = plan(list(games) if games is not None else games_of(batch))
+        else:
+            parts = [list(range(len(batch)))]
+        for number, part in enumerate(parts, start=1):
+            with transaction.atomic(), txcache.kept():
+                chunk = [batch[i] for i in part]
+                _prefetch_seats(chunk)
+                applied += _apply_chunk(chunk, [known[i] for i in part], source)
+                if number == len(parts) and ts is not None:
+                    store_ts(ts, group)
     return applied
 
 
@@ -249,19 +251,6 @@ def plan(games: Sequence[int | None]) -> list[list[int]]:
     return parts
 
 
-def store_ts(ts: str | int, group_id: int | None = None) -> None:
-    """Remember where the long poll goes on for ``group_id`` (``VK_GROUP_ID``)."""
-    group = _group(group_id)
-    PollState.objects.update_or_create(group_id=group, defaults={"ts": str(ts)})
-
-
-def stored_ts(group_id: int | None = None) -> str | None:
-    """The long-poll ts the last applied batch left for ``group_id`` (``VK_GROUP_ID``)."""
-    group = _group(group_id)
-    ts = PollState.objects.filter(group_id=group).values_list("ts", flat=True).first()
-    return ts or None
-
-
 def _accept(update: Any, source: str) -> tuple[str, str] | None:
     """(kind, event id) of an update of our community; None (logged) for anything else."""
     try:
@@ -273,8 +262,8 @@ def _accept(update: Any, source: str) -> tuple[str, str] | None:
     event_id = event_id_of(update)
     if not is_our_group(update):
         logger.warning(
-            "Ignored VK event %s (%s) from %s: group_id %r is not VK_GROUP_ID %r",
-            event_id, kind, source, update.get("group_id"), settings.VK_GROUP_ID,
+            "Ignored VK event %s (%s) from %s: group_id %r is not the community served (%r)",
+            event_id, kind, source, update.get("group_id"), this_group_id(),
         )  # fmt: skip
         return None
     return kind, event_id
@@ -360,7 +349,9 @@ def _dispatch(update: Mapping[str, Any], event_id: str, kind: str, source: str, 
         # with what went wrong for the operator.
         txcache.forget()
         note = f"{type(exc).__name__}: {exc}"[:2000]
-        VkEvent.objects.filter(event_id=event_id).update(error=note)
+        VkEvent.objects.filter(group_id=group_id_of(update) or 0, event_id=event_id).update(
+            error=note
+        )
         logger.exception(
             "The handler failed on VK event %s (%s) from %s; its changes were rolled back and "
             "the event will not be retried. Update: %s",

@@ -31,6 +31,7 @@ from vkbottle import API
 from vkbottle.exception_factory import VKAPIError
 from vkbottle.http import AiohttpClient
 
+from gameplay.selectors.communities import Credentials, credentials
 from vkbot.delivery.ratelimit import RateLimiter, limiter_for
 
 logger = logging.getLogger(__name__)
@@ -75,14 +76,18 @@ def wanted(update: Any) -> Wanted | None:
     return Wanted(names, pm_allowed, facts_type)
 
 
-async def fetch(api: API, want: Wanted, *, group_id: int, timeout: float = TIMEOUT) -> Any:
-    """Ask VK for ``want`` (all of it within ``timeout``); what VK does not answer stays
-    unknown. Never raises for VK or network trouble."""
+async def fetch(
+    api: API, want: Wanted, *, group_id: int, timeout: float = TIMEOUT, token: str | None = None
+) -> Any:
+    """Ask VK for ``want`` (all of it within ``timeout``) with ``api``, the client of
+    community ``group_id``'s token ``token`` (None: ``VK_GROUP_TOKEN``), whose rate limiter
+    it waits for; what VK does not answer stays unknown. Never raises for VK or network
+    trouble."""
     names: dict[int, str] = {}
     sexes: dict[int, int] = {}
     allowed: dict[int, bool] = {}
 
-    limiter = group_limiter()
+    limiter = group_limiter(token)
 
     async def ask() -> None:
         if want.names:
@@ -110,11 +115,12 @@ async def fetch(api: API, want: Wanted, *, group_id: int, timeout: float = TIMEO
     return want.facts_type(names=names, pm_allowed=allowed, sexes=sexes)
 
 
-def group_limiter() -> RateLimiter | None:
-    """The community token's request limiter, shared with the delivery (VK counts the bot's
-    requests and the delivery's against one budget of ``VK_GROUP_RPS`` a second). None
-    without a token, or when Redis cannot be reached (then the requests go unlimited)."""
-    token = settings.VK_GROUP_TOKEN
+def group_limiter(token: str | None = None) -> RateLimiter | None:
+    """The community token's request limiter (``token``; None: ``VK_GROUP_TOKEN``), shared
+    with the delivery (VK counts the bot's requests and the delivery's against one budget of
+    ``VK_GROUP_RPS`` a second per token). None without a token, or when Redis cannot be
+    reached (then the requests go unlimited)."""
+    token = settings.VK_GROUP_TOKEN if token is None else token
     if not token:
         return None
     try:
@@ -152,31 +158,39 @@ async def _guarded(
         return None
 
 
-async def prefetch(api: API, update: Any, *, group_id: int, timeout: float = TIMEOUT) -> Any | None:
-    """The handlers' facts for ``update`` fetched with ``api``, or None when none are needed."""
+async def prefetch(
+    api: API, update: Any, *, group_id: int, timeout: float = TIMEOUT, token: str | None = None
+) -> Any | None:
+    """The handlers' facts for ``update`` fetched with ``api`` (community ``group_id``'s
+    client of ``token``, see :func:`fetch`), or None when none are needed."""
     want = wanted(update)
     if want is None:
         return None
-    return await fetch(api, want, group_id=group_id, timeout=timeout)
+    return await fetch(api, want, group_id=group_id, timeout=timeout, token=token)
 
 
-def prefetch_sync(update: Any) -> Any | None:
+def prefetch_sync(update: Any, *, community: Credentials | None = None) -> Any | None:
     """:func:`prefetch` for synchronous callers (the Callback API view): a client of its own
-    on the community token, closed afterwards. None without ``VK_GROUP_TOKEN``."""
+    on the token of ``community`` (None: the environment's), closed afterwards. None without
+    a token."""
     want = wanted(update)
     if want is None:
         return None
-    if not settings.VK_GROUP_TOKEN or settings.VK_GROUP_ID is None:
-        logger.warning("VK_GROUP_TOKEN/VK_GROUP_ID unset: applying an update without VK facts")
+    if community is None:
+        community = credentials(None)
+    if community is None or not community.group_token:
+        logger.warning("No community token: applying an update without VK facts")
         return None
 
     async def run() -> Any:
-        from vkbot.vkapi import group_api
+        from vkbot.vkapi import community_api
 
         client = AiohttpClient()
         try:
-            api = group_api(http_client=client)
-            return await fetch(api, want, group_id=int(settings.VK_GROUP_ID))
+            api = community_api(community, http_client=client)
+            return await fetch(
+                api, want, group_id=community.group_id, token=community.group_token
+            )
         finally:
             await client.close()
             atexit.unregister(client.close_connector)  # vkbottle registers every client

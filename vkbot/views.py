@@ -1,8 +1,12 @@
 """The Callback API endpoint: VK POSTs each community event here as JSON.
 
-``{"type": "confirmation", "group_id": N}`` is answered with ``VK_CONFIRMATION_CODE``; every
-other event must carry ``secret == VK_CALLBACK_SECRET`` and this community's ``group_id``
-(else HTTP 403, nothing recorded), and is applied through the same pipeline as the long poll
+Each event is routed by its ``group_id`` to that community's credentials
+(``gameplay.selectors.communities.credentials``: a connected community, or the environment's
+``VK_GROUP_ID`` with ``VK_CONFIRMATION_CODE``/``VK_CALLBACK_SECRET``). ``{"type":
+"confirmation", "group_id": N}`` is answered with N's confirmation code; every other event
+must carry N's secret (else HTTP 403, nothing recorded; also for a community this deployment
+does not serve, or one disconnected in the panel), and is applied for N
+(``gameplay.context.serving``) through the same pipeline as the long poll
 (:func:`vkbot.pipeline.apply_update`), so an event VK delivers twice, or by both channels,
 changes the game once. The answer is the plain text ``ok``, also for a duplicate, so VK stops
 retrying. Bad input gets a 4xx, never a 500, and is looked at before anything else: a body over
@@ -16,14 +20,15 @@ import json
 import logging
 from typing import Any
 
-from django.conf import settings
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from django.utils.crypto import constant_time_compare
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from vkbot.pipeline import CALLBACK, apply_update, event_id_of, is_our_group
+from gameplay.context import serving
+from gameplay.selectors.communities import Credentials, credentials
+from vkbot.pipeline import CALLBACK, apply_update, event_id_of, group_id_of
 from vkbot.prefetch import prefetch_sync
 
 logger = logging.getLogger(__name__)
@@ -63,11 +68,14 @@ def _text(body: str, status: int = 200) -> HttpResponse:
     return HttpResponse(body, status=status, content_type="text/plain; charset=utf-8")
 
 
-def _secret_ok(data: dict[str, Any]) -> bool:
-    expected = settings.VK_CALLBACK_SECRET
+def _secret_ok(data: dict[str, Any], community: Credentials) -> bool:
+    expected = community.callback_secret
     given = data.get("secret")
     if not expected:
-        logger.error("Callback API event refused: VK_CALLBACK_SECRET is not set")
+        logger.error(
+            "Callback API event refused: no Callback API secret is set for community %s",
+            community.group_id,
+        )
         return False
     return isinstance(given, str) and constant_time_compare(given, expected)
 
@@ -98,21 +106,29 @@ def callback(request: HttpRequest) -> HttpResponse:
         logger.warning("Callback API: the body is not a VK event object")
         return _text("bad request: not a VK event", 400)
     kind = data["type"]
-    if not is_our_group(data):
+    group_id = group_id_of(data)
+    try:
+        community = credentials(group_id) if group_id is not None else None
+    except DatabaseError:
+        logger.exception("Callback API: the database failed looking up group_id %r", group_id)
+        return _text("temporarily unavailable", 503)
+    if community is None:
         logger.warning(
-            "Callback API: refused a %s event for group_id %r (VK_GROUP_ID is %r)",
-            kind, data.get("group_id"), settings.VK_GROUP_ID,
+            "Callback API: refused a %s event for group_id %r: not a community this "
+            "deployment serves (unknown, or disconnected)", kind, data.get("group_id"),
         )  # fmt: skip
         return _text("forbidden", 403)
     if kind == CONFIRMATION:
-        code = settings.VK_CONFIRMATION_CODE
-        if not code:
-            logger.error("Callback API: confirmation asked, but VK_CONFIRMATION_CODE is not set")
+        if not community.confirmation_code:
+            logger.error("Callback API: confirmation asked for community %s, which has no "
+                         "confirmation code", community.group_id)  # fmt: skip
             return _text("forbidden", 403)
-        logger.info("Callback API: answered the confirmation request")
-        return _text(code)
-    if not _secret_ok(data):
-        logger.warning("Callback API: refused a %s event with a wrong or missing secret", kind)
+        logger.info("Callback API: answered the confirmation request of community %s",
+                    community.group_id)  # fmt: skip
+        return _text(community.confirmation_code)
+    if not _secret_ok(data, community):
+        logger.warning("Callback API: refused a %s event for community %s with a wrong or "
+                       "missing secret", kind, community.group_id)  # fmt: skip
         return _text("forbidden", 403)
     update = {key: value for key, value in data.items() if key != "secret"}
     retry = request.headers.get("X-Retry-Counter")
@@ -121,7 +137,9 @@ def callback(request: HttpRequest) -> HttpResponse:
             "Callback API: event %s (%s) is VK's retry %s", event_id_of(update), kind, retry
         )
     try:
-        apply_update(update, source=CALLBACK, facts=prefetch_sync(update))
+        facts = prefetch_sync(update, community=community)
+        with serving(community.group_id):
+            apply_update(update, source=CALLBACK, facts=facts)
     except DatabaseError:
         # Nothing was recorded: VK delivers the event again later.
         logger.exception("Callback API: the database failed on event %s", event_id_of(update))

@@ -7,7 +7,9 @@ from the settings ``VK_API_URL`` and ``VK_API_VERSION``, so each client talks to
 server (the real VK, or the local one in tests) without patching vkbottle globally.
 
 Use :func:`group_api` for the community token (messages, long poll, chats) and
-:func:`user_api` for the community admin's user token (board posts), see VK.md.
+:func:`user_api` for the community admin's user token (board posts), see VK.md; with many
+communities, :func:`community_api` for one community's token
+(``gameplay.selectors.communities.credentials``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from django.conf import settings
 from vkbottle import API
 
 from config.env import EnvError
+from gameplay.selectors.communities import Credentials
 
 
 class ProjectAPI(API):
@@ -65,6 +68,13 @@ def group_api(**options: Any) -> ProjectAPI:
     if not token:
         raise EnvError("VK_GROUP_TOKEN is not set (the community token is needed to talk to VK).")
     return make_api(token, **options)
+
+
+def community_api(community: Credentials, **options: Any) -> ProjectAPI:
+    """The client of one community's token. Raises :class:`EnvError` if it has none."""
+    if not community.group_token:
+        raise EnvError(f"Community {community.group_id} has no community token.")
+    return make_api(community.group_token, **options)
 
 
 def user_api(**options: Any) -> ProjectAPI:

@@ -4,6 +4,13 @@ to, who a typed name or mention designates, valid targets and the vote count («
 
 Every function costs a fixed number of queries, whatever the size of the game or the number of
 other games (the bot's hot path is measured in tests).
+
+Under ``gameplay.context.serving`` (the bot applying one community's events) the lookups by a
+VK user, a topic, a chat's peer id or a button's game find only that community's games (a
+game with no community counts as the environment's, ``default_group_id``): the same player,
+topic id or chat peer id means another game in another community. Outside it nothing is
+filtered (the panel, the deadline tick). The filter is a condition on ``Game.vk_group_id``
+(indexed) in the query that is made anyway: no query more.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from gameplay.rules import EARLY_VOTE_FROM_DAY, Act, Item, Role, SeatState
 from gameplay.rules.errors import RuleViolation, UnknownTarget
 from gameplay.rules.targets import night_acts
 from gameplay.rules.targets import vote_targets as rules_vote_targets
+from gameplay.selectors.communities import in_served_community, of_served_community
 from outbox import txcache
 
 
@@ -57,6 +65,7 @@ def seats_of_user(vk_user_id: int) -> list[Seat]:
     if kept_seats is not None:
         return [_kept_seat(s) for s in kept_seats]
     seats = Seat.objects.filter(
+        in_served_community("game__"),
         vk_user_id=vk_user_id,
         status__in=[SeatStatus.PLAYER, SeatStatus.RESERVE],
         game__status__in=ACTIVE_STATUSES,
@@ -96,6 +105,7 @@ def keep_seats_of_users(vk_user_ids: Iterable[int]) -> None:
     found: dict[int, list[Seat]] = {u: [] for u in users}
     rows = (
         Seat.objects.filter(
+            in_served_community("game__"),
             vk_user_id__in=users,
             status__in=[SeatStatus.PLAYER, SeatStatus.RESERVE],
             game__status__in=ACTIVE_STATUSES,
@@ -115,6 +125,7 @@ def active_games_of_users(vk_user_ids: Iterable[int]) -> dict[int, set[int]]:
     games: dict[int, set[int]] = {u: set() for u in users}
     if users:
         rows = Seat.objects.filter(
+            in_served_community("game__"),
             vk_user_id__in=users,
             status__in=[SeatStatus.PLAYER, SeatStatus.RESERVE],
             game__status__in=ACTIVE_STATUSES,
@@ -131,7 +142,9 @@ def active_games_of_topics(topic_ids: Iterable[int]) -> dict[int, set[int]]:
     games: dict[int, set[int]] = {t: set() for t in topics}
     if topics:
         rows = Game.objects.filter(
-            Q(topic_id__in=topics) | Q(recruit_topic_id__in=topics), status__in=ACTIVE_STATUSES
+            Q(topic_id__in=topics) | Q(recruit_topic_id__in=topics),
+            in_served_community(),
+            status__in=ACTIVE_STATUSES,
         ).values_list("pk", "topic_id", "recruit_topic_id")
         for pk, topic, recruit in rows:
             for t in (topic, recruit):
@@ -176,7 +189,9 @@ def games_for_topic(topic_id: int) -> list[Game]:
     business."""
     games = list(
         Game.objects.filter(
-            Q(topic_id=topic_id) | Q(recruit_topic_id=topic_id), status__in=ACTIVE_STATUSES
+            Q(topic_id=topic_id) | Q(recruit_topic_id=topic_id),
+            in_served_community(),
+            status__in=ACTIVE_STATUSES,
         ).order_by("-created_at", "-id")[:20]
     )
     return sorted(games, key=lambda g: _STATUS_ORDER[g.status])
@@ -186,7 +201,7 @@ def game_for_topic(topic_id: int) -> Game | None:
     """The active game whose game topic this is (one at most: a database constraint), else
     the first game recruiting in it."""
     kept = txcache.game_with_topic(topic_id)
-    if kept is not None:
+    if kept is not None and of_served_community(kept):
         return kept
     games = games_for_topic(topic_id)
     return next((g for g in games if g.topic_id == topic_id), games[0] if games else None)
@@ -194,12 +209,16 @@ def game_for_topic(topic_id: int) -> Game | None:
 
 def game_for_chat(peer_id: int) -> Game | None:
     """The game whose spectator chat this is (the latest one, if several ever used it)."""
-    return Game.objects.filter(spectator_chat_id=peer_id).order_by("-created_at", "-id").first()
+    return (
+        Game.objects.filter(in_served_community(), spectator_chat_id=peer_id)
+        .order_by("-created_at", "-id")
+        .first()
+    )
 
 
 def game_by_id(game_id: int) -> Game | None:
     """A game a button names (any status; None when there is no such game)."""
-    return Game.objects.filter(pk=game_id).first()
+    return Game.objects.filter(in_served_community(), pk=game_id).first()
 
 
 def board_vote(game: Game, post_id: int) -> Vote | None:
@@ -212,12 +231,20 @@ def board_vote(game: Game, post_id: int) -> Vote | None:
 
 
 def recruiting_games() -> list[Game]:
-    return list(Game.objects.filter(status=GameStatus.RECRUITING).order_by("created_at", "id"))
+    return list(
+        Game.objects.filter(in_served_community(), status=GameStatus.RECRUITING).order_by(
+            "created_at", "id"
+        )
+    )
 
 
 def reserve_games() -> list[Game]:
     """Games that take reserves (any active game)."""
-    return list(Game.objects.filter(status__in=ACTIVE_STATUSES).order_by("created_at", "id"))
+    return list(
+        Game.objects.filter(in_served_community(), status__in=ACTIVE_STATUSES).order_by(
+            "created_at", "id"
+        )
+    )
 
 
 def current_phase(game: Game | int) -> Phase | None:
@@ -367,6 +394,7 @@ def spectator_seats(vk_user_id: int) -> list[Seat]:
     """The user's seats in running or finished games whose spectator chat is open."""
     return list(
         Seat.objects.filter(
+            in_served_community("game__"),
             vk_user_id=vk_user_id,
             status=SeatStatus.PLAYER,
             number__isnull=False,

@@ -19,7 +19,8 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Q, QuerySet
 
-from gameplay.models import Community, CommunityMember, CommunityRole
+from gameplay.context import current_group
+from gameplay.models import Community, CommunityMember, CommunityRole, Game
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,37 @@ def default_group_id() -> int | None:
     """The community a game without one, or an Outbox row without one, belongs to: the
     environment's."""
     return env_group_id()
+
+
+def this_group_id() -> int | None:
+    """The community being served (``gameplay.context.serving``), else the environment's:
+    "this community" to the bot's handlers."""
+    group = current_group()
+    return group if group is not None else env_group_id()
+
+
+def in_served_community(path: str = "") -> Q:
+    """The condition on ``Game`` rows (``path``: the way to the game, e.g. ``"game__"``) that
+    keeps the games of the community being served (``gameplay.context.current_group``); none
+    outside ``serving``."""
+    group = current_group()
+    if group is None:
+        return Q()
+    scope = Q(**{f"{path}vk_group_id": group})
+    if group == default_group_id():
+        scope |= Q(**{f"{path}vk_group_id__isnull": True})
+    return scope
+
+
+def of_served_community(game: Game) -> bool:
+    """Whether ``game`` (already read) is of the community being served (always outside
+    ``serving``)."""
+    group = current_group()
+    if group is None:
+        return True
+    if game.vk_group_id is None:
+        return group == default_group_id()
+    return int(game.vk_group_id) == group
 
 
 # --- people ------------------------------------------------------------------------------------

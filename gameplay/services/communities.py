@@ -114,3 +114,30 @@ def community_member_set(*, community: Community, user: Any, role: str = Communi
 def community_member_remove(*, community: Community, user: Any) -> None:
     """Take ``user``'s access to the community's games away (their games stay)."""
     CommunityMember.objects.filter(community=community, user=user).delete()
+
+
+#: The key of ``Community.setup`` under which runbot says how its long poll fares.
+LONGPOLL_STATUS = "longpoll"
+
+
+@transaction.atomic
+def community_longpoll_status(*, vk_id: int, problem: str = "") -> bool:
+    """Record what runbot found polling community ``vk_id``: ``problem`` (English, for the
+    operator and the GM: e.g. VK refused the token), or "" once it polls. Written under
+    ``setup["longpoll"]`` only when it changes; returns whether it did (False also when the
+    community has no row)."""
+    row = Community.objects.select_for_update().filter(vk_id=int(vk_id)).first()
+    if row is None:
+        return False
+    setup = dict(row.setup) if isinstance(row.setup, dict) else {}
+    before = setup.get(LONGPOLL_STATUS)
+    if isinstance(before, dict) and before.get("problem", "") == problem:
+        return False
+    if before is None and not problem:
+        return False
+    setup[LONGPOLL_STATUS] = {"ok": not problem, "problem": problem,
+                              "at": timezone.now().isoformat(timespec="seconds")}
+    row.setup = setup
+    row.save(update_fields=["setup"])
+    log.info("Community %s: long poll %s", row.vk_id, problem or "works")
+    return True

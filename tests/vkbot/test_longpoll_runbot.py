@@ -105,8 +105,8 @@ def test_runbot_applies_updates_and_stops_on_sigterm(
     pollers: list[LongPoller] = []
     build_poller = Runbot.build_poller
 
-    def build_and_keep(self: Runbot, wait: int) -> LongPoller:
-        pollers.append(build_poller(self, wait))
+    def build_and_keep(self: Runbot, community: Any, wait: int) -> LongPoller:
+        pollers.append(build_poller(self, community, wait))
         return pollers[-1]
 
     monkeypatch.setattr(Runbot, "build_poller", build_and_keep)

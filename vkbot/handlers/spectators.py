@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
-
 from gameplay.messages import render
 from gameplay.rules import RuleViolation
 from gameplay.selectors import bot as sel
+from gameplay.selectors.communities import this_group_id
 from gameplay.services import spectators
 from gameplay.services.replies import chat_reply
 from vkbot import parsing, replies
@@ -67,9 +66,10 @@ def chat_message(peer_id: int, message: dict[str, Any]) -> None:
 
 
 def is_community(member_id: Any) -> bool:
-    """Whether a chat action's ``member_id`` is this community (``-VK_GROUP_ID``)."""
+    """Whether a chat action's ``member_id`` is the community being served (its VK id,
+    negated)."""
     member = as_int(member_id)
-    group = settings.VK_GROUP_ID
+    group = this_group_id()
     return member is not None and group is not None and member == -int(group)
 
 
