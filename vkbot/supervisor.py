@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from asgiref.sync import sync_to_async
-from django.db import DatabaseError, close_old_connections
+from django.db import DatabaseError, close_old_connections, connections
 
 from gameplay.selectors.communities import Credentials, env_group_id, served
 from gameplay.services.communities import community_longpoll_status
@@ -134,6 +134,7 @@ class Supervisor:
             await asyncio.gather(*tasks, return_exceptions=True)
             self._loops.clear()
             self._ending.clear()
+            await sync_to_async(connections.close_all, thread_sensitive=True)()
 
     async def _refresh(self) -> None:
         """Start and stop loops to match the communities served now."""
@@ -213,7 +214,7 @@ class Supervisor:
                 if self._fatal_for_all(group_id, worked):
                     raise
                 delay = backoff.next()
-                logger.error("%s; the other communities go on; retrying group %s in %.0f s",
+                logger.error("%s; the other communities go on; retrying group %s in %.1f s",
                              error, group_id, delay)  # fmt: skip
                 await self._problem(group_id, str(error))
                 with contextlib.suppress(TimeoutError):

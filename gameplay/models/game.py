@@ -109,9 +109,13 @@ class Game(models.Model):
         verbose_name = "игра"
         verbose_name_plural = "игры"
         ordering = ["-created_at"]
+        # Topic ids and chat peer ids are a community's own (community B's first chat is
+        # 2000000001 as well as A's): each is unique among the active games of one community
+        # (games with no community count as one more; nulls_distinct=False, PostgreSQL 15+).
         constraints = [
             models.UniqueConstraint(
-                fields=["topic_id"],
+                fields=["topic_id", "vk_group"],
+                nulls_distinct=False,
                 condition=Q(status__in=[s.value for s in ACTIVE_STATUSES])
                 & Q(topic_id__isnull=False),
                 name="one_active_game_per_topic",
@@ -120,13 +124,15 @@ class Game(models.Model):
             # (a topic used as one game's sign-up topic and another's game topic is refused
             # by gameplay.services.setup.check_vk_tenancy).
             models.UniqueConstraint(
-                fields=["recruit_topic_id"],
+                fields=["recruit_topic_id", "vk_group"],
+                nulls_distinct=False,
                 condition=Q(status__in=[s.value for s in ACTIVE_STATUSES])
                 & Q(recruit_topic_id__isnull=False),
                 name="one_active_game_per_recruit_topic",
             ),
             models.UniqueConstraint(
-                fields=["spectator_chat_id"],
+                fields=["spectator_chat_id", "vk_group"],
+                nulls_distinct=False,
                 condition=Q(status__in=[s.value for s in ACTIVE_STATUSES])
                 & Q(spectator_chat_id__isnull=False),
                 name="one_active_game_per_spectator_chat",

@@ -123,21 +123,22 @@ LONGPOLL_STATUS = "longpoll"
 @transaction.atomic
 def community_longpoll_status(*, vk_id: int, problem: str = "") -> bool:
     """Record what runbot found polling community ``vk_id``: ``problem`` (English, for the
-    operator and the GM: e.g. VK refused the token), or "" once it polls. Written under
-    ``setup["longpoll"]`` only when it changes; returns whether it did (False also when the
-    community has no row)."""
+    operator and the GM: e.g. VK refused the token), or "" once it polls, under
+    ``setup["longpoll"]`` (``ok``, ``problem``, ``at``). Written only when it changes;
+    returns whether it did (False also when the community has no row)."""
     row = Community.objects.select_for_update().filter(vk_id=int(vk_id)).first()
     if row is None:
         return False
     setup = dict(row.setup) if isinstance(row.setup, dict) else {}
     before = setup.get(LONGPOLL_STATUS)
-    if isinstance(before, dict) and before.get("problem", "") == problem:
-        return False
-    if before is None and not problem:
+    if isinstance(before, dict) and (before.get("ok"), before.get("problem")) == (
+        not problem, problem
+    ):
         return False
     setup[LONGPOLL_STATUS] = {"ok": not problem, "problem": problem,
                               "at": timezone.now().isoformat(timespec="seconds")}
     row.setup = setup
     row.save(update_fields=["setup"])
-    log.info("Community %s: long poll %s", row.vk_id, problem or "works")
+    log.info("Community %s: %s", row.vk_id, f"long poll refused: {problem}" if problem
+             else "the long poll works")
     return True

@@ -76,11 +76,14 @@ def counts_of(*, game: Game) -> RoleCounts:
 
 def check_vk_tenancy(*, game: Game) -> None:
     """Refuse (``SetupError``, in Russian) VK links of ``game`` that belong to another
-    unfinished game: a topic is one game's sign-up or game topic, a spectator chat one game's
-    chat, until that game finishes. The database holds the same for each column on its own
+    unfinished game of its community (topic ids and chat peer ids are a community's own): a
+    topic is one game's sign-up or game topic, a spectator chat one game's chat, until that
+    game finishes. The database holds the same for each column on its own
     (partial unique constraints); a topic used as one game's sign-up topic and another's game
     topic is caught here only."""
-    others = Game.objects.filter(status__in=ACTIVE_STATUSES)
+    group = game.vk_group_id
+    same = Q(vk_group_id=group) if group is not None else Q(vk_group_id__isnull=True)
+    others = Game.objects.filter(same, status__in=ACTIVE_STATUSES)
     if game.pk is not None:
         others = others.exclude(pk=game.pk)
     topics = {t for t in (game.recruit_topic_id, game.topic_id) if t}
