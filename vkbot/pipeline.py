@@ -39,7 +39,7 @@ from typing import Any
 from django.db import InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
-from gameplay.context import serving
+from gameplay.context import current_group, serving
 from gameplay.messages import render
 from gameplay.models import VkEvent
 from gameplay.selectors.communities import this_group_id
@@ -261,9 +261,10 @@ def _accept(update: Any, source: str) -> tuple[str, str] | None:
         return None
     event_id = event_id_of(update)
     if not is_our_group(update):
+        served = "VK_GROUP_ID" if current_group() is None else "the community served,"
         logger.warning(
-            "Ignored VK event %s (%s) from %s: group_id %r is not the community served (%r)",
-            event_id, kind, source, update.get("group_id"), this_group_id(),
+            "Ignored VK event %s (%s) from %s: group_id %r is not %s %r",
+            event_id, kind, source, update.get("group_id"), served, this_group_id(),
         )  # fmt: skip
         return None
     return kind, event_id

@@ -84,8 +84,8 @@ class Supervisor:
         self.refresh = max(0.05, float(refresh))
         self.announce = announce
         self.retry = retry
-        #: Every poller started, for the totals.
-        self.pollers: list[LongPoller] = []
+        self._batches = 0  # of the pollers that ended
+        self._applied = 0
         self._loops: dict[int, _Loop] = {}
         self._ending: list[_Loop] = []
         self._stop = asyncio.Event()
@@ -93,13 +93,19 @@ class Supervisor:
         self._fatal: LongPollFatalError | None = None
         self._waiting_said = False
 
+    def _pollers(self) -> list[LongPoller]:
+        loops = [*self._loops.values(), *self._ending]
+        return [loop.poller for loop in loops if loop.poller is not None]
+
     @property
     def batches(self) -> int:
-        return sum(p.batches for p in self.pollers)
+        """Batches polled by every community's loop since the start."""
+        return self._batches + sum(p.batches for p in self._pollers())
 
     @property
     def applied(self) -> int:
-        return sum(p.applied for p in self.pollers)
+        """Updates applied for every community since the start."""
+        return self._applied + sum(p.applied for p in self._pollers())
 
     @property
     def stopping(self) -> bool:
@@ -196,15 +202,16 @@ class Supervisor:
         await asyncio.gather(*before, return_exceptions=True)
         group_id = loop.community.group_id
         backoff = self.retry()
-        worked = False
+        worked, first = False, True
         while not loop.stop.is_set():
             if not loop.community.group_token:
                 await self._problem(group_id, "no community token is stored")
                 await loop.stop.wait()  # a token saved in the panel restarts the loop
                 return
             poller = loop.poller = self.build(loop.community)
-            self.pollers.append(poller)
-            self.announce(f"runbot: long poll for group {group_id} via {poller.api.API_URL}")
+            if first:
+                self.announce(f"runbot: long poll for group {group_id} via {poller.api.API_URL}")
+                first = False
             reached = asyncio.create_task(self._on_reached(poller))
             try:
                 await poller.run()
@@ -224,6 +231,9 @@ class Supervisor:
                 if poller.reached.is_set():
                     backoff.reset()
                 reached.cancel()
+                self._batches += poller.batches
+                self._applied += poller.applied
+                loop.poller = None
 
     async def _on_reached(self, poller: LongPoller) -> None:
         await poller.reached.wait()

@@ -55,6 +55,16 @@ def _from_env() -> Credentials | None:
 
 
 def _of_row(row: Community) -> Credentials:
+    """A row's credentials; the environment's community's are the environment's own (a web
+    process or worker restarted with new settings need not wait for runbot's
+    ``community_sync_env`` to write them into its row)."""
+    env = _from_env() if row.from_env else None
+    if env is not None and env.group_id == int(row.vk_id):
+        return Credentials(
+            group_id=env.group_id, name=row.name, group_token=env.group_token,
+            user_token=env.user_token, callback_secret=env.callback_secret,
+            confirmation_code=env.confirmation_code,
+        )
     return Credentials(
         group_id=int(row.vk_id),
         name=row.name,

@@ -13,7 +13,11 @@ from django.test import Client
 
 from gameplay.context import current_group
 from gameplay.models import Community, VkEvent
-from gameplay.services.communities import community_disconnect, community_record
+from gameplay.services.communities import (
+    community_disconnect,
+    community_record,
+    community_sync_env,
+)
 from tests.localvk.support import GROUP_ID
 from tests.vkbot.ingest_support import (
     CONFIRMATION_CODE,
@@ -96,3 +100,15 @@ def test_the_long_poll_records_events_within_its_community(seen: list) -> None:
     assert apply_updates([b_update], "20", source=LONGPOLL, group_id=B) == 1
     assert apply_updates([a_update, b_update], "21", source=LONGPOLL, group_id=B) == 0
     assert seen == [(A, "lp-1"), (B, "lp-1")]
+
+
+def test_the_environments_community_answers_with_the_environments_secret(
+    client: Client, seen: list, settings: Any
+) -> None:
+    """A web process restarted with a new secret uses it at once, though runbot wrote the old
+    one into the environment's row."""
+    community_sync_env()
+    settings.VK_CALLBACK_SECRET = "rotated-secret"
+    assert post(client, event(A, "a-3", SECRET)).status_code == 403
+    assert post(client, event(A, "a-3", "rotated-secret")).content == b"ok"
+    assert seen == [(A, "a-3")]
