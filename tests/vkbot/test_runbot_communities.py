@@ -33,7 +33,7 @@ from gameplay.services.communities import (
     community_record,
     community_sync_env,
 )
-from localvk import RunningServer, ServerThread, running_server
+from localvk import Communities, RunningServer, ServerThread, running_server
 from tests.async_support import wait_until
 from tests.localvk.support import GROUP_ID, long_polls, make_state
 from tests.vkbot.ingest_support import (
@@ -218,12 +218,14 @@ async def test_a_community_without_a_token_is_recorded_and_waits(
 # --- the command ------------------------------------------------------------------------------
 
 
-def _run_runbot(monkeypatch: pytest.MonkeyPatch, servers: dict[int, Any],
+def _run_runbot(monkeypatch: pytest.MonkeyPatch, servers: dict[int, Any] | None,
                 user: Callable[[io.StringIO], None]) -> str:  # fmt: skip
-    """``manage.py runbot`` with each community aimed at its local VK, while ``user`` acts in
-    another thread and then sends SIGTERM; runbot's stdout."""
-    build = poller_for(servers)
-    monkeypatch.setattr(Runbot, "build_poller", lambda self, community, wait: build(community))
+    """``manage.py runbot`` (with each community aimed at its own local VK when ``servers``
+    says), while ``user`` acts in another thread and then sends SIGTERM; runbot's stdout."""
+    if servers is not None:
+        build = poller_for(servers)
+        monkeypatch.setattr(Runbot, "build_poller",
+                            lambda self, community, wait: build(community))  # fmt: skip
     out = io.StringIO()
     problems: list[str] = []
 
@@ -300,3 +302,34 @@ def test_runbot_without_a_community_waits_for_one(
         out = _run_runbot(monkeypatch, {B: b}, operator)
 
     assert "long poll for group 88" in out and "stopped after" in out
+
+
+def test_one_local_vk_hosting_two_communities_gets_each_ones_long_poll_and_replies(
+    settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The local VK hosts both communities behind one address (requests told apart by their
+    token, as VK does): the same player writes to each; runbot polls each with its own token
+    and each reply is queued to go out as the community written to."""
+    settings.VK_COMMUNITIES_REFRESH_SECONDS = 1
+    state = make_state()
+    b_state = Communities.of(state).create(group_id=B, group_token=TOKEN_B)
+    with ServerThread(state) as srv:
+        configure(settings, api_url=srv.api_url)
+        connect_b()
+        watches = [long_polls(state), long_polls(b_state)]
+
+        def player(out: io.StringIO) -> None:
+            wait_for(lambda: all(w.polled() for w in watches), timeout=30,
+                     what="both long polls")  # fmt: skip
+            with state.lock:
+                state.inject_message(4242, "помощь")
+                b_state.inject_message(4242, "помощь")
+            wait_for(lambda: Outbox.objects.filter(peer_ids__contains=[4242]).count() == 2,
+                     timeout=30, what="both replies")  # fmt: skip
+
+        out = _run_runbot(monkeypatch, None, player)
+
+    assert sorted(Outbox.objects.values_list("group_id", flat=True)) == [A, B]
+    assert state.calls("groups.getLongPollServer") and b_state.calls("groups.getLongPollServer")
+    assert stored_ts(A) == str(state.longpoll.ts) and stored_ts(B) == str(b_state.longpoll.ts)
+    assert "long poll for group 77" in out and "long poll for group 88" in out
