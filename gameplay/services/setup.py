@@ -76,13 +76,15 @@ def counts_of(*, game: Game) -> RoleCounts:
 
 def check_vk_tenancy(*, game: Game) -> None:
     """Refuse (``SetupError``, in Russian) VK links of ``game`` that belong to another
-    unfinished game of its community (topic ids and chat peer ids are a community's own): a
-    topic is one game's sign-up or game topic, a spectator chat one game's chat, until that
-    game finishes. The database holds the same for each column on its own
-    (partial unique constraints); a topic used as one game's sign-up topic and another's game
-    topic is caught here only."""
+    unfinished game of its community, or of no community (topic ids and chat peer ids are a
+    community's own): a topic is one game's sign-up or game topic, a spectator chat one
+    game's chat, until that game finishes. The database holds the same for each column on
+    its own within a community (partial unique constraints); a topic used as one game's
+    sign-up topic and another's game topic, and a game of no community against one of a
+    community, are caught here only."""
     group = game.vk_group_id
-    same = Q(vk_group_id=group) if group is not None else Q(vk_group_id__isnull=True)
+    # A game of no community may use any community's topic: it meets every game.
+    same = Q(vk_group_id=group) | Q(vk_group_id__isnull=True) if group is not None else Q()
     others = Game.objects.filter(same, status__in=ACTIVE_STATUSES)
     if game.pk is not None:
         others = others.exclude(pk=game.pk)
