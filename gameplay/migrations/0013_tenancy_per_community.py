@@ -7,13 +7,22 @@ from django.db import migrations, models
 ACTIVE = models.Q(("status__in", ["recruiting", "dealt", "running"]))
 
 
-def _per_community(column: str, name: str) -> models.UniqueConstraint:
-    return models.UniqueConstraint(
-        condition=ACTIVE & models.Q((f"{column}__isnull", False)),
-        fields=(column, "vk_group"),
-        name=name,
-        nulls_distinct=False,
-    )
+def _per_community(column: str, name: str) -> list[models.UniqueConstraint]:
+    """Two partial indexes (SQLite has no NULLS NOT DISTINCT): within each community, and
+    among the games of no community."""
+    active = ACTIVE & models.Q((f"{column}__isnull", False))
+    return [
+        models.UniqueConstraint(
+            condition=active & models.Q(("vk_group__isnull", False)),
+            fields=(column, "vk_group"),
+            name=name,
+        ),
+        models.UniqueConstraint(
+            condition=active & models.Q(("vk_group__isnull", True)),
+            fields=(column,),
+            name=f"{name}_of_no_community",
+        ),
+    ]
 
 
 COLUMNS = [
@@ -32,7 +41,8 @@ class Migration(migrations.Migration):
     operations = [
         *(migrations.RemoveConstraint(model_name="game", name=name) for _, name in COLUMNS),
         *(
-            migrations.AddConstraint(model_name="game", constraint=_per_community(column, name))
+            migrations.AddConstraint(model_name="game", constraint=constraint)
             for column, name in COLUMNS
+            for constraint in _per_community(column, name)
         ),
     ]

@@ -36,6 +36,21 @@ class GameStatus(models.TextChoices):
 ACTIVE_STATUSES = (GameStatus.RECRUITING, GameStatus.DEALT, GameStatus.RUNNING)
 
 
+def _active_unique(column: str, name: str) -> list[models.UniqueConstraint]:
+    """``column`` unique among the active games of each community, and among the active games
+    of no community (two partial indexes: SQLite has no NULLS NOT DISTINCT)."""
+    active = Q(status__in=[s.value for s in ACTIVE_STATUSES]) & Q(**{f"{column}__isnull": False})
+    return [
+        models.UniqueConstraint(
+            fields=[column, "vk_group"], condition=active & Q(vk_group__isnull=False), name=name
+        ),
+        models.UniqueConstraint(
+            fields=[column], condition=active & Q(vk_group__isnull=True),
+            name=f"{name}_of_no_community",
+        ),
+    ]
+
+
 class Game(models.Model):
     name = models.CharField("название", max_length=200)
     status = models.CharField(
@@ -110,33 +125,15 @@ class Game(models.Model):
         verbose_name_plural = "игры"
         ordering = ["-created_at"]
         # Topic ids and chat peer ids are a community's own (community B's first chat is
-        # 2000000001 as well as A's): each is unique among the active games of one community
-        # (games with no community count as one more; nulls_distinct=False, PostgreSQL 15+).
+        # 2000000001 as well as A's): each is unique among the active games of one community,
+        # games with no community counting as one more. A sign-up topic and a spectator chat
+        # belong to one unfinished game at a time too (a topic used as one game's sign-up
+        # topic and another's game topic is refused by
+        # gameplay.services.setup.check_vk_tenancy).
         constraints = [
-            models.UniqueConstraint(
-                fields=["topic_id", "vk_group"],
-                nulls_distinct=False,
-                condition=Q(status__in=[s.value for s in ACTIVE_STATUSES])
-                & Q(topic_id__isnull=False),
-                name="one_active_game_per_topic",
-            ),
-            # A sign-up topic and a spectator chat belong to one unfinished game at a time
-            # (a topic used as one game's sign-up topic and another's game topic is refused
-            # by gameplay.services.setup.check_vk_tenancy).
-            models.UniqueConstraint(
-                fields=["recruit_topic_id", "vk_group"],
-                nulls_distinct=False,
-                condition=Q(status__in=[s.value for s in ACTIVE_STATUSES])
-                & Q(recruit_topic_id__isnull=False),
-                name="one_active_game_per_recruit_topic",
-            ),
-            models.UniqueConstraint(
-                fields=["spectator_chat_id", "vk_group"],
-                nulls_distinct=False,
-                condition=Q(status__in=[s.value for s in ACTIVE_STATUSES])
-                & Q(spectator_chat_id__isnull=False),
-                name="one_active_game_per_spectator_chat",
-            ),
+            *_active_unique("topic_id", "one_active_game_per_topic"),
+            *_active_unique("recruit_topic_id", "one_active_game_per_recruit_topic"),
+            *_active_unique("spectator_chat_id", "one_active_game_per_spectator_chat"),
             models.CheckConstraint(
                 condition=Q(early_close__in=[e.value for e in EarlyClose]),
                 name="game_early_close_valid",
