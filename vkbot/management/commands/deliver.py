@@ -59,9 +59,8 @@ class Command(BaseCommand):
             with Drainer() as drainer:
                 if not drainer.channels:
                     raise CommandError(
-                        "No community can send: no VK token is configured (VK_GROUP_TOKEN, "
-                        "VK_USER_TOKEN with VK_GROUP_ID) and no community is connected; "
-                        "nothing can be delivered."
+                        "No VK token is configured (VK_GROUP_TOKEN, VK_USER_TOKEN with "
+                        "VK_GROUP_ID) and no community is connected: nothing can be delivered."
                     )
                 if options["once"]:
                     report = drainer.run(
