@@ -161,7 +161,7 @@ class Drainer:
                 bounds[community] = free * EXECUTE_MAX_CALLS
             else:
                 waits.append(wait)
-        if waits and not bounds:
+        if waits:
             wait = min(waits)
             self.slot_in = min(self.slot_in, wait) if self.slot_in > 0 else wait
         return bounds
