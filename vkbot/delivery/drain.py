@@ -134,8 +134,14 @@ class Drainer:
 
     def _bounds(self, channels: list[str], kind: TokenKind) -> dict[int | None, int]:
         """Per community with rows of ``channels`` due, how many rows (topics, for board
-        posts) its ``kind`` token's free requests carry now; the rows of communities that
-        cannot send them are put off."""
+        posts) it may have in this round; the rows of communities that cannot send them are
+        put off.
+
+        Board posts: only communities whose admin token may send now, as many topics as its
+        free requests carry. The community tokens' channels: the communities whose token may
+        send now, a whole round each (taken in turns); only when every one of them is at its
+        limit are they all taken, their requests then waiting for the limiter as one
+        community's always did."""
         default = self.senders.default
         due = outbox_due_groups(channels=channels, default_group=default)
         if not due:
@@ -154,17 +160,15 @@ class Drainer:
                 until=timezone.now() + timedelta(seconds=community_senders.WAIT_SECONDS),
                 default_group=default,
             )
-        bounds: dict[int | None, int] = {}
-        waits: list[float] = []
-        for community, (free, wait) in self.transport.free_slots_of(kind, able).items():
-            if free > 0:
-                bounds[community] = free * EXECUTE_MAX_CALLS
-            else:
-                waits.append(wait)
+        free_of = self.transport.free_slots_of(kind, able)
+        ready = {c: free for c, (free, _) in free_of.items() if free > 0}
+        waits = [wait for free, wait in free_of.values() if free <= 0]
+        if kind == "group":
+            return {c: ROUND_ROWS for c in (ready or free_of)}
         if waits:
             wait = min(waits)
             self.slot_in = min(self.slot_in, wait) if self.slot_in > 0 else wait
-        return bounds
+        return {c: free * EXECUTE_MAX_CALLS for c, free in ready.items()}
 
     def _round(
         self,
