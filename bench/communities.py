@@ -249,12 +249,12 @@ class Run:
             try:
                 return self._measure(games, states, fronts, worker)
             finally:
-                for state in states.values():
-                    if self.mode == "callback":
-                        state.configure_callbacks(None)
                 for front in fronts:
                     front.stop()
                 worker.stop()
+                if self.mode == "callback":
+                    for state in states.values():
+                        state.callbacks.configure(None)
 
     def _fronts(self, env: dict[str, str], states: dict[int, Any]) -> list[Managed]:
         """What takes the events in: one ``runbot``, or two gunicorn servers."""
@@ -292,10 +292,14 @@ class Run:
                          timeout=READY_TIMEOUT, what=f"{url} to answer", interval=0.2,
                          processes=processes)  # fmt: skip
             for number, state in states.items():
-                state.configure_callbacks(
+                state.callbacks.configure(
                     CallbackConfig(urls=tuple(self.urls), confirmation_code=CALLBACK_CODE,
                                    secret=secret(number))  # fmt: skip
                 )
+            # Until a community's server answered its confirmation, VK pushes nothing.
+            wait_for(lambda: all(state.callbacks.confirmed for state in states.values()),
+                     timeout=READY_TIMEOUT, what="every community's Callback server confirmed",
+                     processes=processes)  # fmt: skip
         wait_for(lambda: worker_ready("project"), timeout=READY_TIMEOUT,
                  what="the worker to start", processes=processes)  # fmt: skip
 
@@ -329,15 +333,15 @@ class Run:
                     _, number, k = schedule.pop(0)
                     sent_at[(number, k)] = time.monotonic()
                     states[number].inject_message(PROBE_BASE + number, PROBE_TEXT)
-                if done is None and applied(self.mode, states, targets, len(events)) and (
+                injected = len(events) + len(sent_at)
+                if done is None and applied(self.mode, states, targets, injected) and (
                     pending_rows() == 0
                 ):
                     done = time.monotonic()
                 if done is not None and not schedule:
                     targets = {n: state.longpoll.ts for n, state in states.items()}
-                    everyone = len(events) + len(sent_at)
                     if (
-                        applied(self.mode, states, targets, everyone)
+                        applied(self.mode, states, targets, injected)
                         and pending_rows() == 0
                         and all(answers.count(n) >= PROBES_PER_COMMUNITY for n in states)
                     ):
