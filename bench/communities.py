@@ -59,7 +59,7 @@ PROBE_SPAN = 8.0
 PROBE_TEXT = "статус"
 #: Probe users' VK ids: community g's is PROBE_BASE + g (no seat in any game).
 PROBE_BASE = 90_000_000
-RUN_TIMEOUT = 170.0
+RUN_TIMEOUT = 300.0
 CALLBACK_CODE = "bench-confirm"
 #: gunicorn servers of the Callback run (one worker each: two web processes).
 WEB_PROCESSES = 2
@@ -90,6 +90,10 @@ class CommunitiesRun:
     latency_all: dict[str, float] = field(default_factory=dict)
     latency_worst: dict[str, Any] = field(default_factory=dict)
     latency_best: dict[str, Any] = field(default_factory=dict)
+    #: The delivery's share alone: an Outbox row's commit to its answer from VK (``sent_at``),
+    #: p95 per community, the least- and best-served community's.
+    delivery_worst: dict[str, Any] = field(default_factory=dict)
+    delivery_best: dict[str, Any] = field(default_factory=dict)
     bot_peak_rss_mb: float = 0.0
     web_peak_rss_mb: list[float] = field(default_factory=list)
     worker_peak_rss_mb: float = 0.0
@@ -380,6 +384,7 @@ class Run:
         best = min(p95, key=lambda n: p95[n])
         result.latency_worst = {"community": community_id(worst), **quantiles(per[worst])}
         result.latency_best = {"community": community_id(best), **quantiles(per[best])}
+        result.delivery_worst, result.delivery_best = delivery_lags()
 
     def _requests(
         self, result: CommunitiesRun, states: dict[int, Any], since: dict[int, int]
@@ -396,6 +401,23 @@ class Run:
             bounds.append(lower_bound(rows))
         result.requests = _spread(made)
         result.bound = _spread(bounds)
+
+
+def delivery_lags() -> tuple[dict[str, Any], dict[str, Any]]:
+    """Per community, how long its Outbox rows waited from their commit until VK had them:
+    the quantiles of the community with the largest p95, and of the one with the smallest."""
+    from gameplay.models import Outbox, OutboxStatus
+
+    per: dict[int, list[float]] = {}
+    rows = Outbox.objects.filter(status=OutboxStatus.SENT, group_id__gte=COMMUNITY_BASE)
+    for group, created, sent in rows.values_list("group_id", "created_at", "sent_at"):
+        per.setdefault(int(group), []).append((sent - created).total_seconds())
+    if not per:
+        return {}, {}
+    p95 = {group: quantiles(values)["p95"] for group, values in per.items()}
+    worst, best = max(p95, key=lambda g: p95[g]), min(p95, key=lambda g: p95[g])
+    return ({"community": worst, **quantiles(per[worst])},
+            {"community": best, **quantiles(per[best])})  # fmt: skip
 
 
 def _spread(values: list[int]) -> dict[str, float]:

@@ -159,6 +159,13 @@ def _communities(runs: list[dict[str, Any]] | None) -> list[tuple[str, str, str,
                 f"{run['latency_all']['p50']:.2f} s p50, {run['latency_all']['p95']:.2f} s p95",
             ),
             (
+                f"{title}: delivery alone (commit → VK) p95, least- / best-served community",
+                f"{run['delivery_worst'].get('p95', 0):.2f} s / "
+                f"{run['delivery_best'].get('p95', 0):.2f} s",
+                "—",
+                f"max {run['delivery_worst'].get('max', 0):.2f} s",
+            ),
+            (
                 f"{title}: peak memory (RSS)",
                 memory,
                 "—",
