@@ -30,18 +30,24 @@ from __future__ import annotations
 
 import json
 import socket
-import statistics
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
-from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .bound import lower_bound
+from .community_figures import (
+    COMMUNITY_BASE,
+    PROBE_BASE,
+    Answers,
+    check_communities,
+    community_id,
+    delivery_lags,
+    spread,
+)
 from .e2e import DELIVERY_METHODS, READY_TIMEOUT, bench_games, pending_rows, worker_ready
 from .env import ADMIN_ID, GROUP_ID, GROUP_TOKEN, USER_TOKEN, Databases, Services, flush_redis
 from .env import process_env as make_env
@@ -49,24 +55,16 @@ from .games import BenchGame, day_votes, vote_text
 from .latency import quantiles
 from .procs import BOT, WORKER, Managed, ProcessError, Sampler, wait_for
 
-#: Community ``g``'s VK id.
-COMMUNITY_BASE = 5_000
 #: Probes: each community's probe user asks this many times, the first after PROBE_START s,
 #: the others spread over PROBE_SPAN s (the communities' probes staggered between them).
 PROBES_PER_COMMUNITY = 5
 PROBE_START = 0.3
 PROBE_SPAN = 8.0
 PROBE_TEXT = "статус"
-#: Probe users' VK ids: community g's is PROBE_BASE + g (no seat in any game).
-PROBE_BASE = 90_000_000
 RUN_TIMEOUT = 300.0
 CALLBACK_CODE = "bench-confirm"
 #: gunicorn servers of the Callback run (one worker each: two web processes).
 WEB_PROCESSES = 2
-
-
-def community_id(number: int) -> int:
-    return COMMUNITY_BASE + number
 
 
 def tokens(number: int) -> tuple[str, str]:
@@ -108,39 +106,6 @@ class CommunitiesRun:
         data = asdict(self)
         data["events_per_second"] = round(self.events_per_second, 1)
         return data
-
-
-class Answers:
-    """When each community's answers to its probe reached the local VK (hooks on the
-    communities' message stores; they run in the server's thread)."""
-
-    def __init__(self, states: dict[int, Any]) -> None:
-        self.times: dict[int, list[float]] = {n: [] for n in states}
-        self._lock = threading.Lock()
-        for number, state in states.items():
-            self._hook(number, state)
-
-    def _hook(self, number: int, state: Any) -> None:
-        original = state.store_message
-        probe = PROBE_BASE + number
-
-        def store_message(**fields: Any) -> Any:
-            message = original(**fields)
-            if fields.get("out") and message.peer_id == probe and message.from_id < 0:
-                with self._lock:
-                    self.times[number].append(time.monotonic())
-            return message
-
-        state.store_message = store_message
-
-    def count(self, number: int) -> int:
-        with self._lock:
-            return len(self.times[number])
-
-    def at(self, number: int, index: int) -> float | None:
-        with self._lock:
-            times = self.times[number]
-            return times[index] if len(times) > index else None
 
 
 def make_communities(count: int) -> Any:
@@ -399,70 +364,8 @@ class Run:
             ))  # fmt: skip
             rows = Outbox.objects.filter(group_id=community_id(number))
             bounds.append(lower_bound(rows))
-        result.requests = _spread(made)
-        result.bound = _spread(bounds)
-
-
-def delivery_lags() -> tuple[dict[str, Any], dict[str, Any]]:
-    """Per community, how long its Outbox rows waited from their commit until VK had them:
-    the quantiles of the community with the largest p95, and of the one with the smallest."""
-    from gameplay.models import Outbox, OutboxStatus
-
-    per: dict[int, list[float]] = {}
-    rows = Outbox.objects.filter(status=OutboxStatus.SENT, group_id__gte=COMMUNITY_BASE)
-    for group, created, sent in rows.values_list("group_id", "created_at", "sent_at"):
-        per.setdefault(int(group), []).append((sent - created).total_seconds())
-    if not per:
-        return {}, {}
-    p95 = {group: quantiles(values)["p95"] for group, values in per.items()}
-    worst, best = max(p95, key=lambda g: p95[g]), min(p95, key=lambda g: p95[g])
-    return ({"community": worst, **quantiles(per[worst])},
-            {"community": best, **quantiles(per[best])})  # fmt: skip
-
-
-def _spread(values: list[int]) -> dict[str, float]:
-    if not values:
-        return {}
-    return {"median": statistics.median(values), "max": max(values), "min": min(values),
-            "total": sum(values)}  # fmt: skip
-
-
-def check_communities(states: dict[int, Any]) -> list[str]:
-    """Every community's Outbox rows reached that community once each (messages per
-    recipient, board posts in their topic) and nothing else was sent as it."""
-    from gameplay.models import Outbox, OutboxChannel, OutboxStatus
-
-    problems: list[str] = []
-    for number, state in states.items():
-        group = community_id(number)
-        expected: Counter[tuple[int, str]] = Counter()
-        board: dict[int, list[str]] = {}
-        for row in Outbox.objects.filter(group_id=group).order_by("id"):
-            if row.status != OutboxStatus.SENT:
-                problems.append(f"community {group}: Outbox #{row.pk} is {row.status}")
-                continue
-            if row.channel in (OutboxChannel.MESSAGE, OutboxChannel.CHAT):
-                for peer in row.peer_ids:
-                    expected[(int(peer), row.text)] += 1
-            elif row.channel == OutboxChannel.BOARD:
-                board.setdefault(int(row.topic_id), []).append(row.text)
-        got: Counter[tuple[int, str]] = Counter(
-            (m.peer_id, m.text) for m in state.sent_messages() if m.from_id < 0
-        )
-        if got != expected:
-            problems.append(
-                f"community {group}: {sum((expected - got).values())} messages missing, "
-                f"{sum((got - expected).values())} extra or repeated"
-            )
-        for topic_id, texts in board.items():
-            comments = [
-                c.text for c in state.topic(topic_id).comments if c.from_id < 0 and not c.deleted
-            ]
-            if "\n\n".join(comments) != "\n\n".join(texts):
-                problems.append(f"community {group}: topic {topic_id} is not its posts once each")
-    stray = Outbox.objects.filter(group_id__isnull=True).exclude(status=OutboxStatus.SENT)
-    problems += [f"Outbox #{row.pk} of no community is {row.status}" for row in stray]
-    return problems
+        result.requests = spread(made)
+        result.bound = spread(bounds)
 
 
 def measure(

@@ -21,7 +21,12 @@ import time
 from dataclasses import dataclass
 
 from gameplay.models import OutboxChannel
-from gameplay.selectors.communities import credentials, default_group_id, served
+from gameplay.selectors.communities import (
+    Credentials,
+    credentials,
+    default_group_id,
+    served,
+)
 
 from .transport import Transport
 
@@ -89,6 +94,10 @@ class Senders:
             self.transport.disconnect(community)
             self.warn(community, "is not connected", "its rows wait until it is connected again")
             return None
+        return self._use(found)
+
+    def _use(self, found: Credentials) -> Sender:
+        community = found.group_id
         self.transport.connect(
             community, group_token=found.group_token, user_token=found.user_token
         )
@@ -110,9 +119,16 @@ class Senders:
 
     def channels(self) -> list[str]:
         """The channels some community of this deployment can send now (the others are not
-        even looked at)."""
-        senders = [self.get(None) if self.default is None else self.get(self.default)]
-        senders += [self.get(c.group_id) for c in served() if c.group_id != self.default]
+        even looked at). Reads every served community's credentials at once (and keeps
+        them for :data:`REFRESH_SECONDS`)."""
+        now = time.monotonic()
+        senders = [self.get(None)] if self.default is None else []
+        for found in served():
+            sender = self._use(found)
+            self._known[found.group_id] = (now, sender)
+            senders.append(sender)
+        if self.default is not None and self.default not in self._known:
+            senders.append(self.get(self.default))
         channels: list[str] = []
         if any(s is not None and s.group for s in senders):
             channels.extend(GROUP_CHANNELS)
