@@ -1,20 +1,19 @@
 """Delivery as many communities: each row with its community's tokens, a disconnected
 community's rows waiting, and one community's burst not holding another's reply back.
 
-The local VK here hosts one community (77); a second one (88) is stood in for by recording
-which token each request carried and then sending it to the local VK with the token of the
-same kind it knows (board posts' ``group_id`` rewritten to 77), so every answer is VK's."""
+The local VK hosts both communities (77, the environment's, and 88) in one server and
+attributes every call to a community by the token it came with."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from gameplay.models import Community, Outbox, OutboxStatus
+from gameplay.models import Community, Game, Outbox, OutboxStatus
 from gameplay.services.common import post_board, send_message
 from localvk import RunningServer
 from tests.vkbot.delivery_support import (
@@ -27,7 +26,7 @@ from tests.vkbot.delivery_support import (
     received,
     vk_fixture,  # noqa: F401 (the ``vk`` fixture)
 )
-from vkbot.delivery import senders, transport
+from vkbot.delivery import senders
 from vkbot.delivery.drain import Drainer
 from vkbot.delivery.ratelimit import token_key
 
@@ -36,24 +35,12 @@ pytestmark = pytest.mark.django_db
 OTHER_ID = 88
 OTHER_GROUP_TOKEN = "community-88-group-token"
 OTHER_USER_TOKEN = "community-88-admin-token"
-#: What the local VK knows each token as.
-STANDS_FOR = {
-    GROUP_TOKEN: GROUP_TOKEN,
-    USER_TOKEN: USER_TOKEN,
-    OTHER_GROUP_TOKEN: GROUP_TOKEN,
-    OTHER_USER_TOKEN: USER_TOKEN,
-}
-NAMES = {
-    GROUP_TOKEN: "77-group",
-    USER_TOKEN: "77-user",
-    OTHER_GROUP_TOKEN: "88-group",
-    OTHER_USER_TOKEN: "88-user",
-}
 
 
 @dataclass
 class Sent:
-    """One request as it left the transport: whose token, the method, its parameters."""
+    """One request the local VK got: whose token ("77-group", "88-user", …), the method, its
+    parameters."""
 
     token: str
     method: str
@@ -63,33 +50,12 @@ class Sent:
         return any(text in str(value) for value in self.data.values())
 
 
-class _Recording:
-    def __init__(self, token: str, real: Any, log: list[Sent]) -> None:
-        self.token, self.real, self.log = token, real, log
-
-    async def request(self, method: str, data: dict[str, Any]) -> Any:
-        self.log.append(Sent(NAMES[self.token], method, dict(data)))
-        forwarded = {
-            key: (
-                str(value).replace(f'"group_id":{OTHER_ID}', f'"group_id":{GROUP_ID}')
-                if key == "code"
-                else (GROUP_ID if key == "group_id" and str(value) == str(OTHER_ID) else value)
-            )
-            for key, value in data.items()
-        }
-        return await self.real.request(method, forwarded)
-
-
 @pytest.fixture(name="sent")
-def sent_fixture(vk: RunningServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Sent]]:
-    """Both communities connected; every request the delivery makes, in order."""
-    log: list[Sent] = []
-    real_make_api = transport.make_api
-
-    def make_api(token: str, **options: Any) -> Any:
-        return _Recording(token, real_make_api(STANDS_FOR[token], **options), log)
-
-    monkeypatch.setattr(transport, "make_api", make_api)
+def sent_fixture(vk: RunningServer, monkeypatch: pytest.MonkeyPatch) -> Callable[[], list[Sent]]:
+    """Both communities connected; a function listing every request the two got, in order."""
+    vk.communities.create(
+        group_id=OTHER_ID, group_token=OTHER_GROUP_TOKEN, user_tokens=[OTHER_USER_TOKEN]
+    )
     monkeypatch.setattr(senders, "REFRESH_SECONDS", 0.0)
     Community.objects.create(
         vk_id=GROUP_ID, name="Первое", group_token=GROUP_TOKEN, user_token=USER_TOKEN,
@@ -100,7 +66,19 @@ def sent_fixture(vk: RunningServer, monkeypatch: pytest.MonkeyPatch) -> Iterator
         user_token=OTHER_USER_TOKEN, connected=True,
     )  # fmt: skip
     _reset(OTHER_GROUP_TOKEN, OTHER_USER_TOKEN)
-    yield log
+
+    def requests() -> list[Sent]:
+        records = [
+            record
+            for group in (GROUP_ID, OTHER_ID)
+            for record in vk.community(group).calls(include_inner=False)
+        ]
+        return [
+            Sent(f"{r.group_id}-{r.token_kind}", r.method, dict(r.params))
+            for r in sorted(records, key=lambda r: r.seq)
+        ]
+
+    yield requests  # type: ignore[misc]
     _reset(OTHER_GROUP_TOKEN, OTHER_USER_TOKEN)
 
 
@@ -110,13 +88,24 @@ def _reset(*tokens: str) -> None:
     django_rq.get_connection("vk").delete(*(token_key(t) for t in tokens))
 
 
+def two_games(vk: RunningServer) -> tuple[Game, Game, int, int]:
+    """A game in each community, each with a topic of its community (their ids differ: a
+    topic id is one active game's)."""
+    first_topic = vk.state.create_topic("Игра первого").id
+    theirs = vk.community(OTHER_ID)
+    second_topic = next(
+        t.id for t in (theirs.create_topic(f"Тема {n}") for n in range(first_topic + 1))
+        if t.id != first_topic
+    )  # fmt: skip
+    first = make_game(topic_id=first_topic, vk_group_id=GROUP_ID)
+    second = make_game(topic_id=second_topic, vk_group_id=OTHER_ID)
+    return first, second, first_topic, second_topic
+
+
 def test_each_community_s_rows_go_out_with_its_own_tokens(
-    vk: RunningServer, sent: list[Sent]
+    vk: RunningServer, sent: Callable[[], list[Sent]]
 ) -> None:
-    first_topic = vk.state.create_topic("Игра первого")
-    second_topic = vk.state.create_topic("Игра второго")
-    first = make_game(topic_id=first_topic.id, vk_group_id=GROUP_ID)
-    second = make_game(topic_id=second_topic.id, vk_group_id=OTHER_ID)
+    first, second, first_topic, second_topic = two_games(vk)
     send_message(game=first, peer_ids=[1001], text="Первому сообществу", kind="status")
     send_message(game=second, peer_ids=[2001], text="Второму сообществу", kind="status")
     message_row([3001], "Без игры, как второе", group_id=OTHER_ID)
@@ -129,7 +118,7 @@ def test_each_community_s_rows_go_out_with_its_own_tokens(
     assert report.failed == 0
     assert not Outbox.objects.exclude(status=OutboxStatus.SENT).exists()
     by_token: dict[str, list[Sent]] = {}
-    for request in sent:
+    for request in sent():
         by_token.setdefault(request.token, []).append(request)
     texts = {
         "77-group": ["Первому сообществу", "Без игры и без сообщества"],
@@ -148,13 +137,18 @@ def test_each_community_s_rows_go_out_with_its_own_tokens(
     (post_88,) = by_token["88-user"]
     assert str(post_77.data["group_id"]) == str(GROUP_ID)
     assert str(post_88.data["group_id"]) == str(OTHER_ID)
-    got = received(vk)
-    assert got[(2001, "Второму сообществу")] == 1 and got[(1001, "Первому сообществу")] == 1
+    assert received(vk)[(1001, "Первому сообществу")] == 1
+    theirs = vk.community(OTHER_ID)
+    assert {(m.peer_id, m.text) for m in theirs.sent_messages()} == {
+        (2001, "Второму сообществу"), (3001, "Без игры, как второе")
+    }
+    assert [c.text for c in vk.state.topic(first_topic).comments] == ["Пост первого"]
+    assert [c.text for c in theirs.topic(second_topic).comments] == ["Пост второго"]
 
 
 def test_a_disconnected_community_s_rows_wait_and_go_once_it_is_connected_again(
     vk: RunningServer,
-    sent: list[Sent],
+    sent: Callable[[], list[Sent]],
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -174,7 +168,7 @@ def test_a_disconnected_community_s_rows_wait_and_go_once_it_is_connected_again(
     assert going.status == OutboxStatus.SENT
     assert waiting.status == OutboxStatus.PENDING and waiting.attempts == 0
     assert waiting.locked_until is None and waiting.next_attempt_at is not None
-    assert not any(r.token.startswith("88") for r in sent)
+    assert not any(r.token.startswith("88") for r in sent())
     assert "community 88 is not connected" in caplog.text
     assert OTHER_GROUP_TOKEN not in caplog.text and OTHER_USER_TOKEN not in caplog.text
 
@@ -183,17 +177,18 @@ def test_a_disconnected_community_s_rows_wait_and_go_once_it_is_connected_again(
 
     waiting.refresh_from_db()
     assert waiting.status == OutboxStatus.SENT and waiting.attempts == 1
-    assert [r.token for r in sent if r.mentions("Ответ второго")] == ["88-group"]
-    assert received(vk)[(2001, "Ответ второго")] == 1
+    assert [r.token for r in sent() if r.mentions("Ответ второго")] == ["88-group"]
+    assert [(m.peer_id, m.text) for m in vk.community(OTHER_ID).sent_messages()] == [
+        (2001, "Ответ второго")
+    ]
 
 
 def test_a_community_without_an_admin_token_sends_its_messages_and_its_posts_wait(
-    vk: RunningServer, sent: list[Sent], monkeypatch: pytest.MonkeyPatch
+    vk: RunningServer, sent: Callable[[], list[Sent]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(senders, "WAIT_SECONDS", 30.0)
     Community.objects.filter(vk_id=OTHER_ID).update(user_token="")
-    topic = vk.state.create_topic("Игра второго")
-    game = make_game(topic_id=topic.id, vk_group_id=OTHER_ID)
+    _, game, _, _ = two_games(vk)
     post = post_board(game=game, text="Пост второго", kind="post")
     send_message(game=game, peer_ids=[2001], text="Ответ второго", kind="status")
 
@@ -202,11 +197,11 @@ def test_a_community_without_an_admin_token_sends_its_messages_and_its_posts_wai
     assert report.sent == 1
     post.refresh_from_db()
     assert post.status == OutboxStatus.PENDING and post.attempts == 0
-    assert [r.token for r in sent] == ["88-group"]
+    assert [r.token for r in sent()] == ["88-group"]
 
 
 def test_one_community_s_burst_does_not_hold_another_s_single_reply_back(
-    vk: RunningServer, sent: list[Sent]
+    vk: RunningServer, sent: Callable[[], list[Sent]]
 ) -> None:
     for n in range(500):  # 500 texts of their own: 20 execute requests at the very least
         message_row([5000 + n], f"Проверка №{n}", group_id=GROUP_ID)
@@ -215,22 +210,20 @@ def test_one_community_s_burst_does_not_hold_another_s_single_reply_back(
     report = deliver()
 
     assert report.sent == 501 and report.failed == 0
-    first_88 = next(i for i, r in enumerate(sent) if r.token == "88-group")
-    assert sent[first_88].mentions("Статус")
-    ahead = [r for r in sent[:first_88] if r.token == "77-group"]
+    calls = sent()
+    first_88 = next(i for i, r in enumerate(calls) if r.token == "88-group")
+    assert calls[first_88].mentions("Статус")
+    ahead = [r for r in calls[:first_88] if r.token == "77-group"]
     assert len(ahead) <= 1  # in id order it was behind all 20 of them
-    assert len([r for r in sent if r.token == "77-group"]) >= 20
+    assert len([r for r in calls if r.token == "77-group"]) >= 20
     reply.refresh_from_db()
     assert reply.status == OutboxStatus.SENT
 
 
 def test_a_busy_admin_token_does_not_hold_another_community_s_board_post_back(
-    vk: RunningServer, sent: list[Sent]
+    vk: RunningServer, sent: Callable[[], list[Sent]]
 ) -> None:
-    first_topic = vk.state.create_topic("Игра первого")
-    second_topic = vk.state.create_topic("Игра второго")
-    first = make_game(topic_id=first_topic.id, vk_group_id=GROUP_ID)
-    second = make_game(topic_id=second_topic.id, vk_group_id=OTHER_ID)
+    first, second, first_topic, second_topic = two_games(vk)
     post_board(game=first, text="Голос первого", kind="vote")
     post_board(game=second, text="Голос второго", kind="vote")
     with Drainer() as drainer:
@@ -239,9 +232,10 @@ def test_a_busy_admin_token_does_not_hold_another_community_s_board_post_back(
         while busy.try_acquire() == 0:  # community 77's admin token has spent its requests
             pass
         assert drainer.round() == 1  # 88's post alone: 77's is not even claimed
-        assert [r.token for r in sent] == ["88-user"]
+        assert [r.token for r in sent()] == ["88-user"]
         assert 0 < drainer.slot_in <= 1.5
         drainer.run(max_seconds=10, wait_up_to=5)  # 77's slot comes: its post goes out
-    assert [c.text for c in vk.state.topic(first_topic.id).comments] == ["Голос первого"]
-    assert [c.text for c in vk.state.topic(second_topic.id).comments] == ["Голос второго"]
-    assert [r.token for r in sent] == ["88-user", "77-user"]
+    assert [c.text for c in vk.state.topic(first_topic).comments] == ["Голос первого"]
+    theirs = vk.community(OTHER_ID)
+    assert [c.text for c in theirs.topic(second_topic).comments] == ["Голос второго"]
+    assert [r.token for r in sent()] == ["88-user", "77-user"]
