@@ -131,8 +131,9 @@ def _communities(runs: list[dict[str, Any]] | None) -> list[tuple[str, str, str,
             else f"the Callback API, {len(run['web_peak_rss_mb'])} web processes"
         )
         title = f"{run['communities']} communities × 1 game, {how}"
-        worst, best = run["latency_worst"], run["latency_best"]
+        worst, best = run["latency_worst"] or {"p95": 0.0}, run["latency_best"] or {"p95": 0.0}
         ratio = worst["p95"] / best["p95"] if best.get("p95") else 0.0
+        once = {True: "yes", False: "NO", None: "unfinished"}[run["exactly_once"]]
         memory = (
             f"bot {run['bot_peak_rss_mb']:.0f} MB"
             if run["mode"] == "longpoll"
@@ -143,7 +144,7 @@ def _communities(runs: list[dict[str, Any]] | None) -> list[tuple[str, str, str,
                 f"{title}: end-to-end events/s ({run['events']} votes)",
                 _fmt(run["events_per_second"]),
                 "—",
-                f"{run['seconds']:.1f} s; exactly once: {'yes' if run['exactly_once'] else 'NO'}",
+                f"{run['seconds']:.1f} s; exactly once: {once}",
             ),
             (
                 f"{title}: VK requests per community (median, max)",
