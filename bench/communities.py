@@ -65,6 +65,11 @@ RUN_TIMEOUT = 300.0
 CALLBACK_CODE = "bench-confirm"
 #: gunicorn servers of the Callback run (one worker each: two web processes).
 WEB_PROCESSES = 2
+#: Each community's pusher: one post in flight (a hundred communities keep two web processes
+#: busy already; four each would only queue posts past their timeout), patient retries.
+PUSH_CONCURRENCY = 1
+PUSH_RETRIES = 8
+PUSH_TIMEOUT = 30.0
 
 
 def tokens(number: int) -> tuple[str, str]:
@@ -263,7 +268,8 @@ class Run:
             for number, state in states.items():
                 state.callbacks.configure(
                     CallbackConfig(urls=tuple(self.urls), confirmation_code=CALLBACK_CODE,
-                                   secret=secret(number))  # fmt: skip
+                                   secret=secret(number), concurrency=PUSH_CONCURRENCY,
+                                   retries=PUSH_RETRIES, timeout=PUSH_TIMEOUT)  # fmt: skip
                 )
             # Until a community's server answered its confirmation, VK pushes nothing.
             wait_for(lambda: all(state.callbacks.confirmed for state in states.values()),
