@@ -9,7 +9,8 @@ query counts), ``--naive-cap S`` (seconds a naive end-to-end phase may run befor
 projected; default 15), ``--rebuild`` (build the snapshots even if they could be reused),
 ``--keep`` (leave the working database behind too), ``--clean`` (drop the snapshots at the
 end), ``--only PART`` (repeatable: ``requests``, ``queries``, ``nightres``, ``e2e``,
-``latency``; default all).
+``latency``, ``communities``; default all). ``communities``: ``--games`` communities with one
+game each (:mod:`bench.communities`).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from .env import (
 )
 
 RESULTS = ROOT / "bench" / "results.json"
-PARTS = ("requests", "queries", "nightres", "e2e", "latency")
+PARTS = ("requests", "queries", "nightres", "e2e", "latency", "communities")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     setup_django(services)
 
-    from . import e2e, latency, nightres, queries, report, snapshots, vkrequests
+    from . import communities, e2e, latency, nightres, queries, report, snapshots, vkrequests
 
     parts = set(args.only or PARTS)
 
@@ -113,6 +114,11 @@ def main(argv: list[str] | None = None) -> int:
         if "latency" in parts:
             step(f"reply latency: {latency.PROBES} probes, idle and during {args.games} games")
             results["latency"] = latency.measure(services, databases, logs, args.games).as_dict()
+        if "communities" in parts:
+            step(f"{args.games} communities × 1 game: one runbot, then the Callback API")
+            results["communities"] = [
+                r.as_dict() for r in communities.measure(services, databases, logs, args.games)
+            ]
     except Exception as error:
         print(f"bench: failed: {error}\n(process logs in {logs})", file=sys.stderr)
         raise
@@ -127,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{results['seconds']:.0f} s; results in {args.out}")
     problems = [p for run in results.get("e2e_phases", []) for p in run["problems"]]
     problems += results.get("latency", {}).get("problems", [])
+    problems += [p for run in results.get("communities", []) for p in run["problems"]]
     if problems:
         print("bench: delivery problems:\n" + "\n".join(problems), file=sys.stderr)
         return 1

@@ -73,6 +73,7 @@ def table(results: dict[str, Any]) -> str:
             )
         )
     rows += _latency(results.get("latency"))
+    rows += _communities(results.get("communities"))
     night = results.get("night_resolution")
     if night:
         rows.append(
@@ -118,6 +119,61 @@ def _latency(run: dict[str, Any] | None) -> list[tuple[str, str, str, str]]:
             f"target p95 < 2 s; the burst took {run['burst_seconds']:.1f} s",
         ),
     ]
+
+
+def _communities(runs: list[dict[str, Any]] | None) -> list[tuple[str, str, str, str]]:
+    """The many-communities rows: one long-poll run and one Callback run."""
+    rows: list[tuple[str, str, str, str]] = []
+    for run in runs or ():
+        how = (
+            "one runbot"
+            if run["mode"] == "longpoll"
+            else f"the Callback API, {len(run['web_peak_rss_mb'])} web processes"
+        )
+        title = f"{run['communities']} communities × 1 game, {how}"
+        worst, best = run["latency_worst"] or {"p95": 0.0}, run["latency_best"] or {"p95": 0.0}
+        ratio = worst["p95"] / best["p95"] if best.get("p95") else 0.0
+        once = {True: "yes", False: "NO", None: "unfinished"}[run["exactly_once"]]
+        memory = (
+            f"bot {run['bot_peak_rss_mb']:.0f} MB"
+            if run["mode"] == "longpoll"
+            else "web " + " + ".join(f"{m:.0f}" for m in run["web_peak_rss_mb"]) + " MB"
+        )
+        rows += [
+            (
+                f"{title}: end-to-end events/s ({run['events']} votes)",
+                _fmt(run["events_per_second"]),
+                "—",
+                f"{run['seconds']:.1f} s; exactly once: {once}",
+            ),
+            (
+                f"{title}: VK requests per community (median, max)",
+                f"{run['requests']['median']:.0f}, {run['requests']['max']:.0f}",
+                "—",
+                f"lower bound {run['bound']['median']:.0f}, {run['bound']['max']:.0f}",
+            ),
+            (
+                f"{title}: reply latency p95, least- / best-served community",
+                f"{worst['p95']:.2f} s / {best['p95']:.2f} s",
+                "—",
+                f"{ratio:.1f}× (target ≤ 2×); all probes "
+                f"{run['latency_all']['p50']:.2f} s p50, {run['latency_all']['p95']:.2f} s p95",
+            ),
+            (
+                f"{title}: delivery alone (commit → VK) p95, least- / best-served community",
+                f"{run['delivery_worst'].get('p95', 0):.2f} s / "
+                f"{run['delivery_best'].get('p95', 0):.2f} s",
+                "—",
+                f"max {run['delivery_worst'].get('max', 0):.2f} s",
+            ),
+            (
+                f"{title}: peak memory (RSS)",
+                memory,
+                "—",
+                f"worker {run['worker_peak_rss_mb']:.0f} MB",
+            ),
+        ]
+    return rows
 
 
 def write(results: dict[str, Any], path: Path) -> None:

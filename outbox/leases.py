@@ -26,7 +26,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F, Min, Q, Value
+from django.db.models.expressions import Expression, Window
+from django.db.models.functions import Coalesce, RowNumber
 from django.utils import timezone
 
 from gameplay.models import Outbox, OutboxChannel, OutboxStatus
@@ -70,6 +72,55 @@ def outbox_due_exists(now: datetime | None = None) -> bool:
     return Outbox.objects.filter(_due(now or timezone.now())).exists()
 
 
+# --- communities ---------------------------------------------------------------------------------
+# A row goes out as its community (``Outbox.group_id``); a row without one as the deployment's
+# default community (``default_group``, the environment's), so both count as that community.
+
+
+def _community(default_group: int | None) -> Expression:
+    if default_group is None:
+        return F("group_id")
+    return Coalesce(F("group_id"), Value(int(default_group)))
+
+
+def _of_groups(groups: Collection[int | None], default_group: int | None) -> Q:
+    ids = {int(g) for g in groups if g is not None}
+    q = Q(group_id__in=sorted(ids))
+    if None in groups or (default_group is not None and default_group in ids):
+        q |= Q(group_id__isnull=True)
+    return q
+
+
+def outbox_due_groups(
+    *, channels: Collection[str], default_group: int | None = None, now: datetime | None = None
+) -> set[int | None]:
+    """The communities with rows of ``channels`` due now (None: rows of no community when
+    there is no ``default_group``)."""
+    rows = Outbox.objects.filter(_due(now or timezone.now()), channel__in=list(channels))
+    found = set(rows.order_by().values_list("group_id", flat=True).distinct())
+    return {default_group if g is None else int(g) for g in found}
+
+
+def outbox_postpone(
+    *,
+    groups: Collection[int | None],
+    channels: Collection[str],
+    until: datetime,
+    default_group: int | None = None,
+    now: datetime | None = None,
+) -> int:
+    """Rows of ``channels`` of communities that cannot send now (disconnected, or without
+    the token they need) wait until ``until``: still pending, not leased, no attempt counted.
+    Returns how many rows were put off."""
+    if not groups or not channels:
+        return 0
+    return (
+        Outbox.objects.filter(_due(now or timezone.now()), channel__in=list(channels))
+        .filter(_of_groups(groups, default_group))
+        .update(next_attempt_at=until)
+    )
+
+
 @transaction.atomic
 def outbox_claim(
     *,
@@ -78,27 +129,34 @@ def outbox_claim(
     channels: Collection[str] | None = None,
     now: datetime | None = None,
     max_topics: int = MAX_TOPICS_PER_CLAIM,
+    groups: Mapping[int | None, int] | None = None,
+    board_groups: Mapping[int | None, int] | None = None,
+    default_group: int | None = None,
 ) -> tuple[Lease, list[Outbox]]:
     """Lease up to ``limit`` due rows (plus up to ``limit`` board posts of up to
     ``max_topics`` topics) for one round.
 
+    Fair across communities: the rows are taken in turns, each community's first due row,
+    then each one's second, … (so one community's burst does not hold another's single reply
+    back), each community's own rows in id order. ``groups`` (community → most rows) limits
+    the communities taken and how many rows of each (None: every community, no bound);
+    ``board_groups`` (community → most topics) the same for board posts. A row without a
+    community counts as ``default_group``'s.
+
     Board posts are taken per topic in order: a post waits while an earlier post of its topic
     is pending (in backoff, or being sent by another worker), and the pending rows recorded as
-    one comment are taken together or not at all. Each claim counts as an attempt.
+    one comment are taken together or not at all. Topics are taken in turns across
+    communities too, the one waiting longest first. Each claim counts as an attempt.
     """
     now = now or timezone.now()
     lease = Lease(now + timedelta(seconds=lease_seconds))
     wanted = set(channels) if channels is not None else set(OutboxChannel.values)
     rows: list[Outbox] = []
     others = sorted(wanted - {OutboxChannel.BOARD})
-    if others and limit > 0:
-        rows.extend(
-            Outbox.objects.select_for_update(skip_locked=True)
-            .filter(_due(now), channel__in=others)
-            .order_by("id")[:limit]
-        )
-    if OutboxChannel.BOARD in wanted and limit > 0:
-        rows.extend(_claim_board(now, limit, max_topics))
+    if others and limit > 0 and (groups is None or groups):
+        rows.extend(_claim_others(now, limit, others, groups, default_group))
+    if OutboxChannel.BOARD in wanted and limit > 0 and (board_groups is None or board_groups):
+        rows.extend(_claim_board(now, limit, max_topics, board_groups, default_group))
     if not rows:
         return lease, []
     ids = [row.pk for row in rows]
@@ -110,24 +168,82 @@ def outbox_claim(
     return lease, rows
 
 
-def _claim_board(now: datetime, limit: int, max_topics: int) -> list[Outbox]:
-    topics = list(
-        Outbox.objects.filter(_due(now), channel=OutboxChannel.BOARD)
-        .order_by()
-        .values_list("topic_id", flat=True)
-        .distinct()[: max(1, min(max_topics, MAX_TOPICS_PER_CLAIM))]
+def _claim_others(
+    now: datetime,
+    limit: int,
+    channels: list[str],
+    groups: Mapping[int | None, int] | None,
+    default_group: int | None,
+) -> list[Outbox]:
+    due = Outbox.objects.filter(_due(now), channel__in=channels)
+    if groups is not None:
+        due = due.filter(_of_groups(groups, default_group))
+    community = _community(default_group)
+    ranked = (
+        due.annotate(
+            community=community,
+            turn=Window(RowNumber(), partition_by=[community], order_by=F("id").asc()),
+        )
+        .order_by("turn", "id")
+        .values_list("id", "community", "turn")
     )
+    if groups is not None:
+        # The largest bound in SQL; each community's own in the loop below.
+        ranked = ranked.filter(turn__lte=max(groups.values()))
+    ids: list[int] = []
+    for pk, group, turn in ranked[: limit * 2]:
+        if groups is not None and turn > groups.get(group, 0):
+            continue
+        ids.append(pk)
+        if len(ids) >= limit:
+            break
+    if not ids:
+        return []
+    return list(
+        Outbox.objects.select_for_update(skip_locked=True)
+        .filter(_due(now), pk__in=ids)
+        .order_by("id")
+    )
+
+
+def _claim_board(
+    now: datetime,
+    limit: int,
+    max_topics: int,
+    board_groups: Mapping[int | None, int] | None = None,
+    default_group: int | None = None,
+) -> list[Outbox]:
+    due = Outbox.objects.filter(_due(now), channel=OutboxChannel.BOARD)
+    if board_groups is not None:
+        due = due.filter(_of_groups(board_groups, default_group))
+    waiting = (
+        due.annotate(community=_community(default_group))
+        .values("community", "topic_id")
+        .annotate(first=Min("id"))
+        .order_by("first")
+    )
+    queues: dict[int | None, list[int]] = {}
+    for entry in waiting:
+        queues.setdefault(entry["community"], []).append(int(entry["topic_id"] or 0))
+    topics = _in_turns(queues, max(1, min(max_topics, MAX_TOPICS_PER_CLAIM)), board_groups)
     if not topics:
         return []
     # Locked in id order (as every other write here), so two transactions never deadlock.
     pending = list(
         Outbox.objects.select_for_update()
-        .filter(status=OutboxStatus.PENDING, channel=OutboxChannel.BOARD, topic_id__in=topics)
+        .filter(
+            status=OutboxStatus.PENDING,
+            channel=OutboxChannel.BOARD,
+            topic_id__in=sorted({topic for _, topic in topics}),
+        )
         .order_by("id")
     )
-    by_topic: dict[int, list[Outbox]] = {}
+    by_topic: dict[tuple[int | None, int], list[Outbox]] = {key: [] for key in topics}
     for row in pending:
-        by_topic.setdefault(int(row.topic_id or 0), []).append(row)
+        group = int(row.group_id) if row.group_id is not None else default_group
+        key = (group, int(row.topic_id or 0))
+        if key in by_topic:
+            by_topic[key].append(row)
     taken: list[Outbox] = []
     for topic_rows in by_topic.values():
         prefix: list[Outbox] = []
@@ -138,6 +254,30 @@ def _claim_board(now: datetime, limit: int, max_topics: int) -> list[Outbox]:
         taken.extend(_whole_groups(prefix, {row.pk for row in topic_rows}))
         if len(taken) >= limit:
             break
+    return taken
+
+
+def _in_turns(
+    queues: dict[int | None, list[int]],
+    most: int,
+    bounds: Mapping[int | None, int] | None,
+) -> list[tuple[int | None, int]]:
+    """(community, topic) pairs: each community's first topic, then each one's second, …,
+    at most ``most`` in all and ``bounds[community]`` of each."""
+    taken: list[tuple[int | None, int]] = []
+    turn = 0
+    while len(taken) < most:
+        progressed = False
+        for group, topics in queues.items():
+            bound = len(topics) if bounds is None else bounds.get(group, 0)
+            if turn < min(len(topics), bound):
+                taken.append((group, topics[turn]))
+                progressed = True
+                if len(taken) >= most:
+                    break
+        if not progressed:
+            break
+        turn += 1
     return taken
 
 

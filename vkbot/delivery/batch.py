@@ -78,10 +78,12 @@ class CallResult:
 
 @dataclass
 class Request:
-    """One HTTP request: a call on its own, or an ``execute`` of several."""
+    """One HTTP request: a call on its own, or an ``execute`` of several, as the community
+    ``community`` (None: with the transport's own tokens)."""
 
     token: TokenKind
     calls: list[Call] = field(default_factory=list)
+    community: int | None = None
 
     @property
     def method(self) -> str:
@@ -154,9 +156,11 @@ def pack(
     *,
     max_calls: int = EXECUTE_MAX_CALLS,
     max_code: int = EXECUTE_MAX_CODE,
+    community: int | None = None,
 ) -> list[Request]:
     """Requests for the calls, per token, in order: ``execute`` batches of up to ``max_calls``
-    calls whose program stays under ``max_code`` characters (a call alone goes as itself)."""
+    calls whose program stays under ``max_code`` characters (a call alone goes as itself);
+    all of them as ``community``."""
     requests: list[Request] = []
     open_requests: dict[str, tuple[Request, int]] = {}
     for call in calls:
@@ -168,7 +172,7 @@ def pack(
                 request.calls.append(call)
                 open_requests[call.token] = (request, used + size)
                 continue
-        request = Request(call.token, [call])
+        request = Request(call.token, [call], community)
         requests.append(request)
         open_requests[call.token] = (request, len("return [];") + size)
     return requests

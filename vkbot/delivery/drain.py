@@ -12,7 +12,7 @@ import logging
 import time
 from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db.models import Min, Q
@@ -25,15 +25,19 @@ from outbox.leases import (
     Lease,
     is_due,
     outbox_claim,
+    outbox_due_groups,
+    outbox_postpone,
     outbox_record,
     outbox_release,
 )
 from outbox.outcomes import Failure, Settlement
 from outbox.results import board_group
 
-from .batch import EXECUTE_MAX_CALLS, pack
+from . import senders as community_senders
+from .batch import EXECUTE_MAX_CALLS, Call, CallResult, Request, TokenKind, pack
 from .outcome import settle_round
 from .plan import plan_round
+from .senders import Senders
 from .transport import Transport
 
 log = logging.getLogger(__name__)
@@ -48,16 +52,6 @@ SETTLE_MARGIN = 3.0
 IDLE_SLEEP = 0.2
 #: The first look again after a round that claimed nothing while a row was due.
 RELOOK_SLEEP = 0.01
-
-GROUP_CHANNELS = (
-    OutboxChannel.MESSAGE,
-    OutboxChannel.CHAT,
-    OutboxChannel.EVENT_ANSWER,
-    OutboxChannel.INVITE,
-    OutboxChannel.KICK,
-    OutboxChannel.CREATE_CHAT,
-)
-
 
 @dataclass
 class DrainReport:
@@ -76,26 +70,26 @@ class DrainReport:
 
 
 class Drainer:
-    """Drains the Outbox with one :class:`Transport` (close it when done)."""
+    """Drains the Outbox with one :class:`Transport` (close it when done), every row as its
+    community (:mod:`.senders`), fairly across communities."""
 
     def __init__(self, transport: Transport | None = None, *, group_id: int | None = None) -> None:
         self.transport = transport or Transport()
-        self.group_id = group_id if group_id is not None else settings.VK_GROUP_ID
+        self.senders = Senders(self.transport, default=group_id)
+        self.group_id = self.senders.default
         self.report = DrainReport()
         self.channels = self._channels()
-        #: Seconds until the admin token may send again, when the last round found it busy.
+        #: Seconds until a busy token may send again, when the last round left rows for it.
         self.slot_in = 0.0
 
     def _channels(self) -> list[str]:
-        channels: list[str] = []
-        if self.transport.has_token("group"):
-            channels.extend(GROUP_CHANNELS)
-        else:
-            log.error("Delivery: VK_GROUP_TOKEN is not set; private and chat messages wait")
-        if self.transport.has_token("user") and self.group_id:
-            channels.append(OutboxChannel.BOARD)
-        else:
-            log.warning("Delivery: VK_USER_TOKEN or VK_GROUP_ID is not set; board posts wait")
+        self._channels_at = time.monotonic()
+        channels = self.senders.channels()
+        if not channels:
+            log.error(
+                "Delivery: no community can send (no VK_GROUP_TOKEN, no connected community); "
+                "the Outbox waits"
+            )
         return channels
 
     def close(self) -> None:
@@ -110,33 +104,87 @@ class Drainer:
     # --- one round ---------------------------------------------------------------------------
 
     def round(self) -> int:
-        """One round for the community token's channels, then one for the board posts if the
-        admin token may send a request now; returns how many rows they claimed.
+        """One round for the community tokens' channels, then one for the board posts of the
+        communities whose admin token may send a request now; returns how many rows they
+        claimed.
 
         The two go out in rounds of their own, so a private message, a button's answer or a
-        chat request never waits while board comments wait for the admin token's few
-        requests per second; board posts are claimed only when a request can go out at once,
-        and only as many topics as the free requests carry (one comment per topic, up to
-        :data:`~vkbot.delivery.batch.EXECUTE_MAX_CALLS` per ``execute``)."""
+        chat request never waits while board comments wait for the admin tokens' few
+        requests per second. Each round takes the communities in turns (``outbox_claim``),
+        only those whose token may send now, and as many rows or topics of each as its free
+        requests carry (one comment per topic, up to
+        :data:`~vkbot.delivery.batch.EXECUTE_MAX_CALLS` calls per ``execute``): a community
+        at its limit waits for its next slot without holding the others back."""
+        if time.monotonic() - self._channels_at >= community_senders.REFRESH_SECONDS:
+            self.channels = self._channels()
         self.slot_in = 0.0
         claimed = 0
         group = [c for c in self.channels if c != OutboxChannel.BOARD]
         if group:
-            claimed += self._round(group)
+            bounds = self._bounds(group, "group")
+            if bounds:
+                claimed += self._round(group, groups=bounds)
         if OutboxChannel.BOARD in self.channels:
-            free, self.slot_in = self.transport.free_slots("user")
-            if free > 0:
-                topics = free * EXECUTE_MAX_CALLS
-                claimed += self._round([OutboxChannel.BOARD], max_topics=topics)
+            topics = self._bounds([OutboxChannel.BOARD], "user")
+            if topics:
+                claimed += self._round(
+                    [OutboxChannel.BOARD], max_topics=sum(topics.values()), board_groups=topics
+                )
         return claimed
 
-    def _round(self, channels: list[str], max_topics: int = MAX_TOPICS_PER_CLAIM) -> int:
+    def _bounds(self, channels: list[str], kind: TokenKind) -> dict[int | None, int]:
+        """Per community with rows of ``channels`` due, how many rows (topics, for board
+        posts) it may have in this round; the rows of communities that cannot send them are
+        put off.
+
+        Board posts: only communities whose admin token may send now, as many topics as its
+        free requests carry. The community tokens' channels: the communities whose token may
+        send now, a whole round each (taken in turns); only when every one of them is at its
+        limit are they all taken, their requests then waiting for the limiter as one
+        community's always did."""
+        default = self.senders.default
+        due = outbox_due_groups(channels=channels, default_group=default)
+        if not due:
+            return {}
+        able: list[int | None] = []
+        unable: list[int | None] = []
+        for community in due:
+            sender = self.senders.get(community)
+            (able if sender is not None and sender.can_send(channels[0]) else unable).append(
+                community
+            )
+        if unable:
+            outbox_postpone(
+                groups=unable,
+                channels=channels,
+                until=timezone.now() + timedelta(seconds=community_senders.WAIT_SECONDS),
+                default_group=default,
+            )
+        free_of = self.transport.free_slots_of(kind, able)
+        ready = {c: free for c, (free, _) in free_of.items() if free > 0}
+        waits = [wait for free, wait in free_of.values() if free <= 0]
+        if kind == "group":
+            return {c: ROUND_ROWS for c in (ready or free_of)}
+        if waits:
+            wait = min(waits)
+            self.slot_in = min(self.slot_in, wait) if self.slot_in > 0 else wait
+        return {c: free * EXECUTE_MAX_CALLS for c, free in ready.items()}
+
+    def _round(
+        self,
+        channels: list[str],
+        max_topics: int = MAX_TOPICS_PER_CLAIM,
+        *,
+        groups: dict[int | None, int] | None = None,
+        board_groups: dict[int | None, int] | None = None,
+    ) -> int:
         """Claim, send and settle one batch of ``channels``; returns how many rows it
         claimed."""
         lease_seconds = float(settings.OUTBOX_LEASE_SECONDS)
         lease, rows = outbox_claim(
             limit=ROUND_ROWS, lease_seconds=lease_seconds, channels=channels,
-            max_topics=max_topics,
+            max_topics=max_topics, groups=groups, board_groups=board_groups,
+            default_group=self.senders.default,
         )  # fmt: skip
         if not rows:
             return 0
@@ -167,28 +215,41 @@ class Drainer:
     def _deliver(
         self, lease: Lease, rows: list[Outbox], lease_seconds: float
     ) -> list[Settlement] | None:
-        plan = plan_round(rows, group_id=self.group_id, texts=_unclaimed_members(rows))
-        if plan.results:
-            held = outbox_record(lease=lease, results=plan.results)
-            if held != set(plan.results):  # the lease ran out already: start over
-                log.warning("Delivery: lost the lease on %s rows", len(set(plan.results) - held))
+        """Each community's rows planned as that community, their requests sent in turns
+        (each community's first request, then each one's second, …), settled."""
+        texts = _unclaimed_members(rows)
+        by_community: dict[int | None, list[Outbox]] = {}
+        for row in rows:
+            by_community.setdefault(self.senders.key(row.group_id), []).append(row)
+        plans = {
+            community: plan_round(members, group_id=community, texts=texts)
+            for community, members in by_community.items()
+        }
+        results = {pk: result for plan in plans.values() for pk, result in plan.results.items()}
+        if results:
+            held = outbox_record(lease=lease, results=results)
+            if held != set(results):  # the lease ran out already: start over
+                log.warning("Delivery: lost the lease on %s rows", len(set(results) - held))
                 outbox_release(lease=lease, ids=[row.pk for row in rows])
                 return None
-        covered = plan.row_ids()
+        covered = set().union(*(plan.row_ids() for plan in plans.values()))
         stray = [row.pk for row in rows if row.pk not in covered]
         if stray:  # pragma: no cover - every channel is planned; kept as a safety net
             outbox_release(lease=lease, ids=stray)
-        requests = pack(plan.calls)
+        requests = in_turns(
+            [pack(plan.calls, community=community) for community, plan in plans.items()]
+        )
         margin = min(SETTLE_MARGIN, lease_seconds / 4)
         before = self.transport.requests_sent
         replies = self.transport.send(requests, timeout=lease.seconds_left() - margin)
         self.report.requests += self.transport.requests_sent - before
-        answered = [
-            (call, result)
-            for request, results in zip(requests, replies, strict=True)
-            for call, result in zip(request.calls, results, strict=True)
-        ]
-        return settle_round(rows, plan, answered)
+        answered: dict[int | None, list[tuple[Call, CallResult]]] = {c: [] for c in plans}
+        for request, results_of in zip(requests, replies, strict=True):
+            answered[request.community].extend(zip(request.calls, results_of, strict=True))
+        settlements: list[Settlement] = []
+        for community, plan in plans.items():
+            settlements.extend(settle_round(by_community[community], plan, answered[community]))
+        return settlements
 
     # --- the loop -------------------------------------------------------------------------------
 
@@ -235,6 +296,14 @@ class Drainer:
         return self.report
 
 
+def in_turns(queues: list[list[Request]]) -> list[Request]:
+    """The requests of several communities: each one's first, then each one's second, …"""
+    ordered: list[Request] = []
+    for turn in range(max((len(q) for q in queues), default=0)):
+        ordered.extend(q[turn] for q in queues if turn < len(q))
+    return ordered
+
+
 def _unclaimed_members(rows: list[Outbox]) -> dict[int, str]:
     """Texts of the rows recorded in the same board comment as a claimed post but not claimed
     with it (sent or failed meanwhile); "" for one that was deleted."""
@@ -273,13 +342,13 @@ def next_due_in(channels: Collection[str], now: datetime | None = None) -> float
         leased = pending.filter(locked_until__gte=now).aggregate(at=Min("locked_until"))["at"]
         times.extend(t for t in (waiting, leased) if t is not None)
     if OutboxChannel.BOARD in channels:
-        firsts: dict[int, Outbox] = {}
+        firsts: dict[tuple[int | None, int], Outbox] = {}
         for row in (
             Outbox.objects.filter(status=OutboxStatus.PENDING, channel=OutboxChannel.BOARD)
             .order_by("id")
-            .only("id", "topic_id", "status", "next_attempt_at", "locked_until")
+            .only("id", "group_id", "topic_id", "status", "next_attempt_at", "locked_until")
         ):
-            firsts.setdefault(int(row.topic_id or 0), row)
+            firsts.setdefault((row.group_id, int(row.topic_id or 0)), row)
         for row in firsts.values():
             if is_due(row, now):
                 return 0.0

@@ -124,6 +124,25 @@ class RateLimiter:
         self.client.delete(self.key)
 
 
+def free_many(limiters: list[RateLimiter]) -> list[tuple[int, float]]:
+    """:meth:`RateLimiter.free` of each limiter, asked in one round trip per Redis client."""
+    answers: dict[int, tuple[int, float]] = {}
+    by_client: dict[int, list[int]] = {}
+    for index, limiter in enumerate(limiters):
+        by_client.setdefault(id(limiter.client), []).append(index)
+    for indexes in by_client.values():
+        pipe = limiters[indexes[0]].client.pipeline(transaction=False)
+        for index in indexes:
+            limiter = limiters[index]
+            limiter._peek(
+                keys=[limiter.key], args=[limiter.limit, int(limiter.window * 1_000_000)],
+                client=pipe,
+            )  # fmt: skip
+        for index, (free, wait_us) in zip(indexes, pipe.execute(), strict=True):
+            answers[index] = (int(free), int(wait_us) / 1_000_000)
+    return [answers[index] for index in range(len(limiters))]
+
+
 def limiter_for(token: str, kind: str, client: redis.Redis | None = None) -> RateLimiter:
     """The shared limiter of a token: ``kind`` "group" (``VK_GROUP_RPS``) or "user"
     (``VK_USER_RPS``), on the delivery queue's Redis unless ``client`` is given."""

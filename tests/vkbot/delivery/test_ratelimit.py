@@ -16,7 +16,7 @@ import pytest
 import redis
 
 from localvk.limits import max_in_window
-from vkbot.delivery.ratelimit import RateLimiter, token_key
+from vkbot.delivery.ratelimit import KEY_PREFIX, RateLimiter, free_many, limiter_for, token_key
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -122,3 +122,30 @@ def test_two_processes_share_one_budget(redis_url: str) -> None:
     assert moments[-1] - moments[0] >= (2 * count / limit - 1) * window * 0.9
     assert all(json.loads(out.strip().splitlines()[-1]) for out in outputs)
     redis.Redis.from_url(redis_url).delete(key)
+
+
+def test_each_token_has_its_own_budget_at_vk_s_limit_keyed_by_its_hash(redis_url: str) -> None:
+    client = redis.Redis.from_url(redis_url)
+    tokens = [f"community-{n}-{os.getpid()}-token" for n in range(3)]
+    group = [limiter_for(token, "group", client=client) for token in tokens[:2]]
+    admin = limiter_for(tokens[2], "user", client=client)
+    for limiter in (*group, admin):
+        limiter.reset()
+    try:
+        assert [lim.limit for lim in (*group, admin)] == [20, 20, 3]  # VK_GROUP_RPS, VK_USER_RPS
+        assert all(tok not in lim.key for lim, tok in zip((*group, admin), tokens, strict=True))
+        assert len({lim.key for lim in (*group, admin)}) == 3
+        while group[0].try_acquire() == 0:  # one community's token spends its second
+            pass
+        assert group[0].free()[0] == 0
+        assert free_many([*group, admin]) == [(0, pytest.approx(group[0].free()[1], abs=0.2)),
+                                              (20, 0.0), (3, 0.0)]  # fmt: skip
+        # Another limiter of the same token (another worker) shares its budget.
+        assert limiter_for(tokens[0], "group", client=client).try_acquire() > 0
+        assert group[1].try_acquire() == 0 and admin.try_acquire() == 0
+        stored = {k.decode() for k in client.keys(KEY_PREFIX + "*")}
+        assert {lim.key for lim in (*group, admin)} <= stored
+        assert not any(tok.encode() in k for k in client.keys("*") for tok in tokens)
+    finally:
+        for limiter in (*group, admin):
+            limiter.reset()

@@ -3,7 +3,8 @@
 ``--once`` delivers what is due (waiting up to ``--wait`` seconds for retries and for leases
 of a dead worker to expire) and exits; ``--forever`` keeps delivering until SIGTERM/SIGINT,
 as an alternative to the rq worker. Both can run beside rq workers: rows are leased, and the
-rate limiter is shared through Redis.
+rate limiter is shared through Redis. Every row goes out as its community (the environment's,
+or one connected in the panel), with that community's tokens.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ class Command(BaseCommand):
                 if not drainer.channels:
                     raise CommandError(
                         "No VK token is configured (VK_GROUP_TOKEN, VK_USER_TOKEN with "
-                        "VK_GROUP_ID): nothing can be delivered."
+                        "VK_GROUP_ID) and no community is connected: nothing can be delivered."
                     )
                 if options["once"]:
                     report = drainer.run(

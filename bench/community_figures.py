@@ -1,0 +1,118 @@
+"""What the many-communities runs (:mod:`bench.communities`) read off the local VK and the
+database: when each probe was answered, how long each community's rows waited for delivery,
+and whether every community got its rows once each."""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from collections import Counter
+from typing import Any
+
+from .latency import quantiles
+
+#: Community ``g``'s VK id, and its probe user's (no seat in any game).
+COMMUNITY_BASE = 5_000
+PROBE_BASE = 90_000_000
+
+
+def community_id(number: int) -> int:
+    return COMMUNITY_BASE + number
+
+
+class Answers:
+    """When each community's answers to its probe reached the local VK (hooks on the
+    communities' message stores; they run in the server's thread)."""
+
+    def __init__(self, states: dict[int, Any]) -> None:
+        self.times: dict[int, list[float]] = {n: [] for n in states}
+        self._lock = threading.Lock()
+        for number, state in states.items():
+            self._hook(number, state)
+
+    def _hook(self, number: int, state: Any) -> None:
+        original = state.store_message
+        probe = PROBE_BASE + number
+
+        def store_message(**fields: Any) -> Any:
+            message = original(**fields)
+            if fields.get("out") and message.peer_id == probe and message.from_id < 0:
+                with self._lock:
+                    self.times[number].append(time.monotonic())
+            return message
+
+        state.store_message = store_message
+
+    def count(self, number: int) -> int:
+        with self._lock:
+            return len(self.times[number])
+
+    def at(self, number: int, index: int) -> float | None:
+        with self._lock:
+            times = self.times[number]
+            return times[index] if len(times) > index else None
+
+
+def delivery_lags() -> tuple[dict[str, Any], dict[str, Any]]:
+    """Per community, how long its Outbox rows waited from their commit until VK had them:
+    the quantiles of the community with the largest p95, and of the one with the smallest."""
+    from gameplay.models import Outbox, OutboxStatus
+
+    per: dict[int, list[float]] = {}
+    rows = Outbox.objects.filter(status=OutboxStatus.SENT, group_id__gte=COMMUNITY_BASE)
+    for group, created, sent in rows.values_list("group_id", "created_at", "sent_at"):
+        per.setdefault(int(group), []).append((sent - created).total_seconds())
+    if not per:
+        return {}, {}
+    p95 = {group: quantiles(values)["p95"] for group, values in per.items()}
+    worst, best = max(p95, key=lambda g: p95[g]), min(p95, key=lambda g: p95[g])
+    return ({"community": worst, **quantiles(per[worst])},
+            {"community": best, **quantiles(per[best])})  # fmt: skip
+
+
+def spread(values: list[int]) -> dict[str, float]:
+    if not values:
+        return {}
+    return {"median": statistics.median(values), "max": max(values), "min": min(values),
+            "total": sum(values)}  # fmt: skip
+
+
+def check_communities(states: dict[int, Any]) -> list[str]:
+    """Every community's Outbox rows reached that community once each (messages per
+    recipient, board posts in their topic) and nothing else was sent as it."""
+    from gameplay.models import Outbox, OutboxChannel, OutboxStatus
+
+    problems: list[str] = []
+    for number, state in states.items():
+        group = community_id(number)
+        expected: Counter[tuple[int, str]] = Counter()
+        board: dict[int, list[str]] = {}
+        for row in Outbox.objects.filter(group_id=group).order_by("id"):
+            if row.status != OutboxStatus.SENT:
+                problems.append(f"community {group}: Outbox #{row.pk} is {row.status}")
+                continue
+            if row.channel in (OutboxChannel.MESSAGE, OutboxChannel.CHAT):
+                for peer in row.peer_ids:
+                    expected[(int(peer), row.text)] += 1
+            elif row.channel == OutboxChannel.BOARD:
+                board.setdefault(int(row.topic_id), []).append(row.text)
+        got: Counter[tuple[int, str]] = Counter(
+            (m.peer_id, m.text) for m in state.sent_messages() if m.from_id < 0
+        )
+        if got != expected:
+            problems.append(
+                f"community {group}: {sum((expected - got).values())} messages missing, "
+                f"{sum((got - expected).values())} extra or repeated"
+            )
+        for topic_id, texts in board.items():
+            comments = [
+                c.text for c in state.topic(topic_id).comments if c.from_id < 0 and not c.deleted
+            ]
+            if "\n\n".join(comments) != "\n\n".join(texts):
+                problems.append(f"community {group}: topic {topic_id} is not its posts once each")
+    stray = Outbox.objects.filter(group_id__isnull=True).exclude(status=OutboxStatus.SENT)
+    problems += [f"Outbox #{row.pk} of no community is {row.status}" for row in stray]
+    return problems
+
+
