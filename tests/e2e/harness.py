@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 
 from gameplay.buttons import Payload, decode
 from gameplay.models import Outbox, OutboxStatus, VkEvent
@@ -34,6 +35,7 @@ from localvk.sandbox import views as phone
 from vkbot.delivery.drain import Drainer
 from vkbot.management.commands.runbot import Command as RunbotCommand
 from vkbot.pipeline import stored_ts
+from vkbot.supervisor import Supervisor
 
 T = TypeVar("T")
 
@@ -67,7 +69,11 @@ class World:
 
     async def start_bot(self) -> None:
         """``manage.py runbot`` in this loop: the same poller and serve()."""
-        self._poller = self.command.build_poller(LONGPOLL_WAIT)
+        self._poller = Supervisor(
+            lambda community: self.command.build_poller(community, LONGPOLL_WAIT),
+            refresh=settings.VK_COMMUNITIES_REFRESH_SECONDS,
+            announce=lambda line: None,
+        )
         self._bot = asyncio.create_task(self.command.serve(self._poller))
         deadline = time.monotonic() + 10
         while not self.state.calls("groups.getLongPollServer"):
