@@ -2,8 +2,8 @@
 command — the GM panel, the local VK server with its player page, the bot, a worker with the
 scheduler and simulated players, around two demo communities with a game each (26 players in
 «Машина времени · демо», 12 in «Классика · демо») and a third community to connect from the
-panel. Ctrl-C stops everything; the next run continues the same games (the SQLite file and the local VK's state file in the data
-folder). See :mod:`demo.stack`.
+panel. Ctrl-C stops everything; the next run continues the same games (the SQLite file and
+the local VK's state file in the data folder). See :mod:`demo.stack`.
 """
 
 from __future__ import annotations
