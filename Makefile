@@ -76,8 +76,9 @@ migrate: $(STAMP)
 
 # The whole project on the embedded default, in one command (demo/stack.py): the GM panel, the
 # local VK server with its player page, the bot, a worker with the scheduler and simulated
-# players around a 26-player demo game, sharing .demo/db.sqlite3 and a Redis stand-in.
-# Ctrl-C stops everything; the next `make demo` continues the same game. More options:
+# players around two demo communities with a game each (26 and 12 players) and a third one to
+# connect from the panel, sharing .demo/db.sqlite3 and a Redis stand-in.
+# Ctrl-C stops everything; the next `make demo` continues the same games. More options:
 # `make demo DEMO_ARGS="--day-minutes 10 --auto-publish"` (see `manage.py demo --help`).
 demo: $(STAMP)
 	@DEBUG=true $(BIN)/python manage.py demo --host $(word 1,$(subst :, ,$(DEMO_HOST))) \

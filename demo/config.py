@@ -1,10 +1,37 @@
-"""The demo's fixed facts (its community, tokens, users) and its per-run layout (folder,
-ports), and the environment every demo process gets."""
+"""The demo's fixed facts (its communities, tokens, users) and its per-run layout (folder,
+ports), and the environment every demo process gets.
+
+The demo's local VK hosts several communities (:data:`COMMUNITIES`): two connected ones with a
+game each (:data:`GAME_COMMUNITIES`: «Машина времени · демо», the environment's, and
+«Классика · демо»), and one nobody connected yet (:data:`CONNECT`), whose tokens a person pastes
+into the panel's «Подключить сообщество»; its :data:`CONNECT_WEAK_TOKEN` lacks the ``manage``
+right, to see the panel refuse it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+
+
+@dataclass(frozen=True)
+class DemoCommunity:
+    """A community of the demo's local VK; with a game when ``game_name`` is set: its
+    ``players`` and ``guests`` are the demo's users from index ``first_user`` on."""
+
+    group_id: int
+    name: str
+    group_token: str
+    user_token: str
+    game_name: str = ""
+    theme: str = "time_machine"
+    players: int = 0
+    guests: int = 0
+    first_user: int = 0
+
+    def localvk_option(self) -> str:
+        """Its ``--community`` value for ``runlocalvk``."""
+        return f"{self.group_id}:{self.group_token}:{self.user_token}:{self.name}"
+
 
 GROUP_ID = 1
 GROUP_NAME = "Машина времени · демо"
@@ -20,11 +47,43 @@ FIRST_USER_ID = 1001
 #: Seconds between deadline ticks in the demo (phases are minutes long).
 TICK_SECONDS = 5
 
+#: The environment's community (VK_GROUP_ID): the 26-player game.
+MAIN = DemoCommunity(
+    group_id=GROUP_ID, name=GROUP_NAME, group_token=GROUP_TOKEN, user_token=USER_TOKEN,
+    game_name=GAME_NAME, theme="time_machine", players=PLAYERS, guests=GUESTS, first_user=0,
+)
+#: A second connected community with a smaller game of the «Классика» theme.
+CLASSIC = DemoCommunity(
+    group_id=2, name="Классика · демо", group_token="demo-classic-group-token",
+    user_token="demo-classic-user-token", game_name="Классика (демо)", theme="classic",
+    players=12, guests=2, first_user=PLAYERS + GUESTS,
+)
+#: A community in the local VK that nobody connected: try «Подключить сообщество» with it.
+CONNECT = DemoCommunity(
+    group_id=3, name="Новое сообщество · демо", group_token="demo-connect-group-token",
+    user_token="demo-connect-user-token",
+)
+#: Another community token of :data:`CONNECT` without the ``manage`` right: the panel refuses it.
+CONNECT_WEAK_TOKEN = "demo-connect-weak-token"
+CONNECT_WEAK_SCOPES = ("messages",)
 
-def community_users(count: int = PLAYERS + GUESTS) -> list[tuple[int, str, str, int]]:
+#: The communities with a demo game (the seed sets them up, the simulated players play them).
+GAME_COMMUNITIES = (MAIN, CLASSIC)
+#: Every community of the demo's local VK, the default (the environment's) first.
+COMMUNITIES = (*GAME_COMMUNITIES, CONNECT)
+
+
+def all_users_count() -> int:
+    return sum(c.players + c.guests for c in GAME_COMMUNITIES)
+
+
+def community_users(count: int | None = None) -> list[tuple[int, str, str, int]]:
     """``(vk id, first name, last name, sex)`` of the demo's users: VK ids from 1001 on with
     the local VK's generated names, skipping ids whose first name is already taken, so that a
-    vote «голос: Имя» is never ambiguous."""
+    vote «голос: Имя» is never ambiguous (all the demo's communities' users by default: no
+    two of them share a first name)."""
+    if count is None:
+        count = all_users_count()
     # Imported here: localvk is not in the production image, where the demo app is installed
     # too and its commands must load (``demo_seed`` refuses there instead of failing to import).
     from localvk.names import generated_name
@@ -41,8 +100,14 @@ def community_users(count: int = PLAYERS + GUESTS) -> list[tuple[int, str, str, 
     return users
 
 
-def player_ids() -> list[int]:
-    return [user[0] for user in community_users()[:PLAYERS]]
+def users_of(community: DemoCommunity) -> list[tuple[int, str, str, int]]:
+    """The users of ``community``'s game: its players first, then its guests."""
+    users = community_users()
+    return users[community.first_user:community.first_user + community.players + community.guests]
+
+
+def player_ids(community: DemoCommunity = MAIN) -> list[int]:
+    return [user[0] for user in users_of(community)[:community.players]]
 
 
 @dataclass(frozen=True)

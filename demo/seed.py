@@ -1,15 +1,21 @@
-"""Setting up the demo game, idempotently (``manage.py demo_seed``).
+"""Setting up the demo games, idempotently (``manage.py demo_seed``).
 
-Each run moves the demo towards a running 26-player game and stops where it already is:
+Each run moves the demo towards a running game in each of its communities (the 26-player
+«Машина времени» and a 12-player «Классика», :data:`demo.config.GAME_COMMUNITIES`) and stops
+where it already is:
 
 1. the GM account exists with the given password;
-2. the local VK knows the demo's users (names from its generated Russian names);
-3. a demo game exists — a new one (recruitment and game topics created in the board with
+2. the local VK hosts the demo's communities (the missing ones are created; the one nobody
+   connected, :data:`demo.config.CONNECT`, with its token lacking ``manage`` too) and knows the
+   demo's users (names from its generated Russian names);
+3. each game community is a connected ``Community`` row with the GM as its owner
+   (:data:`~demo.config.CONNECT` is not: a person connects it in the panel);
+4. in each, a demo game exists — a new one (recruitment and game topics created in the board with
    the admin's user token, a spectator chat created by the community) when there is none, the
    last one has ended, or the local VK no longer has its topic;
-4. its 26 players are signed up, the roles dealt, the game started (the services queue the
+5. its players are signed up, the roles dealt, the game started (the services queue the
    roster, the role cards and the Day 1 prompts; the worker delivers them);
-5. a running game whose open phase's deadline passed while the demo was stopped gets that
+6. a running game whose open phase's deadline passed while the demo was stopped gets that
    phase extended by its usual length, so the players have time to act.
 
 Everything goes through the game services and the VK API of the local server, as the panel
@@ -69,10 +75,32 @@ class SeedOptions:
 
 
 @dataclass
-class SeedReport:
+class GameReport:
+    """What the seed did with one community's demo game."""
+
+    community: config.DemoCommunity
     game: Game
     created: bool = False
     notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SeedReport:
+    #: One per :data:`demo.config.GAME_COMMUNITIES`, in that order.
+    games: list[GameReport]
+
+    @property
+    def game(self) -> Game:
+        """The first (the environment's) community's game."""
+        return self.games[0].game
+
+    @property
+    def created(self) -> bool:
+        return self.games[0].created
+
+    @property
+    def notes(self) -> list[str]:
+        return [note for report in self.games for note in report.notes]
 
 
 def ensure_gm(username: str, password: str) -> Any:
@@ -85,35 +113,72 @@ def ensure_gm(username: str, password: str) -> Any:
     return user
 
 
-def ensure_community(gm: Any) -> None:
-    """The demo's community, connected, with the GM as its owner."""
+def ensure_local_communities(vk: LocalVkClient) -> None:
+    """The demo's communities in the local VK (``make demo`` declares them; a local VK
+    started otherwise gets the missing ones), and the connectable one's token without
+    ``manage``."""
+    from localvk.recording import token_fingerprint  # see config.community_users
+
+    hosted = {int(c["group_id"]): c for c in vk.communities()}
+    for community in config.COMMUNITIES:
+        if community.group_id not in hosted:
+            hosted[community.group_id] = vk.create_community(
+                community.group_id, community.group_token,
+                user_tokens=[community.user_token], name=community.name,
+            )
+    tokens = {t["token"] for t in hosted[config.CONNECT.group_id]["group_tokens"]}
+    if token_fingerprint(config.CONNECT_WEAK_TOKEN) not in tokens:
+        vk.add_token(config.CONNECT.group_id, config.CONNECT_WEAK_TOKEN,
+                     scopes=list(config.CONNECT_WEAK_SCOPES))
+
+
+def ensure_community(gm: Any, community: config.DemoCommunity = config.MAIN) -> None:
+    """A demo community, connected, with the GM as its owner."""
     community_record(
-        vk_id=config.GROUP_ID, name=config.GROUP_NAME, group_token=config.GROUP_TOKEN,
-        user_token=config.USER_TOKEN, connected=True, by=gm,
+        vk_id=community.group_id, name=community.name, group_token=community.group_token,
+        user_token=community.user_token, connected=True, by=gm,
     )
 
 
 def seed(options: SeedOptions, vk: LocalVkClient, *, wait: float = 0.0) -> SeedReport:
-    """Bring the demo game to life (see the module doc); ``wait``: seconds to wait for the
+    """Bring the demo games to life (see the module doc); ``wait``: seconds to wait for the
     local VK server and Redis to answer."""
     wait_for_servers(vk, wait)
     gm = ensure_gm(options.gm_user, options.gm_password)
-    ensure_community(gm)
+    ensure_local_communities(vk)
     register_users(vk)
-    game = demo_game()
+    reports = []
+    for community in config.GAME_COMMUNITIES:
+        ensure_community(gm, community)
+        reports.append(seed_game(options, vk, gm, community))
+        # The bot's first poll starts here, not at the server's ts of that moment: whatever
+        # a person does on the player page before the bot runs is not lost.
+        if stored_ts(community.group_id) is None:
+            ts = vk.control("stats", group_id=community.group_id)["longpoll_ts"]
+            store_ts(ts, community.group_id)
+    # Messages queued before the last stop wait in the database: have the worker drain them.
+    enqueue_delivery()
+    return SeedReport(games=reports)
+
+
+def seed_game(
+    options: SeedOptions, vk: LocalVkClient, gm: Any, community: config.DemoCommunity
+) -> GameReport:
+    """``community``'s demo game, created, signed up, dealt and started, or resumed."""
+    game = demo_game(community)
     notes: list[str] = []
     if game is not None and options.new_game:
         notes.append(end_game(game, gm, "Начинается новая демо-игра."))
         game = None
-    if game is not None and not topic_exists(vk, game.topic_id):
+    if game is not None and not topic_exists(vk, community, game.topic_id):
         notes.append(end_game(
             game, gm, "Локальный VK потерял тему игры: демо-игра начата заново."))
         game = None
     created = game is None
     if game is None:
-        game = create_game(options, vk, gm)
+        game = create_game(options, vk, gm, community)
     if game.status == GameStatus.RECRUITING:
-        sign_up_players(game, vk, gm)
+        sign_up_players(game, vk, gm, community)
         game_deal(game_id=game.pk, by=_by(gm))
         game.refresh_from_db()
     if game.status == GameStatus.DEALT:
@@ -123,13 +188,7 @@ def seed(options: SeedOptions, vk: LocalVkClient, *, wait: float = 0.0) -> SeedR
         note = resume(game)
         if note:
             notes.append(note)
-    # The bot's first poll starts here, not at the server's ts of that moment: whatever a
-    # person does on the player page before the bot runs is not lost.
-    if stored_ts(config.GROUP_ID) is None:
-        store_ts(vk.control("stats")["longpoll_ts"], config.GROUP_ID)
-    # Messages queued before the last stop wait in the database: have the worker drain them.
-    enqueue_delivery()
-    return SeedReport(game=game, created=created, notes=notes)
+    return GameReport(community=community, game=game, created=created, notes=notes)
 
 
 def wait_for_servers(vk: LocalVkClient, seconds: float) -> None:
@@ -152,12 +211,12 @@ def _by(gm: Any) -> str:
     return f"gm:{gm.get_username()}"
 
 
-def demo_game() -> Game | None:
-    """The latest demo game still in play (recruiting, dealt or running)."""
+def demo_game(community: config.DemoCommunity = config.MAIN) -> Game | None:
+    """The latest demo game of ``community`` still in play (recruiting, dealt or running)."""
     return (
         Game.objects.filter(
-            name=config.GAME_NAME,
-            vk_group_id=config.GROUP_ID,
+            name=community.game_name,
+            vk_group_id=community.group_id,
             status__in=[GameStatus.RECRUITING, GameStatus.DEALT, GameStatus.RUNNING],
         )
         .order_by("-created_at", "-id")
@@ -166,16 +225,18 @@ def demo_game() -> Game | None:
 
 
 def register_users(vk: LocalVkClient) -> None:
-    """Tell the local VK the community's users (idempotent)."""
+    """Tell the local VK the demo's users (idempotent; VK's people are every community's)."""
     for user_id, first, last, sex in config.community_users():
         vk.control("users", {"id": user_id, "first_name": first, "last_name": last, "sex": sex})
 
 
-def topic_exists(vk: LocalVkClient, topic_id: int | None) -> bool:
+def topic_exists(
+    vk: LocalVkClient, community: config.DemoCommunity, topic_id: int | None
+) -> bool:
     if topic_id is None:
         return False
     try:
-        vk.call("board.getComments", config.USER_TOKEN, group_id=config.GROUP_ID,
+        vk.call("board.getComments", community.user_token, group_id=community.group_id,
                 topic_id=topic_id, count=1)
     except VkCallError as exc:
         if exc.code == 100:
@@ -189,30 +250,34 @@ def end_game(game: Game, gm: Any, reason: str) -> str:
     return f"ended the previous demo game #{game.pk}: {reason}"
 
 
-def create_game(options: SeedOptions, vk: LocalVkClient, gm: Any) -> Game:
+def create_game(
+    options: SeedOptions, vk: LocalVkClient, gm: Any, community: config.DemoCommunity
+) -> Game:
     """A recruiting demo game with its own board topics and spectator chat."""
-    name = config.GAME_NAME
+    name = community.game_name
+    group_id, user_token = community.group_id, community.user_token
     try:
         recruit = vk.call(
-            "board.addTopic", config.USER_TOKEN, group_id=config.GROUP_ID, from_group=1,
+            "board.addTopic", user_token, group_id=group_id, from_group=1,
             title=f"Набор в игру «{name}»",
-            text=(f"Набор в игру «{name}» закрыт: все 26 мест заняты. Напишите «запас», "
-                  "чтобы записаться в запас на замену."),
+            text=(f"Набор в игру «{name}» закрыт: все {community.players} мест заняты. "
+                  "Напишите «запас», чтобы записаться в запас на замену."),
         )
         topic = vk.call(
-            "board.addTopic", config.USER_TOKEN, group_id=config.GROUP_ID, from_group=1,
+            "board.addTopic", user_token, group_id=group_id, from_group=1,
             title=f"Игра «{name}»",
             text=("Здесь идёт игра: днём голосуйте в этой теме («голос 5», «голос: Имя»), "
                   "здесь же ведущий публикует итоги дней и ночей."),
         )
-        chat = vk.call("messages.createChat", config.GROUP_TOKEN, title=f"Зрители: {name}")
+        chat = vk.call("messages.createChat", community.group_token, title=f"Зрители: {name}")
     except VkCallError as exc:
         raise SeedError(f"cannot prepare the demo's board and chat: {exc}") from exc
     game = game_open(
         name=name,
-        counts=RoleCounts(),
+        counts=RoleCounts.default_for(community.players),
         gm=gm,
-        vk_group_id=config.GROUP_ID,
+        vk_group_id=group_id,
+        theme=community.theme,
         recruit_topic_id=int(recruit),
         topic_id=int(topic),
         day_length=timedelta(minutes=options.day_minutes),
@@ -225,8 +290,10 @@ def create_game(options: SeedOptions, vk: LocalVkClient, gm: Any) -> Game:
     return game
 
 
-def sign_up_players(game: Game, vk: LocalVkClient, gm: Any) -> None:
-    ids = config.player_ids()
+def sign_up_players(
+    game: Game, vk: LocalVkClient, gm: Any, community: config.DemoCommunity
+) -> None:
+    ids = config.player_ids(community)
     signed = set(
         Seat.objects.filter(game=game, status=SeatStatus.PLAYER).values_list(
             "vk_user_id", flat=True
@@ -236,7 +303,7 @@ def sign_up_players(game: Game, vk: LocalVkClient, gm: Any) -> None:
     if not missing:
         return
     try:
-        profiles = vk.call("users.get", config.GROUP_TOKEN,
+        profiles = vk.call("users.get", community.group_token,
                            user_ids=",".join(map(str, missing)), fields="sex")
     except VkCallError as exc:
         raise SeedError(f"cannot read the players' names: {exc}") from exc

@@ -1,7 +1,8 @@
 """What ``make demo`` runs, in order: the Redis stand-in and the local VK server (with the
-player page) while the setup migrates the database and then (once they answer) sets the demo
-game up; then, side by side, the GM panel, the worker (delivery and deadline ticks, with the
-scheduler), the bot and the simulated players."""
+player page, hosting the demo's communities: :data:`demo.config.COMMUNITIES`) while the setup
+migrates the database and then (once they answer) sets the demo games up; then, side by side,
+the GM panel, the worker (delivery and deadline ticks, with the scheduler), the bot and the
+simulated players (of every game community)."""
 
 from __future__ import annotations
 
@@ -94,6 +95,8 @@ def servers(options: DemoOptions) -> list[Service]:
                 "--user-token", config.USER_TOKEN,
                 "--admin-user-id", str(config.ADMIN_USER_ID),
                 "--state-file", str(layout.localvk_state),
+                *(arg for community in config.COMMUNITIES[1:]
+                  for arg in ("--community", community.localvk_option())),
             ),
             probe=lambda: http_ok(f"{layout.vk_url}/_test/stats"),
             stop_timeout=8,
@@ -148,14 +151,30 @@ def processes(options: DemoOptions) -> list[Service]:
 
 def banner(options: DemoOptions) -> list[str]:
     layout = options.layout
-    return [
-        "The demo is running. Ctrl-C stops everything; `make demo` again continues the game.",
+    connect = config.CONNECT
+    lines = [
+        "The demo is running. Ctrl-C stops everything; `make demo` again continues the games.",
         f"  GM panel:     {layout.web_url}/admin/  (user {options.gm_user}, "
         f"password {options.gm_password})",
-        f"  Player page:  {layout.sandbox_url}",
+        f"  Player page:  {layout.sandbox_url}  (its «Сообщество» selector switches community; "
+        "or add ?group_id=N)",
+    ]
+    for community in config.GAME_COMMUNITIES:
+        lines.append(
+            f"  Group {community.group_id}:      «{community.name}», game «{community.game_name}»"
+            f" ({community.players} players): {layout.sandbox_url}?group_id={community.group_id}"
+        )
+    lines += [
+        f"  Group {connect.group_id}:      «{connect.name}», not connected: try «Подключить "
+        "сообщество» in the panel with",
+        f"                community token {connect.group_token}, user token "
+        f"{connect.user_token}",
+        f"                (community token {config.CONNECT_WEAK_TOKEN} lacks «manage»: the "
+        "panel refuses it)",
         f"  Local VK API: {layout.api_url}",
         f"  Data:         {layout.data_dir} (SQLite database and the local VK's state)",
     ]
+    return lines
 
 
 def run(options: DemoOptions, supervisor: Supervisor) -> int:

@@ -32,14 +32,20 @@ logger = logging.getLogger("demo.players")
 
 
 class SandboxClient:
-    """The player page's JSON API (``/sandbox/api/``) of the local VK."""
+    """The player page's JSON API (``/sandbox/api/``) of the local VK, for one community
+    (``group_id``; None: the server's default one)."""
 
-    def __init__(self, base_url: str, session: aiohttp.ClientSession) -> None:
+    def __init__(
+        self, base_url: str, session: aiohttp.ClientSession, *, group_id: int | None = None
+    ) -> None:
         self.api = base_url.rstrip("/") + "/sandbox/api/"
         self.session = session
+        self.group_id = group_id
 
     async def _json(self, method: str, path: str, body: Any = None) -> Any:
-        async with self.session.request(method, self.api + path, json=body) as response:
+        params = {} if self.group_id is None else {"group_id": str(self.group_id)}
+        async with self.session.request(method, self.api + path, json=body,
+                                        params=params) as response:
             data = await response.json()
             if response.status != 200:
                 raise SandboxRefusal(str(data.get("error") if isinstance(data, dict) else data))
@@ -111,8 +117,11 @@ class Players:
         pace: Pace | None = None,
         time_zone: str = "Europe/Moscow",
         clock: Callable[[], float] = time.monotonic,
+        label: str = "",
     ) -> None:
         self.client = client
+        #: Put before each logged move (which community's game it is in).
+        self.label = label
         self.rng = rng or random.Random()
         self.pace = pace or Pace()
         self.time_zone = time_zone
@@ -264,7 +273,7 @@ class Players:
         return True
 
     async def _make(self, plan: Plan, me: Me, move: brain.Move) -> None:
-        who = f"№{me.number} {self.table.seats.get(me.number or 0, f'id{me.user_id}')}"
+        who = f"{self.label}№{me.number} {self.table.seats.get(me.number or 0, f'id{me.user_id}')}"
         public = plan.kind in ("vote", "chatter")
         if isinstance(move, brain.Press):
             assert plan.message is not None
@@ -298,7 +307,7 @@ class Players:
                 logger.warning("local VK not reachable yet (%s); retrying", exc)
                 await _sleep(stop, 2.0)
         playing = sum(m.playing for m in self.me.values())
-        logger.info("caught up: %d players with a role so far", playing)
+        logger.info("%scaught up: %d players with a role so far", self.label, playing)
         while not stop.is_set():
             try:
                 await self.poll()

@@ -1,5 +1,6 @@
-"""``demo_seed``: the demo game is set up through the services and the local VK's API, once;
-later runs continue it, give an overdue phase time again, or start anew when they must."""
+"""``demo_seed``: the demo games (one per game community) are set up through the services and
+the local VK's API, once; later runs continue them, give an overdue phase time again, or start
+anew when they must. The connectable community is in the local VK only."""
 
 from __future__ import annotations
 
@@ -16,9 +17,21 @@ from django.utils import timezone
 from demo import config
 from demo import seed as demo_seed
 from demo.vk import LocalVkClient, VkCallError
-from gameplay.models import Game, GameEvent, GameStatus, Outbox, Phase, PollState, Seat
+from gameplay.models import (
+    Community,
+    CommunityMember,
+    CommunityRole,
+    Game,
+    GameEvent,
+    GameStatus,
+    Outbox,
+    Phase,
+    PollState,
+    Seat,
+)
 from gameplay.rules import Role
 from localvk import LocalVK, ServerThread
+from localvk.communities import Communities
 from outbox.queue import DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY
 
 pytestmark = pytest.mark.django_db
@@ -73,7 +86,7 @@ def test_the_first_run_sets_up_a_running_26_player_game(
     assert state.topic(game.recruit_topic_id).title.startswith("Набор")
     assert state.topic(game.topic_id).title == f"Игра «{config.GAME_NAME}»"
     assert game.spectator_chat_id - 2_000_000_000 in state.chats
-    assert len(state.users) == config.PLAYERS + config.GUESTS
+    assert len(state.users) == config.all_users_count()
     # The GM can log in; role cards and the Day 1 prompts wait for the worker.
     gm = get_user_model().objects.get(username="gm")
     assert gm.is_staff and gm.check_password("gm") and game.gms.filter(pk=gm.pk).exists()
@@ -91,7 +104,7 @@ def test_a_second_run_continues_the_same_game(vk: tuple[LocalVK, LocalVkClient])
     topics = len(state.topics)
     again = demo_seed.seed(demo_seed.SeedOptions(gm_password="other"), client)
     assert not again.created and again.notes == []
-    assert again.game.pk == first.pk and Game.objects.count() == 1
+    assert again.game.pk == first.pk and Game.objects.count() == len(config.GAME_COMMUNITIES)
     assert GameEvent.objects.filter(game=first).count() == events
     assert len(state.topics) == topics
     assert get_user_model().objects.get(username="gm").check_password("other")
@@ -125,7 +138,7 @@ def test_a_lost_local_vk_or_an_ended_game_means_a_new_game(rq_queues: Any) -> No
         assert newest.created and newest.game.status == GameStatus.RUNNING
         forced = demo_seed.seed(demo_seed.SeedOptions(new_game=True), client)
         assert forced.created and forced.game.pk != newest.game.pk
-    assert Game.objects.filter(status=GameStatus.RUNNING).count() == 1
+    assert Game.objects.filter(status=GameStatus.RUNNING).count() == len(config.GAME_COMMUNITIES)
 
 
 def test_an_unreachable_local_vk_is_an_operator_error(rq_queues: Any) -> None:
@@ -142,11 +155,92 @@ def test_the_command_reports_what_it_did(vk: tuple[LocalVK, LocalVkClient]) -> N
     out = StringIO()
     call_command("demo_seed", "--vk-url", client.base_url, "--day-minutes", "7",
                  "--auto-publish", stdout=out)
-    assert "demo game created" in out.getvalue() and "День 1 until" in out.getvalue()
-    game = Game.objects.get()
+    assert "group 1: demo game created" in out.getvalue() and "День 1 until" in out.getvalue()
+    assert "group 2: demo game created: «Классика (демо)»" in out.getvalue()
+    game = Game.objects.get(vk_group_id=config.GROUP_ID)
     assert game.day_length == timedelta(minutes=7) and game.auto_publish
     out = StringIO()
     call_command("demo_seed", "--vk-url", client.base_url, stdout=out)
-    assert "demo game continues" in out.getvalue()
+    assert "group 1: demo game continues" in out.getvalue()
+    assert "group 2: demo game continues" in out.getvalue()
     with pytest.raises(CommandError):
         call_command("demo_seed", "--day-minutes", "2")
+
+
+def test_each_game_community_gets_its_connected_row_and_its_own_game(
+    vk: tuple[LocalVK, LocalVkClient],
+) -> None:
+    state, client = vk
+    report = demo_seed.seed(OPTIONS, client)
+    gm = get_user_model().objects.get(username="gm")
+    assert [r.community for r in report.games] == list(config.GAME_COMMUNITIES)
+    registry = Communities.of(state)
+    for r in report.games:
+        community, game = r.community, r.game
+        row = Community.objects.get(vk_id=community.group_id)
+        assert row.connected and row.name == community.name
+        assert (row.group_token, row.user_token) == (community.group_token, community.user_token)
+        assert CommunityMember.objects.get(community=row, user=gm).role == CommunityRole.OWNER
+        assert r.created and game.status == GameStatus.RUNNING
+        assert game.vk_group_id == community.group_id and game.name == community.game_name
+        assert game.theme == community.theme
+        seats = Seat.objects.filter(game=game).order_by("number")
+        assert [s.vk_user_id for s in seats] == config.player_ids(community)
+        # Its topics and spectator chat are in its own community of the local VK.
+        hosted = registry.get(community.group_id)
+        assert hosted.topic(game.topic_id).title == f"Игра «{community.game_name}»"
+        assert game.spectator_chat_id - 2_000_000_000 in hosted.chats
+        assert PollState.objects.get(group_id=community.group_id).ts == str(hosted.longpoll.ts)
+        assert set(Outbox.objects.filter(game=game).values_list("group_id", flat=True)) == {
+            community.group_id}
+    classic = report.games[1].game
+    assert classic.theme == "classic" and Seat.objects.filter(game=classic).count() == 12
+    assert sorted(Seat.objects.filter(game=classic).values_list("role", flat=True)).count(
+        Role.MAFIA) == 3
+    # No player sits in both games.
+    assert not set(config.player_ids(config.MAIN)) & set(config.player_ids(config.CLASSIC))
+
+
+def test_the_connectable_community_is_in_the_local_vk_only(
+    vk: tuple[LocalVK, LocalVkClient],
+) -> None:
+    state, client = vk
+    demo_seed.seed(OPTIONS, client)
+    assert not Community.objects.filter(vk_id=config.CONNECT.group_id).exists()
+    hosted = Communities.of(state).get(config.CONNECT.group_id)
+    assert hosted.group_name == config.CONNECT.name
+    assert set(hosted.group_tokens) == {config.CONNECT.group_token, config.CONNECT_WEAK_TOKEN}
+    assert "manage" in hosted.group_tokens[config.CONNECT.group_token]
+    assert set(hosted.group_tokens[config.CONNECT_WEAK_TOKEN]) == set(config.CONNECT_WEAK_SCOPES)
+    assert config.CONNECT.user_token in hosted.user_tokens
+    # Through the API, as the panel checks it: the weak token lacks «manage».
+    weak = client.call("groups.getTokenPermissions", config.CONNECT_WEAK_TOKEN)
+    strong = client.call("groups.getTokenPermissions", config.CONNECT.group_token)
+    assert "manage" not in {p["name"] for p in weak["permissions"]}
+    assert "manage" in {p["name"] for p in strong["permissions"]}
+    # A second run adds nothing twice.
+    demo_seed.seed(OPTIONS, client)
+    assert len(Communities.of(state).get(config.CONNECT.group_id).group_tokens) == 2
+    assert [c["group_id"] for c in client.communities()] == [
+        c.group_id for c in config.COMMUNITIES]
+
+
+def test_re_seeding_resumes_both_games(vk: tuple[LocalVK, LocalVkClient]) -> None:
+    state, client = vk
+    first = demo_seed.seed(OPTIONS, client)
+    Phase.objects.filter(game=first.games[1].game).update(
+        deadline=timezone.now() - timedelta(hours=1))
+    topics = {c.group_id: len(Communities.of(state).get(c.group_id).topics)
+              for c in config.GAME_COMMUNITIES}
+    again = demo_seed.seed(OPTIONS, client)
+    assert [r.game.pk for r in again.games] == [r.game.pk for r in first.games]
+    assert not any(r.created for r in again.games)
+    assert again.games[0].notes == []
+    assert any("extended by 5 min" in note for note in again.games[1].notes)
+    assert {c.group_id: len(Communities.of(state).get(c.group_id).topics)
+            for c in config.GAME_COMMUNITIES} == topics
+    assert Community.objects.filter(connected=True).count() == len(config.GAME_COMMUNITIES)
+    # --new-game starts both anew.
+    forced = demo_seed.seed(demo_seed.SeedOptions(new_game=True), client)
+    assert all(r.created for r in forced.games)
+    assert {r.game.pk for r in forced.games}.isdisjoint({r.game.pk for r in first.games})

@@ -21,6 +21,7 @@ from gameplay.messages import Person, render, when
 from gameplay.rules import Act, Item, Role
 from gameplay.services.prompts import guess_choices
 from localvk import LocalVK, RunningServer, running_server
+from localvk.communities import Communities
 from localvk.sandbox.views import keyboard_view
 from vkbot.keyboards import of_row
 
@@ -352,3 +353,32 @@ async def test_a_commissar_page_is_followed_up_quickly(
     clock.now += 3
     assert await players.run_due() == 1
     assert user_moves(state, 0)[-1][1] == 1002
+
+
+async def test_players_of_another_community_play_there_only(
+    local: tuple[RunningServer, aiohttp.ClientSession],
+) -> None:
+    srv, http = local
+    second = Communities.of(srv.state).create(group_id=2, group_token="second-token")
+    start_game(second)
+    clock = Clock()
+    there = Players(SandboxClient(srv.url, http, group_id=2), rng=random.Random(5),
+                    pace=Pace(3, 10), time_zone=TZ, clock=clock, label="[group 2] ")
+    here = Players(SandboxClient(srv.url, http), rng=random.Random(5), pace=Pace(3, 10),
+                   time_zone=TZ, clock=clock)
+    await there.catch_up()
+    await here.catch_up()
+    assert sum(me.playing for me in there.me.values()) == 26
+    assert not any(me.playing for me in here.me.values())
+    prompt = vote_prompt()
+    for n in range(1, 27):
+        community_says(second, 1000 + n, prompt["text"], json.loads(json.dumps(
+            targets_keyboard([(m, NAMES[m]) for m in range(1, 27) if m != n],
+                             Payload("vote", game=1, phase=10)))))
+    await there.poll()
+    await here.poll()
+    clock.now += 11
+    assert await here.run_due() == 0
+    assert await there.run_due() >= 26
+    assert {user for _, user in user_moves(second, 0)} == {1000 + n for n in range(1, 27)}
+    assert user_moves(srv.state, 0) == []  # nothing reached the default community

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from demo import config
 from demo.config import DemoLayout
-from demo.stack import WORKER_MUTE, DemoOptions, processes, run, servers, setup_step
+from demo.stack import WORKER_MUTE, DemoOptions, banner, processes, run, servers, setup_step
 from ops.supervisor import Supervisor
 from tests.demo.conftest import PROJECT
 
@@ -60,3 +60,32 @@ def test_a_busy_port_stops_the_demo_before_anything_starts(tmp_path: Path) -> No
         assert run(demo, supervisor) == 2
     assert f"web port {busy}" in out.getvalue() and "Is another demo running?" in out.getvalue()
     assert not (tmp_path / "d").exists() and supervisor.children == []
+
+
+def test_the_local_vk_hosts_every_demo_community(tmp_path: Path, settings: object) -> None:
+    from demo.management.commands.runlocalvk import Command
+    from localvk import Communities
+
+    argv = servers(options(tmp_path))[1].argv
+    command = Command()
+    parser = command.create_parser("manage.py", "runlocalvk")
+    state = command.build_state(vars(parser.parse_args(argv[argv.index("runlocalvk") + 1:])))
+    registry = Communities.of(state)
+    assert [c.group_id for c in registry] == [c.group_id for c in config.COMMUNITIES]
+    for community in config.COMMUNITIES:
+        hosted = registry.get(community.group_id)
+        assert hosted.group_name == community.name
+        assert community.group_token in hosted.group_tokens
+        assert community.user_token in hosted.user_tokens
+
+
+def test_the_banner_says_how_to_try_connecting_a_community(tmp_path: Path) -> None:
+    text = "\n".join(banner(options(tmp_path)))
+    assert "«Сообщество» selector" in text and "sandbox/?group_id=2" in text
+    for community in config.GAME_COMMUNITIES:
+        assert f"«{community.name}», game «{community.game_name}»" in text
+    assert "«Подключить сообщество»" in text and "not connected" in text
+    for token in (config.CONNECT.group_token, config.CONNECT.user_token,
+                  config.CONNECT_WEAK_TOKEN):
+        assert token in text
+    assert "lacks «manage»" in text

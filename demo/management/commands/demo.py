@@ -1,8 +1,9 @@
 """``manage.py demo`` (``make demo``): the whole project on the embedded default, in one
 command — the GM panel, the local VK server with its player page, the bot, a worker with the
-scheduler and simulated players, around a 26-player demo game. Ctrl-C stops everything; the
-next run continues the same game (the SQLite file and the local VK's state file in the data
-folder). See :mod:`demo.stack`.
+scheduler and simulated players, around two demo communities with a game each (26 players in
+«Машина времени · демо», 12 in «Классика · демо») and a third community to connect from the
+panel. Ctrl-C stops everything; the next run continues the same games (the SQLite file and
+the local VK's state file in the data folder). See :mod:`demo.stack`.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def _minutes(value: str) -> int:
 class Command(BaseCommand):
     help = (
         "Run the demo: GM panel, local VK with the player page, bot, worker and simulated "
-        "players around a 26-player game (Ctrl-C stops; the next run continues the game)."
+        "players around two communities' games (26 and 12 players) and a third community to "
+        "connect (Ctrl-C stops; the next run continues the games)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -63,7 +65,7 @@ class Command(BaseCommand):
                             help="a new game publishes nights without the GM's review")
         parser.add_argument("--seed", default=None, help="the deal's seed of a new game")
         parser.add_argument("--new-game", action="store_true",
-                            help="end the running demo game and start a new one")
+                            help="end the running demo games and start new ones")
         parser.add_argument("--no-players", action="store_true",
                             help="do not run the simulated players")
         parser.add_argument("--min-delay", type=float, default=3.0,

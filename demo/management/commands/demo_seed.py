@@ -1,4 +1,4 @@
-"""``manage.py demo_seed``: set up (or continue) the demo game against the local VK server.
+"""``manage.py demo_seed``: set up (or continue) the demo games against the local VK server.
 
 Idempotent; ``manage.py demo`` runs it after starting the local VK server and before the
 other processes. See :mod:`demo.seed`.
@@ -26,7 +26,8 @@ def _minutes(value: str) -> int:
 
 
 class Command(BaseCommand):
-    help = "Set up the demo game (26 players) on the local VK server, or continue it."
+    help = ("Set up the demo games (26 players in group 1, 12 in group 2) on the local VK "
+            "server, or continue them.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -46,7 +47,7 @@ class Command(BaseCommand):
             "--seed", default=None, help="round 1's seed of the deal (default: the server's)"
         )
         parser.add_argument("--new-game", action="store_true",
-                            help="end the running demo game and start a new one")
+                            help="end the running demo games and start new ones")
         parser.add_argument("--migrate", action="store_true",
                             help="apply the database migrations first")
         parser.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
@@ -80,7 +81,11 @@ class Command(BaseCommand):
             raise CommandError(f"demo_seed: {exc}") from exc
         except RuleViolation as exc:
             raise CommandError(f"demo_seed: the game refused a step: {exc.reason}") from exc
-        for note in report.notes:
-            self.stdout.write(f"demo_seed: {note}")
-        verb = "created" if report.created else "continues"
-        self.stdout.write(f"demo_seed: demo game {verb}: {demo_seed.describe(report.game)}")
+        for game in report.games:
+            where = f"group {game.community.group_id}"
+            for note in game.notes:
+                self.stdout.write(f"demo_seed: {where}: {note}")
+            verb = "created" if game.created else "continues"
+            self.stdout.write(
+                f"demo_seed: {where}: demo game {verb}: {demo_seed.describe(game.game)}"
+            )
