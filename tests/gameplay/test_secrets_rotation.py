@@ -182,22 +182,21 @@ def test_check_deploy_names_both_in_a_fresh_process(tmp_path) -> None:
     from tests.test_production import PRODUCTION
     from tests.test_settings_env import run_manage
 
-    keys = {"TOKEN_ENCRYPTION_KEYS": KEY_A}
+    keys = {**PRODUCTION, "TOKEN_ENCRYPTION_KEYS": KEY_A}
     setup = (
         "from gameplay.models import Community; "
         "Community.objects.create(vk_id=7, group_token='t', connected=True)"
     )
-    assert run_manage("migrate", tmp_path=tmp_path, debug=None, **PRODUCTION, **keys
-                      ).returncode == 0  # fmt: skip
-    made = run_manage("shell", "-c", setup, tmp_path=tmp_path, debug=None, **PRODUCTION, **keys)
+    assert run_manage("migrate", tmp_path=tmp_path, debug=None, **keys).returncode == 0
+    made = run_manage("shell", "-c", setup, tmp_path=tmp_path, debug=None, **keys)
     assert made.returncode == 0, made.stderr
 
     fine = run_manage("check", "--deploy", "--fail-level", "WARNING", tmp_path=tmp_path,
-                      debug=None, **PRODUCTION, **keys)  # fmt: skip
-    other = run_manage("check", "--deploy", tmp_path=tmp_path, debug=None, **PRODUCTION,
-                       TOKEN_ENCRYPTION_KEYS=KEY_B)  # fmt: skip
+                      debug=None, **keys)  # fmt: skip
+    other = run_manage("check", "--deploy", tmp_path=tmp_path, debug=None,
+                       **{**keys, "TOKEN_ENCRYPTION_KEYS": KEY_B})  # fmt: skip
     unset = run_manage("check", "--deploy", "--fail-level", "WARNING", tmp_path=tmp_path,
-                       debug=None, **PRODUCTION)  # fmt: skip
+                       debug=None, **{**keys, "TOKEN_ENCRYPTION_KEYS": ""})  # fmt: skip
 
     assert fine.returncode == 0, fine.stdout + fine.stderr
     assert other.returncode == 1 and "gameplay.E001" in other.stderr, other.stderr
