@@ -13,3 +13,8 @@ try:
     application: ASGIHandler = get_asgi_application()
 except EnvError as error:
     exit_on_env_error(error)
+
+# The environment's community is recorded once per web process (gameplay.startup).
+from gameplay.startup import sync_env_community  # noqa: E402 - needs the apps loaded above
+
+sync_env_community("web")

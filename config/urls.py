@@ -1,6 +1,6 @@
-"""URL configuration: the admin, the GM panel, the players' page (public, no login), the VK
-callback and django-rq's dashboard (superusers only: the queues show every game's messages, so a
-GM does not see them)."""
+"""URL configuration: the admin, the GM panel, the players' and the community admin's pages
+(public, no login), the VK callback and django-rq's dashboard (superusers only: the queues show
+every game's messages, so a GM does not see them)."""
 
 from collections.abc import Callable
 
@@ -9,7 +9,7 @@ from django.contrib import admin
 from django.contrib.auth.decorators import user_passes_test
 from django.urls import URLPattern, include, path
 
-from panel.views.public import players_page
+from panel.views.public import community_page, players_page
 
 
 def _superuser(user: object) -> bool:
@@ -38,6 +38,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("panel/", include("panel.urls")),
     path("players/", players_page, name="players"),
+    path("community/", community_page, name="community_guide"),
     path("vk/", include("vkbot.urls")),
     path("django-rq/", include((_rq_patterns(), django_rq.urls.app_name))),
 ]

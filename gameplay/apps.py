@@ -1,3 +1,5 @@
+from importlib import import_module
+
 from django.apps import AppConfig
 
 
@@ -12,3 +14,5 @@ class GameplayConfig(AppConfig):
         from gameplay.rules import errors
 
         errors.use_texts(messages.refusal)
+        # The deployment's system checks (manage.py check --deploy) register on import.
+        import_module("gameplay.checks")

@@ -15,8 +15,9 @@ and right after it reconnects to Redis, the worker
   connection and rq itself would only restart it at its next maintenance run (10 minutes).
 
 Before its first job it imports the jobs it runs (:func:`preload_jobs`), so that the work
-horses it forks inherit them. Nothing here touches the database: deadlines are read by the
-tick itself.
+horses it forks inherit them, and records the environment's community
+(:func:`gameplay.startup.sync_env_community`). Nothing else here touches the database:
+deadlines are read by the tick itself.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from rq.worker import SimpleWorker as RqSimpleWorker
 from rq.worker import Worker as RqWorker
 
 from gameplay.jobs import TICK_QUEUE, enqueue_due_ticks, schedule_next_tick, tick_seconds
+from gameplay.startup import sync_env_community
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +51,7 @@ class DeadlineTickerMixin:
     def work(self, burst: bool = False, *args: Any, **kwargs: Any) -> bool:
         self._burst = burst
         self._next_keep_at = 0.0
+        sync_env_community("worker")
         preload_jobs()
         return super().work(burst, *args, **kwargs)  # type: ignore[misc]
 

@@ -3,6 +3,10 @@ is checked, the migrations and ``collectstatic`` (one-shot), then side by side t
 the workers (``rqworker default vk --with-scheduler``) and — unless VK pushes the events to the
 web through the Callback API — the bot (``runbot``, the long poll). Stopped in reverse order:
 the bot first, then the workers, then the web.
+
+The VK communities served are the environment's (``VK_GROUP_ID``, optional) and those connected
+in the panel; the web and the workers record the environment's as a row when they start
+(``gameplay.startup``).
 """
 
 from __future__ import annotations
@@ -34,6 +38,13 @@ SKIP_CHECKS = ("--skip-checks",)
 READY_PATH = "/admin/login/"
 #: The endpoint VK pushes events to in callback mode (vkbot/urls.py, mounted at /vk/).
 CALLBACK_PATH = "/vk/callback/"
+#: The panel's «Подключить сообщество» (panel/urls.py, mounted at /panel/).
+CONNECT_PATH = "/panel/communities/connect/"
+#: What serve says when it serves no community yet (no VK_GROUP_ID, none connected).
+NO_COMMUNITY = (
+    "no VK community is configured yet: connect one in the panel at {connect} "
+    "(«Сообщества» → «Подключить сообщество»); it is served within {seconds} s, no restart."
+)
 
 
 @dataclass(frozen=True)
@@ -101,21 +112,12 @@ def _not_set(names: list[str]) -> str:
 def check_config(settings: Any, *, callback: bool) -> None:
     """The operator's configuration for a real deployment; :class:`EnvError` with one line
     for the first problem (the settings module itself already refused bad values, and
-    SECRET_KEY/ALLOWED_HOSTS when DEBUG is off)."""
-    missing = [
-        name
-        for name, value in (
-            ("VK_GROUP_ID", settings.VK_GROUP_ID),
-            ("VK_GROUP_TOKEN", settings.VK_GROUP_TOKEN),
-            ("VK_USER_TOKEN", settings.VK_USER_TOKEN),
-        )
-        if not value
-    ]
-    if missing:
-        raise EnvError(
-            f"{_not_set(missing)}: `make run` talks to VK as the community (VK_GROUP_ID, its "
-            "token VK_GROUP_TOKEN) and a community admin (VK_USER_TOKEN); see .env.example."
-        )
+    SECRET_KEY/ALLOWED_HOSTS when DEBUG is off).
+
+    The environment's community is optional: without ``VK_GROUP_ID`` (and its tokens) the
+    deployment serves the communities connected in the panel, none at first. With it, its
+    tokens (and in callback mode its Callback API secret and code) must be there too."""
+    check_env_community(settings, callback=callback)
     embedded = [
         name
         for name, value in (
@@ -134,12 +136,35 @@ def check_config(settings: Any, *, callback: bool) -> None:
             "DATABASE_URL points at SQLite: `make run` needs PostgreSQL (postgres://…); "
             "SQLite is the embedded default of `make demo`."
         )
+
+
+def check_env_community(settings: Any, *, callback: bool) -> None:
+    """The environment's community (``VK_GROUP_ID`` …) is either absent or complete."""
+    tokens = (
+        ("VK_GROUP_TOKEN", settings.VK_GROUP_TOKEN),
+        ("VK_USER_TOKEN", settings.VK_USER_TOKEN),
+    )
+    callback_settings = ("VK_CALLBACK_SECRET", "VK_CONFIRMATION_CODE")
+    if settings.VK_GROUP_ID is None:
+        stray = [name for name, value in tokens if value]
+        stray += [name for name in callback_settings if getattr(settings, name)]
+        if stray:
+            raise EnvError(
+                f"{_and(stray)} {'is' if len(stray) == 1 else 'are'} set but VK_GROUP_ID is "
+                "not: the environment's community needs its numeric id (or leave its variables "
+                "unset and connect communities in the panel); see .env.example."
+            )
+        return
+    missing = [name for name, value in tokens if not value]
+    if missing:
+        raise EnvError(
+            f"{_not_set(missing)}: `make run` talks to VK as the environment's community "
+            "(VK_GROUP_ID, its token VK_GROUP_TOKEN) and a community admin (VK_USER_TOKEN); "
+            "set them, or unset VK_GROUP_ID and connect communities in the panel; see "
+            ".env.example."
+        )
     if callback:
-        missing = [
-            name
-            for name in ("VK_CALLBACK_SECRET", "VK_CONFIRMATION_CODE")
-            if not getattr(settings, name)
-        ]
+        missing = [name for name in callback_settings if not getattr(settings, name)]
         if missing:
             raise EnvError(
                 f"{_not_set(missing)}: the Callback API (--callback, RUN_CALLBACK) needs the "
@@ -267,7 +292,8 @@ def services(options: ServeOptions, settings: Any) -> list[Service]:
             Service(
                 "bot",
                 _manage(options, "runbot", *SKIP_CHECKS),
-                ready_line=r"runbot: long poll",
+                # runbot's first line: one long poll, or every connected community (issue 14).
+                ready_line=r"runbot: (long poll|serving)",
                 ready_timeout=90,
                 stop_timeout=15,
             )
@@ -275,7 +301,32 @@ def services(options: ServeOptions, settings: Any) -> list[Service]:
     return found
 
 
-def banner(options: ServeOptions, settings: Any) -> list[str]:
+def connected_count() -> int | None:
+    """How many communities the deployment serves now (the environment's and those connected
+    in the panel), or None when the database cannot tell (it is checked, then migrated, before
+    this is asked)."""
+    from django.db import DatabaseError
+
+    from gameplay.selectors.communities import served_group_ids
+
+    try:
+        return len(served_group_ids())
+    except DatabaseError:
+        return None
+
+
+def communities_line(settings: Any, served: int | None) -> str:
+    """Which VK communities this run is for."""
+    if settings.VK_GROUP_ID is not None:
+        others = (served or 1) - 1
+        more = f" and {others} more connected in the panel" if others > 0 else ""
+        return f"VK community {settings.VK_GROUP_ID}{more}"
+    if served:
+        return f"{served} VK communit{'y' if served == 1 else 'ies'} connected in the panel"
+    return "the VK communities connected in the panel (none yet)"
+
+
+def banner(options: ServeOptions, settings: Any, served: int | None = None) -> list[str]:
     bind = options.bind
     web = bind.url if bind.is_tcp else bind.text
     workers = f"{options.workers} worker{'s' if options.workers > 1 else ''}"
@@ -285,11 +336,15 @@ def banner(options: ServeOptions, settings: Any) -> list[str]:
         else "the bot reads the long poll"
     )
     lines = [
-        f"running for VK community {settings.VK_GROUP_ID} via {settings.VK_API_URL}: "
+        f"running for {communities_line(settings, served)} via {settings.VK_API_URL}: "
         f"web on {web} ({options.web_concurrency} gunicorn workers, GM panel at /admin/), "
         f"{workers} (queues default and vk, deadline ticks), {events}.",
-        "Ctrl-C stops everything.",
     ]
+    if settings.VK_GROUP_ID is None and not served:
+        lines.append(NO_COMMUNITY.format(
+            connect=CONNECT_PATH, seconds=settings.VK_COMMUNITIES_REFRESH_SECONDS
+        ))
+    lines.append("Ctrl-C stops everything.")
     if settings.DEBUG:
         lines.append(
             "warning: DEBUG is on; set DEBUG=false (with SECRET_KEY and ALLOWED_HOSTS) "
@@ -312,7 +367,7 @@ def run(options: ServeOptions, supervisor: Supervisor, settings: Any) -> int:
         except StartupError as exc:
             supervisor.say(f"cannot start: {exc}")
             return ENV_ERROR_EXIT_STATUS if exc.status == ENV_ERROR_EXIT_STATUS else 1
-        for line in banner(options, settings):
+        for line in banner(options, settings, connected_count()):
             supervisor.say(line)
         status = supervisor.watch()
         supervisor.say("stopping…")

@@ -1,6 +1,6 @@
 """The project's own docs stay true to the tree: every relative link of README.md and docs/*.md
 names a file or folder that exists (a module that moved, a scenario renamed, a screenshot
-dropped all show here), and no doc sends the reader outside the repository for its rules."""
+dropped all show here), and no doc — no file at all — sends the reader outside the repository."""
 
 from __future__ import annotations
 
@@ -51,6 +51,21 @@ def test_no_doc_points_outside_the_repository(doc: Path) -> None:
 CODE_PATH = re.compile(
     r"`([A-Za-z_][\w.-]*/(?:[\w.-]+/)*(?:[\w-]+\.(?:py|md|txt|toml|json|html))?)`"
 )
+
+
+def test_no_file_of_the_repository_refers_to_the_reference_folder() -> None:
+    """The developers' reference folder beside the repository is no part of it: no tracked
+    file (code, CI, docs) names it."""
+    import subprocess
+
+    folder = "/".join(("..", "shared"))
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True)
+    naming = []
+    for name in filter(None, listed.stdout.decode().split("\0")):
+        path = ROOT / name
+        if path.is_file() and folder.encode() in path.read_bytes():
+            naming.append(name)
+    assert not naming, naming
 
 
 def test_the_architecture_doc_names_only_paths_that_exist() -> None:

@@ -9,6 +9,7 @@ import secrets
 from pathlib import Path
 
 import pytest
+from cryptography.fernet import Fernet
 from django.contrib.auth import get_user_model
 from django.test import Client
 
@@ -16,7 +17,11 @@ from config import env
 from config.env import EnvError
 from tests.test_settings_env import ROOT, run_manage
 
-PRODUCTION = {"SECRET_KEY": secrets.token_urlsafe(50), "ALLOWED_HOSTS": "mafia.example.org"}
+PRODUCTION = {
+    "SECRET_KEY": secrets.token_urlsafe(50),
+    "ALLOWED_HOSTS": "mafia.example.org",
+    "TOKEN_ENCRYPTION_KEYS": Fernet.generate_key().decode(),
+}
 
 DUMP_SECURITY = """
 import json
@@ -128,6 +133,17 @@ def test_check_deploy_finds_nothing(tmp_path: Path, source: str) -> None:
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert "System check identified no issues (0 silenced)." in result.stdout
+
+
+def test_check_deploy_asks_for_token_encryption_keys(tmp_path: Path) -> None:
+    values = {**PRODUCTION, "TOKEN_ENCRYPTION_KEYS": ""}
+
+    result = run_manage("check", "--deploy", "--fail-level", "WARNING", tmp_path=tmp_path,
+                        debug=None, **values)  # fmt: skip
+
+    assert result.returncode == 1
+    assert "(gameplay.W001) TOKEN_ENCRYPTION_KEYS is not set" in result.stderr, result.stderr
+    assert "rotate_token_keys" in result.stderr
 
 
 def test_compose_publishes_the_web_on_loopback_unless_told() -> None:

@@ -17,6 +17,8 @@ from config import env
 from config.env import EnvError
 
 ROOT = Path(__file__).resolve().parent.parent
+#: A Fernet key (32 bytes, url-safe base64), as ``Fernet.generate_key()`` makes one.
+VALID_FERNET_KEY = "a" * 43 + "="
 
 # Every variable config/settings.py reads; a subprocess starts with none of them set.
 CONFIG_VARS = (
@@ -35,6 +37,8 @@ CONFIG_VARS = (
     "VK_USER_TOKEN",
     "VK_CALLBACK_SECRET",
     "VK_CONFIRMATION_CODE",
+    "VK_COMMUNITIES_REFRESH_SECONDS",
+    "TOKEN_ENCRYPTION_KEYS",
     "TIME_ZONE",
     "LANGUAGE_CODE",
     "LOG_LEVEL",
@@ -78,6 +82,12 @@ def run_manage(
         ({"REDIS_URL": "http://localhost:6379"}, "REDIS_URL must be a redis://"),
         ({"LOG_LEVEL": "LOUD"}, "LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL"),
         ({"TIME_ZONE": "Mars/Base"}, "TIME_ZONE must be an IANA time zone"),
+        ({"TOKEN_ENCRYPTION_KEYS": "not-a-key"},
+         "TOKEN_ENCRYPTION_KEYS: key 1 is not a Fernet key (44 characters of url-safe base64"),
+        ({"TOKEN_ENCRYPTION_KEYS": f"{VALID_FERNET_KEY},short"},
+         "TOKEN_ENCRYPTION_KEYS: key 2 is not a Fernet key"),
+        ({"VK_COMMUNITIES_REFRESH_SECONDS": "0"},
+         "VK_COMMUNITIES_REFRESH_SECONDS must be at least 1, got 0."),
     ],
 )
 def test_bad_value_gives_one_line_and_status_2(
@@ -218,6 +228,17 @@ def test_getters_use_defaults_when_unset() -> None:
     assert env.get_int("X", environ={}) is None
     assert env.get_list("X", environ={}) == []
     assert env.get_redis_url("X", environ={}) is None
+
+
+def test_get_fernet_keys() -> None:
+    other = "b" * 43 + "="
+    assert env.get_fernet_keys("K", environ={}) == []
+    assert env.get_fernet_keys("K", environ={"K": f" {VALID_FERNET_KEY} ,{other}"}) == [
+        VALID_FERNET_KEY, other,
+    ]
+    for bad in ("short", "é" * 44, "A" * 44, VALID_FERNET_KEY[:-1]):
+        with pytest.raises(EnvError, match="K: key 1 is not a Fernet key"):
+            env.get_fernet_keys("K", environ={"K": bad})
 
 
 def test_get_int_and_list() -> None:

@@ -18,6 +18,9 @@ from django.db import models
 
 from .secrets import SecretField
 
+#: The columns of :class:`Community` stored encrypted (``manage.py rotate_token_keys``).
+SECRET_FIELDS = ("group_token", "user_token", "callback_secret")
+
 
 class Community(models.Model):
     vk_id = models.BigIntegerField("id сообщества VK", unique=True)

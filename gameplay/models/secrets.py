@@ -10,7 +10,10 @@
   print(Fernet.generate_key().decode())"`` makes a key.
 - Without it, the package's own derivation: keys from ``SECRET_KEY`` (and
   ``SECRET_KEY_FALLBACKS``) with ``SALT_KEY``, so a deployment that never set a key keeps
-  working; ``manage.py check --deploy`` asks for dedicated keys.
+  working; ``manage.py check --deploy`` asks for dedicated keys (``gameplay.checks``). The
+  derived keys stay after the configured ones as decrypt-only keys, so that setting
+  ``TOKEN_ENCRYPTION_KEYS`` for the first time and running ``rotate_token_keys`` moves the
+  secrets stored until then over to it.
 
 A stored value no key can decrypt (a key dropped too early) reads as an empty secret, and the
 error is logged once per value: the community then shows as lacking its token, which the
@@ -55,17 +58,43 @@ def _derived(secret_keys: tuple[str, ...], salts: tuple[str, ...]) -> tuple[byte
 
 
 def secret_keys() -> tuple[bytes, ...]:
-    """The Fernet keys in force, the encrypting one first."""
-    configured = tuple(getattr(settings, "TOKEN_ENCRYPTION_KEYS", ()) or ())
-    if configured:
-        return tuple(key.encode() for key in configured)
+    """The Fernet keys in force, the encrypting one first: ``TOKEN_ENCRYPTION_KEYS``, then
+    (decrypt-only when those are set) the keys derived from ``SECRET_KEY``."""
+    configured = tuple(key.encode() for key in getattr(settings, "TOKEN_ENCRYPTION_KEYS", ()) or ())
     salts = settings.SALT_KEY if isinstance(settings.SALT_KEY, list) else [settings.SALT_KEY]
     fallbacks = list(getattr(settings, "SECRET_KEY_FALLBACKS", []) or [])
-    return _derived(tuple([settings.SECRET_KEY, *fallbacks]), tuple(salts))
+    derived = _derived(tuple([settings.SECRET_KEY, *fallbacks]), tuple(salts))
+    return configured + tuple(key for key in derived if key not in configured)
 
 
 def crypter() -> MultiFernet:
     return _fernet(secret_keys())
+
+
+def is_encrypted(stored: str) -> bool:
+    """Whether a stored value is a Fernet token (else it is an empty or plain-text value)."""
+    return stored.startswith(FERNET_PREFIX)
+
+
+def readable(stored: str) -> bool:
+    """Whether a stored (raw) value can be read with the keys in force: an empty or plain
+    value, or a Fernet token one of the keys decrypts."""
+    if not is_encrypted(stored):
+        return True
+    try:
+        crypter().decrypt(stored.encode())
+    except InvalidToken:
+        return False
+    return True
+
+
+def under_first_key(stored: str) -> bool:
+    """Whether a stored Fernet token is encrypted with the first (encrypting) key already."""
+    try:
+        Fernet(secret_keys()[0]).decrypt(stored.encode())
+    except InvalidToken:
+        return False
+    return True
 
 
 class SecretField(EncryptedTextField):
@@ -80,7 +109,7 @@ class SecretField(EncryptedTextField):
         return super().get_prep_value(value) if value else ""
 
     def to_python(self, value: Any) -> Any:
-        if isinstance(value, str) and value.startswith(FERNET_PREFIX):
+        if isinstance(value, str) and is_encrypted(value):
             try:
                 return crypter().decrypt(value.encode()).decode()
             except InvalidToken:

@@ -17,10 +17,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Q, QuerySet
+from django.db.models import ExpressionWrapper, F, Q, QuerySet, TextField
 
+<<<<<<< HEAD
 from gameplay.context import current_group
 from gameplay.models import Community, CommunityMember, CommunityRole, Game
+=======
+from gameplay.models import Community, CommunityMember, CommunityRole
+from gameplay.models.community import SECRET_FIELDS
+from gameplay.models.secrets import readable
+>>>>>>> docs
 
 
 @dataclass(frozen=True)
@@ -173,3 +179,42 @@ def owner_q(user: Any) -> Q:
         "community__vk_id"
     )
     return Q(vk_group_id__in=ids)
+
+
+# --- secrets at rest -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StoredSecret:
+    """One secret of a community as the database holds it (the ciphertext, never decrypted
+    here). ``repr`` hides the value."""
+
+    community_id: int
+    vk_id: int
+    field: str
+    stored: str = field(repr=False)
+
+    @property
+    def where(self) -> str:
+        """How an operator's message names it (never with its value)."""
+        return f"community {self.community_id} (VK {self.vk_id}) {self.field}"
+
+
+def stored_secrets(rows: QuerySet[Community] | None = None) -> list[StoredSecret]:
+    """Every non-empty secret column of ``rows`` (default: every community), as stored."""
+    raw = {f"stored_{name}": ExpressionWrapper(F(name), output_field=TextField())
+           for name in SECRET_FIELDS}  # fmt: skip
+    found = []
+    query = (Community.objects.all() if rows is None else rows).order_by("pk")
+    for row in query.annotate(**raw).values("pk", "vk_id", *raw):
+        for name in SECRET_FIELDS:
+            stored = row[f"stored_{name}"] or ""
+            if stored:
+                found.append(StoredSecret(row["pk"], int(row["vk_id"]), name, stored))
+    return found
+
+
+def unreadable_secrets() -> list[StoredSecret]:
+    """The stored secrets no key in force decrypts (a key dropped too early, a SECRET_KEY
+    changed without SECRET_KEY_FALLBACKS): they read as empty."""
+    return [secret for secret in stored_secrets() if not readable(secret.stored)]

@@ -9,13 +9,17 @@ found. Tokens are stored encrypted (``gameplay.models.secrets``) and never logge
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any
 
+from cryptography.fernet import InvalidToken
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from gameplay.models import Community, CommunityMember, CommunityRole
+from gameplay.models.secrets import crypter, is_encrypted, under_first_key
+from gameplay.selectors.communities import StoredSecret, stored_secrets
 
 log = logging.getLogger(__name__)
 
@@ -142,3 +146,67 @@ def community_longpoll_status(*, vk_id: int, problem: str = "") -> bool:
     log.info("Community %s: %s", row.vk_id, f"long poll refused: {problem}" if problem
              else "the long poll works")
     return True
+
+
+# --- secrets at rest -----------------------------------------------------------------------------
+
+
+class SecretsUnreadable(Exception):
+    """Some stored secrets cannot be decrypted with the keys in force; nothing was changed.
+    The message names the communities and columns, never a value."""
+
+    def __init__(self, secrets: list[StoredSecret]) -> None:
+        self.secrets = secrets
+        where = ", ".join(secret.where for secret in secrets)
+        super().__init__(
+            f"{len(secrets)} stored secret(s) cannot be decrypted with the configured keys: "
+            f"{where}"
+        )
+
+
+@dataclass(frozen=True)
+class Rotation:
+    """What :func:`community_secrets_rotate` did."""
+
+    communities: int  # communities with at least one secret stored
+    secrets: int  # secrets written again, encrypted with the first key
+    from_older_keys: int  # of them, encrypted with another key before
+    from_plain_text: int  # of them, stored unencrypted before
+
+
+@transaction.atomic
+def community_secrets_rotate() -> Rotation:
+    """Encrypt every stored secret (``Community.group_token``, ``user_token``,
+    ``callback_secret``) again with the first key of ``TOKEN_ENCRYPTION_KEYS`` (or the first
+    key derived from ``SECRET_KEY``), in one transaction, so that the older keys can be
+    dropped. Raises :class:`SecretsUnreadable`, changing nothing, when any stored value cannot
+    be decrypted with the keys in force."""
+    rows = Community.objects.select_for_update().order_by("pk")
+    found = stored_secrets(rows)
+    unreadable, plain = [], {}
+    fernet = crypter()
+    for secret in found:
+        if not is_encrypted(secret.stored):
+            plain[(secret.community_id, secret.field)] = secret.stored
+            continue
+        try:
+            plain[(secret.community_id, secret.field)] = fernet.decrypt(
+                secret.stored.encode()
+            ).decode()
+        except InvalidToken:
+            unreadable.append(secret)
+    if unreadable:
+        raise SecretsUnreadable(unreadable)
+    older = sum(1 for s in found if is_encrypted(s.stored) and not under_first_key(s.stored))
+    for pk in sorted({s.community_id for s in found}):
+        values = {name: value for (row, name), value in plain.items() if row == pk}
+        # Written through the field (get_prep_value), which encrypts with the first key.
+        Community.objects.filter(pk=pk).update(**values)
+    rotation = Rotation(
+        communities=len({s.community_id for s in found}),
+        secrets=len(found),
+        from_older_keys=older,
+        from_plain_text=sum(1 for s in found if not is_encrypted(s.stored)),
+    )
+    log.info("Community secrets encrypted again with the first key: %s", rotation)
+    return rotation

@@ -73,6 +73,11 @@ REFUSALS = {
         (),
         "VK_GROUP_TOKEN and VK_USER_TOKEN are not set",
     ),
+    "a community token without VK_GROUP_ID": (
+        {**UNUSED_SERVICES, "VK_GROUP_TOKEN": GROUP_TOKEN},
+        (),
+        "VK_GROUP_TOKEN is set but VK_GROUP_ID is not: the environment's community needs its",
+    ),
     "embedded default": (
         VK,
         (),
@@ -362,6 +367,62 @@ def test_callback_mode_answers_vk_on_the_web_and_runs_no_bot(start_serve: Any) -
         update = state.inject_message(OUTSIDER, "помощь")
         assert post_json(callback, {**update, "secret": SECRET}) == (200, "ok")
         assert wait_answer(state, OUTSIDER) == [replies.help_for(None)]
+        assert_stopped_cleanly(serve, commands)
+
+
+def env_communities(database_url: str) -> list[tuple[int, bool, bool]]:
+    """The Community rows of serve's database: (VK id, from the environment, connected)."""
+    with psycopg.connect(database_url) as conn:
+        return conn.execute(
+            "SELECT vk_id, from_env, connected FROM gameplay_community ORDER BY vk_id"
+        ).fetchall()
+
+
+def forget_communities(database_url: str) -> None:
+    """No Community row in serve's database (another test's run may have left one)."""
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        if conn.execute("SELECT to_regclass('gameplay_community')").fetchone()[0]:
+            conn.execute("DELETE FROM gameplay_community")
+
+
+def test_callback_mode_records_the_environments_community_on_start(
+    start_serve: Any, database_url: str
+) -> None:
+    forget_communities(database_url)
+    state = make_state()
+    with ServerThread(state) as vk:
+        serve = start_serve(
+            vk, "--callback", VK_CALLBACK_SECRET=SECRET, VK_CONFIRMATION_CODE=CONFIRMATION
+        )
+        serve.wait_for(r"^run +\| running for VK community", timeout=90)
+        commands = serve.processes()
+        assert env_communities(database_url) == [(GROUP_ID, True, True)]
+        assert "no VK community is configured yet" not in serve.output()
+        assert_stopped_cleanly(serve, commands)
+
+
+def test_without_an_environments_community_serve_starts_and_says_where_to_connect_one(
+    start_serve: Any, database_url: str
+) -> None:
+    forget_communities(database_url)
+    state = make_state()
+    with ServerThread(state) as vk:
+        serve = start_serve(vk, "--callback", VK_GROUP_ID="", VK_GROUP_TOKEN="", VK_USER_TOKEN="")
+        serve.wait_for(r"^run +\| Ctrl-C stops everything\.$", timeout=90)
+        output = serve.output()
+        assert re.search(
+            r"^run +\| running for the VK communities connected in the panel \(none yet\) via ",
+            output, re.MULTILINE,
+        ), output  # fmt: skip
+        assert re.search(
+            r"^run +\| no VK community is configured yet: connect one in the panel at "
+            r"/panel/communities/connect/ ", output, re.MULTILINE,
+        ), output  # fmt: skip
+        services = serve.services()
+        assert len(services) == 2 and not any("runbot" in c for c in services), services
+        commands = serve.processes()
+        assert http_status(f"{serve.web_url}/admin/login/") == 200
+        assert env_communities(database_url) == []
         assert_stopped_cleanly(serve, commands)
 
 

@@ -1,5 +1,5 @@
-"""The players' page: public (no login), the repository's docs/players.md, linked from the
-end-of-game post at PUBLIC_URL."""
+"""The public pages: the players' (the repository's docs/players.md, linked from the
+end-of-game post at PUBLIC_URL) and the community admin's (docs/community.md), no login."""
 
 from __future__ import annotations
 
@@ -22,6 +22,17 @@ def test_the_players_page_opens_without_login_and_shows_how_to_check_the_deal() 
     assert "verify --post" in html
     assert 'name="viewport"' in html  # readable on a phone
     assert Client().post("/players/").status_code == 405  # a page to read, nothing to send
+
+
+def test_the_community_admins_page_opens_without_login_and_says_how_to_connect() -> None:
+    response = Client().get("/community/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "<title>Как подключить сообщество</title>" in html
+    assert "<h2>Подключение</h2>" in html and "<h2>Как отключить</h2>" in html
+    assert "управлению сообществом" in html and "access_token" in html
+    assert 'name="viewport"' in html
+    assert Client().post("/community/").status_code == 405
 
 
 def test_the_end_of_game_post_links_the_players_page_at_the_public_address(settings) -> None:

@@ -1,11 +1,13 @@
 """``manage.py serve`` (``make run``): the whole deployment against VK, in one command.
 
-Checks the configuration (the VK community's id and tokens, PostgreSQL and Redis, the Callback
-API's secret and code in callback mode; each problem is one line on stderr and exit status 2,
-with nothing started), migrates, collects the static files, then runs the web (gunicorn), the
-workers and the bot under one supervisor (:mod:`ops.serve`). A process that exits is restarted
-with back-off; one that exits with status 2 (a configuration error) stops everything. Ctrl-C or
-SIGTERM stops it all, the bot first.
+Checks the configuration (the environment's VK community, when VK_GROUP_ID is set: its tokens,
+and the Callback API's secret and code in callback mode; PostgreSQL and Redis; each problem is
+one line on stderr and exit status 2, with nothing started), migrates, collects the static
+files, then runs the web (gunicorn), the workers and the bot under one supervisor
+(:mod:`ops.serve`). A process that exits is restarted with back-off; one that exits with
+status 2 (a configuration error) stops everything. Ctrl-C or SIGTERM stops it all, the bot
+first. Without VK_GROUP_ID the deployment serves the communities connected in the panel; with
+none yet, it says where to connect one.
 """
 
 from __future__ import annotations
