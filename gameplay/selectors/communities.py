@@ -19,14 +19,10 @@ from typing import Any
 from django.conf import settings
 from django.db.models import ExpressionWrapper, F, Q, QuerySet, TextField
 
-<<<<<<< HEAD
 from gameplay.context import current_group
 from gameplay.models import Community, CommunityMember, CommunityRole, Game
-=======
-from gameplay.models import Community, CommunityMember, CommunityRole
 from gameplay.models.community import SECRET_FIELDS
 from gameplay.models.secrets import readable
->>>>>>> docs
 
 
 @dataclass(frozen=True)
