@@ -12,10 +12,12 @@ import logging
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
 from gameplay.models import Community, CommunityMember, CommunityRole
+from gameplay.refusals import NoSuchPanelUser, NotStaff, OwnerNotRemovable
 
 log = logging.getLogger(__name__)
 
@@ -142,3 +144,39 @@ def community_longpoll_status(*, vk_id: int, problem: str = "") -> bool:
     log.info("Community %s: %s", row.vk_id, f"long poll refused: {problem}" if problem
              else "the long poll works")
     return True
+
+
+@transaction.atomic
+def community_gm_add(*, community: Community, username: str) -> CommunityMember:
+    """The owner's «добавить ведущего»: the panel account ``username`` (active staff) may run
+    games in the community; the owner stays the owner."""
+    username = (username or "").strip()
+    user = get_user_model().objects.filter(username=username).first() if username else None
+    if user is None:
+        raise NoSuchPanelUser(username=username[:150])
+    if not (user.is_active and user.is_staff):
+        raise NotStaff(username=user.get_username())
+    member = CommunityMember.objects.filter(community=community, user=user).first()
+    if member is not None:
+        return member
+    return community_member_set(community=community, user=user, role=CommunityRole.GM)
+
+
+@transaction.atomic
+def community_gm_remove(*, community: Community, user: Any) -> None:
+    """The owner's «убрать ведущего»: never the owner."""
+    if CommunityMember.objects.filter(community=community, user=user,
+                                      role=CommunityRole.OWNER).exists():
+        raise OwnerNotRemovable()
+    community_member_remove(community=community, user=user)
+
+
+@transaction.atomic
+def community_history_set(*, community: Community, public: bool) -> Community:
+    """Whether GMs of other communities see this community's finished games in a player's
+    history."""
+    row = Community.objects.select_for_update().get(pk=community.pk)
+    if row.history_public != public:
+        row.history_public = public
+        row.save(update_fields=["history_public"])
+    return row
