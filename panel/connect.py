@@ -34,6 +34,7 @@ import aiohttp
 from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.urls import reverse
+from django.views.decorators.debug import sensitive_variables
 from vkbottle import API, VKAPIError
 from vkbottle.api.request_rescheduler import ABCRequestRescheduler
 from vkbottle.http import AiohttpClient
@@ -130,6 +131,9 @@ class _Vk:
             log.warning("Connecting a community: VK unreachable on %s (%s)", method,
                         type(e).__name__)
             raise VkUnreachable() from None
+        except Exception as e:  # noqa: BLE001 - its text may hold the URL with the token
+            log.error("Connecting a community: %s on %s", type(e).__name__, method)
+            raise VkAnswerUnreadable(step=step) from None
         if not isinstance(answer, dict) or "response" not in answer:
             raise VkAnswerUnreadable(step=step)
         return answer["response"]
@@ -167,7 +171,9 @@ def _quiet_vkbottle() -> Iterator[None]:
         logger.setLevel(level)
 
 
+@sensitive_variables()
 def _run(work: Any, *args: Any) -> Any:
+    @sensitive_variables()
     async def go() -> Any:
         timeout = aiohttp.ClientTimeout(total=float(settings.VK_HTTP_TIMEOUT_SECONDS))
         client = AiohttpClient(timeout=timeout)
@@ -195,6 +201,7 @@ def _rights(answer: Any) -> set[str]:
     return names
 
 
+@sensitive_variables()
 async def _check(client: AiohttpClient, group_token: str, user_token: str) -> Found:
     group, user = _Vk(group_token, client), _Vk(user_token, client)
     step = "проверка ключа сообщества"
@@ -249,6 +256,7 @@ def callback_url() -> str:
     return f"{base}{reverse('vkbot:callback')}" if base else ""
 
 
+@sensitive_variables()
 async def _set_up(client: AiohttpClient, group_token: str, found: Found,
                   old_server_id: int | None) -> Found:
     group = _Vk(group_token, client)
@@ -294,6 +302,7 @@ async def _set_up(client: AiohttpClient, group_token: str, found: Found,
     return found
 
 
+@sensitive_variables()
 def connect(*, group_token: str, user_token: str, by: Any,
             community: Community | None = None) -> Community:
     """Check the tokens with VK, set the community up and record it; ``by`` becomes its owner

@@ -21,6 +21,7 @@ from django.db.models import Count
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
+from django.views.decorators.debug import sensitive_post_parameters
 
 from gameplay.models import Community
 from gameplay.refusals import CommunityFromEnvironment
@@ -91,6 +92,7 @@ def _connect_page(request: HttpRequest, form: ConnectForm, community: Community 
     }, title=f"Подключить снова: {community}" if community else "Подключить сообщество")
 
 
+@sensitive_post_parameters("group_token", "user_token")
 def community_connect(request: HttpRequest) -> HttpResponse:
     if request.method not in ("GET", "HEAD", "POST"):
         return HttpResponseNotAllowed(["GET", "HEAD", "POST"])
@@ -108,6 +110,7 @@ def community_connect(request: HttpRequest) -> HttpResponse:
     return _connect_page(request, form, None)
 
 
+@sensitive_post_parameters("group_token", "user_token")
 @community_view("GET", "POST", owner=True)
 def community_reconnect(request: HttpRequest, community: Community) -> HttpResponse:
     if community.from_env:

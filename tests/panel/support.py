@@ -109,8 +109,8 @@ def community_of(vk_id: int, *members: Any, owner: Any = None, name: str = "",
     """A connected community with ``owner`` and GMs ``members`` (no VK behind it)."""
     from gameplay.models import Community, CommunityMember, CommunityRole
 
-    row = Community.objects.create(vk_id=vk_id, name=name or f"Сообщество {vk_id}",
-                                   connected=True, **fields)
+    fields.setdefault("connected", True)
+    row = Community.objects.create(vk_id=vk_id, name=name or f"Сообщество {vk_id}", **fields)
     if owner is not None:
         CommunityMember.objects.create(community=row, user=owner, role=CommunityRole.OWNER)
     for user in members:

@@ -5,7 +5,6 @@ JSON validators included), with VK's own answer shapes (API 5.199: ``groups.getB
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,7 +56,7 @@ class FakeVk:
         self.calls.append((method, token, dict(data)))
         failure = self.fail.get(method)
         if failure == "timeout":
-            raise asyncio.TimeoutError()
+            raise TimeoutError()
         if failure == "down":
             raise aiohttp.ClientConnectionError("connection refused")
         if failure == "garbage":
