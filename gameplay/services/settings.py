@@ -105,6 +105,14 @@ def check_community(*, user: Any, vk_group_id: int | None) -> None:
         raise NotCommunityMember(community=str(row) if row else f"club{vk_group_id}")
 
 
+def _check_change(game: Game, editor: Any, values: dict[str, Any]) -> None:
+    """The new values are possible, and a move to another community is into the editor's."""
+    _check_settings(values)
+    moved = "vk_group_id" in values and values["vk_group_id"] != game.vk_group_id
+    if editor is not None and moved:
+        check_community(user=editor, vk_group_id=values["vk_group_id"])
+
+
 def _gm_users(usernames: Iterable[Any]) -> list[Any]:
     users = list(usernames)
     for user in users:
@@ -145,18 +153,15 @@ def game_settings_update(
     editor: Any = None,
     **values: Any,
 ) -> Game:
-    """Change a game's settings. Role counts only during recruitment; nothing once finished.
-    ``editor`` (the panel's user) may move the game only into a community they belong to."""
+    """Change a game's settings: counts only in recruitment, none once finished (and
+    ``editor``, the panel's user, moves the game only into their communities)."""
     game = lock_game(game_id=game_id)
     if game.status in (GameStatus.FINISHED, GameStatus.CANCELLED):
         raise SettingsFrozen()
     unknown = set(values) - set(SETTINGS_FIELDS)
     if unknown:
         raise SettingsNotChangeable(fields=', '.join(sorted(unknown)))
-    _check_settings(values)
-    if editor is not None and "vk_group_id" in values and values["vk_group_id"] != (
-            game.vk_group_id):
-        check_community(user=editor, vk_group_id=values["vk_group_id"])
+    _check_change(game, editor, values)
     changed: dict[str, Any] = {}
     if counts is not None:
         current = RoleCounts(
