@@ -150,6 +150,13 @@ VK_GROUP_TOKEN = env.get_str("VK_GROUP_TOKEN")
 VK_USER_TOKEN = env.get_str("VK_USER_TOKEN")
 VK_CALLBACK_SECRET = env.get_str("VK_CALLBACK_SECRET")
 VK_CONFIRMATION_CODE = env.get_str("VK_CONFIRMATION_CODE")
+#: The deployment takes VK's events through the Callback API (``RUN_CALLBACK``, as
+#: ``manage.py serve`` reads it) rather than runbot's long poll: connecting a community from the
+#: panel then registers PUBLIC_URL/vk/callback/ as its Callback server (``panel.connect``).
+VK_CALLBACK_MODE = env.get_bool("RUN_CALLBACK", False)
+#: The id of a standalone VK app whose implicit flow gives a community admin's user token
+#: (the panel's «Подключить сообщество» links to it; without it the link names the app id).
+VK_APP_ID = env.get_int("VK_APP_ID", None, minimum=1)
 #: How often runbot looks for communities connected or disconnected in the panel.
 VK_COMMUNITIES_REFRESH_SECONDS = env.get_int("VK_COMMUNITIES_REFRESH_SECONDS", 5, minimum=1)
 

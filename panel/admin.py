@@ -96,6 +96,11 @@ class GameAdmin(RussianTitles, admin.ModelAdmin):
         self._visible(request, object_id)
         return super().history_view(request, object_id, extra_context)
 
+    def delete_view(self, request: HttpRequest, object_id: str, extra_context: Any = None
+                    ) -> HttpResponse:
+        self._visible(request, object_id)  # another community's game: a 404, not a 403
+        return super().delete_view(request, object_id, extra_context)
+
     def _visible(self, request: HttpRequest, object_id: str) -> Game:
         """The game, if it is one of the user's; another GM's game does not exist for them."""
         obj = self.get_object(request, object_id)

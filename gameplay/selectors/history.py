@@ -2,7 +2,9 @@
 
 Roles of a game stay secret until its end, so a viewer sees finished games and the games they
 run; other GMs' unfinished games are left out without a trace (not even counted: that a player
-sits in one is that game's business).
+sits in one is that game's business). History is per community: finished games of a community
+the viewer does not belong to are shown only when that community opened its history
+(``Community.history_public``).
 """
 
 from __future__ import annotations
@@ -11,10 +13,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from gameplay.models import Game, GameStatus, Replacement, Seat, SeatStatus
+from gameplay.models import Community, Game, GameStatus, Replacement, Seat, SeatStatus
 from gameplay.rules import Faction, Role, Winner
 from gameplay.rules.roles import ROLE_TITLES
 
+from .communities import communities_for
 from .games import games_for
 
 
@@ -68,8 +71,9 @@ def _result(game: Game, role: str, replaced_out: bool) -> tuple[str, bool | None
 
 
 def player_history(vk_user_id: int, viewer: Any) -> PlayerHistory:
-    """The games of a VK user: finished ones, and any game the viewer runs. Other GMs'
-    unfinished games are left out altogether."""
+    """The games of a VK user: finished ones of the viewer's communities and of communities
+    with an open history, and any game the viewer runs. Other GMs' unfinished games are left
+    out altogether."""
     seats = list(
         Seat.objects.filter(vk_user_id=vk_user_id)
         .exclude(status=SeatStatus.WITHDRAWN).select_related("game").order_by("-game__created_at")
@@ -80,13 +84,17 @@ def player_history(vk_user_id: int, viewer: Any) -> PlayerHistory:
     )
     mine = set(games_for(viewer).values_list("pk", flat=True))
     public = (GameStatus.FINISHED, GameStatus.CANCELLED)
+    # Communities whose finished games this viewer may see: their own, and the open ones.
+    seen = set(communities_for(viewer).values_list("vk_id", flat=True)) | set(
+        Community.objects.filter(history_public=True).values_list("vk_id", flat=True))
     rows: list[HistoryRow] = []
     entries = [(s, s.name, False, "") for s in seats] + [
         (r.seat, r.old_name, True, f"передал место: {r.new_name}") for r in left
     ]
     for seat, name, replaced_out, note in entries:
         game = seat.game
-        if game.pk not in mine and game.status not in public:
+        if game.pk not in mine and (game.status not in public or (
+                game.vk_group_id is not None and game.vk_group_id not in seen)):
             continue
         if seat.status == SeatStatus.RESERVE and not replaced_out:
             result, won = "в запасе", None

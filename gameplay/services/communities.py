@@ -14,11 +14,13 @@ from typing import Any
 
 from cryptography.fernet import InvalidToken
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
 from gameplay.models import Community, CommunityMember, CommunityRole
 from gameplay.models.secrets import crypter, is_encrypted, under_first_key
+from gameplay.refusals import NoSuchPanelUser, NotStaff, OwnerNotRemovable
 from gameplay.selectors.communities import StoredSecret, stored_secrets
 
 log = logging.getLogger(__name__)
@@ -210,3 +212,42 @@ def community_secrets_rotate() -> Rotation:
     )
     log.info("Community secrets encrypted again with the first key: %s", rotation)
     return rotation
+
+
+# --- the owner's hand ---------------------------------------------------------------------------
+
+
+@transaction.atomic
+def community_gm_add(*, community: Community, username: str) -> CommunityMember:
+    """The owner's «добавить ведущего»: the panel account ``username`` (active staff) may run
+    games in the community; the owner stays the owner."""
+    username = (username or "").strip()
+    user = get_user_model().objects.filter(username=username).first() if username else None
+    if user is None:
+        raise NoSuchPanelUser(username=username[:150])
+    if not (user.is_active and user.is_staff):
+        raise NotStaff(username=user.get_username())
+    member = CommunityMember.objects.filter(community=community, user=user).first()
+    if member is not None:
+        return member
+    return community_member_set(community=community, user=user, role=CommunityRole.GM)
+
+
+@transaction.atomic
+def community_gm_remove(*, community: Community, user: Any) -> None:
+    """The owner's «убрать ведущего»: never the owner."""
+    if CommunityMember.objects.filter(community=community, user=user,
+                                      role=CommunityRole.OWNER).exists():
+        raise OwnerNotRemovable()
+    community_member_remove(community=community, user=user)
+
+
+@transaction.atomic
+def community_history_set(*, community: Community, public: bool) -> Community:
+    """Whether GMs of other communities see this community's finished games in a player's
+    history."""
+    row = Community.objects.select_for_update().get(pk=community.pk)
+    if row.history_public != public:
+        row.history_public = public
+        row.save(update_fields=["history_public"])
+    return row

@@ -11,8 +11,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
-from gameplay.models import Game, GameStatus
+from gameplay.models import Community, Game, GameStatus
 from gameplay.refusals import (
+    CommunityRequired,
     CountsAfterDeal,
     CountsLocked,
     EarlyCloseRuleUnknown,
@@ -20,6 +21,7 @@ from gameplay.refusals import (
     GmPagesInvalid,
     NoGm,
     NoSuchTheme,
+    NotCommunityMember,
     NotStaff,
     PhaseLengthOutOfRange,
     RemindersOutOfRange,
@@ -28,6 +30,7 @@ from gameplay.refusals import (
     UnknownTimeZone,
 )
 from gameplay.rules import EarlyClose, RoleCounts
+from gameplay.selectors.communities import communities_for
 from gameplay.themes import THEMES
 
 from .common import lock_game, log_event
@@ -89,6 +92,27 @@ def _check_settings(values: dict[str, Any]) -> None:
             raise UnknownTimeZone(zone=values['time_zone']) from None
 
 
+def check_community(*, user: Any, vk_group_id: int | None) -> None:
+    """A game is created in (or moved to) a community ``user`` belongs to (any for an operator);
+    a game with no community only where the user has none to choose from."""
+    mine = communities_for(user)
+    if vk_group_id is None:
+        if mine.exists():
+            raise CommunityRequired()
+        return
+    if not mine.filter(vk_id=vk_group_id).exists():
+        row = Community.objects.filter(vk_id=vk_group_id).first()
+        raise NotCommunityMember(community=str(row) if row else f"club{vk_group_id}")
+
+
+def _check_change(game: Game, editor: Any, values: dict[str, Any]) -> None:
+    """The new values are possible, and a move to another community is into the editor's."""
+    _check_settings(values)
+    moved = "vk_group_id" in values and values["vk_group_id"] != game.vk_group_id
+    if editor is not None and moved:
+        check_community(user=editor, vk_group_id=values["vk_group_id"])
+
+
 def _gm_users(usernames: Iterable[Any]) -> list[Any]:
     users = list(usernames)
     for user in users:
@@ -106,8 +130,10 @@ def game_open(
     co_gms: Sequence[Any] = (),
     **settings: Any,
 ) -> Game:
-    """Create a game from the panel: ``gm`` and ``co_gms`` become its GMs."""
+    """Create a game from the panel, in one of ``gm``'s communities: ``gm`` and ``co_gms``
+    become its GMs."""
     _check_settings({"name": name, **settings})
+    check_community(user=gm, vk_group_id=settings.get("vk_group_id"))
     game = game_create(name=name, counts=counts, gm=gm, by=f"gm:{gm.get_username()}", **settings)
     extra = [u for u in _gm_users(co_gms) if u.pk != gm.pk]
     if extra:
@@ -124,16 +150,18 @@ def game_settings_update(
     by: str,
     counts: RoleCounts | None = None,
     gms: Sequence[Any] | None = None,
+    editor: Any = None,
     **values: Any,
 ) -> Game:
-    """Change a game's settings. Role counts only during recruitment; nothing once finished."""
+    """Change a game's settings: counts only in recruitment, none once finished (and
+    ``editor``, the panel's user, moves the game only into their communities)."""
     game = lock_game(game_id=game_id)
     if game.status in (GameStatus.FINISHED, GameStatus.CANCELLED):
         raise SettingsFrozen()
     unknown = set(values) - set(SETTINGS_FIELDS)
     if unknown:
         raise SettingsNotChangeable(fields=', '.join(sorted(unknown)))
-    _check_settings(values)
+    _check_change(game, editor, values)
     changed: dict[str, Any] = {}
     if counts is not None:
         current = RoleCounts(

@@ -17,6 +17,7 @@ from .commands import (
     RequiredReasonForm,
     VkUserField,
 )
+from .communities import ConnectForm, GmAddForm, HistoryForm
 from .settings import (
     DurationField,
     GameSettingsForm,
@@ -26,6 +27,9 @@ from .settings import (
 )
 
 __all__ = [
+    "ConnectForm",
+    "GmAddForm",
+    "HistoryForm",
     "DurationField",
     "GameSettingsForm",
     "RemindersField",

@@ -8,13 +8,18 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django import forms
-from django.conf import settings
 from django.contrib.auth import get_user_model
 
-from gameplay.models import Game
-from gameplay.refusals import PhaseLengthOutOfRange, UnknownTimeZone
+from gameplay.models import Community, Game
+from gameplay.refusals import (
+    CommunityRequired,
+    PhaseLengthOutOfRange,
+    TopicOfAnotherCommunity,
+    UnknownTimeZone,
+)
 from gameplay.rules import EarlyClose, RoleCounts, RuleViolation
 from gameplay.rules.errors import InvalidCommand
+from gameplay.selectors.communities import communities_for
 from gameplay.services.settings import staff_users
 from gameplay.services.vkrefs import parse_vk_user
 from gameplay.themes import DEFAULT as DEFAULT_THEME
@@ -118,7 +123,10 @@ class GameSettingsForm(forms.Form):
     topic = TopicField(label="Тема игры", help_text="Где идёт игра и голосование: номер темы "
                        "или ссылка vk.com/topic-…")
     recruit_topic = TopicField(label="Тема набора", help_text="Где идёт запись «+».")
-    vk_group_id = forms.IntegerField(label="Сообщество VK (id)", required=False, min_value=1)
+    vk_group_id = forms.TypedChoiceField(
+        label="Сообщество", coerce=int, empty_value=None, required=False,
+        help_text="Где идёт игра: одно из ваших сообществ («Сообщества» на главной).",
+    )
     mafia_count = forms.IntegerField(label="Мафия", min_value=0, max_value=50, initial=6)
     commissar_count = forms.IntegerField(label="Комиссар", min_value=0, max_value=1, initial=1)
     doctor_count = forms.IntegerField(label="Доктор", min_value=0, max_value=1, initial=1)
@@ -170,7 +178,8 @@ class GameSettingsForm(forms.Form):
     COUNT_FIELDS = ("mafia_count", "commissar_count", "doctor_count", "maniac_count",
                     "civilian_count")
 
-    def __init__(self, *args: Any, counts_locked: bool = False, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, counts_locked: bool = False, user: Any = None,
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         zone = str((self.data.get("time_zone") if self.is_bound else None)
                    or self.initial.get("time_zone") or "Europe/Moscow")
@@ -180,13 +189,31 @@ class GameSettingsForm(forms.Form):
         self.fields["time_zone"].widget.choices = choices
         self.fields["co_gms"].queryset = staff_users()
         self.fields["co_gms"].label_from_instance = lambda u: u.get_username()
-        if not self.is_bound and not self.initial.get("vk_group_id"):
-            self.initial["vk_group_id"] = getattr(settings, "VK_GROUP_ID", None)
+        self._communities(user)
         self.counts_locked = counts_locked
         if counts_locked:
             for name in self.COUNT_FIELDS:
                 self.fields[name].disabled = True
                 self.fields[name].help_text = "Состав меняется только до раздачи ролей."
+
+    def _communities(self, user: Any) -> None:
+        """The community is one of the user's (the game's own stays listed when editing)."""
+        rows = list(communities_for(user)) if user is not None else []
+        current = self.initial.get("vk_group_id")
+        if current and current not in {c.vk_id for c in rows}:
+            rows += list(Community.objects.filter(vk_id=current))
+        self.communities = {c.vk_id: c for c in rows}
+        field = self.fields["vk_group_id"]
+        field.choices = [("", "—")] + [(c.vk_id, f"{c} (club{c.vk_id})") for c in rows]
+        if rows:
+            field.required = True
+            field.error_messages["required"] = CommunityRequired().reason
+            if len(rows) == 1 and not current:
+                self.initial["vk_group_id"] = rows[0].vk_id
+        else:
+            field.help_text = ("Вы пока не ведущий ни одного сообщества: подключите своё "
+                               "(«Сообщества» → «Подключить сообщество») или попросите "
+                               "владельца сообщества добавить вас.")
 
     @classmethod
     def initial_for(cls, game: Game) -> dict[str, Any]:
@@ -251,12 +278,10 @@ class GameSettingsForm(forms.Form):
         groups = {t[0] for t in (data.get("topic"), data.get("recruit_topic")) if t and t[0]}
         if len(groups) > 1:
             raise forms.ValidationError("Темы набора и игры должны быть в одном сообществе.")
-        if groups and data.get("vk_group_id") and data["vk_group_id"] not in groups:
+        chosen = data.get("vk_group_id")
+        if groups and chosen and chosen not in groups:
             raise forms.ValidationError(
-                "Ссылка на тему ведёт в другое сообщество, чем указанный id сообщества."
-            )
-        if groups and not data.get("vk_group_id"):
-            data["vk_group_id"] = groups.pop()
+                TopicOfAnotherCommunity(community=str(self.communities[chosen])).reason)
         return data
 
     def counts(self) -> RoleCounts:

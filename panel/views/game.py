@@ -33,7 +33,7 @@ EXTENSIONS = [(30, "+30 мин"), (60, "+1 ч"), (180, "+3 ч"), (720, "+12 ч")
 def game_create(request: HttpRequest) -> HttpResponse:
     """The new-game form (replaces the admin's add view)."""
     if request.method == "POST":
-        form = GameSettingsForm(request.POST)
+        form = GameSettingsForm(request.POST, user=request.user)
         if form.is_valid():
             values = form.settings()
             ok, game = attempt(
@@ -44,7 +44,7 @@ def game_create(request: HttpRequest) -> HttpResponse:
                 messages.success(request, f"Игра «{game.name}» создана. Запишите игроков.")
                 return HttpResponseRedirect(game_url(game))
     else:
-        form = GameSettingsForm(initial={"co_gms": [request.user.pk]})
+        form = GameSettingsForm(initial={"co_gms": [request.user.pk]}, user=request.user)
     return render_panel(request, None, "panel/game_form.html", {"form": form},
                         title="Новая игра")
 
@@ -53,12 +53,13 @@ def game_create(request: HttpRequest) -> HttpResponse:
 def game_settings(request: HttpRequest, game) -> HttpResponse:
     locked = game.status != GameStatus.RECRUITING
     if request.method == "POST":
-        form = GameSettingsForm(request.POST, counts_locked=locked,
+        form = GameSettingsForm(request.POST, counts_locked=locked, user=request.user,
                                 initial=GameSettingsForm.initial_for(game))
         if form.is_valid():
             users = list(form.cleaned_data["co_gms"])
             ok, _ = attempt(
                 request, game_settings_update, game_id=game.pk, by=actor(request),
+                editor=request.user,
                 counts=None if locked else form.counts(), gms=users, **form.settings(),
             )
             if ok:
@@ -68,7 +69,8 @@ def game_settings(request: HttpRequest, game) -> HttpResponse:
                     return HttpResponseRedirect(reverse("admin:gameplay_game_changelist"))
                 return HttpResponseRedirect(game_url(game, "panel_settings"))
     else:
-        form = GameSettingsForm(initial=GameSettingsForm.initial_for(game), counts_locked=locked)
+        form = GameSettingsForm(initial=GameSettingsForm.initial_for(game), counts_locked=locked,
+                                user=request.user)
     return render_panel(request, game, "panel/game_form.html", {"form": form},
                         title=f"Настройки: {game.name}", tab="settings")
 

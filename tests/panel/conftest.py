@@ -38,3 +38,6 @@ def other_client(other_gm: Any) -> Client:
     client = Client()
     client.force_login(other_gm)
     return client
+
+
+from tests.panel.vk_fake import fake_vk  # noqa: E402, F401  (the fake VK API, a fixture)

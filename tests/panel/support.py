@@ -102,3 +102,17 @@ def close_now(client: Any, game: Game, *, follow: bool = True) -> Any:
     preview = client.get(url).context["preview"]
     return client.post(url, {"confirm": "yes", "phase": str(preview.phase.pk),
                              "expect": preview.fingerprint}, follow=follow)
+
+
+def community_of(vk_id: int, *members: Any, owner: Any = None, name: str = "",
+                 **fields: Any) -> Any:
+    """A connected community with ``owner`` and GMs ``members`` (no VK behind it)."""
+    from gameplay.models import Community, CommunityMember, CommunityRole
+
+    fields.setdefault("connected", True)
+    row = Community.objects.create(vk_id=vk_id, name=name or f"Сообщество {vk_id}", **fields)
+    if owner is not None:
+        CommunityMember.objects.create(community=row, user=owner, role=CommunityRole.OWNER)
+    for user in members:
+        CommunityMember.objects.create(community=row, user=user, role=CommunityRole.GM)
+    return row

@@ -195,3 +195,109 @@ def test_panel_root_leads_to_my_games(gm_client: Client) -> None:
     response = gm_client.get("/panel/")
     assert response.status_code == 302
     assert response["Location"] == reverse("admin:index")
+
+
+# --- across communities (issue 14, item 3) ------------------------------------------------------
+
+
+def every_url_pattern() -> list[tuple[str, URLPattern]]:
+    """Every named URL of the admin and the panel, from the URLconf itself (a new view cannot
+    be left out of the walk): (its namespaced name, the pattern)."""
+    from django.urls import URLResolver, get_resolver
+
+    out: list[tuple[str, URLPattern]] = []
+
+    def walk(patterns: list, namespace: str) -> None:
+        for p in patterns:
+            if isinstance(p, URLResolver):
+                ns = f"{namespace}:{p.namespace}" if namespace and p.namespace else (
+                    p.namespace or namespace)
+                walk(p.url_patterns, ns)
+            elif p.name and namespace in ("admin", "panel"):
+                out.append((f"{namespace}:{p.name}", p))
+
+    walk(get_resolver().url_patterns, "")
+    return out
+
+
+#: Parameters that name something of a community: under another community's GM, a 404.
+COMMUNITY_PARAMS = {"game_id", "vk_id"}
+
+
+def test_the_url_walk_reaches_the_panel_and_the_communities() -> None:
+    names = {name for name, _ in every_url_pattern()}
+    assert {"panel:communities", "panel:community", "panel:community_connect",
+            "panel:community_disconnect", "panel:community_gm_add", "panel:community_gm_remove",
+            "panel:community_history", "panel:community_reconnect", "admin:panel_export",
+            "admin:panel_export_download", "admin:panel_history"} <= names
+    assert len(names) > 60
+
+
+def params_of(pattern: URLPattern) -> list[str]:
+    return list(pattern.pattern.regex.groupindex)
+
+
+def community_snapshot() -> tuple:
+    from django.contrib.auth.models import User
+
+    from gameplay.models import Community, CommunityMember
+
+    return (
+        tuple(Community.objects.order_by("pk").values_list(
+            "vk_id", "name", "connected", "history_public", "group_token", "user_token",
+            "callback_secret", "setup", "disconnected_at")),
+        tuple(CommunityMember.objects.order_by("pk").values_list("community", "user", "role")),
+        tuple(User.objects.order_by("pk").values_list("username", "password", "is_staff",
+                                                      "is_superuser", "is_active")),
+        tuple(Game.objects.order_by("pk").values_list("pk", "name", "status", "vk_group_id")),
+    )
+
+
+def test_every_url_under_another_communitys_gm_is_a_404_and_changes_nothing(
+    victim_game: Game, gm: Any, other_gm: Any, other_client: Client, fake_vk: Any
+) -> None:
+    from django.contrib.auth.models import User
+    from django.contrib.contenttypes.models import ContentType
+
+    from tests.panel.support import community_of
+
+    home = community_of(4242, owner=gm, name="Сообщество жертвы")
+    Game.objects.filter(pk=victim_game.pk).update(vk_group_id=home.vk_id)
+    co_gm = User.objects.create_user("второй", password="x", is_staff=True)
+    home.members.create(user=co_gm, role="gm")
+    victim_game.gms.add(co_gm)
+    theirs = community_of(5151, owner=other_gm, name="Чужое сообщество")
+    make_game(other_gm, players=7, vk_base=50_000, name="Их игра", vk_group_id=theirs.vk_id)
+    # The other community's GM runs games, has a community and may see their own pages.
+    seat = Seat.objects.filter(game=victim_game, number__isnull=False).first()
+    values = {
+        "game_id": victim_game.pk, "object_id": victim_game.pk, "vk_id": home.vk_id,
+        "user_id": co_gm.pk, "seat_id": seat.pk, "number": seat.number,
+        "strike_id": Strike.objects.filter(seat__game=victim_game).first().pk,
+        "flag_id": ModerationFlag.objects.filter(game=victim_game).first().pk,
+        "outbox_id": Outbox.objects.filter(game=victim_game).first().pk,
+        "vk_user_id": seat.vk_user_id, "app_label": "gameplay",
+        "content_type_id": ContentType.objects.get_for_model(Game).pk,
+    }
+    before = (snapshot(victim_game), community_snapshot())
+    walked = 0
+    for name, pattern in every_url_pattern():
+        if name == "admin:logout":
+            continue  # signs the walker out: every later request would go to the login page
+        params = params_of(pattern)
+        if any(p not in values for p in params):
+            continue  # the admin's catch-all and the like: no object of the community
+        url = reverse(name, kwargs={p: values[p] for p in params})
+        for method in ("get", "post"):
+            response = getattr(other_client, method)(url, ALL_PAYLOAD)
+            if COMMUNITY_PARAMS & set(params) or (
+                    "object_id" in params and name.startswith("admin:gameplay_game")):
+                assert response.status_code == 404, (method, url, response.status_code)
+            else:
+                assert response.status_code in (200, 302, 403, 404, 405), (method, url)
+                body = response.content.decode(errors="replace")
+                assert victim_game.name not in body and home.name not in body, (method, url)
+            walked += 1
+    assert walked > 100
+    assert (snapshot(victim_game), community_snapshot()) == before
+    assert not fake_vk.calls

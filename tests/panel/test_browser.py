@@ -31,6 +31,7 @@ from gameplay.models import Game, GameEvent, GameStatus, Phase, Seat, SeatStatus
 from gameplay.rules import Role
 from tests.browser_support import CHROMIUM, CHROMIUM_ARGS
 from tests.panel.conftest import PASSWORD
+from tests.panel.support import community_of
 
 #: Screens the README shows (docs/screenshots/<name>.png).
 DOCS_SCREENS = ("deal", "day", "night-draft", "spectators", "day-close-confirm", "game-mobile")
@@ -105,6 +106,7 @@ def _at(page: Any, path: str) -> None:
 def test_gm_runs_a_whole_game_in_the_browser(
     page: Any, live_server: Any, gm: Any, tmp_path: Path
 ) -> None:
+    community_of(12345, owner=gm)  # the GM's one community: the new game's, chosen for them
     shot = Shots(tmp_path)
     base = live_server.url
 

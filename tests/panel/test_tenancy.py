@@ -13,7 +13,7 @@ from gameplay.messages import render
 from gameplay.models import Game
 from gameplay.services.spectators import spectator_chat_link
 from tests.panel.support import make_game
-from tests.panel.test_views_setup import NEW_GAME
+from tests.panel.test_views_setup import NEW_GAME, club555  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db
 
@@ -38,7 +38,7 @@ def test_linking_another_unfinished_games_chat_is_refused(
 
 
 def test_a_new_game_in_another_games_sign_up_topic_is_refused(
-    other_gm: Any, gm_client: Client
+    other_gm: Any, gm_client: Client, club555: Any  # noqa: F811
 ) -> None:
     make_game(other_gm, start=False, deal=False, topic_id=90, recruit_topic_id=41)
 

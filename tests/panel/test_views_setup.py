@@ -12,13 +12,19 @@ from gameplay import services
 from gameplay.models import Game, GameEvent, GameStatus, Seat, SeatStatus
 from gameplay.refusals import DiscardNotConfirmed
 from gameplay.services.signup import player_remove
-from tests.panel.support import make_game
+from tests.panel.support import community_of, make_game
 
 pytestmark = pytest.mark.django_db
 
+
+@pytest.fixture(autouse=True)
+def club555(gm: Any) -> Any:
+    """The GM's community (the topic links of NEW_GAME are its)."""
+    return community_of(555, owner=gm)
+
 NEW_GAME = {
     "name": "Машина времени", "topic": "https://vk.com/topic-555_42", "recruit_topic": "41",
-    "vk_group_id": "", "mafia_count": "6", "commissar_count": "1", "doctor_count": "1",
+    "vk_group_id": "555", "mafia_count": "6", "commissar_count": "1", "doctor_count": "1",
     "maniac_count": "1", "civilian_count": "17", "day_length": "24:00",
     "night_length": "12:30", "reminders": "60, 180, 60", "early_close": "majority",
     "time_zone": "Europe/Moscow", "gm_vk_ids": "vk.com/id5, id6 vk.com/id5",

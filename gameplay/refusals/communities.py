@@ -1,0 +1,85 @@
+"""Connecting a community and managing who runs games in it (``InvalidCommand``): what VK
+said about a token, a community connected by someone else, a GM who is not one of its
+members. The VK checks themselves are the panel's (``panel.connect``)."""
+
+from __future__ import annotations
+
+from gameplay.rules.errors import InvalidCommand
+
+from .base import Worded
+
+
+class CommunityTokenInvalid(Worded, InvalidCommand):
+    """VK does not take the community token (error 5), or it is not a community's token."""
+
+
+class CommunityRightMissing(Worded, InvalidCommand):
+    """The community token lacks a right the bot needs (``right``: «сообщения сообщества»)."""
+
+
+class UserTokenInvalid(Worded, InvalidCommand):
+    """VK does not take the administrator's user token."""
+
+
+class UserTokenRightMissing(Worded, InvalidCommand):
+    """The user token lacks a right (``right``: groups, offline)."""
+
+
+class UserNotCommunityAdmin(Worded, InvalidCommand):
+    """The user token's owner (``user``) is not an administrator of ``community``."""
+
+
+class VkUnreachable(Worded, InvalidCommand):
+    """VK did not answer (network, timeout)."""
+
+
+class VkRefusedSetup(Worded, InvalidCommand):
+    """VK refused a setup call (``step``) with error ``code``."""
+
+
+class CallbackAddressUnknown(Worded, InvalidCommand):
+    """Callback mode without PUBLIC_URL: the deployment cannot tell VK where to send events."""
+
+
+class CommunityOwnedByAnother(Worded, InvalidCommand):
+    """Another owner connected the community already."""
+
+
+class CommunityFromEnvironment(Worded, InvalidCommand):
+    """The community is the environment's (VK_GROUP_ID): its tokens are the server's."""
+
+
+class NotCommunityMember(Worded, InvalidCommand):
+    """A game in a community the GM does not belong to."""
+
+
+class CommunityRequired(Worded, InvalidCommand):
+    """A new game needs one of the user's communities."""
+
+
+class NotCommunityOwner(Worded, InvalidCommand):
+    """Only the community's owner (or an operator) manages its GMs and settings."""
+
+
+class NoSuchPanelUser(Worded, InvalidCommand):
+    """No panel account by that user name."""
+
+
+class OwnerNotRemovable(Worded, InvalidCommand):
+    """The community's owner cannot be removed from its GMs."""
+
+
+class TopicOfAnotherCommunity(Worded, InvalidCommand):
+    """A topic link points into another community than the game's."""
+
+
+class TopicNotFound(Worded, InvalidCommand):
+    """The community has no such topic (checked with the user token)."""
+
+
+class CommunityTokenOfAnother(Worded, InvalidCommand):
+    """Connecting ``community`` again with another community's token."""
+
+
+class VkAnswerUnreadable(Worded, InvalidCommand):
+    """VK's answer to a setup call (``step``) is not what its API says."""

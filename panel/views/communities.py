@@ -1,0 +1,209 @@
+"""«Сообщества»: the communities a user belongs to, a community's page (its state, what is
+left to do in VK, its GMs), «Подключить сообщество», «Подключить снова» and «Отключить».
+
+A community is found among ``communities_for(user)`` before anything else (another
+community's page is a 404, as another GM's game is); what changes it (tokens, GMs, the
+history setting, disconnecting) is its owner's (or an operator's): a GM of the community sees
+the page and gets 403 for the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from django.views.decorators.debug import sensitive_post_parameters
+
+from gameplay.models import Community
+from gameplay.refusals import CommunityFromEnvironment
+from gameplay.selectors.communities import communities_for, owned_by
+from gameplay.services.communities import (
+    community_disconnect,
+    community_gm_add,
+    community_gm_remove,
+    community_history_set,
+)
+from panel import connect
+from panel.access import attempt, render_panel
+from panel.forms import ConnectForm, GmAddForm, HistoryForm
+
+View = Callable[..., HttpResponse]
+
+
+def community_url(community: Community, name: str = "community", **kwargs: Any) -> str:
+    return reverse(f"panel:{name}", kwargs={"vk_id": community.vk_id, **kwargs})
+
+
+def community_view(*methods: str, owner: bool = False) -> Callable[[View], View]:
+    """The wrapped view gets the community instead of its VK id; ``owner``: its owner's."""
+    allowed = list(methods or ("GET",))
+    if "GET" in allowed and "HEAD" not in allowed:
+        allowed.append("HEAD")
+
+    def decorate(func: View) -> View:
+        @wraps(func)
+        def inner(request: HttpRequest, vk_id: int, **kwargs: Any) -> HttpResponse:
+            community = get_object_or_404(communities_for(request.user), vk_id=vk_id)
+            if request.method not in allowed:
+                return HttpResponseNotAllowed(allowed)
+            if owner and not owned_by(request.user).filter(pk=community.pk).exists():
+                raise PermissionDenied
+            return func(request, community, **kwargs)
+
+        return inner
+
+    return decorate
+
+
+def _is_owner(request: HttpRequest, community: Community) -> bool:
+    return owned_by(request.user).filter(pk=community.pk).exists()
+
+
+def token_link() -> str:
+    app = getattr(settings, "VK_APP_ID", None)
+    return connect.USER_TOKEN_URL.format(app_id=app or "ID_ПРИЛОЖЕНИЯ")
+
+
+def communities_list(request: HttpRequest) -> HttpResponse:
+    if request.method not in ("GET", "HEAD"):
+        return HttpResponseNotAllowed(["GET", "HEAD"])
+    rows = communities_for(request.user).annotate(n_games=Count("games", distinct=True))
+    owned = set(owned_by(request.user).values_list("pk", flat=True))
+    return render_panel(request, None, "panel/communities.html", {
+        "communities": [(c, c.pk in owned) for c in rows],
+    }, title="Сообщества")
+
+
+def _connect_page(request: HttpRequest, form: ConnectForm, community: Community | None
+                  ) -> HttpResponse:
+    return render_panel(request, None, "panel/community_connect.html", {
+        "form": form, "community": community, "token_link": token_link(),
+        "app_id": getattr(settings, "VK_APP_ID", None),
+        "callback_mode": settings.VK_CALLBACK_MODE,
+    }, title=f"Подключить снова: {community}" if community else "Подключить сообщество")
+
+
+@sensitive_post_parameters("group_token", "user_token")
+def community_connect(request: HttpRequest) -> HttpResponse:
+    if request.method not in ("GET", "HEAD", "POST"):
+        return HttpResponseNotAllowed(["GET", "HEAD", "POST"])
+    if not (request.user.is_active and request.user.is_staff):
+        raise PermissionDenied
+    form = ConnectForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        ok, row = attempt(request, connect.connect, by=request.user,
+                          group_token=form.cleaned_data["group_token"],
+                          user_token=form.cleaned_data["user_token"])
+        if ok:
+            messages.success(request, f"Сообщество «{row}» подключено. Остались шаги в VK — "
+                                      "они ниже.")
+            return HttpResponseRedirect(community_url(row))
+    return _connect_page(request, form, None)
+
+
+@sensitive_post_parameters("group_token", "user_token")
+@community_view("GET", "POST", owner=True)
+def community_reconnect(request: HttpRequest, community: Community) -> HttpResponse:
+    if community.from_env:
+        messages.error(request, CommunityFromEnvironment(community=str(community)).reason)
+        return HttpResponseRedirect(community_url(community))
+    stored = bool(community.group_token and community.user_token)
+    form = ConnectForm(request.POST if request.method == "POST" else None, stored=stored)
+    if request.method == "POST" and form.is_valid():
+        ok, row = attempt(
+            request, connect.connect, by=request.user, community=community,
+            group_token=form.cleaned_data["group_token"] or community.group_token,
+            user_token=form.cleaned_data["user_token"] or community.user_token)
+        if ok:
+            messages.success(request, f"Сообщество «{row}» подключено снова.")
+            return HttpResponseRedirect(community_url(row))
+    return _connect_page(request, form, community)
+
+
+@community_view()
+def community_page(request: HttpRequest, community: Community) -> HttpResponse:
+    members = community.members.select_related("user").order_by("-role", "user__username")
+    return render_panel(request, None, "panel/community.html", {
+        "community": community,
+        "members": members,
+        "is_owner": _is_owner(request, community),
+        "gm_form": GmAddForm(),
+        "history_form": HistoryForm(initial={"history_public": community.history_public}),
+        "games": community.games.count(),
+        "setup": community.setup or {},
+        "callback_mode": settings.VK_CALLBACK_MODE,
+    }, title=str(community))
+
+
+@community_view("GET", "POST", owner=True)
+def community_disconnect_view(request: HttpRequest, community: Community) -> HttpResponse:
+    if community.from_env:
+        messages.error(request, CommunityFromEnvironment(community=str(community)).reason)
+        return HttpResponseRedirect(community_url(community))
+    if request.method == "POST" and request.POST.get("confirm") == "yes":
+        community_disconnect(community=community)
+        messages.success(request, f"Сообщество «{community}» отключено: бот больше не отвечает "
+                                  "в нём. Игры сохранены; «Подключить снова» вернёт его.")
+        return HttpResponseRedirect(community_url(community))
+    return render_panel(request, None, "panel/confirm.html", {
+        "question": f"Отключить сообщество «{community}»?",
+        "details": ["Бот перестанет читать и отправлять сообщения этого сообщества: игры в нём "
+                    "остановятся на месте, игроки не получат ответов.",
+                    "Игры, их журналы и ключи сохранятся: «Подключить снова» вернёт всё как "
+                    "было."],
+        "action": community_url(community, "community_disconnect"),
+        "button": "Отключить", "danger": True, "cancel": community_url(community),
+    }, title="Отключить сообщество")
+
+
+@community_view("POST", owner=True)
+def community_gm_add_view(request: HttpRequest, community: Community) -> HttpResponse:
+    form = GmAddForm(request.POST)
+    if not form.is_valid():
+        for error in form.errors.get("username", []):
+            messages.error(request, error)
+        return HttpResponseRedirect(community_url(community))
+    ok, member = attempt(request, community_gm_add, community=community,
+                         username=form.cleaned_data["username"])
+    if ok:
+        messages.success(request, f"{member.user.get_username()} — ведущий сообщества.")
+    return HttpResponseRedirect(community_url(community))
+
+
+@community_view("GET", "POST", owner=True)
+def community_gm_remove_view(request: HttpRequest, community: Community, user_id: int
+                             ) -> HttpResponse:
+    user = get_object_or_404(get_user_model(), pk=user_id, community_memberships__community=
+                             community)
+    if request.method == "POST" and request.POST.get("confirm") == "yes":
+        ok, _ = attempt(request, community_gm_remove, community=community, user=user)
+        if ok:
+            messages.success(request, f"{user.get_username()} больше не ведущий сообщества.")
+        return HttpResponseRedirect(community_url(community))
+    return render_panel(request, None, "panel/confirm.html", {
+        "question": f"Убрать {user.get_username()} из ведущих сообщества «{community}»?",
+        "details": ["Игры сообщества, которые он ведёт, пропадут из его панели; сами игры "
+                    "останутся, их ведут остальные ведущие."],
+        "action": community_url(community, "community_gm_remove", user_id=user.pk),
+        "button": "Убрать", "danger": True, "cancel": community_url(community),
+    }, title="Убрать ведущего")
+
+
+@community_view("POST", owner=True)
+def community_history_view(request: HttpRequest, community: Community) -> HttpResponse:
+    form = HistoryForm(request.POST)
+    public = form.is_valid() and form.cleaned_data["history_public"]
+    community_history_set(community=community, public=public)
+    messages.success(request, "История игр сообщества открыта другим сообществам." if public
+                     else "История игр сообщества видна только его ведущим.")
+    return HttpResponseRedirect(community_url(community))
+
