@@ -20,6 +20,20 @@ def communities_of_existing_games(apps, schema_editor):  # noqa: ANN001, ANN201
         Community.objects.get_or_create(vk_id=vk_id, defaults={"name": f"club{vk_id}"})
 
 
+def gms_of_existing_games(apps, schema_editor):  # noqa: ANN001, ANN201
+    """Whoever runs a game of a community keeps running it: they become its GMs (an owner, who
+    manages them, is named later by an operator on the community's page)."""
+    Game = apps.get_model("gameplay", "Game")
+    Community = apps.get_model("gameplay", "Community")
+    Member = apps.get_model("gameplay", "CommunityMember")
+    pairs = Game.gms.through.objects.filter(game__vk_group__isnull=False).values_list(
+        "game__vk_group_id", "user_id"
+    )
+    for vk_id, user_id in sorted(set(pairs)):
+        community = Community.objects.get(vk_id=vk_id)
+        Member.objects.get_or_create(community=community, user_id=user_id, defaults={"role": "gm"})
+
+
 def _columns(apps):  # noqa: ANN001, ANN202
     """The column as a number and as a key into gameplay_community.vk_id (the same column)."""
     Game = apps.get_model("gameplay", "Game")
@@ -240,4 +254,5 @@ class Migration(migrations.Migration):
                 fields=("community", "user"), name="one_membership_per_user"
             ),
         ),
+        migrations.RunPython(gms_of_existing_games, migrations.RunPython.noop),
     ]
