@@ -36,6 +36,8 @@ def _sync(process: str) -> None:
             "%s: could not record the environment's community (VK_GROUP_ID): %s",
             process, error_line(error),
         )
+    except Exception:  # noqa: BLE001 - a start hook never stops the process it starts
+        log.exception("%s: could not record the environment's community (VK_GROUP_ID)", process)
     finally:
         # Nothing opened here outlives the start (no forked child shares it); a caller's open
         # transaction (a test's) is left alone.

@@ -30,7 +30,7 @@ from gameplay import services
 from gameplay.grammar import join
 from gameplay.models import Seat, SeatStatus
 from gameplay.rules import RoleCounts
-from gameplay.services.communities import community_sync_env
+from gameplay.services.communities import community_member_set, community_sync_env
 from gameplay.services.settings import game_open
 from tests.e2e.cast import BASE, PEOPLE, PLAYERS, QUITTER, RESERVE, cast_of
 from tests.e2e.conftest import GROUP_ID
@@ -62,7 +62,8 @@ async def test_a_whole_26_player_game_through_runbot_and_the_local_vk(world: Wor
 async def sign_up(s: Script) -> None:
     gm_user = await db(lambda: get_user_model().objects.create_user(
         "ведущий", password="x", is_staff=True))
-    await db(community_sync_env)  # as every process does on start
+    community = await db(community_sync_env)  # as every process does on start
+    await db(community_member_set, community=community, user=gm_user)  # the operator adds the GM
     game = await db(game_open, name=GAME, counts=RoleCounts(),
                     gm=gm_user, vk_group_id=GROUP_ID, recruit_topic_id=s.recruit.id,
                     topic_id=s.topic.id, seed=SEED)

@@ -59,7 +59,8 @@ def user_id(value: Any) -> int | None:
 
 
 def as_str(value: Any, limit: int = 4000) -> str:
-    return value[:limit] if isinstance(value, str) else ""
+    """A string from VK, cut to ``limit``; NUL characters (which no text column takes) go."""
+    return value[:limit].replace("\x00", "") if isinstance(value, str) else ""
 
 
 # --- replies ---------------------------------------------------------------------------------
