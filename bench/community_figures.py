@@ -7,9 +7,9 @@ from __future__ import annotations
 import statistics
 import threading
 import time
-from collections import Counter
 from typing import Any
 
+from .e2e import check_delivery
 from .latency import quantiles
 
 #: Community ``g``'s VK id, and its probe user's (no seat in any game).
@@ -81,36 +81,11 @@ def spread(values: list[int]) -> dict[str, float]:
 def check_communities(states: dict[int, Any]) -> list[str]:
     """Every community's Outbox rows reached that community once each (messages per
     recipient, board posts in their topic) and nothing else was sent as it."""
-    from gameplay.models import Outbox, OutboxChannel, OutboxStatus
+    from gameplay.models import Outbox, OutboxStatus
 
     problems: list[str] = []
     for number, state in states.items():
-        group = community_id(number)
-        expected: Counter[tuple[int, str]] = Counter()
-        board: dict[int, list[str]] = {}
-        for row in Outbox.objects.filter(group_id=group).order_by("id"):
-            if row.status != OutboxStatus.SENT:
-                problems.append(f"community {group}: Outbox #{row.pk} is {row.status}")
-                continue
-            if row.channel in (OutboxChannel.MESSAGE, OutboxChannel.CHAT):
-                for peer in row.peer_ids:
-                    expected[(int(peer), row.text)] += 1
-            elif row.channel == OutboxChannel.BOARD:
-                board.setdefault(int(row.topic_id), []).append(row.text)
-        got: Counter[tuple[int, str]] = Counter(
-            (m.peer_id, m.text) for m in state.sent_messages() if m.from_id < 0
-        )
-        if got != expected:
-            problems.append(
-                f"community {group}: {sum((expected - got).values())} messages missing, "
-                f"{sum((got - expected).values())} extra or repeated"
-            )
-        for topic_id, texts in board.items():
-            comments = [
-                c.text for c in state.topic(topic_id).comments if c.from_id < 0 and not c.deleted
-            ]
-            if "\n\n".join(comments) != "\n\n".join(texts):
-                problems.append(f"community {group}: topic {topic_id} is not its posts once each")
+        problems += check_delivery(state, community_id(number))
     stray = Outbox.objects.filter(group_id__isnull=True).exclude(status=OutboxStatus.SENT)
     problems += [f"Outbox #{row.pk} of no community is {row.status}" for row in stray]
     return problems

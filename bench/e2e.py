@@ -298,16 +298,21 @@ class Run:
         run.projected = True
 
 
-def check_delivery(state: Any) -> list[str]:
+def check_delivery(state: Any, group_id: int | None = None) -> list[str]:
     """Every Outbox row reached the local VK once per recipient (messages) or once in its
     topic (board posts, possibly merged with others into one comment); nothing else was
-    sent. Returns the problems found (empty: exactly once)."""
+    sent. ``group_id``: only that community's rows, checked against ``state``, that
+    community's local VK (each problem then names it). Returns the problems found (empty:
+    exactly once)."""
     from gameplay.models import Outbox, OutboxChannel, OutboxStatus
 
     problems: list[str] = []
     expected: Counter[tuple[int, str]] = Counter()
     board: dict[int, list[str]] = {}
-    for row in Outbox.objects.order_by("id"):
+    rows = Outbox.objects.order_by("id")
+    if group_id is not None:
+        rows = rows.filter(group_id=group_id)
+    for row in rows:
         if row.status != OutboxStatus.SENT:
             problems.append(f"Outbox #{row.pk} ({row.kind}) is {row.status}: {row.last_error}")
             continue
@@ -332,6 +337,8 @@ def check_delivery(state: Any) -> list[str]:
         ]
         if "\n\n".join(comments) != "\n\n".join(texts):
             problems.append(f"board topic {topic_id}: the comments are not the posts, once each")
+    if group_id is not None:
+        problems = [f"community {group_id}: {problem}" for problem in problems]
     return problems
 
 
