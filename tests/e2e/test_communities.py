@@ -7,16 +7,10 @@ A's tokens and reaches A's players only; the same for B."""
 from __future__ import annotations
 
 import io
-import os
-import signal
-import threading
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
-from django.db import connections
 from django.test import Client
 from django.urls import reverse
 
@@ -29,6 +23,7 @@ from gameplay.services.settings import game_open
 from gameplay.services.setup import game_deal, game_start
 from gameplay.services.signup import signup_create
 from localvk import Communities, LocalVK, ServerThread, token_fingerprint
+from tests.runbot_support import run_runbot
 from vkbot.delivery.drain import Drainer
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -79,27 +74,6 @@ def drain_all() -> None:
         drainer.close()
 
 
-def run_runbot(user: Callable[[], None]) -> str:
-    """``manage.py runbot`` in this thread while ``user`` acts in another, then SIGTERM."""
-    out, problems = io.StringIO(), []
-
-    def act() -> None:
-        try:
-            user()
-        except BaseException as error:  # noqa: BLE001 - reported below
-            problems.append(f"{type(error).__name__}: {error}")
-        finally:
-            connections.close_all()
-            os.kill(os.getpid(), signal.SIGTERM)
-
-    helper = threading.Thread(target=act)
-    helper.start()
-    call_command("runbot", "--wait", "1", stdout=out)
-    helper.join(60)
-    assert problems == [] and not helper.is_alive()
-    return out.getvalue()
-
-
 def test_two_communities_connect_in_the_panel_and_play_a_day_each_through_one_runbot(
     settings: Any,
 ) -> None:
@@ -132,7 +106,7 @@ def test_two_communities_connect_in_the_panel_and_play_a_day_each_through_one_ru
         games = {group: open_game(gm, states[group], group) for group in (A, B)}
         drain_all()  # the role cards and the day's announcement
 
-        def play_the_day() -> None:
+        def play_the_day(out: io.StringIO) -> None:
             wait_for(lambda: all(s.calls("groups.getLongPollServer") for s in states.values()),
                      timeout=30, what="a long poll per community")  # fmt: skip
             # Everyone votes for seat 1 in both communities at once (the same seat numbers

@@ -11,20 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import io
-import os
-import signal
-import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
 import pytest_asyncio
 from asgiref.sync import sync_to_async
-from django.core.management import call_command
-from django.db import connections
 from vkbottle.http import SingleAiohttpClient
 
-from bench.procs import ProcessError, wait_for
+from bench.procs import wait_for
 from gameplay.context import current_group
 from gameplay.models import Community, Outbox, PollState, VkEvent
 from gameplay.selectors.communities import Credentials
@@ -36,6 +31,7 @@ from gameplay.services.communities import (
 from localvk import Communities, RunningServer, ServerThread, running_server
 from tests.async_support import wait_until
 from tests.localvk.support import GROUP_ID, long_polls, make_state
+from tests.runbot_support import run_runbot
 from tests.vkbot.ingest_support import (
     close_db_thread_connections,  # noqa: F401
     configure,
@@ -226,24 +222,7 @@ def _run_runbot(monkeypatch: pytest.MonkeyPatch, servers: dict[int, Any] | None,
         build = poller_for(servers)
         monkeypatch.setattr(Runbot, "build_poller",
                             lambda self, community, wait: build(community))  # fmt: skip
-    out = io.StringIO()
-    problems: list[str] = []
-
-    def act() -> None:
-        try:
-            user(out)
-        except ProcessError as error:
-            problems.append(str(error))
-        finally:
-            connections.close_all()  # this thread's
-            os.kill(os.getpid(), signal.SIGTERM)
-
-    helper = threading.Thread(target=act)
-    helper.start()
-    call_command("runbot", "--wait", "1", stdout=out)
-    helper.join(30)
-    assert problems == [] and not helper.is_alive()
-    return out.getvalue()
+    return run_runbot(user)
 
 
 def test_runbot_answers_a_player_in_each_community_as_that_community(
