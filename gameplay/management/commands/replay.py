@@ -15,6 +15,10 @@ from gameplay.replay import ScenarioError, parse_scenario, play
 
 class Command(BaseCommand):
     help = "Play a scenario file through the game services and print the outcome as JSON."
+    #: An offline tool on its own database: Django's system checks (which import the whole
+    #: URLconf, the panel and vkbottle with it) add two seconds to every replay and check nothing
+    #: a replay uses.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", help="scenario JSON file ('-' for standard input)")
