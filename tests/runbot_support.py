@@ -32,5 +32,6 @@ def run_runbot(user: Callable[[io.StringIO], None]) -> str:
     helper.start()
     call_command("runbot", "--wait", "1", stdout=out)
     helper.join(60)
-    assert problems == [] and not helper.is_alive()
+    assert problems == [], problems
+    assert not helper.is_alive(), "the acting thread did not finish"
     return out.getvalue()
