@@ -54,7 +54,6 @@ async def db(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     return await sync_to_async(fn, thread_sensitive=True)(*args, **kwargs)
 
 
-
 def _replies_to(vk_user_id: int) -> int:
     """How many Outbox rows go to ``vk_user_id`` (in Python: SQLite has no JSON ``contains``)."""
     return sum(vk_user_id in row for row in Outbox.objects.values_list("peer_ids", flat=True))
