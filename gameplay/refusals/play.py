@@ -3,7 +3,13 @@ spectator chat (G6), no open phase."""
 
 from __future__ import annotations
 
-from gameplay.rules.errors import PhaseNotOpen, RuleViolation
+from gameplay.rules.errors import (
+    ActionNotAvailable,
+    DeadCannotAct,
+    PhaseNotOpen,
+    RuleViolation,
+    WrongPhase,
+)
 
 from .base import Worded
 
@@ -36,3 +42,27 @@ class SpectatorRefused(Worded, RuleViolation):
 
 class NoOpenPhase(Worded, PhaseNotOpen):
     """«Напомнить» with no open phase."""
+
+
+class OutOfGame(Worded, DeadCannotAct):
+    """A player who is out writes a game command: what being out means, and thanks."""
+
+
+class VoteAtNight(Worded, WrongPhase):
+    """A vote by night: when voting opens, and what can be done now."""
+
+
+class ActByDay(Worded, WrongPhase):
+    """A night action by day: when it is taken, and what can be done now."""
+
+
+class NoShot(Worded, ActionNotAvailable):
+    """«выстрел» from a role without a shot."""
+
+
+class NightUnderReview(Worded, PhaseNotOpen):
+    """A night action after the night closed, while the GM reviews its result."""
+
+
+class NightReopenedForMafiaShot(Worded, PhaseNotOpen):
+    """Another act while the GM has re-opened the night for the mafia's shot only (G2)."""

@@ -21,7 +21,7 @@ from gameplay.models import (
     Strike,
     Vote,
 )
-from gameplay.refusals import SeatAlreadyOut
+from gameplay.refusals import SeatAlreadyOut, VoteAtNight
 from gameplay.rules import (
     EARLY_VOTE_FROM_DAY,
     AcceptedVote,
@@ -34,7 +34,7 @@ from gameplay.rules import (
     early_close_reached,
     validate_vote,
 )
-from gameplay.rules.errors import PhaseNotOpen, WrongPhase
+from gameplay.rules.errors import PhaseNotOpen
 from outbox import dbrows, unit_of_work
 from outbox.unit_of_work import CastVote, LockedGame
 
@@ -70,7 +70,7 @@ def open_day_phase(*, game: Game) -> Phase:
 
 def _as_open_day(phase: Phase | None) -> Phase:
     if phase is None or phase.kind != PhaseKind.DAY:
-        raise WrongPhase(render("player/refused", why="vote_at_night"))
+        raise VoteAtNight()
     if phase.status != PhaseStatus.OPEN:
         raise PhaseNotOpen()
     return phase

@@ -19,7 +19,13 @@ from gameplay.models import (
     Seat,
     Source,
 )
-from gameplay.refusals import EditReasonMissing, NightDeathNotAlive
+from gameplay.refusals import (
+    ActByDay,
+    EditReasonMissing,
+    NightDeathNotAlive,
+    NightReopenedForMafiaShot,
+    NightUnderReview,
+)
 from gameplay.rules import (
     Act,
     NightContext,
@@ -31,7 +37,7 @@ from gameplay.rules import (
     resolve_night,
     validate_action,
 )
-from gameplay.rules.errors import PhaseNotOpen, WrongPhase
+from gameplay.rules.errors import PhaseNotOpen
 from gameplay.rules.roles import ACT_TITLES
 from gameplay.selectors.bot import night_closed_to
 from gameplay.selectors.table import standing_submissions
@@ -63,10 +69,10 @@ def _night(game: Game, status: str = PhaseStatus.OPEN) -> Phase:
 
 def _as_night(phase: Phase | None, status: str = PhaseStatus.OPEN) -> Phase:
     if phase is None or phase.kind != PhaseKind.NIGHT:
-        raise WrongPhase(render("player/refused", why="act_by_day"))
+        raise ActByDay()
     if phase.status != status:
         if status == PhaseStatus.OPEN and phase.status == PhaseStatus.REVIEW:
-            raise PhaseNotOpen(render("player/night_under_review"))
+            raise NightUnderReview()
         raise PhaseNotOpen()
     return phase
 
@@ -127,9 +133,9 @@ def _check_reopened_for(phase: Phase, seats: list[Seat], actor: int, act: Act) -
     """G2: a night re-opened for the mafia's shot takes that shot alone, from the mafia."""
     actor_seat = next((s for s in seats if s.number == actor), None)
     if actor_seat is None or night_closed_to(phase, actor_seat):
-        raise PhaseNotOpen(render("player/night_under_review"))
+        raise NightUnderReview()
     if act.slot.value != phase.reopened_for:
-        raise PhaseNotOpen(render("player/night_reopened_for_mafia_shot"))
+        raise NightReopenedForMafiaShot()
 
 
 def _retire_standing(phase: Phase, act: Act, actor_seat: Seat) -> bool:

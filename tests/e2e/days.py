@@ -8,7 +8,7 @@ from __future__ import annotations
 from gameplay import services
 from gameplay.messages import render
 from gameplay.models import FlagKind, Game, ModerationFlag, Seat, SeatStatus
-from gameplay.refusals import StaleButton
+from gameplay.refusals import OutOfGame, StaleButton
 from gameplay.rules import Item, Role, RoleCounts, deal_for_roster
 from gameplay.rules.errors import NotInGame
 from gameplay.services.moderation import flag_resolve
@@ -17,7 +17,7 @@ from tests.e2e.cast import BASE, PLAYERS, RESERVE
 from tests.e2e.harness import db
 from tests.e2e.script import INVITE, SEED, Script, first_target, vote_text
 
-DEAD = render("player/dead")
+DEAD = OutOfGame().reason
 NOT_PLAYING = render("player/not_playing")
 
 

@@ -9,13 +9,13 @@ import re
 
 from gameplay import services
 from gameplay.grammar import join
-from gameplay.messages import render
 from gameplay.models import FlagKind, ModerationFlag
+from gameplay.refusals import NightUnderReview, OutOfGame
 from tests.e2e.cast import PLAYERS
 from tests.e2e.harness import db
 from tests.e2e.script import Script, first_target, team_shot
 
-DEAD = render("player/dead")
+DEAD = OutOfGame().reason
 
 
 async def night_1(s: Script) -> None:
@@ -84,7 +84,7 @@ async def night_1(s: Script) -> None:
     s.seat(c.maniac).say(f"выстрел {c.decoy}")  # too late: the night is under review
     s.seat(c.doctor).post(s.topic.id, f"Я лечил №{c.healed1}, а меня кто-то остановил")
     await s.world.settle()
-    assert s.seat(c.maniac).texts(late) == [render("player/night_under_review")]
+    assert s.seat(c.maniac).texts(late) == [NightUnderReview().reason]
     flags = await db(lambda: list(ModerationFlag.objects.filter(
         game_id=s.game_id, kind=FlagKind.REVEAL).values_list("vk_user_id", flat=True)))
     assert flags == [s.seat(c.doctor).vk]
@@ -98,7 +98,7 @@ async def night_1(s: Script) -> None:
     s.seat(c.clock).say(f"выстрел {c.victim}")
     await s.world.settle()
     # the re-open is not theirs
-    assert commissar.texts(mark) == [render("player/night_under_review")]
+    assert commissar.texts(mark) == [NightUnderReview().reason]
     for m in living_mafia:
         assert team_shot(s, c.victim, c.clock) in s.seat(m).texts(mark), m
     await s.gm(services.night_close)

@@ -193,6 +193,7 @@ CASES: dict[str, Contexts] = {
     "player/relay": lambda p: [{"sender": p[0], "text": "стреляем в 5"}],
     # --- typed refusals (gameplay.rules.errors and the services' refusals)
     "refusals/action_not_available": lambda p: [{}],
+    "refusals/act_by_day": lambda p: [{}],
     "refusals/already_out": lambda p: [{}],
     "refusals/bad_roster": lambda p: [{}],
     "refusals/dead_cannot_act": lambda p: [{}],
@@ -207,9 +208,13 @@ CASES: dict[str, Contexts] = {
     "refusals/item_spent": lambda p: [{}],
     "refusals/items_undealable": lambda p: [{}],
     "refusals/negative_role_count": lambda p: [{}],
+    "refusals/night_reopened_for_mafia_shot": lambda p: [{}],
+    "refusals/night_under_review": lambda p: [{}],
     "refusals/no_mafia": lambda p: [{}],
+    "refusals/no_shot": lambda p: [{}],
     "refusals/not_enough_players": lambda p: [{}],
     "refusals/not_in_game": lambda p: [{}],
+    "refusals/out_of_game": lambda p: [{}],
     "refusals/phase_not_open": lambda p: [{}],
     "refusals/replace_only_alive": lambda p: [{}],
     "refusals/role_strike_used": lambda p: [{}],
@@ -337,23 +342,14 @@ CASES: dict[str, Contexts] = {
     "refusals/vk_unreachable": one(),
     "refusals/vk_user_missing": lambda p: [{}],
     "refusals/vk_user_unreadable": one(raw='что-то'),
+    "refusals/vote_at_night": lambda p: [{}],
     "refusals/withdraw_too_late": lambda p: [{}],
-    "player/refused": lambda p: [
-        {"why": w}
-        for w in (
-            "vote_at_night",
-            "act_by_day",
-            "no_shot",
-        )
-    ],
     "player/relay_sent": lambda p: [{"count": n} for n in (1, 2, 5, 21)],
     "player/relay_alone": one(),
     "player/pm_hint": lambda p: [{"pm_allowed": a} for a in (False, None)],
     "player/spectator_invite": one(game="Игра", link=LINK),
     "player/spectators_opened": one(),
     "player/button_answered": one(),
-    "player/night_under_review": one(),
-    "player/night_reopened_for_mafia_shot": one(),
     "player/strike_why": lambda p: [
         {"reason": r, "number": 2, "note": n}
         for r, n in (("missed_vote", ""), ("missed_action", ""), ("manual", "флуд"), ("manual", ""))
@@ -383,7 +379,6 @@ CASES: dict[str, Contexts] = {
     "player/no_night_actions": one(),
     "player/nothing_to_do": one(),
     "player/empty_message": one(),
-    "player/dead": one(),
     "player/withdraw_done": one(),
     "player/no_spectator_chat": one(),
     "player/help_outsider": one(title="Машина времени"),

@@ -11,8 +11,8 @@ import pytest
 
 from gameplay import services
 from gameplay.buttons import Payload
-from gameplay.messages import render
 from gameplay.models import NightAction, Outbox
+from gameplay.refusals import NightReopenedForMafiaShot, NightUnderReview
 from tests.vkbot.bot_support import make_game, phase, pm, press, run, to_night, to_user
 from vkbot.keyboards import payloads_of
 
@@ -71,7 +71,7 @@ def test_a_reopen_of_the_mafia_shot_answers_everyone_else_as_the_review_did() ->
     reopened = answers(game, buttons)
 
     assert reopened == in_review
-    assert in_review[3, "проверка 2"] == [render("player/night_under_review")]
+    assert in_review[3, "проверка 2"] == [NightUnderReview().reason]
     everything = "\n".join(t for texts in reopened.values() for t in texts)
     assert "заново" not in everything and "выстрел мафии" not in everything
     assert not NightAction.objects.filter(phase__game=game, actor__number__in=OUTSIDERS).exists()
@@ -87,7 +87,7 @@ def test_the_mafia_alone_may_send_again_and_is_told_why_anything_else_is_refused
     shot = to_user(run(pm(1002, "выстрел 5")), 1002)
     status = to_user(run(pm(1002, "статус")), 1002)
 
-    assert [o.text for o in refused] == [render("player/night_reopened_for_mafia_shot")]
+    assert [o.text for o in refused] == [NightReopenedForMafiaShot().reason]
     assert shot[0].text.startswith("Принято")
     assert "действия до" in status[0].text
     assert NightAction.objects.filter(phase__game=game, act="mafia_shot", current=True).count() == 1

@@ -12,8 +12,9 @@ from typing import Any
 from gameplay.buttons import BadPayload, Payload, decode
 from gameplay.messages import render
 from gameplay.models import Seat
+from gameplay.refusals import OutOfGame
 from gameplay.rules import RuleViolation
-from gameplay.rules.errors import DeadCannotAct, NotInGame
+from gameplay.rules.errors import NotInGame
 from gameplay.services import replies
 
 from .base import CHAT_PEER_BASE, Sender, VkFacts, as_int, as_str, refuse, user_id
@@ -53,7 +54,7 @@ def seated(
             if seat is None or seat.number is None or seat.game.status != "running":
                 raise NotInGame()
             if not seat.alive:
-                raise DeadCannotAct(render("player/dead"))
+                raise OutOfGame()
             handler(seat, payload, edit)
         except RuleViolation as e:
             refuse(sender.vk_user_id, e.reason, game=seat.game_id if seat else None)

@@ -3,7 +3,7 @@ living mafia with the sender's name, and nobody else."""
 
 from __future__ import annotations
 
-from gameplay.messages import render
+from gameplay.refusals import OutOfGame
 from gameplay.rules import RuleViolation
 from gameplay.services import mafia
 
@@ -16,7 +16,7 @@ def relay(sender: Sender, text: str) -> None:
         refuse(sender.vk_user_id, seat)
         return
     if not seat.alive:
-        refuse(sender.vk_user_id, render("player/dead"), game=seat.game_id)
+        refuse(sender.vk_user_id, OutOfGame().reason, game=seat.game_id)
         return
     try:
         mafia.mafia_relay(game_id=seat.game_id, vk_user_id=sender.vk_user_id, text=text)

@@ -4,11 +4,17 @@ buttons (pages of targets, the commissar's choice, the role strike's guess)."""
 from __future__ import annotations
 
 from gameplay.buttons import Payload
-from gameplay.messages import render
 from gameplay.models import PhaseKind, PhaseStatus, Seat
-from gameplay.refusals import StaleButton
+from gameplay.refusals import (
+    ActByDay,
+    NightReopenedForMafiaShot,
+    NightUnderReview,
+    NoShot,
+    OutOfGame,
+    StaleButton,
+)
 from gameplay.rules import Act, Role, RuleViolation
-from gameplay.rules.errors import ActionNotAvailable, TargetNotAlive, UnknownTarget, WrongPhase
+from gameplay.rules.errors import ActionNotAvailable, TargetNotAlive, UnknownTarget
 from gameplay.selectors import bot as sel
 from gameplay.services import actions, prompts
 from vkbot import parsing
@@ -35,7 +41,7 @@ def act_for(verb: str, seat: Seat) -> Act:
     if verb == parsing.SHOT:
         act = _SHOTS.get(seat.role)
         if act is None:
-            raise ActionNotAvailable(render("player/refused", why="no_shot"))
+            raise NoShot()
         return act
     return _VERB_ACTS[verb]
 
@@ -56,7 +62,7 @@ def from_text(sender: Sender, cmd: parsing.Command) -> None:
         refuse(sender.vk_user_id, seat)
         return
     if not seat.alive:
-        refuse(sender.vk_user_id, render("player/dead"), game=seat.game_id)
+        refuse(sender.vk_user_id, OutOfGame().reason, game=seat.game_id)
         return
     try:
         act = act_for(cmd.verb, seat)
@@ -82,9 +88,9 @@ def from_text(sender: Sender, cmd: parsing.Command) -> None:
 def _night_phase(seat: Seat, payload: Payload):  # noqa: ANN202
     phase = sel.current_phase(seat.game_id)
     if phase is None or phase.kind != PhaseKind.NIGHT:
-        raise WrongPhase(render("player/refused", why="act_by_day"))
+        raise ActByDay()
     if phase.status != PhaseStatus.OPEN or sel.night_closed_to(phase, seat):
-        raise RuleViolation(render("player/night_under_review"))
+        raise NightUnderReview()
     if payload.phase and payload.phase != phase.pk:
         raise StaleButton()
     return phase
@@ -100,7 +106,7 @@ def show_page(seat: Seat, payload: Payload, *, edit: int | None = None) -> None:
     if act not in sel.acts_of(seat, role_strike_used=game.role_strike_used):
         raise ActionNotAvailable()
     if phase.reopened_for and act.slot.value != phase.reopened_for:
-        raise RuleViolation(render("player/night_reopened_for_mafia_shot"))
+        raise NightReopenedForMafiaShot()
     seats = sel.roster(game)
     if act is Act.ROLE_STRIKE and payload.target is not None:
         target = next((s for s in seats if s.number == payload.target), None)

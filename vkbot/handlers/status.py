@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gameplay.buttons import menu_keyboard
 from gameplay.messages import render
+from gameplay.refusals import NightUnderReview, OutOfGame
 from gameplay.selectors import bot as sel
 from gameplay.selectors.status import player_status
 from gameplay.services import prompts
@@ -33,7 +34,7 @@ def show_menu(sender: Sender) -> None:
     living = [s for s in sender.playing if s.alive]
     if not living:
         if sender.playing:
-            refuse(sender.vk_user_id, render("player/dead"), game=sender.playing[0].game_id)
+            refuse(sender.vk_user_id, OutOfGame().reason, game=sender.playing[0].game_id)
         else:
             show_help(sender)
         return
@@ -44,7 +45,7 @@ def show_menu(sender: Sender) -> None:
         if phase is None:
             continue
         if sel.night_closed_to(phase, seat):
-            refuse(sender.vk_user_id, render("player/night_under_review"), game=game)
+            refuse(sender.vk_user_id, NightUnderReview().reason, game=game)
             sent = True
             continue
         seats = sel.roster(game)

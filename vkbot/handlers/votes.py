@@ -6,9 +6,9 @@ from __future__ import annotations
 from gameplay.buttons import Payload
 from gameplay.messages import render
 from gameplay.models import Game, PhaseKind, PhaseStatus, Seat, Source
-from gameplay.refusals import StaleButton, VoteTargetMissing
+from gameplay.refusals import OutOfGame, StaleButton, VoteAtNight, VoteTargetMissing
 from gameplay.rules import RuleViolation
-from gameplay.rules.errors import NotInGame, WrongPhase
+from gameplay.rules.errors import NotInGame
 from gameplay.selectors import bot as sel
 from gameplay.services import prompts, replies, votes
 from vkbot import parsing
@@ -29,7 +29,7 @@ def show_page(seat: Seat, payload: Payload, *, edit: int | None = None) -> None:
     asked."""
     phase = sel.current_phase(seat.game_id)
     if phase is None or phase.kind != PhaseKind.DAY:
-        raise WrongPhase(render("player/refused", why="vote_at_night"))
+        raise VoteAtNight()
     if phase.status != PhaseStatus.OPEN or (payload.phase and payload.phase != phase.pk):
         raise StaleButton()
     text, board = prompts.vote_page(
@@ -59,7 +59,7 @@ def from_private(sender: Sender, cmd: parsing.Command) -> None:
         refuse(sender.vk_user_id, seat)
         return
     if not seat.alive:
-        refuse(sender.vk_user_id, render("player/dead"), game=seat.game_id)
+        refuse(sender.vk_user_id, OutOfGame().reason, game=seat.game_id)
         return
     try:
         if cmd.target is None:
@@ -109,7 +109,7 @@ def from_board(
         if seat is None:
             raise NotInGame()
         if not seat.alive:
-            raise RuleViolation(render("player/dead"))
+            raise OutOfGame()
         if cmd.error or cmd.target is None:
             raise (cmd.error or VoteTargetMissing)()
         votes.vote_submit(
