@@ -3,6 +3,9 @@
 A signed-in GM lands on the index after login, so the index is where they see each of their
 games with its phase, the time left to its deadline and what needs them now. A superuser also
 gets the admin's list of sections below it (accounts and the like).
+
+The header's «Открыть сайт» leads to the players' page (``/players/``, docs/players.md): the
+site has no page at ``/``, and that page is what the panel's public side is.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ class PanelSite(admin.AdminSite):
     site_header = "Мафия «Машина времени» — панель ведущего"
     site_title = "Панель ведущего"
     index_title = "Мои игры"
+    site_url = "/players/"
 
     def index(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None

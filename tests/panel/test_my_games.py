@@ -3,6 +3,7 @@ its deadline and what needs them now."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -67,3 +68,10 @@ def test_a_superuser_also_sees_the_admin_sections(django_user_model: Any) -> Non
     client.force_login(boss)
     html = client.get(reverse("admin:index")).content.decode()
     assert "Мои игры" in html and "Администрирование" in html and "Пользователи" in html
+
+
+def test_the_headers_open_site_link_leads_to_a_page_that_exists(gm_client: Client) -> None:
+    html = gm_client.get(reverse("admin:index")).content.decode()
+    link = re.search(r'<a href="([^"]+)">Открыть сайт</a>', html)
+    assert link, "the admin header has its «Открыть сайт» link"
+    assert Client().get(link.group(1)).status_code == 200  # the players' page, no login
