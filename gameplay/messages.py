@@ -31,7 +31,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.conf import settings
 from django.template import Context, Engine, Template, TemplateDoesNotExist, TemplateSyntaxError
@@ -213,11 +213,41 @@ def _error_line(e: TemplateSyntaxError, source: str) -> int:
 # --- values the texts share ------------------------------------------------------------------
 
 
+MOSCOW = ZoneInfo("Europe/Moscow")
+
+
+def zone_of(name: str) -> ZoneInfo:
+    """The zone named ``name``; an empty or unknown name is Moscow (a bad value never breaks a
+    text)."""
+    try:
+        return ZoneInfo(name or "Europe/Moscow")
+    except (ZoneInfoNotFoundError, ValueError):
+        return MOSCOW
+
+
+def zone_label(name: str, at: datetime | None = None) -> str:
+    """A time zone as Russians name it, by its offset from Moscow at ``at`` (now by default):
+    «МСК», «МСК+2», «МСК−1», «МСК+2:30». A zone that does not exist reads as Moscow."""
+    at = at or datetime.now(MOSCOW)
+    diff = at.astimezone(zone_of(name)).utcoffset() - at.astimezone(MOSCOW).utcoffset()
+    minutes = int(diff.total_seconds() // 60)
+    if minutes == 0:
+        return "МСК"
+    h, m = divmod(abs(minutes), 60)
+    return f"МСК{'+' if minutes > 0 else '−'}{h}" + (f":{m:02d}" if m else "")
+
+
+def moment(dt: datetime, tz: str, fmt: str = "%d.%m %H:%M") -> str:
+    """A moment in the game's time zone with that zone's name: «01.12 14:33 МСК»."""
+    return f"{dt.astimezone(zone_of(tz)):{fmt}} {zone_label(tz, dt)}"
+
+
 def when(dt: datetime | None, tz: str) -> str:
-    """A deadline as players read it: «01.12 21:15», or the GM's decision when there is none."""
+    """A deadline as players read it: «01.12 21:15 МСК», or the GM's decision when there is
+    none."""
     if dt is None:
         return "решения ведущего"
-    return dt.astimezone(ZoneInfo(tz)).strftime("%d.%m %H:%M")
+    return moment(dt, tz)
 
 
 def players_page_url() -> str:

@@ -20,6 +20,7 @@ from django.utils.html import format_html
 from gameplay.models import Game, PhaseStatus, SeatStatus
 from gameplay.selectors.games import games_for
 from panel.russian_admin import RussianTitles
+from panel.templatetags.panel_tags import local_time
 from panel.views import discipline, game, record, running, setup, texts
 
 
@@ -31,7 +32,7 @@ def _is_gm(request: HttpRequest) -> bool:
 @admin.register(Game)
 class GameAdmin(RussianTitles, admin.ModelAdmin):
     accusative = "игру"
-    list_display = ("title", "status", "players", "current_phase", "created_at")
+    list_display = ("title", "status", "players", "current_phase", "created")
     list_filter = ("status",)
     search_fields = ("name",)
     list_per_page = 50
@@ -79,6 +80,10 @@ class GameAdmin(RussianTitles, admin.ModelAdmin):
         phase = live[-1]
         review = " (проверка)" if phase.status == PhaseStatus.REVIEW else ""
         return f"{phase}{review}"
+
+    @admin.display(description="создана", ordering="created_at")
+    def created(self, obj: Game) -> str:
+        return local_time(obj.created_at, obj.time_zone)
 
     # --- the admin's own object views lead to the panel --------------------------------------
 

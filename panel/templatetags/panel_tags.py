@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django import template
-from django.utils import timezone
+from django.utils import dateformat, timezone
 
-from gameplay import grammar
+from gameplay import grammar, messages
 from gameplay.rules.roles import ACT_TITLES, ITEM_TITLES, ROLE_TITLES, Act, Item, Role
 
 register = template.Library()
@@ -102,35 +101,31 @@ def seat_of(number: Any, names: Any) -> str:
     return f"№{number} {name}".strip() if name else f"№{number}"
 
 
-MOSCOW = ZoneInfo("Europe/Moscow")
-
-
-def _zone(name: str) -> ZoneInfo:
-    try:
-        return ZoneInfo(name or "Europe/Moscow")
-    except (ZoneInfoNotFoundError, ValueError):
-        return MOSCOW
-
-
 @register.filter
 def zone_label(name: str, at: datetime | None = None) -> str:
     """A time zone as Russians name it, by its offset from Moscow: «МСК», «МСК+2», «МСК−1»."""
-    at = at or timezone.now()
-    diff = at.astimezone(_zone(name)).utcoffset() - at.astimezone(MOSCOW).utcoffset()
-    minutes = int(diff.total_seconds() // 60)
-    if minutes == 0:
-        return "МСК"
-    h, m = divmod(abs(minutes), 60)
-    return f"МСК{'+' if minutes > 0 else '−'}{h}" + (f":{m:02d}" if m else "")
+    return messages.zone_label(name, at or timezone.now())
 
 
 @register.filter
 def local_time(value: datetime | None, zone: str) -> str:
     """A moment in the game's time zone: «01.12 14:33 МСК»."""
+    return "—" if value is None else messages.moment(value, zone)
+
+
+@register.filter
+def local_seconds(value: datetime | None, zone: str) -> str:
+    """A moment to the second, for the log: «01.12 14:33:05 МСК»."""
+    return "—" if value is None else messages.moment(value, zone, "%d.%m %H:%M:%S")
+
+
+@register.filter
+def local_date(value: datetime | None, zone: str = "") -> str:
+    """A moment with its year, for what outlives a game: «1 декабря 2026, 14:33 МСК»."""
     if value is None:
         return "—"
-    local = value.astimezone(_zone(zone))
-    return f"{local:%d.%m %H:%M} {zone_label(zone, value)}"
+    local = timezone.localtime(value, messages.zone_of(zone))
+    return f"{dateformat.format(local, 'j E Y, H:i')} {messages.zone_label(zone, value)}"
 
 
 @register.filter

@@ -901,7 +901,8 @@ def test_numerals_agree() -> None:
 def test_deadlines_read_as_times() -> None:
     now = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
     assert messages.closes_in(timedelta(minutes=90)) == "через 1 ч 30 мин"
-    assert when(now, TZ) == "01.12 15:00" and when(None, TZ) == "решения ведущего"
+    assert when(now, TZ) == "01.12 15:00 МСК" and when(None, TZ) == "решения ведущего"
+    assert when(now, "Asia/Yekaterinburg") == "01.12 17:00 МСК+2"
 
 
 def test_every_refusal_of_the_services_has_its_own_text() -> None:

@@ -9,12 +9,13 @@ from typing import Any
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from gameplay import services
 from gameplay.models import Game, GameEvent
 from gameplay.services.deadlines import DEADLINE_ACTOR
 from gameplay.services.spectators import spectator_chat_link
-from tests.panel.support import living, make_game, vote_round
+from tests.panel.support import community_of, living, make_game, vote_round
 from tests.panel.test_access import fill, game_patterns
 
 pytestmark = pytest.mark.django_db
@@ -76,29 +77,57 @@ def test_the_log_names_people_and_the_deadline_job(gm: Any, gm_client: Client) -
         assert {e.actor for e, *_ in rows} == actors, query
 
 
-def test_every_panel_page_is_free_of_rule_codes_and_raw_ids(gm: Any, gm_client: Client) -> None:
+#: A time of day the panel shows without its zone right after it («01.12 14:33» alone).
+BARE_TIME = re.compile(r"\b\d?\d:\d\d(?::\d\d)?(?![:\d])(?!\s*МСК)")
+
+
+def panel_pages(gm: Any) -> list[str]:
+    """Every page of the panel a GM opens, for a game in sign-up and a running one (each game
+    URL of the admin, the spectators' and the flags' pages with a row), «Мои игры», the games
+    list and «Сообщества» with a community's pages."""
+    from gameplay.models import ModerationFlag, Outbox, OutboxStatus, SpectatorMember
+
+    signup = make_game(gm, players=5, name="Набор", deal=False, start=False, vk_base=960_000)
     game: Game = make_game(gm, players=7)
     vote_round(game, skip=1)
     services.day_close(game_id=game.pk)
     spectator_chat_link(game_id=game.pk, by="gm:ведущий", chat=7)
-    from gameplay.models import ModerationFlag, Outbox, OutboxStatus
-
     seat = living(game)[0]
     ModerationFlag.objects.create(game=game, seat=seat, kind="profanity", text="…")
+    SpectatorMember.objects.create(game=game, vk_user_id=seat.vk_user_id, status="invited")
     Outbox.objects.filter(game=game, kind="roster").update(status=OutboxStatus.FAILED)
+    home = community_of(555, owner=gm, name="Мафия на Неве", connected_at=timezone.now())
     pages = [reverse("admin:index"), reverse("admin:gameplay_game_changelist")]
+    pages += [reverse("panel:communities")]
     pages += [
-        fill(p, game)
-        for p in game_patterns()
-        if p.name.startswith("panel_") and "download" not in p.name
+        reverse(f"panel:{name}", kwargs={"vk_id": home.vk_id})
+        for name in ("community", "community_history", "community_disconnect")
     ]
-    for url in pages:
+    panel = [p for p in game_patterns() if p.name.startswith("panel_") and "download" not in p.name]
+    pages += [fill(p, game) for p in panel]
+    pages += [
+        reverse(f"admin:{p.name}", kwargs={"game_id": signup.pk})
+        for p in panel
+        if re.findall(r"<(?:\w+:)?(\w+)>", str(p.pattern)) == ["game_id"]
+    ]
+    return pages
+
+
+def test_every_panel_page_is_free_of_rule_codes_raw_ids_and_bare_times(
+    gm: Any, gm_client: Client
+) -> None:
+    seen = 0
+    for url in panel_pages(gm):
         response = gm_client.get(url)
         if response.status_code != 200:
             continue
+        seen += 1
         text = visible_text(response.content.decode())
-        found = JARGON.search(text)
-        assert not found, (url, text[max(0, found.start() - 80) : found.end() + 80])
+        for pattern in (JARGON, BARE_TIME):
+            found = pattern.search(text)
+            assert not found, (url, text[max(0, found.start() - 80) : found.end() + 80])
+    assert seen > 30
+    game = Game.objects.get(name="Тестовая игра")
     html = gm_client.get(reverse("admin:panel_game", kwargs={"game_id": game.pk})).content
     assert re.search(r"\d\d\.\d\d \d\d:\d\d МСК", html.decode())
 

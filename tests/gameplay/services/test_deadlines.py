@@ -202,7 +202,7 @@ def test_day_reminders_go_to_non_voters_once_per_offset() -> None:
     assert [(r.offset, r.seats) for r in report.reminders] == [(180, [4, 5, 6, 7, 8])]
     assert reminded_vk_ids(game) == [{vk(n) for n in (4, 5, 6, 7, 8)}]
     text = reminders_sent(game)[0].text
-    assert "голосование дня 1 закроется через 3 ч" in text and "15.03 12:00" in text
+    assert "голосование дня 1 закроется через 3 ч" in text and "15.03 12:00 МСК" in text
     assert day(game).reminded == [180]
 
     services.vote_submit(game_id=game.pk, voter=4, target=6)
