@@ -76,6 +76,8 @@ class ClosePreview:
     night: NightResolution | None
     names: dict[int, str]
     roles: dict[int, str]
+    #: The seats by number (their ``sex`` for the page's grammar).
+    seats: dict[int, Seat]
     #: The night is published at its close (no review): its deaths are final at once.
     publishes: bool
     fingerprint: str
@@ -111,6 +113,7 @@ def close_preview(game: Game) -> ClosePreview | None:
         phase=phase, day=day, night=night,
         names={s.number: s.name for s in seats},
         roles={s.number: s.role for s in seats},
+        seats={s.number: s for s in seats},
         publishes=phase.kind == PhaseKind.NIGHT and game.auto_publish,
         fingerprint=digest,
     )

@@ -19,6 +19,7 @@ from gameplay.rules.roles import ROLE_TITLES
 
 from .communities import communities_for
 from .games import games_for
+from .record import seat_state
 
 
 @dataclass
@@ -61,7 +62,7 @@ def _result(game: Game, role: str, replaced_out: bool) -> tuple[str, bool | None
     if game.status != GameStatus.FINISHED:
         return game.get_status_display().lower(), None
     if replaced_out:
-        return "передал место", None
+        return "место передано", None
     if not game.winner:
         return "без победителя", None
     if game.winner == Winner.DRAW:
@@ -89,7 +90,7 @@ def player_history(vk_user_id: int, viewer: Any) -> PlayerHistory:
         Community.objects.filter(history_public=True).values_list("vk_id", flat=True))
     rows: list[HistoryRow] = []
     entries = [(s, s.name, False, "") for s in seats] + [
-        (r.seat, r.old_name, True, f"передал место: {r.new_name}") for r in left
+        (r.seat, r.old_name, True, f"место передано: {r.new_name}") for r in left
     ]
     for seat, name, replaced_out, note in entries:
         game = seat.game
@@ -106,8 +107,7 @@ def player_history(vk_user_id: int, viewer: Any) -> PlayerHistory:
             name=name,
             role=ROLE_TITLES[Role(seat.role)] if seat.role else "",
             item=seat.get_item_display() if seat.item else "",
-            state="" if replaced_out or not seat.role else ("жив" if seat.alive else
-                                                               seat.get_death_cause_display()),
+            state="" if replaced_out or not seat.role else seat_state(seat),
             result=result,
             won=won,
             note=note,

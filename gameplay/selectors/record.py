@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
 
+from gameplay import grammar
 from gameplay.models import (
     DealRound,
+    DeathCause,
     Draw,
     FlagStatus,
     Game,
@@ -26,14 +28,30 @@ from gameplay.models import (
     Strike,
 )
 
+#: A seat's state for the player's gender (VK's ``sex``): male, female, and the neutral
+#: wording when VK did not tell it.
+STATES = {
+    "alive": ("жив", "жива", "в игре"),
+    DeathCause.EXECUTED: ("казнён", "казнена", "казнь"),
+    DeathCause.NIGHT: ("убит ночью", "убита ночью", "убийство ночью"),
+    DeathCause.MODKILL: ("модкилл", "модкилл", "модкилл"),
+    "": ("выбыл", "выбыла", "вне игры"),
+}
+
+
+def seat_state(seat: Seat) -> str:
+    """«жив»/«жива»/«в игре», or how the seat left the game: «казнена», «убит ночью»…"""
+    key = "alive" if seat.alive else (seat.death_cause or "")
+    return grammar.gendered(int(seat.sex or 0), *STATES.get(key, STATES[""]))
+
 
 def state_text(seat: Seat, phases: dict[int, Phase]) -> str:
     """«жив», or how and when the seat left the game (``phases``: the phases by pk)."""
     if seat.alive:
-        return "жив"
+        return seat_state(seat)
     phase = phases.get(seat.died_in_id) if seat.died_in_id else None
     when = f" ({phase})" if phase else ""
-    return f"{seat.get_death_cause_display().lower() or 'выбыл'}{when}"
+    return f"{seat_state(seat)}{when}"
 
 
 def strikes_of(game: Game) -> list[Strike]:
@@ -58,7 +76,7 @@ def deal_rounds(game: Game) -> list[DealRound]:
 @dataclass
 class RosterRow:
     seat: Seat
-    #: «жив», «казнён (День 2)», «убит ночью (Ночь 1)», «модкилл (День 3)».
+    #: «жив», «казнена (День 2)», «убит ночью (Ночь 1)», «модкилл (День 3)».
     state: str
 
 

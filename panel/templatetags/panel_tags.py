@@ -10,6 +10,7 @@ from django.utils import dateformat, timezone
 
 from gameplay import grammar, messages
 from gameplay.rules.roles import ACT_TITLES, ITEM_TITLES, ROLE_TITLES, Act, Item, Role
+from gameplay.templatetags import grammar as grammar_tags
 
 register = template.Library()
 
@@ -18,6 +19,28 @@ register = template.Library()
 def count(n: Any, phrase: str) -> str:
     """«21 живой игрок», «3 голоса», «5 записей»: the number and the agreed phrase."""
     return grammar.count(int(n or 0), phrase)
+
+
+@register.filter
+def g(person: Any, words: str) -> str:
+    """``{{ seat|g:"казнён/казнена/казнь:" }}``: the word for the player's gender (VK's
+    ``sex``), the neutral one when VK did not tell it — the messages' own ``{% g %}``."""
+    male, female, neutral = words.split("/")
+    return grammar_tags.g(person, male, female, neutral)
+
+
+@register.filter
+def name_case(seat: Any, case_name: str) -> str:
+    """A seat's name in a case, for its player's gender: «Снять Марию Ефремову с игры?»."""
+    return grammar.decline_name(seat.name, case_name, int(getattr(seat, "sex", 0) or 0))
+
+
+@register.filter
+def state(seat: Any) -> str:
+    """A seat's state for the player's gender: «жива», «казнён», «убийство ночью»…"""
+    from gameplay.selectors.record import seat_state
+
+    return seat_state(seat)
 
 
 @register.filter

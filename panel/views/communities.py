@@ -34,6 +34,7 @@ from gameplay.services.communities import (
 )
 from panel import connect
 from panel.access import attempt, render_panel
+from panel.flash import confirmation, say
 from panel.forms import ConnectForm, GmAddForm, HistoryForm
 
 View = Callable[..., HttpResponse]
@@ -104,8 +105,7 @@ def community_connect(request: HttpRequest) -> HttpResponse:
                           group_token=form.cleaned_data["group_token"],
                           user_token=form.cleaned_data["user_token"])
         if ok:
-            messages.success(request, f"Сообщество «{row}» подключено. Остались шаги в VK — "
-                                      "они ниже.")
+            say(request, "community_connected", community=row)
             return HttpResponseRedirect(community_url(row))
     return _connect_page(request, form, None)
 
@@ -124,7 +124,7 @@ def community_reconnect(request: HttpRequest, community: Community) -> HttpRespo
             group_token=form.cleaned_data["group_token"] or community.group_token,
             user_token=form.cleaned_data["user_token"] or community.user_token)
         if ok:
-            messages.success(request, f"Сообщество «{row}» подключено снова.")
+            say(request, "community_reconnected", community=row)
             return HttpResponseRedirect(community_url(row))
     return _connect_page(request, form, community)
 
@@ -151,15 +151,10 @@ def community_disconnect_view(request: HttpRequest, community: Community) -> Htt
         return HttpResponseRedirect(community_url(community))
     if request.method == "POST" and request.POST.get("confirm") == "yes":
         community_disconnect(community=community)
-        messages.success(request, f"Сообщество «{community}» отключено: бот больше не отвечает "
-                                  "в нём. Игры сохранены; «Подключить снова» вернёт его.")
+        say(request, "community_disconnected", community=community)
         return HttpResponseRedirect(community_url(community))
     return render_panel(request, None, "panel/confirm.html", {
-        "question": f"Отключить сообщество «{community}»?",
-        "details": ["Бот перестанет читать и отправлять сообщения этого сообщества: игры в нём "
-                    "остановятся на месте, игроки не получат ответов.",
-                    "Игры, их журналы и ключи сохранятся: «Подключить снова» вернёт всё как "
-                    "было."],
+        **confirmation("community_disconnect", community=community),
         "action": community_url(community, "community_disconnect"),
         "button": "Отключить", "danger": True, "cancel": community_url(community),
     }, title="Отключить сообщество")
@@ -175,7 +170,7 @@ def community_gm_add_view(request: HttpRequest, community: Community) -> HttpRes
     ok, member = attempt(request, community_gm_add, community=community,
                          username=form.cleaned_data["username"])
     if ok:
-        messages.success(request, f"{member.user.get_username()} — ведущий сообщества.")
+        say(request, "community_gm_added", username=member.user.get_username())
     return HttpResponseRedirect(community_url(community))
 
 
@@ -187,12 +182,11 @@ def community_gm_remove_view(request: HttpRequest, community: Community, user_id
     if request.method == "POST" and request.POST.get("confirm") == "yes":
         ok, _ = attempt(request, community_gm_remove, community=community, user=user)
         if ok:
-            messages.success(request, f"{user.get_username()} больше не ведущий сообщества.")
+            say(request, "community_gm_removed", username=user.get_username())
         return HttpResponseRedirect(community_url(community))
     return render_panel(request, None, "panel/confirm.html", {
-        "question": f"Убрать {user.get_username()} из ведущих сообщества «{community}»?",
-        "details": ["Игры сообщества, которые он ведёт, пропадут из его панели; сами игры "
-                    "останутся, их ведут остальные ведущие."],
+        **confirmation("community_gm_remove", username=user.get_username(),
+                       community=community),
         "action": community_url(community, "community_gm_remove", user_id=user.pk),
         "button": "Убрать", "danger": True, "cancel": community_url(community),
     }, title="Убрать ведущего")
@@ -203,7 +197,6 @@ def community_history_view(request: HttpRequest, community: Community) -> HttpRe
     form = HistoryForm(request.POST)
     public = form.is_valid() and form.cleaned_data["history_public"]
     community_history_set(community=community, public=public)
-    messages.success(request, "История игр сообщества открыта другим сообществам." if public
-                     else "История игр сообщества видна только его ведущим.")
+    say(request, "community_history", public=public)
     return HttpResponseRedirect(community_url(community))
 

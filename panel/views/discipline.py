@@ -13,6 +13,7 @@ from gameplay.selectors.table import players
 from gameplay.services.discipline import seat_modkill, seat_replace, strike_forgive, strike_give
 from gameplay.services.moderation import flag_resolve
 from panel.access import actor, attempt, back, game_url, gm_view, render_panel
+from panel.flash import confirmation, say
 from panel.forms import FlagForm, PunishForm, ReasonForm, ReplaceForm
 
 
@@ -47,15 +48,11 @@ def modkill_view(request: HttpRequest, game, number: int) -> HttpResponse:
             ok, _ = attempt(request, seat_modkill, game_id=game.pk, seat=number,
                             by=actor(request), reason=reason)
         if ok:
-            messages.success(request, f"№{number} {seat.name} выбывает (модкилл), роль "
-                                      "раскрыта в теме.")
+            say(request, "modkilled", seat=seat)
             return back(request, game)
     return render_panel(request, game, "panel/confirm.html", {
         "action": game_url(game, "panel_modkill", number=number),
-        "question": f"Модкилл №{number} {seat.name}?",
-        "details": ["Игрок выбывает сразу, его роль публикуется в теме, предметы пропадают.",
-                    "Голоса за него и его собственный голос сегодня аннулируются.",
-                    "Игрок получит личное сообщение с причиной; в теме её не будет."],
+        **confirmation("modkill", seat=seat),
         "form": form, "button": "Модкилл", "danger": True, "hidden": {"flag": flag_id},
         "next": request.GET.get("next", ""),
     }, title="Модкилл", tab="discipline")
@@ -79,16 +76,12 @@ def penalty_view(request: HttpRequest, game, number: int) -> HttpResponse:
                             by=actor(request), reason=reason)
         if ok:
             seat.refresh_from_db()
-            messages.success(request, f"№{number}: штраф ({seat.strikes}-й)"
-                             + (", +2 голоса." if seat.alive else " — модкилл."))
+            say(request, "struck", seat=seat)
             return back(request, game, "panel_discipline")
     modkill = seat.strikes >= 1
     return render_panel(request, game, "panel/confirm.html", {
         "action": game_url(game, "panel_penalty", number=number),
-        "question": f"Штраф №{number} {seat.name}?",
-        "details": [f"Сейчас штрафов: {seat.strikes}."] + (
-            ["Это второй штраф: игрок выбывает (модкилл), роль раскрывается."] if modkill
-            else ["Первый штраф: +2 голоса против игрока в голосовании дня."]),
+        **confirmation("penalty", seat=seat),
         "form": form, "button": "Модкилл штрафом" if modkill else "Оштрафовать",
         "danger": modkill, "hidden": {"flag": flag_id}, "next": request.GET.get("next", ""),
     }, title="Штраф", tab="discipline")
@@ -105,8 +98,7 @@ def replace_view(request: HttpRequest, game, number: int) -> HttpResponse:
                         vk_user_id=d["vk_user_id"], name=d["new_name"], by=actor(request),
                         reason=d["reason"].strip())
         if ok:
-            messages.success(request, f"Место №{number} передано: {d['new_name']}. Роль "
-                                      "отправлена новому игроку.")
+            say(request, "replaced", number=number, name=d["new_name"])
             return HttpResponseRedirect(game_url(game))
     return render_panel(request, game, "panel/replace.html", {
         "seat": seat, "form": form,
@@ -120,7 +112,7 @@ def forgive_view(request: HttpRequest, game, strike_id: int) -> HttpResponse:
     ok, strike = attempt(request, strike_forgive, game_id=game.pk, strike_id=strike_id,
                          by=actor(request), reason=reason)
     if ok:
-        messages.success(request, f"Штраф №{strike.seat.number} прощён.")
+        say(request, "strike_forgiven", number=strike.seat.number)
     return back(request, game, "panel_discipline")
 
 
@@ -134,6 +126,5 @@ def flag_view(request: HttpRequest, game, flag_id: int) -> HttpResponse:
     ok, _ = attempt(request, flag_resolve, game_id=game.pk, flag_id=flag_id, by=actor(request),
                     acted=acted, note=form.cleaned_data["note"])
     if ok:
-        messages.success(request, "Отметка закрыта: " + ("принято решение." if acted
-                                                          else "отклонена."))
+        say(request, "flag_closed", acted=acted)
     return back(request, game, "panel_discipline")

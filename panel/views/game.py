@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils import timezone
@@ -15,6 +14,7 @@ from gameplay.services.phases import game_end
 from gameplay.services.settings import game_open, game_settings_update
 from gameplay.services.story import post_preview
 from panel.access import actor, attempt, game_url, gm_view, render_panel
+from panel.flash import say
 from panel.forms import (
     EndGameForm,
     ExtendForm,
@@ -41,7 +41,7 @@ def game_create(request: HttpRequest) -> HttpResponse:
                 gm=request.user, co_gms=list(form.cleaned_data["co_gms"]), **values,
             )
             if ok:
-                messages.success(request, f"Игра «{game.name}» создана. Запишите игроков.")
+                say(request, "game_created", game=game)
                 return HttpResponseRedirect(game_url(game))
     else:
         form = GameSettingsForm(initial={"co_gms": [request.user.pk]}, user=request.user)
@@ -63,7 +63,7 @@ def game_settings(request: HttpRequest, game) -> HttpResponse:
                 counts=None if locked else form.counts(), gms=users, **form.settings(),
             )
             if ok:
-                messages.success(request, "Настройки сохранены.")
+                say(request, "settings_saved")
                 if not request.user.is_superuser and request.user not in users:
                     # The GM took themselves off the game: it is no longer theirs to see.
                     return HttpResponseRedirect(reverse("admin:gameplay_game_changelist"))
@@ -120,7 +120,7 @@ def game_end_view(request: HttpRequest, game) -> HttpResponse:
                 reason=form.cleaned_data["reason"].strip(),
             )
             if ok:
-                messages.success(request, "Игра завершена." if running else "Игра отменена.")
+                say(request, "game_ended", running=running)
                 return HttpResponseRedirect(game_url(game))
     else:
         form = EndGameForm(initial={"winner": suggested.value if suggested else ""})

@@ -24,6 +24,7 @@ from gameplay.services.retries import outbox_retry, outbox_retry_all
 from gameplay.services.spectators import spectator_chat_create, spectator_chat_link
 from gameplay.services.spectators import spectator_chat_set_open as chat_set_open
 from panel.access import actor, attempt, back, gm_view, render_panel
+from panel.flash import say
 from panel.forms import ChatLinkForm, HistoryLookupForm, LogFilterForm
 from panel.labels import actor_label, describe_event, event_label
 
@@ -49,7 +50,7 @@ def chat_link_view(request: HttpRequest, game) -> HttpResponse:
     ok, _ = attempt(request, spectator_chat_link, game_id=game.pk, by=actor(request),
                     chat=form.cleaned_data["chat"])
     if ok:
-        messages.success(request, "Беседа привязана. Сообщество должно быть её администратором.")
+        say(request, "chat_linked")
     return back(request, game, "panel_spectators")
 
 
@@ -57,8 +58,7 @@ def chat_link_view(request: HttpRequest, game) -> HttpResponse:
 def chat_create_view(request: HttpRequest, game) -> HttpResponse:
     ok, row = attempt(request, spectator_chat_create, game_id=game.pk, by=actor(request))
     if ok:
-        messages.success(request, f"Сообщество создаёт беседу «{row.text}». Когда VK ответит, "
-                                  "она привяжется к игре сама — обновите страницу.")
+        say(request, "chat_creating", title=row.text)
     return back(request, game, "panel_spectators")
 
 
@@ -66,8 +66,7 @@ def chat_create_view(request: HttpRequest, game) -> HttpResponse:
 def chat_open_view(request: HttpRequest, game) -> HttpResponse:
     ok, _ = attempt(request, chat_set_open, game_id=game.pk, by=actor(request), open=True)
     if ok:
-        messages.success(request, "Беседа зрителей открыта: выбывшие мирные и маньяк получили "
-                                  "сообщение, как в неё попасть.")
+        say(request, "chat_opened")
     return back(request, game, "panel_spectators")
 
 
@@ -75,7 +74,7 @@ def chat_open_view(request: HttpRequest, game) -> HttpResponse:
 def chat_close_view(request: HttpRequest, game) -> HttpResponse:
     ok, _ = attempt(request, chat_set_open, game_id=game.pk, by=actor(request), open=False)
     if ok:
-        messages.success(request, "Беседа зрителей закрыта для новых участников.")
+        say(request, "chat_closed")
     return back(request, game, "panel_spectators")
 
 
@@ -121,7 +120,7 @@ def outbox_retry_view(request: HttpRequest, game, outbox_id: int) -> HttpRespons
     ok, _ = attempt(request, outbox_retry, game_id=game.pk, outbox_id=outbox_id,
                     by=actor(request))
     if ok:
-        messages.success(request, "Сообщение снова в очереди на отправку.")
+        say(request, "outbox_retried")
     return back(request, game, "panel_outbox")
 
 
@@ -129,7 +128,7 @@ def outbox_retry_view(request: HttpRequest, game, outbox_id: int) -> HttpRespons
 def outbox_retry_all_view(request: HttpRequest, game) -> HttpResponse:
     ok, count = attempt(request, outbox_retry_all, game_id=game.pk, by=actor(request))
     if ok:
-        messages.success(request, f"Снова в очереди: {count} сообщ.")
+        say(request, "outbox_retried_all", count=count)
     return back(request, game, "panel_outbox")
 
 

@@ -14,6 +14,7 @@ from gameplay.refusals import (
 )
 from gameplay.rules import RuleViolation
 from gameplay.selectors.close import close_preview
+from gameplay.selectors.seats import seat_at
 from gameplay.selectors.table import current_phase, players
 from gameplay.services.deadlines import phase_close_confirmed, phase_extend, phase_remind
 from gameplay.services.night import (
@@ -23,6 +24,7 @@ from gameplay.services.night import (
 )
 from gameplay.services.story import post_preview
 from panel.access import actor, attempt, back, game_url, gm_view, render_panel
+from panel.flash import say
 from panel.forms import ExtendForm, NightEditForm, RequiredReasonForm
 
 
@@ -41,7 +43,7 @@ def extend_view(request: HttpRequest, game) -> HttpResponse:
     ok, deadline = attempt(request, phase_extend, game_id=game.pk, by=actor(request),
                            minutes=form.cleaned_data["minutes"])
     if ok:
-        messages.success(request, "Срок продлён, игроки увидят новый срок в теме.")
+        say(request, "deadline_extended")
     return back(request, game)
 
 
@@ -87,12 +89,10 @@ def _close(request: HttpRequest, game, phase, fingerprint: str) -> HttpResponse:
         messages.error(request, e.reason)
         return HttpResponseRedirect(game_url(game))
     if phase.kind == PhaseKind.DAY:
-        who = f"казнён №{result.executed}" if result.executed else "никто не казнён"
-        messages.success(request, f"День {phase.number} закрыт: {who}.")
+        executed = seat_at(game, result.executed) if result.executed else None
+        say(request, "day_closed", number=phase.number, executed=executed)
     else:
-        messages.success(request, f"Ночь {phase.number} закрыта. Проверьте черновик "
-                                  "и опубликуйте итоги." if not game.auto_publish else
-                                  f"Ночь {phase.number} закрыта и опубликована.")
+        say(request, "night_closed", number=phase.number, published=game.auto_publish)
     return HttpResponseRedirect(game_url(game))
 
 
@@ -100,8 +100,7 @@ def _close(request: HttpRequest, game, phase, fingerprint: str) -> HttpResponse:
 def remind_view(request: HttpRequest, game) -> HttpResponse:
     ok, reminder = attempt(request, phase_remind, game_id=game.pk, by=actor(request))
     if ok:
-        sent = ", ".join(f"№{n}" for n in reminder.seats)
-        messages.success(request, f"Напоминание отправлено ({len(reminder.seats)}): {sent}.")
+        say(request, "reminded", seats=reminder.seats)
     return back(request, game)
 
 
@@ -115,8 +114,7 @@ def night_edit_view(request: HttpRequest, game) -> HttpResponse:
     ok, res = attempt(request, night_draft_edit, game_id=game.pk, by=actor(request),
                       deaths=form.cleaned_data["deaths"], reason=form.cleaned_data["reason"])
     if ok:
-        deaths = ", ".join(f"№{n}" for n in res.deaths) or "никто"
-        messages.success(request, f"Черновик исправлен: погибают {deaths}.")
+        say(request, "draft_edited", deaths=res.deaths)
     return back(request, game)
 
 
@@ -125,8 +123,7 @@ def night_publish_view(request: HttpRequest, game) -> HttpResponse:
     phase = current_phase(game)
     ok, res = attempt(request, night_publish, game_id=game.pk, by=actor(request))
     if ok and phase is not None:
-        deaths = ", ".join(f"№{n}" for n in res.deaths) or "никто не погиб"
-        messages.success(request, f"Итоги ночи {phase.number} опубликованы: {deaths}.")
+        say(request, "night_published", number=phase.number, deaths=res.deaths)
     return back(request, game)
 
 
@@ -143,6 +140,5 @@ def night_reopen_view(request: HttpRequest, game) -> HttpResponse:
     ok, _ = attempt(request, night_reopen_mafia, game_id=game.pk, by=actor(request),
                     reason=form.cleaned_data["reason"])
     if ok:
-        messages.success(request, "Выстрел мафии открыт заново, мафии сообщено. Закройте ночь, "
-                                  "когда мафия выстрелит.")
+        say(request, "mafia_reopened")
     return back(request, game)

@@ -16,8 +16,8 @@ from gameplay.selectors.table import players
 from gameplay.services.setup import deal_round_new, game_deal, game_start, round_was_dealt
 from gameplay.services.signup import player_add, player_remove, players_add_bulk
 from panel.access import actor, attempt, back, game_url, gm_view, render_panel
+from panel.flash import confirmation, say
 from panel.forms import PlayerAddForm, PlayerBulkForm
-from panel.templatetags.panel_tags import local_time
 
 
 @gm_view()
@@ -52,8 +52,7 @@ def player_add_view(request: HttpRequest, game) -> HttpResponse:
     ok, seat = attempt(request, player_add, game_id=game.pk, by=actor(request), vk=d["vk"],
                        name=d["name"], reserve=d["reserve"])
     if ok:
-        where = "в запасе" if d["reserve"] else "в составе игры"
-        messages.success(request, f"{seat.name} (id{seat.vk_user_id}) — {where}.")
+        say(request, "player_added", seat=seat, reserve=d["reserve"])
     return back(request, game, "panel_players")
 
 
@@ -66,7 +65,7 @@ def players_bulk_view(request: HttpRequest, game) -> HttpResponse:
     ok, seats = attempt(request, players_add_bulk, game_id=game.pk, by=actor(request),
                         text=form.cleaned_data["lines"], reserve=form.cleaned_data["reserve"])
     if ok:
-        messages.success(request, f"Добавлено игроков: {len(seats)}.")
+        say(request, "players_added", count=len(seats))
     return back(request, game, "panel_players")
 
 
@@ -92,22 +91,11 @@ def player_remove_view(request: HttpRequest, game, seat_id: int) -> HttpResponse
             messages.error(request, e.reason)
             return back(request, game, "panel_players")
         else:
-            messages.success(request, f"{seat.name} снят с игры."
-                             + (" Раздача сброшена: раздайте роли заново." if discards else ""))
+            say(request, "player_removed", seat=seat, discarded=discards)
             return back(request, game, "panel_players")
-    details = [f"{seat.name} получит сообщение, что снят с игры."]
-    if discards:
-        details = [
-            "Роли уже розданы: раздача будет сброшена — номера, роли и предметы пропадут, "
-            "игра вернётся к набору игроков. Это решение ведущего: оно попадёт в журнал и "
-            "в итоги игры.",
-            "Затем запишите замену и раздайте роли заново: раздача строится из зерна раунда "
-            "и состава, так что с новым составом она будет другой.",
-        ] + details
     return render_panel(request, game, "panel/confirm.html", {
         "action": game_url(game, "panel_player_remove", seat_id=seat.pk),
-        "question": f"Снять {seat.name} с игры?",
-        "details": details,
+        **confirmation("player_remove", seat=seat, discards=discards),
         "button": "Снять и сбросить раздачу" if discards else "Снять",
         "danger": discards,
         "hidden": {"discard": "yes" if discards else ""},
@@ -143,11 +131,8 @@ def deal_run_view(request: HttpRequest, game) -> HttpResponse:
     if request.method == "POST":
         ok, summary = attempt(request, game_deal, game_id=game.pk, by=actor(request))
         if ok:
-            messages.success(
-                request,
-                f"Роли розданы. Розыгрышей предметов: {len(summary.draws)}; в принятом у мафии "
-                f"ровно {summary.draws[-1]['mafia_items']} предмет.",
-            )
+            say(request, "dealt", draws=len(summary.draws),
+                mafia_items=summary.draws[-1]["mafia_items"])
             return HttpResponseRedirect(game_url(game, "panel_deal"))
         return back(request, game)
     return HttpResponseRedirect(game_url(game))
@@ -159,22 +144,13 @@ def deal_round_view(request: HttpRequest, game) -> HttpResponse:
     if request.method == "POST" and request.POST.get("confirm") == "yes":
         ok, rnd = attempt(request, deal_round_new, game_id=game.pk, by=actor(request))
         if ok:
-            messages.success(
-                request,
-                f"Начат раунд {rnd.number} раздачи: хеш нового зерна опубликован в теме"
-                + ("; роли розданы заново." if game.status == GameStatus.DEALT else "."),
-            )
+            say(request, "deal_round_started", number=rnd.number,
+                dealt=game.status == GameStatus.DEALT)
             return HttpResponseRedirect(game_url(game, "panel_deal"))
         return back(request, game, "panel_deal")
     return render_panel(request, game, "panel/confirm.html", {
         "action": game_url(game, "panel_deal_round"),
-        "question": "Начать новый раунд раздачи?",
-        "details": [
-            "Тот же состав с тем же зерном всегда даёт ту же раздачу: другая раздача — только "
-            "из нового зерна. Сервер выберет его, а хеш опубликует в теме («Раунд N»).",
-            "Текущая раздача будет отброшена. Это решение ведущего: оно попадёт в журнал и в "
-            "«Решения ведущего» в конце игры, а зёрна всех раундов будут опубликованы.",
-        ],
+        **confirmation("deal_round"),
         "button": "Начать новый раунд",
     }, title="Новый раунд раздачи", tab="deal")
 
@@ -185,33 +161,17 @@ def start_view(request: HttpRequest, game) -> HttpResponse:
     if request.method == "POST" and request.POST.get("confirm") == "yes":
         ok, _ = attempt(request, game_start, game_id=game.pk, by=actor(request))
         if ok:
-            messages.success(request, "Игра началась: состав и хеш опубликованы, роли "
-                                      "разосланы, идёт День 1.")
+            say(request, "game_started")
         return HttpResponseRedirect(game_url(game))
     if game.status != GameStatus.DEALT:
         messages.error(request, NotDealtYet().reason if game.status == GameStatus.RECRUITING
                        else StartTooLate().reason)
         return HttpResponseRedirect(game_url(game))
     seats = players(game)
-    deadline = timezone.now() + game.day_length
-    details = [
-        "В теме игры будут опубликованы состав (номера и имена) и хеш раздачи."
-        if game.topic_id else "У игры нет темы: состав и хеш опубликовать будет негде — "
-        "укажите тему в настройках.",
-        f"Все игроки ({len(seats)}) получат в личные сообщения свою роль и предмет.",
-        f"Начнётся день 1, голосование — до {local_time(deadline, game.time_zone)}.",
-        "После старта раздачу уже не изменить, а игроков — только заменить.",
-    ]
-    closed = [s for s in seats if s.pm_allowed is False]
-    if closed:
-        details.append(
-            "Не разрешили сообщения от сообщества и не получат роль: "
-            + ", ".join(f"№{s.number} {s.name}" for s in closed) + ". Попросите их разрешить "
-            "сообщения или замените их."
-        )
     return render_panel(request, game, "panel/confirm.html", {
         "action": game_url(game, "panel_start"),
-        "question": f"Начать игру «{game.name}»?",
-        "details": details,
+        **confirmation("start", game=game, players=len(seats),
+                       deadline=timezone.now() + game.day_length,
+                       closed=[s for s in seats if s.pm_allowed is False]),
         "button": "Начать игру",
     }, title="Начать игру", tab="game")

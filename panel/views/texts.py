@@ -3,13 +3,13 @@ story paragraph of the current phase's post."""
 
 from __future__ import annotations
 
-from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 
 from gameplay import themes
 from gameplay.messages import MessageError
 from gameplay.services.story import phase_story_set, slot_sources, theme_preview, theme_text_set
 from panel.access import actor, attempt, back, game_url, gm_view, render_panel
+from panel.flash import say
 
 
 @gm_view("GET", "POST")
@@ -22,7 +22,7 @@ def texts_view(request: HttpRequest, game) -> HttpResponse:
             request, theme_text_set, game_id=game.pk, by=actor(request), slot=slot, text=text
         )
         if ok:
-            messages.success(request, f"Текст «{themes.SLOTS.get(slot, slot)}» сохранён.")
+            say(request, "theme_text_saved", slot=themes.SLOTS.get(slot, slot))
             return HttpResponseRedirect(game_url(game, "panel_texts") + f"#slot-{slot}")
         posted[slot] = text  # refused: the GM keeps what they typed, nothing was saved
         game.refresh_from_db()
@@ -64,5 +64,5 @@ def story_view(request: HttpRequest, game) -> HttpResponse:
         phase_id=int(phase_id) if phase_id.isdigit() else None,
     )
     if ok:
-        messages.success(request, "Рассказ сохранён: он войдёт в пост с итогами.")
+        say(request, "story_saved")
     return back(request, game)

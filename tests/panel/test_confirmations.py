@@ -53,10 +53,11 @@ def test_closing_a_day_shows_the_execution_and_the_strikes_first(
     target, lazy = alive[0], alive[-1]
     for s in alive[1:-1]:
         services.vote_submit(game_id=game.pk, voter=s.number, target=target.number)
+    Seat.objects.filter(pk=target.pk).update(sex=1)  # VK said: a woman
     response = gm_client.get(url("panel_close", game))
     html = response.content.decode()
     assert response.status_code == 200
-    assert f"Будет казнён №{target.number} {target.name}" in html
+    assert f"Будет казнена №{target.number} {target.name}" in html
     assert f"№{lazy.number} {lazy.name} — первый штраф: +2 голоса" in html
     assert f"№{target.number} {target.name} — первый штраф" in html  # he did not vote either
     assert open_phase(game).kind == "day"  # a GET changes nothing
@@ -74,7 +75,8 @@ def test_closing_a_day_shows_the_execution_and_the_strikes_first(
     assert open_phase(game).kind == "day"
 
     response = close_now(gm_client, game)
-    assert "День 1 закрыт: казнён" in " ".join(str(m) for m in response.context["messages"])
+    said = " ".join(str(m) for m in response.context["messages"])
+    assert f"День 1 закрыт: казнена №{target.number} {target.name}." in said
     target.refresh_from_db()
     assert not target.alive
 

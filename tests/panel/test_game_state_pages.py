@@ -62,6 +62,7 @@ def test_items_show_held_used_on_night_n_and_lost(played: Game, gm_client: Clien
 def test_players_tab_shows_who_is_alive_and_how_the_others_left(
     played: Game, gm_client: Client
 ) -> None:
+    Seat.objects.filter(game=played).update(sex=1)  # VK said: all women
     response = gm_client.get(url("panel_players", played))
     html = response.content.decode()
     roster = response.context["roster"]
@@ -69,8 +70,16 @@ def test_players_tab_shows_who_is_alive_and_how_the_others_left(
     assert roster.executed == 1 and roster.modkilled >= 1
     assert roster.alive + roster.executed + roster.killed + roster.modkilled == 7
     assert f"Живы: <strong>{roster.alive}</strong>" in html
-    assert "казнён (День 1)" in html and "модкилл (День 2)" in html
+    assert "казнена (День 1)" in html and "модкилл (День 2)" in html
+    assert html.count('<span class="badge alive">жива</span>') == roster.alive
+    Seat.objects.filter(game=played).update(sex=2)
+    html = gm_client.get(url("panel_players", played)).content.decode()
+    assert "казнён (День 1)" in html
     assert html.count('<span class="badge alive">жив</span>') == roster.alive
+    Seat.objects.filter(game=played).update(sex=0)  # VK did not say: a neutral wording
+    html = gm_client.get(url("panel_players", played)).content.decode()
+    assert "казнь (День 1)" in html and "казнён" not in html
+    assert html.count('<span class="badge alive">в игре</span>') == roster.alive
 
 
 def test_a_players_history_is_headed_by_their_name(gm: Any, gm_client: Client) -> None:
@@ -86,7 +95,7 @@ def test_a_players_history_is_headed_by_their_name(gm: Any, gm_client: Client) -
     html = gm_client.get(url("panel_history", game, vk_user_id=555_001)).content.decode()
     assert "Юлия Анисимова: игр 1" in html and "id555001:" not in html
     old = gm_client.get(url("panel_history", game, vk_user_id=seat.vk_user_id)).content.decode()
-    assert f"{seat.name}: игр" in old and "передал место: Юлия Анисимова" in old
+    assert f"{seat.name}: игр" in old and "место передано: Юлия Анисимова" in old
     nobody = gm_client.get(url("panel_history", game, vk_user_id=1)).content.decode()
     assert "Игрок не найден" in nobody
 

@@ -84,8 +84,9 @@ def test_extend_remind_and_close_the_day(game: Game, gm_client: Client) -> None:
 
     vote_round(game)
     day = current(game)
+    Seat.objects.filter(game=game).update(sex=2)  # VK said: all men
     r = close_now(gm_client, game)
-    assert "День 1 закрыт: казнён" in msgs(r)
+    assert "День 1 закрыт: казнён №" in msgs(r)
     assert current(game).kind == "night"
     # a stale form (the phase changed meanwhile) closes nothing
     r = gm_client.post(url("panel_close", game), {"phase": str(day.pk), "confirm": "yes"},

@@ -147,17 +147,19 @@ def test_a_list_is_added_whole_or_not_at_all(gm: Any, gm_client: Client) -> None
 def test_removing_players(gm: Any, gm_client: Client) -> None:
     game = make_game(gm, players=7, start=False)
     seat = Seat.objects.filter(game=game).first()
+    Seat.objects.filter(pk=seat.pk).update(sex=1)  # VK said: a woman
     # After the deal, removing a player discards it: confirmed on its own page first.
     response = gm_client.post(url("panel_player_remove", game, seat_id=seat.pk))
     page = response.content.decode()
     assert response.status_code == 200 and "раздача будет сброшена" in page
+    assert f"{seat.name} получит сообщение, что она снята с игры." in page
     assert "Снять и сбросить раздачу" in page
     seat.refresh_from_db()
     game.refresh_from_db()
     assert seat.status == SeatStatus.PLAYER and game.status == GameStatus.DEALT
     response = gm_client.post(url("panel_player_remove", game, seat_id=seat.pk),
                               {"confirm": "yes", "discard": "yes"}, follow=True)
-    assert f"{seat.name} снят с игры. Раздача сброшена: раздайте роли заново." in messages_of(
+    assert f"{seat.name} снята с игры. Раздача сброшена: раздайте роли заново." in messages_of(
         response)
     seat.refresh_from_db()
     game.refresh_from_db()

@@ -30,7 +30,7 @@ def test_history_shows_finished_and_own_games_and_counts_wins(gm: Any, other_gm:
     assert [r.game.name for r in history.rows] == ["Моя идёт", "Сыграна"]
     assert hidden.pk not in {r.game.pk for r in history.rows}
     own, finished = history.rows
-    assert (own.mine, own.won, own.result, own.state) == (True, None, "идёт", "жив")
+    assert (own.mine, own.won, own.result, own.state) == (True, None, "идёт", "в игре")
     expected = role in ("commissar", "doctor", "civilian")  # the town won
     assert (finished.mine, finished.won) == (False, expected)
     assert finished.result == ("победа" if expected else "поражение")

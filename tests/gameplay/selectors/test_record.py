@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 
 from gameplay import services
+from gameplay.grammar import FEMALE, MALE, UNKNOWN
+from gameplay.models import Seat
 from gameplay.selectors.record import actors_matching, draw_rounds, event_log, roster
 from tests.gameplay.deadline_support import started_game, vote_all
 from tests.panel.support import make_game
@@ -18,13 +20,19 @@ def test_roster_says_how_and_when_each_player_left() -> None:
     vote_all(game)  # seat 6 is executed
     services.day_close(game_id=game.pk, by="gm:test")
     services.seat_modkill(game_id=game.pk, seat=8, by="gm:test", reason="тест")
+    Seat.objects.filter(game=game, number__in=(1, 6)).update(sex=MALE)  # as VK tells it
+    Seat.objects.filter(game=game, number=2).update(sex=FEMALE)
 
     record = roster(game)
 
     states = {r.seat.number: r.state for r in record.rows}
     assert states[6] == "казнён (День 1)"
     assert states[8].startswith("модкилл") and "Ночь 1" in states[8]
-    assert states[1] == "жив"
+    assert (states[1], states[2], states[3]) == ("жив", "жива", "в игре")  # 3: VK did not say
+    Seat.objects.filter(game=game, number=6).update(sex=FEMALE)
+    assert {r.seat.number: r.state for r in roster(game).rows}[6] == "казнена (День 1)"
+    Seat.objects.filter(game=game, number=6).update(sex=UNKNOWN)
+    assert {r.seat.number: r.state for r in roster(game).rows}[6] == "казнь (День 1)"
     assert (record.alive, record.executed, record.modkilled, record.killed) == (6, 1, 1, 0)
 
 

@@ -1,0 +1,147 @@
+"""The panel's own sentences live in templates (panel/flash.py): every flash and confirmation
+name the views use has its file, every file is used, each uses only what its callers pass, and
+each renders to plain Russian — no ``{{``, no ``None``, the player's gender agreed."""
+
+from __future__ import annotations
+
+import ast
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from panel import flash
+
+ROOT = Path(__file__).resolve().parents[2]
+VIEWS = sorted((ROOT / "panel").rglob("*.py"))
+TEMPLATES = ROOT / "templates" / "panel"
+KINDS = {"say": "flash", "text": "flash", "confirmation": "confirm"}
+
+
+def calls() -> dict[tuple[str, str], list[set[str]]]:
+    """(kind, name) → the keyword names of each call that renders it."""
+    found: dict[tuple[str, str], list[set[str]]] = {}
+    for path in VIEWS:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+                continue
+            kind = KINDS.get(node.func.id)
+            args = [a for a in node.args if isinstance(a, ast.Constant)]
+            if kind is None or not args or not isinstance(args[0].value, str):
+                continue
+            keywords = {k.arg for k in node.keywords if k.arg and k.arg != "level"}
+            found.setdefault((kind, args[0].value), []).append(keywords)
+    return found
+
+
+def variables(source: str) -> set[str]:
+    """The context names a template reads (loop variables and ``forloop`` left out)."""
+    loops = set(re.findall(r"{%\s*for\s+(\w+)\s+in", source))
+    used = set(re.findall(r"{{\s*(\w+)", source))
+    used |= set(re.findall(r"{%\s*(?:if|elif)\s+(?:not\s+)?(\w+)", source))
+    used |= set(re.findall(r"{%\s*for\s+\w+\s+in\s+(\w+)", source))
+    return used - loops - {"forloop"}
+
+
+def test_every_name_the_views_use_has_its_template_and_every_template_is_used() -> None:
+    used = calls()
+    assert len(used) >= 40
+    for kind, name in used:
+        assert (TEMPLATES / kind / f"{name}.txt").is_file(), (kind, name)
+    on_disk = {
+        (p.parent.name, p.stem) for k in ("flash", "confirm") for p in (TEMPLATES / k).glob("*.txt")
+    }
+    assert on_disk == set(used), on_disk ^ set(used)
+
+
+def test_every_text_reads_only_what_its_callers_pass() -> None:
+    for (kind, name), callers in calls().items():
+        needed = variables((TEMPLATES / kind / f"{name}.txt").read_text(encoding="utf-8"))
+        for keywords in callers:
+            assert needed <= keywords, (kind, name, needed - keywords)
+
+
+def seat(sex: int = 0, **fields: Any) -> SimpleNamespace:
+    values = {
+        "number": 3,
+        "name": "Мария Ефремова",
+        "vk_user_id": 1001,
+        "strikes": 1,
+        "alive": True,
+        "sex": sex,
+        **fields,
+    }
+    return SimpleNamespace(**values)
+
+
+GAME = SimpleNamespace(name="Весна", topic_id=5, time_zone="Europe/Moscow")
+#: A value for every context name a text reads, by name.
+SAMPLE: dict[str, Any] = {
+    "community": "Мафия на Неве",
+    "username": "Анна",
+    "public": True,
+    "seat": seat(1),
+    "number": 2,
+    "name": "Юлия Анисимова",
+    "acted": True,
+    "game": GAME,
+    "running": True,
+    "title": "ЗЗ — Весна",
+    "count": 3,
+    "executed": seat(2),
+    "published": False,
+    "seats": [3, 5],
+    "deaths": [4],
+    "reserve": False,
+    "discarded": True,
+    "draws": 2,
+    "mafia_items": 1,
+    "dealt": True,
+    "slot": "Утро",
+    "discards": True,
+    "players": 7,
+    "deadline": datetime(2026, 12, 1, 18, 30, tzinfo=UTC),
+    "closed": [seat(0)],
+}
+
+
+def rendered(kind: str, name: str, context: dict[str, Any]) -> list[str]:
+    if kind == "confirm":
+        page = flash.confirmation(name, **context)
+        return [page["question"], *page["details"]]
+    return [flash.text(name, **context)]
+
+
+@pytest.mark.parametrize(("kind", "name"), sorted(calls()))
+def test_every_text_renders_to_plain_russian(kind: str, name: str) -> None:
+    source = (TEMPLATES / kind / f"{name}.txt").read_text(encoding="utf-8")
+    context = {v: SAMPLE[v] for v in variables(source)}
+    for paragraph in rendered(kind, name, context):
+        assert paragraph and paragraph == paragraph.strip(), (name, paragraph)
+        for bad in ("{{", "{%", "}}", "None", "  ", "namespace("):
+            assert bad not in paragraph, (name, paragraph)
+        assert re.search(r"[а-яё]", paragraph, re.I), (name, paragraph)
+
+
+def test_the_texts_agree_with_the_players_gender_and_are_neutral_when_vk_did_not_say() -> None:
+    said = {sex: flash.text("day_closed", number=1, executed=seat(sex)) for sex in (0, 1, 2)}
+    assert said[2] == "День 1 закрыт: казнён №3 Мария Ефремова."
+    assert said[1] == "День 1 закрыт: казнена №3 Мария Ефремова."
+    assert said[0] == "День 1 закрыт: казнь — №3 Мария Ефремова."
+    assert flash.text("day_closed", number=1, executed=None) == "День 1 закрыт: никто не казнён."
+    removed = {
+        sex: flash.text("player_removed", seat=seat(sex), discarded=False) for sex in (0, 1, 2)
+    }
+    assert removed == {
+        2: "Мария Ефремова снят с игры.",
+        1: "Мария Ефремова снята с игры.",
+        0: "Мария Ефремова больше не в составе игры.",
+    }
+    page = flash.confirmation("player_remove", seat=seat(0), discards=False)
+    assert page == {
+        "question": "Снять Марию Ефремову с игры?",
+        "details": ["Мария Ефремова получит сообщение, что больше не в составе игры."],
+    }
