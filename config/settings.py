@@ -214,6 +214,10 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "panel.access.login_locked_out"
 # The lockout itself is logged by that callable (one WARNING line), not axes' chatter.
 AXES_VERBOSE = False
+# Axes' own admin section (its attempts and logs) is English and not ours to translate: it is
+# left out of the admin for everybody. The throttling works without it; an operator reads the
+# lockout in the log and lifts it with ``manage.py axes_reset`` (or axes_reset_username).
+AXES_ENABLE_ADMIN = False
 
 # --- HTTPS (with DEBUG off) --------------------------------------------------------------------
 

@@ -20,6 +20,8 @@ class Draw(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = "розыгрыш предметов"
+        verbose_name_plural = "розыгрыши предметов"
         ordering = ["deal_round", "attempt"]
         constraints = [
             models.UniqueConstraint(
@@ -44,6 +46,8 @@ class DealRound(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = "раунд раздачи"
+        verbose_name_plural = "раунды раздачи"
         ordering = ["game", "number"]
         constraints = [
             models.UniqueConstraint(fields=["game", "number"], name="unique_deal_round"),

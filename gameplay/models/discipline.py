@@ -24,6 +24,8 @@ class Strike(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = "штраф"
+        verbose_name_plural = "штрафы"
         ordering = ["created_at", "id"]
 
 
@@ -61,6 +63,8 @@ class ModerationFlag(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = "отметка модерации"
+        verbose_name_plural = "отметки модерации"
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["game", "status"])]
 
@@ -84,6 +88,8 @@ class SpectatorMember(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = "зритель"
+        verbose_name_plural = "зрители"
         constraints = [
             models.UniqueConstraint(fields=["game", "vk_user_id"], name="one_spectator_row"),
         ]

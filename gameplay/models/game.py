@@ -151,8 +151,10 @@ class SeatStatus(models.TextChoices):
 
 
 class DeathCause(models.TextChoices):
-    EXECUTED = "executed", "Казнён"
-    NIGHT = "night", "Убит ночью"
+    # Nouns, so that a label needs no gender; the panel says «казнён»/«казнена» by the
+    # player's (gameplay.selectors.record.seat_state).
+    EXECUTED = "executed", "Казнь"
+    NIGHT = "night", "Убийство ночью"
     MODKILL = "modkill", "Модкилл"
 
 
@@ -162,27 +164,36 @@ SEX_CHOICES = [(0, "не указан"), (1, "женский"), (2, "мужск�
 class Seat(models.Model):
     """A player's place at the table; also a sign-up (before the deal) and a reserve entry."""
 
-    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="seats")
+    game = models.ForeignKey(
+        Game, on_delete=models.CASCADE, related_name="seats", verbose_name="игра"
+    )
     vk_user_id = models.BigIntegerField("VK id")
     name = models.CharField("имя", max_length=200)
     #: VK's users.get ``sex`` at sign-up (1 female, 2 male, 0 unknown): the texts' grammar.
     sex = models.PositiveSmallIntegerField("пол", choices=SEX_CHOICES, default=0)
-    status = models.CharField(max_length=16, choices=SeatStatus.choices, default=SeatStatus.PLAYER)
+    status = models.CharField(
+        "состояние", max_length=16, choices=SeatStatus.choices, default=SeatStatus.PLAYER
+    )
     number = models.PositiveSmallIntegerField("номер", null=True, blank=True)
     role = models.CharField("роль", max_length=16, choices=_choices(Role), blank=True)
     item = models.CharField("предмет", max_length=16, choices=_choices(Item), blank=True)
-    item_used = models.BooleanField(default=False)
-    alive = models.BooleanField(default=True)
-    death_cause = models.CharField(max_length=16, choices=DeathCause.choices, blank=True)
-    died_in = models.ForeignKey(
-        "Phase", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    item_used = models.BooleanField("предмет использован", default=False)
+    alive = models.BooleanField("жив", default=True)
+    death_cause = models.CharField(
+        "как выбыл", max_length=16, choices=DeathCause.choices, blank=True
     )
-    strikes = models.PositiveSmallIntegerField(default=0)
+    died_in = models.ForeignKey(
+        "Phase", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        verbose_name="выбыл в фазе",
+    )
+    strikes = models.PositiveSmallIntegerField("штрафы", default=0)
     #: Whether the community may write to this player (messages.isMessagesFromGroupAllowed).
-    pm_allowed = models.BooleanField(null=True, blank=True)
+    pm_allowed = models.BooleanField("сообщения разрешены", null=True, blank=True)
     #: The doctor's heal target that stood at the last night's close (RULES.md §4).
-    last_heal_target = models.PositiveSmallIntegerField(null=True, blank=True)
-    signed_up_at = models.DateTimeField(auto_now_add=True)
+    last_heal_target = models.PositiveSmallIntegerField(
+        "кого доктор лечил прошлой ночью", null=True, blank=True
+    )
+    signed_up_at = models.DateTimeField("записан", auto_now_add=True)
 
     class Meta:
         verbose_name = "место"
@@ -220,6 +231,8 @@ class Replacement(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = "замена"
+        verbose_name_plural = "замены"
         ordering = ["created_at"]
 
 
@@ -255,6 +268,8 @@ class Phase(models.Model):
     story = models.TextField("рассказ ведущего", blank=True, max_length=2000)
 
     class Meta:
+        verbose_name = "фаза"
+        verbose_name_plural = "фазы"
         ordering = ["game", "opened_at", "id"]
         constraints = [
             models.UniqueConstraint(fields=["game", "kind", "number"], name="one_phase_per_number"),
@@ -296,6 +311,8 @@ class Vote(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = "голос"
+        verbose_name_plural = "голоса"
         ordering = ["created_at", "id"]
         constraints = [
             models.UniqueConstraint(
@@ -322,6 +339,8 @@ class NightAction(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = "ночное действие"
+        verbose_name_plural = "ночные действия"
         ordering = ["created_at", "id"]
         constraints = [
             models.UniqueConstraint(
@@ -353,6 +372,8 @@ class ItemUse(models.Model):
     blocked = models.BooleanField(default=False)
 
     class Meta:
+        verbose_name = "использование предмета"
+        verbose_name_plural = "использования предметов"
         constraints = [
             models.UniqueConstraint(fields=["game", "item"], name="each_item_used_once"),
         ]

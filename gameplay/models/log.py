@@ -25,6 +25,8 @@ class GameEvent(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = "запись журнала"
+        verbose_name_plural = "записи журнала"
         ordering = ["game", "seq"]
         constraints = [
             models.UniqueConstraint(fields=["game", "seq"], name="unique_event_seq"),

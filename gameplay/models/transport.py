@@ -107,6 +107,8 @@ class VkEvent(models.Model):
     error = models.TextField(blank=True, db_default="")
 
     class Meta:
+        verbose_name = "событие VK"
+        verbose_name_plural = "события VK"
         indexes = [models.Index(fields=["received_at"])]
         constraints = [
             models.UniqueConstraint(
@@ -121,6 +123,10 @@ class PollState(models.Model):
     group_id = models.BigIntegerField(unique=True)
     ts = models.CharField(max_length=64, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "позиция Long Poll"
+        verbose_name_plural = "позиции Long Poll"
 
 
 class Deployment(models.Model):

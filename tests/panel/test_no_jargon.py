@@ -49,6 +49,61 @@ def test_a_superusers_account_pages_speak_correct_russian(django_user_model: Any
     assert "<h1>Добавить пользователя</h1>" in html
 
 
+#: A Latin word in a column header or a section title (VK and ids are names, not English).
+LATIN = re.compile(r"\b(?!VK\b|ID\b|id\b)[A-Za-z]{2,}\b")
+
+
+def headers(html: str) -> list[str]:
+    """The texts of the page's column headers, captions and section titles."""
+    found = re.findall(r"<(th|caption|h1|h2)\b[^>]*>(.*?)</\1>", html, flags=re.S)
+    return [" ".join(visible_text(body).split()) for _, body in found]
+
+
+def test_a_superusers_admin_has_no_english_sections_or_column_headers(
+    gm: Any, django_user_model: Any
+) -> None:
+    """Every section of the admin a superuser sees (its index, every registered model's list
+    and add page): Russian titles and headers; django-axes' English section is not there."""
+    from django.contrib import admin
+
+    make_game(gm, players=7)
+    boss = django_user_model.objects.create_superuser("админ", password="x")
+    client = Client()
+    client.force_login(boss)
+    index = client.get(reverse("admin:index")).content.decode()
+    assert "Axes" not in visible_text(index) and "/admin/axes/" not in index
+    pages = [reverse("admin:index")]
+    for model in admin.site._registry:
+        meta = model._meta
+        pages += [
+            reverse(f"admin:{meta.app_label}_{meta.model_name}_{view}")
+            for view in ("changelist", "add")
+        ]
+    for url in pages:
+        response = client.get(url, follow=True)
+        assert response.status_code == 200, url
+        for text in headers(response.content.decode()):
+            assert not LATIN.search(text), (url, text)
+    assert len(pages) >= 5
+
+
+def test_the_games_models_have_russian_names() -> None:
+    """What a superuser reads of a game's rows anywhere in the admin (a deletion's summary,
+    a relation): every model of the game and every field of a seat named in Russian."""
+    from django.apps import apps
+
+    cyrillic = re.compile(r"[а-яё]", re.I)
+    for model in apps.get_app_config("gameplay").get_models():
+        for name in (model._meta.verbose_name, model._meta.verbose_name_plural):
+            assert cyrillic.search(str(name)), (model.__name__, name)
+    from gameplay.models import Seat
+
+    for field in Seat._meta.concrete_fields:
+        if field.name != "id":
+            name = str(field.verbose_name)  # «VK id» is a name
+            assert cyrillic.search(name) or not LATIN.search(name), field.name
+
+
 def test_the_log_names_people_and_the_deadline_job(gm: Any, gm_client: Client) -> None:
     gm.first_name = "Анна"
     gm.save()
