@@ -5,6 +5,10 @@ one item with the mafia), starts, closes Day 1, edits and publishes Night 1, mod
 opens the spectator chat and ends the game, saving a screenshot of every screen. Players' votes
 and night actions arrive through the services, as the bot would deliver them.
 
+Beside it: the game page and its confirmations at 390×844 (a phone), removing a player after the
+deal (confirmed first), and the GM's voice — the theme editor refusing a broken template with
+its line, and a night draft's story paragraph published exactly as previewed.
+
 Every check of the page after a click, a navigation or a form submission is one of Playwright's
 waiting assertions (``expect``): on a busy machine the page the click leads to comes later, and
 reading the page at once would read the old one. The database is read only after the page shows
@@ -27,7 +31,16 @@ from django.db import connections
 from playwright.sync_api import expect
 
 from gameplay import services
-from gameplay.models import Game, GameEvent, GameStatus, Phase, Seat, SeatStatus
+from gameplay.models import (
+    Game,
+    GameEvent,
+    GameStatus,
+    Outbox,
+    OutboxChannel,
+    Phase,
+    Seat,
+    SeatStatus,
+)
 from gameplay.rules import Role
 from tests.browser_support import CHROMIUM, CHROMIUM_ARGS
 from tests.panel.conftest import PASSWORD
@@ -186,6 +199,7 @@ def test_gm_runs_a_whole_game_in_the_browser(
     town = sorted(n for n, s in seats.items() if s.role == Role.CIVILIAN)
     mafia = sorted(n for n, s in seats.items() if s.role == Role.MAFIA)
     doomed = town[0]
+    Seat.objects.filter(game=game, number=doomed).update(sex=1)  # as VK would have told it
     for n in sorted(seats):
         if n not in (doomed, town[-1]):
             services.vote_submit(game_id=game.pk, voter=n, target=doomed)
@@ -196,11 +210,11 @@ def test_gm_runs_a_whole_game_in_the_browser(
     shot(page, "day")
     page.click("#close-phase")
     _at(page, game_url + "phase/close/")
-    expect(page.locator("#close-outcome")).to_contain_text(f"Будет казнён №{doomed}")
+    expect(page.locator("#close-outcome")).to_contain_text(f"Будет казнена №{doomed}")
     expect(page.locator("#close-strikes")).to_contain_text(f"№{town[-1]}")
     shot(page, "day-close-confirm")
     page.click("#confirm-button")
-    expect(_messages(page)).to_contain_text(f"казнён №{doomed}")
+    expect(_messages(page)).to_contain_text(f"казнена №{doomed}")
 
     # Night 1: the players act, the GM closes, edits the draft and publishes it.
     role_of = {s.role: n for n, s in seats.items() if s.role != Role.CIVILIAN}
@@ -341,6 +355,7 @@ def test_the_game_page_and_its_confirmations_fit_a_phone(
     seats = {s.number: s for s in Seat.objects.filter(game=game, status=SeatStatus.PLAYER)}
     town = sorted(n for n, s in seats.items() if s.role == Role.CIVILIAN)
     mafia = sorted(n for n, s in seats.items() if s.role == Role.MAFIA)
+    Seat.objects.filter(game=game, number=town[0]).update(sex=2)  # as VK would have told it
     for n in sorted(seats)[:-3]:
         target = town[0] if n % 3 else town[1]
         services.vote_submit(game_id=game.pk, voter=n, target=target if n != target else mafia[0])
@@ -412,3 +427,59 @@ def test_removing_a_player_after_the_deal_is_confirmed(
     expect(_messages(page)).to_contain_text("Раздача сброшена")
     game.refresh_from_db()
     assert game.status == GameStatus.RECRUITING
+
+
+def test_the_gm_edits_a_theme_text_and_a_nights_story_in_the_browser(
+    page: Any, live_server: Any, gm: Any, tmp_path: Path
+) -> None:
+    from tests.panel.support import make_game, night_round, vote_round
+
+    shot = Shots(tmp_path)
+    game = make_game(gm, players=7, seed="browser-texts")
+    _log_in(page, live_server.url, gm)
+    base = f"{live_server.url}/admin/gameplay/game/{game.pk}"
+
+    # The theme editor: a broken text shows why at once, and saving it is refused.
+    page.goto(f"{base}/texts/")
+    area = page.locator("#slot-night_story textarea")
+    area.fill("Луна.\n{% if deaths %}без конца")
+    preview = page.locator("#preview-night_story")
+    expect(preview).to_contain_text("Не отрисовывается. Строка 2:")
+    page.click("#save-night_story")
+    expect(_messages(page)).to_contain_text("Текст не сохранён. Строка 2:")
+    expect(_messages(page)).to_contain_text("незакрытый тег")
+    game.refresh_from_db()
+    assert game.theme_texts == {}
+    shot(page, "theme-editor-refused")
+    # A good one: the preview is the post players will see, with the game's own number.
+    page.locator("#slot-night_story textarea").fill("Над лабораторией {{ number }}-я ночь.")
+    expect(preview).to_contain_text("Ночь 1 наступила. Над лабораторией 1-я ночь.")
+    page.click("#save-night_story")
+    expect(_messages(page)).to_contain_text("сохранён")
+    game.refresh_from_db()
+    assert game.theme_texts == {"night_story": "Над лабораторией {{ number }}-я ночь."}
+
+    # Day 1 closes; the night's post opens with the game's text.
+    vote_round(game)
+    services.day_close(game_id=game.pk, by="gm:t")
+    night_opened = Outbox.objects.filter(
+        game=game, channel=OutboxChannel.BOARD, kind="night_opened"
+    ).get()
+    assert night_opened.text.startswith("Ночь 1 наступила. Над лабораторией 1-я ночь.")
+
+    # The night's draft: the exact post, the GM's story in it, published as shown.
+    night_round(game)
+    services.night_close(game_id=game.pk, by="gm:t")
+    page.goto(f"{base}/")
+    expect(page.locator("#post-text")).to_contain_text("Утро после ночи 1.")
+    page.fill("#story-text", "Утром в лаборатории нашли открытую дверь.")
+    page.click("#save-story")
+    expect(_messages(page)).to_contain_text("Рассказ сохранён")
+    expect(page.locator("#post-text")).to_contain_text("нашли открытую дверь")
+    shown = page.locator("#post-text").inner_text()
+    assert shown.splitlines()[1] == "Утром в лаборатории нашли открытую дверь."
+    shot(page, "night-draft-story")
+    page.click("#publish-night")
+    expect(_messages(page)).to_contain_text("опубликованы")
+    post = Outbox.objects.filter(game=Game.objects.get(pk=game.pk), kind="night_result").get()
+    assert post.text == shown.strip()
