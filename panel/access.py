@@ -25,7 +25,7 @@ from gameplay.rules import RuleViolation
 from gameplay.selectors.games import games_for
 from gameplay.selectors.record import retryable_outbox
 from gameplay.selectors.table import current_phase
-from panel.labels import login_locked_out as locked_out_text
+from panel.flash import text
 
 View = Callable[..., HttpResponse]
 logger = logging.getLogger(__name__)
@@ -136,4 +136,5 @@ def login_locked_out(request: HttpRequest, credentials: Any = None, *args: Any,
                    settings.AXES_FAILURE_LIMIT, client_address(request) or "?")
     minutes = int(settings.AXES_COOLOFF_TIME.total_seconds() // 60)
     return render(request, "panel/login_locked.html",
-                  {"message": locked_out_text(minutes), "title": "Вход закрыт"}, status=429)
+                  {"message": text("login_locked", minutes=minutes), "title": "Вход закрыт"},
+                  status=429)

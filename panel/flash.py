@@ -34,6 +34,11 @@ def _paragraphs(rendered: str) -> list[str]:
     return [b for b in blocks if b]
 
 
+def render_line(path: str, context: dict[str, Any]) -> str:
+    """Any plain panel text (``templates/<path>``) as one line, e.g. a log entry's."""
+    return " ".join(_paragraphs(_render(path, context)))
+
+
 def text(name: str, /, **context: Any) -> str:
     """The flash text ``name`` (``templates/panel/flash/<name>.txt``) in one paragraph."""
     return " ".join(_paragraphs(_render(f"panel/flash/{name}.txt", context)))

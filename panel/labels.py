@@ -1,12 +1,15 @@
-"""Russian names of the event log's entries and a one-line description of each, for the GM."""
+"""Russian names of the event log's entries, its actors and the deliveries' kinds (word
+tables, like a model's choices), and the log's one-line description of each entry — a
+sentence, so a template: ``templates/panel/log/<kind>.txt``."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.template import TemplateDoesNotExist
+
 from gameplay.models import GameEvent
-from gameplay.rules import Act, Role, Winner
-from gameplay.rules.roles import ACT_TITLES, ROLE_TITLES
+from panel import flash
 
 EVENT_LABELS: dict[str, str] = {
     "game_created": "Игра создана",
@@ -85,82 +88,43 @@ def event_label(kind: str) -> str:
     return EVENT_LABELS.get(kind, kind)
 
 
-def _n(value: Any) -> str:
-    return f"№{value}" if value not in (None, "") else "—"
-
-
-def _list(values: Any) -> str:
-    return ", ".join(_n(v) for v in values or []) or "никто"
-
-
 def chat_label(peer_id: int, title: str = "") -> str:
     """A VK chat as a GM knows it: by its title when known, else by its number in the
     community's chats («беседа №7»), never by its peer id."""
     return f"беседа «{title}»" if title else f"беседа №{peer_id - 2_000_000_000}"
 
 
+#: Log kinds described by another kind's line (``templates/panel/log/<kind>.txt``).
+_SAME_LINE = {
+    "night_redrafted": "night_closed",
+    "withdraw": "signup",
+    "redeal": "deal",
+    "spectator_chat_created": "spectator_chat_linked",
+    "spectator_joined": "spectator_invited",
+    "spectator_removed": "spectator_invited",
+}
+
+
 def describe_event(event: GameEvent, vk_names: dict[int, str] | None = None) -> str:
-    """A short Russian line for a log entry; ``vk_names`` names the VK users it mentions."""
-    d: dict[str, Any] = event.data or {}
-    k = event.kind
+    """A short Russian line for a log entry: ``templates/panel/log/<kind>.txt`` rendered with
+    the entry's data (a kind without a file has no line); ``vk_names`` names the VK users it
+    mentions. An entry that carries its own ``summary`` (a GM's decision) shows that."""
+    d: dict[str, Any] = dict(event.data or {})
     if d.get("summary"):
         return str(d["summary"])
-    if k == "vote":
-        early = " (досрочно)" if d.get("early") else ""
-        return f"{_n(d.get('voter'))} → {_n(d.get('target'))}{early}"
-    if k == "night_action":
-        try:
-            act = ACT_TITLES[Act(d.get("act"))]
-        except ValueError:
-            act = str(d.get("act"))
-        guess = f" ({ROLE_TITLES[Role(d['guess'])].lower()})" if d.get("guess") else ""
-        return f"{_n(d.get('actor'))}: {act} → {_n(d.get('target'))}{guess}"
-    if k == "day_closed":
-        executed = d.get("executed")
-        return ("досрочно; " if d.get("early") else "") + (
-            f"казнён {_n(executed)}" if executed else "никто не казнён"
-        )
-    if k in ("night_closed", "night_redrafted"):
-        return f"черновик: погибают {_list((d.get('draft') or {}).get('deaths'))}"
-    if k == "night_published":
-        return f"погибли: {_list(d.get('deaths'))}"
-    if k == "phase_opened":
-        return f"{'День' if d.get('phase_kind') == 'day' else 'Ночь'} {d.get('number')}"
-    if k in ("signup", "withdraw"):
-        extra = " (запас)" if d.get("reserve") else ""
-        name = d.get("name") or (vk_names or {}).get(d.get("vk_user_id")) or "игрок"
-        return f"{name}{extra}"
-    if k == "replace":
-        old = (vk_names or {}).get(d.get("old_vk_user_id")) or "прежний игрок"
-        return f"{_n(d.get('seat'))}: {old} → {d.get('name')}"
-    if k in ("deal", "redeal"):
-        seed_round = f" из зерна раунда {d['seed_round']}" if d.get("seed_round") else ""
-        return f"раздача №{d.get('deal_round')}{seed_round}, попыток: {len(d.get('draws') or [])}"
-    if k == "deal_round_opened":
-        return f"раунд {d.get('round')}, хеш зерна {d.get('commitment')}"
-    if k == "game_finished":
-        winner = d.get("winner")
-        return f"победа: {Winner(winner).title}" if winner else "без победителя"
-    if k == "deadline_extended":
-        return f"+{d.get('minutes')} мин"
-    if k == "reminder_sent":
-        return f"кому: {_list(d.get('seats'))}"
-    if k == "flag_resolved":
-        return f"{d.get('status')}: {d.get('note', '')}".strip(": ")
-    if k == "mafia_relay":
-        return f"{_n(d.get('seat'))}: {d.get('text', '')}"
-    if k in ("spectator_chat_linked", "spectator_chat_created") and d.get("peer_id"):
-        return chat_label(int(d["peer_id"]), d.get("title") or "")
-    if k == "spectator_chat_create_requested":
-        return f"«{d.get('title', '')}»"
-    if k in ("spectator_invited", "spectator_joined", "spectator_removed"):
-        who = (vk_names or {}).get(d.get("vk_user_id")) or "пользователь VK"
-        return who + (f": {d['reason']}" if d.get("reason") else "")
-    if k == "settings_changed":
-        return ", ".join(sorted((d.get("changed") or {}).keys()))
-    if k == "gms_changed":
-        return ", ".join(d.get("gms") or [])
-    return ""
+    names = vk_names or {}
+    context = {
+        "title": "",  # a filter's argument must exist
+        **d,
+        "who": names.get(d.get("vk_user_id")) or "",
+        "old": names.get(d.get("old_vk_user_id")) or "",
+        "changed": sorted((d.get("changed") or {}).keys()),
+    }
+    kind = _SAME_LINE.get(event.kind, event.kind)
+    try:
+        return flash.render_line(f"panel/log/{kind}.txt", context)
+    except TemplateDoesNotExist:
+        return ""
 
 
 #: What an Outbox row is about (``Outbox.kind``), for the deliveries page.
@@ -218,12 +182,3 @@ OUTBOX_KIND_LABELS: dict[str, str] = {
 
 def outbox_kind_label(kind: str) -> str:
     return OUTBOX_KIND_LABELS.get(kind, kind or "—")
-
-
-def login_locked_out(minutes: int) -> str:
-    """The admin login's answer while django-axes holds a user name locked out."""
-    return (
-        f"Слишком много неудачных попыток входа. Вход для этого имени с этого адреса закрыт "
-        f"на {minutes} мин. Подождите и попробуйте снова; если забыли пароль, попросите "
-        f"администратора сайта его сбросить."
-    )

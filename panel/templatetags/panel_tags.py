@@ -80,6 +80,36 @@ def act_title(value: str) -> str:
 
 
 @register.filter
+def seat_no(value: Any) -> str:
+    """7 → «№7»; nothing → «—»."""
+    return f"№{value}" if value not in (None, "") else "—"
+
+
+@register.filter
+def flag_status(value: str) -> str:
+    """A moderation flag's status as the flags page names it: «принято решение»."""
+    from gameplay.models import FlagStatus
+
+    try:
+        return FlagStatus(value).label.lower()
+    except ValueError:
+        return value or ""
+
+
+@register.filter
+def game_field(name: str) -> str:
+    """A game setting's name as its form calls it: «длина дня»."""
+    from django.core.exceptions import FieldDoesNotExist
+
+    from gameplay.models import Game
+
+    try:
+        return str(Game._meta.get_field(name).verbose_name)
+    except FieldDoesNotExist:
+        return name
+
+
+@register.filter
 def seats(values: Any) -> str:
     """[3, 5] → «№3, №5»; empty → «—»."""
     return ", ".join(f"№{v}" for v in values or []) or "—"

@@ -26,9 +26,15 @@ def calls() -> dict[tuple[str, str], list[set[str]]]:
     found: dict[tuple[str, str], list[set[str]]] = {}
     for path in VIEWS:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            if not isinstance(node, ast.Call):
                 continue
-            kind = KINDS.get(node.func.id)
+            func = node.func
+            called = (
+                func.id
+                if isinstance(func, ast.Name)
+                else (func.attr if isinstance(func, ast.Attribute) else "")
+            )
+            kind = KINDS.get(called)
             args = [a for a in node.args if isinstance(a, ast.Constant)]
             if kind is None or not args or not isinstance(args[0].value, str):
                 continue
@@ -105,6 +111,7 @@ SAMPLE: dict[str, Any] = {
     "players": 7,
     "deadline": datetime(2026, 12, 1, 18, 30, tzinfo=UTC),
     "closed": [seat(0)],
+    "minutes": 15,
 }
 
 
@@ -145,3 +152,70 @@ def test_the_texts_agree_with_the_players_gender_and_are_neutral_when_vk_did_not
         "question": "Снять Марию Ефремову с игры?",
         "details": ["Мария Ефремова получит сообщение, что больше не в составе игры."],
     }
+
+
+#: A log entry of each kind and its line on «Журнал» (templates/panel/log/<kind>.txt).
+LOG_LINES = [
+    ("vote", {"voter": 3, "target": 5, "early": True}, "№3 → №5 (досрочно)"),
+    ("night_action", {"actor": 2, "act": "check", "target": 7}, "№2: проверка → №7"),
+    (
+        "night_action",
+        {"actor": 2, "act": "role_strike", "target": 7, "guess": "doctor"},
+        "№2: ролевой удар → №7 (доктор)",
+    ),
+    ("day_closed", {"executed": 4}, "казнь: №4"),
+    ("day_closed", {"executed": None, "early": True}, "досрочно; никто не казнён"),
+    ("night_closed", {"draft": {"deaths": [4, 6]}}, "черновик: погибают №4, №6"),
+    ("night_redrafted", {"draft": {"deaths": []}}, "черновик: никто не погибает"),
+    ("night_published", {"deaths": [4]}, "погибли: №4"),
+    ("night_published", {"deaths": []}, "никто не погиб"),
+    ("phase_opened", {"phase_kind": "night", "number": 1}, "Ночь 1"),
+    ("signup", {"name": "Анна", "reserve": True}, "Анна (запас)"),
+    ("withdraw", {"vk_user_id": 1001}, "Мария Ефремова"),
+    ("withdraw", {"vk_user_id": 9}, "игрок"),
+    ("replace", {"seat": 4, "old_vk_user_id": 1001, "name": "Юлия"}, "№4: Мария Ефремова → Юлия"),
+    ("replace", {"seat": 4, "old_vk_user_id": 9, "name": "Юлия"}, "№4: прежний игрок → Юлия"),
+    ("deal", {"deal_round": 1, "draws": [1, 2]}, "раздача №1, попыток: 2"),
+    (
+        "redeal",
+        {"deal_round": 2, "seed_round": 2, "draws": [1]},
+        "раздача №2 из зерна раунда 2, попыток: 1",
+    ),
+    ("deal_round_opened", {"round": 2, "commitment": "ab12"}, "раунд 2, хеш зерна ab12"),
+    ("game_finished", {"winner": "town"}, "победа: Мирный город"),
+    ("game_finished", {}, "без победителя"),
+    ("deadline_extended", {"minutes": 30}, "+30 мин"),
+    ("reminder_sent", {"seats": [1, 2]}, "кому: №1, №2"),
+    ("flag_resolved", {"status": "acted", "note": "флуд"}, "принято решение: флуд"),
+    ("flag_resolved", {"status": "dismissed"}, "отклонён"),
+    ("mafia_relay", {"seat": 2, "text": "стреляем в 5"}, "№2: стреляем в 5"),
+    ("spectator_chat_linked", {"peer_id": 2000000007}, "беседа №7"),
+    (
+        "spectator_chat_created",
+        {"peer_id": 2000000008, "title": "ЗЗ — Весна"},
+        "беседа «ЗЗ — Весна»",
+    ),
+    ("spectator_chat_create_requested", {"title": "ЗЗ — Весна"}, "«ЗЗ — Весна»"),
+    ("spectator_invited", {"vk_user_id": 1001}, "Мария Ефремова"),
+    ("spectator_removed", {"vk_user_id": 9, "reason": "мафия"}, "пользователь VK: мафия"),
+    (
+        "settings_changed",
+        {"changed": {"name": "Весна", "day_length": "1 day", "counts": {}}},
+        "состав ролей, длина дня, название",
+    ),
+    ("gms_changed", {"gms": ["анна", "борис"]}, "анна, борис"),
+    ("modkill", {"summary": "Ведущий: модкилл №3."}, "Ведущий: модкилл №3."),
+    ("game_started", {}, ""),
+]
+
+
+def test_every_log_line_is_a_template_and_reads_as_russian() -> None:
+    from gameplay.models import GameEvent
+    from panel.labels import describe_event
+
+    for kind, data, line in LOG_LINES:
+        assert describe_event(GameEvent(kind=kind, data=data), {1001: "Мария Ефремова"}) == line
+    files = {p.stem for p in (TEMPLATES / "log").glob("*.txt")}
+    from panel.labels import _SAME_LINE
+
+    assert files == {_SAME_LINE.get(k, k) for k, _, line in LOG_LINES if line} - {"modkill"}
