@@ -176,10 +176,12 @@ def seat_replace(
     name: str,
     by: str,
     reason: str = "",
+    sex: int | None = None,
     now: datetime | None = None,
 ) -> Seat:
     """Hand a seat to another VK account (P6): role, item, history and announced penalty votes
-    stay with the seat; strikes are the person's and reset to 0."""
+    stay with the seat; strikes are the person's and reset to 0, and so is the grammar: the
+    newcomer's VK ``sex`` (given, or the reserve's own), unknown (a neutral wording) if not."""
     game = lock_game(game_id=game_id)
     if game.status not in (GameStatus.DEALT, GameStatus.RUNNING):
         raise ReplacementNotNow()
@@ -188,9 +190,10 @@ def seat_replace(
     target = seat_by_number(seats=seats, number=seat)
     if any(s.vk_user_id == vk_user_id for s in seats):
         raise AlreadyPlaying()
-    Seat.objects.filter(game=game, vk_user_id=vk_user_id, status=SeatStatus.RESERVE).update(
-        status=SeatStatus.WITHDRAWN
-    )
+    reserve = Seat.objects.filter(game=game, vk_user_id=vk_user_id, status=SeatStatus.RESERVE)
+    if sex is None:
+        sex = next(iter(reserve.values_list("sex", flat=True)), 0)
+    reserve.update(status=SeatStatus.WITHDRAWN)
     name = (name or f"id{vk_user_id}").strip()[:200]
     old_name = target.name
     Replacement.objects.create(
@@ -207,7 +210,8 @@ def seat_replace(
     target.vk_user_id = vk_user_id
     target.name = name
     target.strikes = 0
-    target.save(update_fields=["vk_user_id", "name", "strikes"])
+    target.sex = sex if sex in (1, 2) else 0
+    target.save(update_fields=["vk_user_id", "name", "strikes", "sex"])
     log_event(
         game,
         "replace",
