@@ -104,27 +104,46 @@ def _day(game: Game, table: Table, number: int) -> None:
         if target.number == s.number:
             continue
         _try(
-            services.vote_submit, game_id=game.pk, voter=s.number, target=target.number,
+            services.vote_submit,
+            game_id=game.pk,
+            voter=s.number,
+            target=target.number,
             early=number >= 3 and rng.random() < 0.3,
         )
     if rng.random() < 0.4 and _running(game):
         who = rng.choice(_living(game))
-        strike = _try(
-            services.strike_give, game_id=game.pk, seat=who.number, by=GM, reason="флуд"
-        )
+        strike = _try(services.strike_give, game_id=game.pk, seat=who.number, by=GM, reason="флуд")
         if strike is not None and rng.random() < 0.5:
-            _try(services.strike_forgive, game_id=game.pk, strike_id=strike.pk, by=GM,
-                 reason="ошибка ведущего")
+            _try(
+                services.strike_forgive,
+                game_id=game.pk,
+                strike_id=strike.pk,
+                by=GM,
+                reason="ошибка ведущего",
+            )
     if rng.random() < 0.25 and _running(game):
         who = rng.choice(_living(game))
-        _try(services.seat_modkill, game_id=game.pk, seat=who.number, by=GM,
-             reason=rng.choice(REASONS))
+        _try(
+            services.seat_modkill,
+            game_id=game.pk,
+            seat=who.number,
+            by=GM,
+            reason=rng.choice(REASONS),
+        )
     if rng.random() < 0.2 and _running(game):
         who = rng.choice(_living(game))
         vk, name, sex = table.newcomer()
         mark = Outbox.objects.order_by("-id").values_list("id", flat=True).first() or 0
-        done = _try(services.seat_replace, game_id=game.pk, seat=who.number, vk_user_id=vk,
-                    name=name, sex=sex, by=GM, reason="игрок уехал")
+        done = _try(
+            services.seat_replace,
+            game_id=game.pk,
+            seat=who.number,
+            vk_user_id=vk,
+            name=name,
+            sex=sex,
+            by=GM,
+            reason="игрок уехал",
+        )
         if done is not None:
             table.replaced.append((who.number, *table.by_vk[who.vk_user_id], mark))
     if _running(game) and _phase(game) is not None and _phase(game).kind == "day":
@@ -154,8 +173,12 @@ def _night(game: Game, table: Table) -> None:
             target = mafia_target if act is Act.MAFIA_SHOT else rng.choice(living)
             guess = rng.choice([Role.COMMISSAR, Role.DOCTOR, Role.MANIAC])
             _try(
-                services.night_action_submit, game_id=game.pk, actor=s.number, act=act,
-                target=target.number, guess=guess if act is Act.ROLE_STRIKE else None,
+                services.night_action_submit,
+                game_id=game.pk,
+                actor=s.number,
+                act=act,
+                target=target.number,
+                guess=guess if act is Act.ROLE_STRIKE else None,
             )
     services.night_close(game_id=game.pk, by=GM)
     phase = _phase(game)
@@ -167,16 +190,24 @@ def _night(game: Game, table: Table) -> None:
             services.night_close(game_id=game.pk, by=GM)
     if rng.random() < 0.3:
         deaths = [s.number for s in rng.sample(_living(game), 2)]
-        _try(services.night_draft_edit, game_id=game.pk, by=GM, deaths=deaths,
-             reason="действие пришло до дедлайна")
+        _try(
+            services.night_draft_edit,
+            game_id=game.pk,
+            by=GM,
+            deaths=deaths,
+            reason="действие пришло до дедлайна",
+        )
     services.night_publish(game_id=game.pk, by=GM)
 
 
 def play(index: int, theme: str, n: int, auto_publish: bool) -> tuple[Game, Table]:
     table = Table(random.Random(f"{theme}-{index}"), offset=index * 7)
     game = services.game_create(
-        name=f"Партия {index + 1}", counts=RoleCounts.default_for(n), by=GM,
-        seed=hashlib.sha256(f"{theme}-{index}".encode()).hexdigest()[:32], theme=theme,
+        name=f"Партия {index + 1}",
+        counts=RoleCounts.default_for(n),
+        by=GM,
+        seed=hashlib.sha256(f"{theme}-{index}".encode()).hexdigest()[:32],
+        theme=theme,
         auto_publish=auto_publish,
         topic_id=990_000 + index,
     )
@@ -216,13 +247,23 @@ def test_generated_games_read_right(capsys: pytest.CaptureFixture[str]) -> None:
                 for problem in problems(row.text, persons_at(game, table, row.pk), ACCUSATIVES):
                     bad.append(f"{theme} {row.kind}: {problem}\n{row.text}")
     with capsys.disabled():
-        print(
-            f"\ngames: {games}; texts: {texts} of {len(kinds)} kinds; problems: {len(bad)}"
-        )
+        print(f"\ngames: {games}; texts: {texts} of {len(kinds)} kinds; problems: {len(bad)}")
     assert games == len(GAMES) * len(themes.THEMES)
     # the games reach what they are for
-    for kind in ("signup", "withdraw", "role_card", "vote", "day_result", "night_result",
-                 "modkill", "strike", "penalty", "replace", "mafia_reopened", "game_over"):
+    for kind in (
+        "signup",
+        "withdraw",
+        "role_card",
+        "vote",
+        "day_result",
+        "night_result",
+        "modkill",
+        "strike",
+        "penalty",
+        "replace",
+        "mafia_reopened",
+        "game_over",
+    ):
         assert kinds[kind], f"no {kind} text in the generated games: {sorted(kinds)}"
     missing = [mark for mark in MARKS if not seen[mark]]
     assert not missing, f"the generated games never produced: {missing}"
