@@ -9,13 +9,12 @@ from datetime import datetime
 from django.db import transaction
 
 from gameplay import themes
-from gameplay.messages import Person, players_page_url, render, when
+from gameplay.messages import render, when
 from gameplay.models import (
     DealRound,
     Game,
     GameEvent,
     GameStatus,
-    NightAction,
     Outbox,
     OutboxChannel,
     Phase,
@@ -24,8 +23,7 @@ from gameplay.models import (
     Seat,
 )
 from gameplay.refusals import GameAlreadyOver
-from gameplay.rules import EARLY_VOTE_FROM_DAY, Act, Role, Winner
-from gameplay.rules.roles import ACT_TITLES
+from gameplay.rules import EARLY_VOTE_FROM_DAY, Winner
 
 from . import prompts
 from .common import (
@@ -38,6 +36,7 @@ from .common import (
     queue_outbox,
     send_message,
 )
+from .game_over import game_over_post
 
 
 def open_day(*, game: Game, number: int, now: datetime, seats: Sequence[Seat]) -> Phase:
@@ -115,7 +114,9 @@ def finish_game(
     )
     seats = players(game)
     post_board(
-        game=game, text=_game_over_post(game, winner, seats, rounds, roster), kind="game_over"
+        game=game,
+        text=game_over_post(game=game, winner=winner, seats=seats, rounds=rounds, roster=roster),
+        kind="game_over",
     )
     send_message(
         game=game,
@@ -124,63 +125,6 @@ def finish_game(
         kind="game_over",
     )
     return game
-
-
-def _game_over_post(
-    game: Game,
-    winner: Winner | None,
-    seats: list[Seat],
-    rounds: list[tuple[int, str, str]],
-    roster: list[int],
-) -> str:
-    """The end-of-game post: the winner, every role and item, the night log, the GM's
-    overrides, the seeds and what the deal can be checked with."""
-    return render(
-        "board/game_over",
-        theme=themes.of(game),
-        game=game.name,
-        winner=winner.title if winner else "",
-        winner_key=winner.value if winner else "",
-        seats=[{"person": Person.of(s), "role": s.role, "item": s.item} for s in seats],
-        night_log=night_log(game=game),
-        overrides=[
-            e.data.get("summary") or e.kind
-            for e in GameEvent.objects.filter(game=game, override=True).order_by("seq")
-        ],
-        seed=game.seed,
-        commitment=game.commitment,
-        counts=", ".join(
-            f"{label} — {getattr(game, f'{role}_count')}"
-            for role, label in (
-                ("mafia", "мафия"),
-                ("commissar", "комиссар"),
-                ("doctor", "доктор"),
-                ("maniac", "маньяк"),
-                ("civilian", "мирные жители"),
-            )
-        ),
-        rounds=rounds,
-        roster_ids=",".join(str(v) for v in roster),
-        from_seed=game.deal_from_seed and bool(roster),
-        players_url=players_page_url(),
-    )
-
-
-def night_log(*, game: Game) -> list[str]:
-    """Every night action that stood at a close, for the end-of-game publication."""
-    rows = (
-        NightAction.objects.filter(phase__game=game, current=True)
-        .select_related("phase", "actor", "target")
-        .order_by("phase__number", "id")
-    )
-    lines = []
-    for a in rows:
-        guess = f" ({Role(a.guess).title.lower()})" if a.guess else ""
-        lines.append(
-            f"Ночь {a.phase.number}: №{a.actor.number} — {ACT_TITLES[Act(a.act)]} → "
-            f"№{a.target.number}{guess}"
-        )
-    return lines
 
 
 @transaction.atomic

@@ -28,6 +28,7 @@ from gameplay.rules import NightResolution, Role, close_day, dawn
 
 from .common import current_phase, lock_game, log_event, players, table_of
 from .day import day_input, day_result_text
+from .game_over import counts
 from .publication import night_result_text
 
 STORY_MAX = 2000
@@ -149,7 +150,7 @@ def slot_context(*, game: Game, slot: str) -> tuple[str, dict[str, Any]]:
             "overrides": [],
             "seed": "(раскрывается в конце игры)",  # never the real seed before the end
             "commitment": game.commitment or "—",
-            "counts": "…",
+            "counts": counts(game),
         }
     if slot.startswith(("role_", "item_")):
         return "player/role_card", _card_context(game, ps, slot)

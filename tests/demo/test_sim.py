@@ -110,7 +110,7 @@ def test_the_board_tells_the_roster_the_day_and_the_deaths() -> None:
     assert table.day == 1
     table.read_board(5, render("board/game_over", game=GAME, winner="", winner_key="", seats=[],
                                night_log=[], overrides=[], seed="seed", commitment="abc",
-                               counts="мафия — 6", rounds=[], players_url=""))
+                               counts=[{"role": "mafia", "n": 6}], rounds=[], players_url=""))
     assert table.over
 
 

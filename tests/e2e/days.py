@@ -259,26 +259,30 @@ async def day_3(s: Script) -> None:
     assert f"VK id по местам: {','.join(str(v) for v in roster)}" in final
     assert deal_for_roster(SEED, RoleCounts(), roster).commitment == game.commitment
     assert f"Хеш, опубликованный на старте: {game.commitment}" in final
+
+    def who(n: int) -> str:
+        return f"№{n} {s.seat(n).name}"
+
     log = final.split("Ночные действия:\n")[1].split("\n\n")[0].splitlines()
     assert sorted(log) == sorted([  # every action that stood, items included
-        f"Ночь 1: №{c.clock} — выстрел мафии → №{c.victim}",
-        f"Ночь 1: №{c.maniac} — выстрел маньяка → №{c.shot1}",
-        f"Ночь 1: №{c.commissar} — проверка → №{c.checked}",
-        f"Ночь 1: №{c.doctor} — лечение → №{c.healed1}",
-        f"Ночь 1: №{c.clock} — Старинные часы → №{c.doctor}",
-        f"Ночь 2: №{c.striker} — ролевой удар → №{c.doctor} (маньяк)",
-        f"Ночь 2: №{c.clock} — выстрел мафии → №{c.saved}",
-        f"Ночь 2: №{c.commissar} — выстрел комиссара → №{c.maniac}",
-        f"Ночь 2: №{c.doctor} — лечение → №{c.commissar}",
-        f"Ночь 2: №{c.maniac} — выстрел маньяка → №{c.commissar}",
-        f"Ночь 2: №{c.red_button} — Загадочная красная кнопка → №{c.buttoned}",
-        f"Ночь 2: №{c.book} — Книга из будущего → №{c.saved}",
+        f"Ночь 1: {who(c.clock)} — выстрел мафии, цель — {who(c.victim)}",
+        f"Ночь 1: {who(c.maniac)} — выстрел маньяка, цель — {who(c.shot1)}",
+        f"Ночь 1: {who(c.commissar)} — проверка, цель — {who(c.checked)}",
+        f"Ночь 1: {who(c.doctor)} — лечение, цель — {who(c.healed1)}",
+        f"Ночь 1: {who(c.clock)} — «Старинные часы», цель — {who(c.doctor)}",
+        f"Ночь 2: {who(c.striker)} — ролевой удар, цель — {who(c.doctor)} (названа роль: маньяк)",
+        f"Ночь 2: {who(c.clock)} — выстрел мафии, цель — {who(c.saved)}",
+        f"Ночь 2: {who(c.commissar)} — выстрел комиссара, цель — {who(c.maniac)}",
+        f"Ночь 2: {who(c.doctor)} — лечение, цель — {who(c.commissar)}",
+        f"Ночь 2: {who(c.maniac)} — выстрел маньяка, цель — {who(c.commissar)}",
+        f"Ночь 2: {who(c.red_button)} — «Загадочная красная кнопка», цель — {who(c.buttoned)}",
+        f"Ночь 2: {who(c.book)} — «Книга из будущего», цель — {who(c.saved)}",
     ])
     overrides = final.split("Решения ведущего:\n")[1].split("\n\n")[0].splitlines()
     assert overrides == [
-        "Ночь 1: мафии разрешено изменить выстрел. раскрытие хода до итогов ночи",
-        f"Модкилл №{c.modkilled} {s.seat(c.modkilled).name}. оскорбления в обсуждении",
-        f"Ночь 2: Ведущий: выживают №{c.buttoned} (Мирный житель). Причина: кнопку нажали "
+        "Ночь 1: мафии разрешено заново выбрать выстрел. Причина: раскрытие хода до итогов ночи",
+        f"Модкилл: {who(c.modkilled)}. Причина: оскорбления в обсуждении",
+        f"Ночь 2, исход изменён ведущим: выживает {who(c.buttoned)}. Причина: кнопку нажали "
         "после срока",
     ]
     for x in seats:

@@ -97,6 +97,24 @@ def people(i: int, n: int = 6) -> list[Person]:
     return out
 
 
+def DECISIONS(p: list[Person]) -> list[dict[str, Any]]:  # noqa: N802 - a table, like CASES
+    """Each of the GM's decisions the end-of-game post words (board/decision)."""
+    return [
+        {"kind": "modkill", "person": p[0], "reason": "оскорбления"},
+        {"kind": "strike_manual", "person": p[1], "count": 1, "reason": "флуд"},
+        {"kind": "strike_manual", "person": p[2], "count": 2, "reason": ""},
+        {"kind": "strike_forgiven", "person": p[1], "reason": "ошибка бота"},
+        {"kind": "night_edited", "number": 2, "died": p[:1], "saved": p[1:3], "reason": "сбой"},
+        {"kind": "night_edited", "number": 3, "died": p[2:5], "saved": [], "reason": "сбой"},
+        {"kind": "night_edited", "number": 3, "died": [], "saved": [], "reason": "сбой"},
+        {"kind": "mafia_shot_reopened", "number": 1, "reason": ""},
+        {"kind": "game_finished", "winner": "Мафия", "reason": "время вышло"},
+        {"kind": "game_finished", "winner": "", "reason": ""},
+        {"kind": "deal_fixed"},
+        {"kind": "text", "text": "Раунд раздачи 2 открыт."},
+    ]
+
+
 Contexts = Callable[[list[Person]], list[dict[str, Any]]]
 
 
@@ -511,6 +529,7 @@ CASES: dict[str, Contexts] = {
         }
         for e, m, ex, story in ((0, 0, 1, ""), (1, 1, 1, "Город шумел."), (0, 2, 0, ""))
     ],
+    "board/decision": lambda p: [{"d": d} for d in DECISIONS(p)],
     "board/modkills": lambda p: [
         {"modkilled": [{"person": x, "role": "mafia"} for x in p[:k]]} for k in (0, 1, 3)
     ],
@@ -541,11 +560,16 @@ CASES: dict[str, Contexts] = {
                 {"person": x, "role": r, "item": i}
                 for x, r, i in zip(p, ROLES, ("clock", "", "book", "", ""), strict=False)
             ],
-            "night_log": ["Ночь 1: №1 — выстрел мафии → №6"] if key else [],
-            "overrides": ["Модкилл №6 (оскорбления)"] if key else [],
+            "night_log": [
+                {"number": 1, "actor": p[0], "target": p[1], "act": a, "item": a in ITEMS,
+                 "title": t, "guess": g}
+                for a, t, g in (("mafia_shot", "выстрел мафии", ""),
+                                ("role_strike", "ролевой удар", "doctor"), ("book", "", ""))
+            ] if key else [],
+            "overrides": DECISIONS(p) if key else [],
             "seed": SEED,
             "commitment": HASH,
-            "counts": "мафия — 6, комиссар — 1",
+            "counts": [{"role": r, "n": n} for r, n in zip(ROLES, (6, 1, 1, 17, 0), strict=True)],
             "rounds": rounds,
             "roster_ids": "5001,5002",
             "from_seed": from_seed,

@@ -58,12 +58,14 @@ _POST_ROSTER = re.compile(r"^VK id по местам: ([\d,]+)$", re.M)
 _POST_DEAL = re.compile(r"^Хеш, опубликованный на старте: ([0-9a-f]{64})$", re.M)
 _POST_SEED = re.compile(r"^Зерно раздачи: (\S+)$", re.M)
 _POST_COUNTS = re.compile(r"^Состав: (.+)$", re.M)
-#: The counts as the post names them («мафия — 6, …, мирные жители — 17»).
+#: The counts as the post names them («мафия — 6, …, мирный житель — 17»: the roles' names,
+#: which every theme keeps, gameplay/themes.py); «мирные жители» is how older posts read.
 POST_COUNT_NAMES = {
     "мафия": "mafia",
     "комиссар": "commissar",
     "доктор": "doctor",
     "маньяк": "maniac",
+    "мирный житель": "civilian",
     "мирные жители": "civilian",
 }
 
