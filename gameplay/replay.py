@@ -19,6 +19,8 @@ from gameplay import services
 from gameplay.models import Game, Phase, PhaseKind, Seat, SeatStatus, Source
 from gameplay.rules import Act, EarlyClose, Item, Role, RoleCounts, RuleViolation
 
+#: The reason of a scenario's modkill when its entry gives none (the service requires one).
+MODKILL_REASON = "по сценарию"
 #: VK ids given to scenario players (seat n → BASE + n); replacements count up from REPL_BASE.
 VK_ID_BASE = 2_100_000_000
 REPL_BASE = 2_110_000_000
@@ -43,6 +45,7 @@ class Entry:
     actions: list[dict[str, Any]] = field(default_factory=list)
     action: str = ""
     seat: int = 0
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -134,10 +137,22 @@ def _entries(raw_phases: Any) -> list[Entry]:
             raise ScenarioError(f"{where} must be an object with a 'phase' key")
         kind = ph["phase"]
         if kind == "gm":
-            ph = _obj(ph, where, {"phase", "action", "seat"}, {"phase", "action", "seat"})
+            ph = _obj(
+                ph, where, {"phase", "action", "seat", "reason"}, {"phase", "action", "seat"}
+            )
             if ph["action"] not in ("modkill", "replace"):
                 raise ScenarioError(f"{where}.action must be modkill or replace")
-            entries.append(Entry("gm", action=ph["action"], seat=_int(ph["seat"], f"{where}.seat")))
+            reason = ph.get("reason", "")
+            if not isinstance(reason, str):
+                raise ScenarioError(f"{where}.reason must be a string")
+            entries.append(
+                Entry(
+                    "gm",
+                    action=ph["action"],
+                    seat=_int(ph["seat"], f"{where}.seat"),
+                    reason=reason.strip(),
+                )
+            )
             continue
         if kind not in ("day", "night"):
             raise ScenarioError(f"{where}.phase must be day, night or gm")
@@ -238,7 +253,12 @@ def _play(scenario: Scenario, name: str) -> dict[str, Any]:
         else:
             try:
                 if entry.action == "modkill":
-                    services.seat_modkill(game_id=game.pk, seat=entry.seat, by="replay")
+                    services.seat_modkill(
+                        game_id=game.pk,
+                        seat=entry.seat,
+                        by="replay",
+                        reason=entry.reason or MODKILL_REASON,
+                    )
                 else:
                     replacements += 1
                     services.seat_replace(
@@ -247,6 +267,7 @@ def _play(scenario: Scenario, name: str) -> dict[str, Any]:
                         vk_user_id=REPL_BASE + replacements,
                         name=f"Замена {replacements}",
                         by="replay",
+                        reason=entry.reason,
                     )
             except RuleViolation:
                 pass  # a refused GM entry changes nothing; it is still echoed (the format)

@@ -279,6 +279,11 @@ class ReopenReasonMissing(Worded, InvalidCommand):
     pass
 
 
+class ModkillReasonMissing(Worded, InvalidCommand):
+    """A modkill without a reason: the player is told why they are out (P5), so there must be
+    one."""
+
+
 class NightNotUnderReview(Worded, InvalidCommand):
     pass
 

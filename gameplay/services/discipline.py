@@ -24,6 +24,7 @@ from gameplay.models import (
 from gameplay.refusals import (
     AlreadyPlaying,
     ModkillNotForgivable,
+    ModkillReasonMissing,
     NoActivePhase,
     NoSuchStrike,
     ReplacementNotNow,
@@ -67,7 +68,11 @@ from .phases import finish_game
 def seat_modkill(
     *, game_id: int, seat: int, by: str, reason: str = "", now: datetime | None = None
 ) -> Seat:
-    """Remove a player at once and reveal their role (P5, G4); logged as an override."""
+    """Remove a player at once and reveal their role (P5, G4); logged as an override. The
+    reason is required: the player is told it."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise ModkillReasonMissing()
     now = now_or(now=now)
     game = lock_game(game_id=game_id)
     require_running(game=game)

@@ -262,6 +262,7 @@ CASES: dict[str, Contexts] = {
     "refusals/delivery_still_queued": lambda p: [{}],
     "refusals/already_delivered": lambda p: [{}],
     "refusals/reopen_reason_missing": one(),
+    "refusals/modkill_reason_missing": one(),
     "refusals/night_not_under_review": one(),
     "refusals/flag_decision_missing": one(),
     "refusals/start_too_late": one(),

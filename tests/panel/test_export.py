@@ -146,7 +146,7 @@ def test_mid_day_modkill_drops_the_voided_votes(gm) -> None:
     services.vote_submit(game_id=game.pk, voter=a, target=c)
     services.vote_submit(game_id=game.pk, voter=b, target=a)
     services.vote_submit(game_id=game.pk, voter=c, target=b)
-    services.seat_modkill(game_id=game.pk, seat=c, by="gm:test")
+    services.seat_modkill(game_id=game.pk, seat=c, by="gm:test", reason="тест")
     game.refresh_from_db()
     assert game.status == "running"
     services.vote_submit(game_id=game.pk, voter=a, target=b)
@@ -207,7 +207,9 @@ def test_gm_actions_during_a_night_replay_the_same(gm, seed: str, winner: str | 
         game_id=game.pk, actor=by_role[Role.COMMISSAR].number, act="check", target=mafia[0].number
     )
     # The maniac is removed while the night is open: his shot goes with him.
-    services.seat_modkill(game_id=game.pk, seat=by_role[Role.MANIAC].number, by="gm:t")
+    services.seat_modkill(
+        game_id=game.pk, seat=by_role[Role.MANIAC].number, by="gm:t", reason="тест"
+    )
     services.night_close(game_id=game.pk)  # the doctor missed the night: a strike at dawn
     services.seat_replace(
         game_id=game.pk,
@@ -216,7 +218,7 @@ def test_gm_actions_during_a_night_replay_the_same(gm, seed: str, winner: str | 
         name="Новый доктор",
         by="gm:t",
     )
-    services.seat_modkill(game_id=game.pk, seat=civilians[2].number, by="gm:t")
+    services.seat_modkill(game_id=game.pk, seat=civilians[2].number, by="gm:t", reason="тест")
     services.night_publish(game_id=game.pk)
     vote_round(game, skip=1)
     services.day_close(game_id=game.pk)
@@ -261,7 +263,7 @@ def test_the_checks_read_the_game_as_stored_not_the_callers_copy(gm) -> None:
     vote_round(game)
     for s in living(game):
         if s.role in (Role.MAFIA, Role.MANIAC):
-            services.seat_modkill(game_id=game.pk, seat=s.number, by="gm:t")
+            services.seat_modkill(game_id=game.pk, seat=s.number, by="gm:t", reason="тест")
     assert Game.objects.get(pk=game.pk).winner == "town"
     assert stale.status == "running" and not stale.winner
     export = export_game(stale)

@@ -26,8 +26,10 @@ def test_signup_in_the_recruitment_topic_with_facts_from_vk() -> None:
     update = board_post(game.recruit_topic_id, 42, "+")
     assert facts_needed(update) == FactsRequest(names=frozenset({42}),
                                                 pm_allowed=frozenset({42}))
-    out = run(update, VkFacts(names={42: "Зоя Космодемьянская"}, pm_allowed={42: False}))
+    out = run(update, VkFacts(names={42: "Зоя Космодемьянская"}, pm_allowed={42: False},
+                              sexes={42: 1}))
     assert seats(game)[42] == ("player", "Зоя Космодемьянская", False)
+    assert Seat.objects.get(game=game, vk_user_id=42).sex == 1  # the texts' grammar follows it
     answer = board_rows(out)[0]
     assert answer.topic_id == game.recruit_topic_id
     assert "[id42|Зоя Космодемьянская], вы записаны" in answer.text
@@ -38,6 +40,7 @@ def test_signup_without_facts_still_works() -> None:
     game = make_game(start=False)
     out = run(board_post(game.recruit_topic_id, 43, "Участвую!"))
     assert seats(game)[43] == ("player", "id43", None)
+    assert Seat.objects.get(game=game, vk_user_id=43).sex == 0  # unknown: neutral wordings
     assert "напишите ему «статус»" in board_rows(out)[0].text
 
 
@@ -45,8 +48,9 @@ def test_signup_by_private_message() -> None:
     game = make_game(start=False)
     update = pm(44, "+")
     assert facts_needed(update) == FactsRequest(names=frozenset({44}))
-    out = run(update, VkFacts(names={44: "Лев"}))
+    out = run(update, VkFacts(names={44: "Лев"}, sexes={44: 2}))
     assert seats(game)[44] == ("player", "Лев", True)
+    assert Seat.objects.get(game=game, vk_user_id=44).sex == 2
     assert "Вы записаны в игру" in texts_to(out, 44)
     out = run(pm(44, "+"))
     assert "уже записаны" in texts_to(out, 44)

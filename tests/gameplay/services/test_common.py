@@ -89,7 +89,7 @@ def test_every_service_call_appends_to_the_log_and_seq_has_no_gaps():
     # Day 2 and the end.
     step(
         lambda: services.seat_modkill(
-            game_id=game.pk, seat=seats(game, alive=True)[0].number, by="gm:test"
+            game_id=game.pk, seat=seats(game, alive=True)[0].number, by="gm:test", reason="тест"
         )
     )
     step(lambda: services.game_end(game_id=game.pk, by="gm:test"))

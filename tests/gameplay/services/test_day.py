@@ -113,7 +113,7 @@ def test_vote_from_the_board_is_not_posted_again_but_a_pm_vote_is(game):
     ids=["self", "dead-target", "dead-voter", "unknown-voter", "unknown-target", "seat-zero"],
 )
 def test_invalid_vote_is_refused_and_changes_nothing(game, voter, target, error):
-    services.seat_modkill(game_id=game.pk, seat=4, by="gm:test")
+    services.seat_modkill(game_id=game.pk, seat=4, by="gm:test", reason="тест")
     vote(game, 2, 3)  # a standing vote that a refused one must not replace
     before = snapshot(game)
 

@@ -8,14 +8,17 @@ import pytest
 from gameplay import services
 from gameplay.models import (
     DeathCause,
+    Game,
     GameStatus,
     PhaseKind,
     PhaseStatus,
     Replacement,
+    Seat,
     SeatStatus,
     Strike,
     Vote,
 )
+from gameplay.refusals import ModkillReasonMissing
 from gameplay.rules import Act, Item, Role, RoleCounts, Winner
 from gameplay.rules.errors import InvalidCommand, RuleViolation
 from tests.gameplay.factories import (
@@ -53,7 +56,7 @@ def game():
     return make_game(n=9, start=True)
 
 
-def modkill(game, s, reason=""):
+def modkill(game, s, reason="оскорбления"):
     return services.seat_modkill(game_id=game.pk, seat=s.number, by="gm:anna", reason=reason)
 
 
@@ -189,7 +192,64 @@ def test_modkill_of_a_dead_player_is_refused(game):
     assert snapshot(game) == before
 
 
+def test_modkill_without_a_reason_is_refused_and_changes_nothing(game):
+    victim = civilians(game)[0]
+    before = snapshot(game)
+    for reason in ("", "   "):
+        with pytest.raises(ModkillReasonMissing, match="Укажите причину модкилла"):
+            modkill(game, victim, reason=reason)
+    assert snapshot(game) == before
+
+
+def test_a_scenarios_modkill_without_a_reason_is_replayed_with_a_fixed_one():
+    from gameplay.replay import MODKILL_REASON, parse_scenario, play
+
+    scenario = parse_scenario(
+        '{"players": [{"seat": 1, "role": "mafia"}, {"seat": 2, "role": "civilian"},'
+        ' {"seat": 3, "role": "civilian"}, {"seat": 4, "role": "civilian"}],'
+        ' "phases": [{"phase": "gm", "action": "modkill", "seat": 2},'
+        ' {"phase": "gm", "action": "modkill", "seat": 3, "reason": "флуд"}]}'
+    )
+    out = play(scenario, keep=True)
+    assert [p["seat"] for p in out["phases"]] == [2, 3] and out["alive"] == [1, 4]
+    [game] = Game.objects.filter(name="Сценарий")
+    assert [e.data["reason"] for e in events(game, "modkill")] == [MODKILL_REASON, "флуд"]
+    assert MODKILL_REASON == "по сценарию"
+
+
+def test_the_end_post_words_the_gms_decisions_with_the_players_named():
+    game = make_game(n=9, start=True)
+    a, b, c = civilians(game)[:3]
+    services.strike_give(game_id=game.pk, seat=a.number, by="gm:anna", reason="флуд")
+    modkill(game, b, reason="оскорбления в обсуждении")
+    services.game_end(game_id=game.pk, by="gm:anna", reason="время вышло")
+    [final] = board(game, "game_over")
+    decisions = final.text.split("Решения ведущего:\n")[1].split("\n\n")[0].splitlines()
+    assert decisions == [
+        f"Первый штраф: {label(a)}. Причина: флуд",
+        f"Модкилл: {label(b)}. Причина: оскорбления в обсуждении",
+        "Игра завершена ведущим без победителя. Причина: время вышло",
+    ]
+    assert "Состав: мафия — 2, комиссар — 1, доктор — 1, маньяк — 1, мирный житель — 4" in (
+        final.text
+    )
+
+
 # --- replacement -------------------------------------------------------------------------------
+
+
+def test_a_replacement_takes_the_newcomers_sex_not_the_old_players(game):
+    """The texts' grammar follows the seat's holder: a reserve brings the sex VK told at their
+    sign-up, a newcomer the sex given, or none (a neutral wording)."""
+    a, b, c = civilians(game)[:3]
+    Seat.objects.filter(pk__in=[a.pk, b.pk, c.pk]).update(sex=2)
+    services.signup_create(game_id=game.pk, vk_user_id=9001, name="Анна", sex=1, reserve=True)
+    services.seat_replace(game_id=game.pk, seat=a.number, vk_user_id=9001, name="Анна", by="gm:a")
+    services.seat_replace(
+        game_id=game.pk, seat=b.number, vk_user_id=9002, name="Ольга", sex=1, by="gm:a"
+    )
+    services.seat_replace(game_id=game.pk, seat=c.number, vk_user_id=9003, name="Саша", by="gm:a")
+    assert [seat_no(game, s.number).sex for s in (a, b, c)] == [1, 1, 0]
 
 
 def test_replacement_keeps_the_seat_and_resets_the_strikes_of_the_new_person(game):
@@ -265,7 +325,9 @@ def test_a_replacement_mafia_card_names_the_whole_team(game):
 
 
 def test_replacement_by_someone_who_already_plays_is_refused(game):
-    services.seat_modkill(game_id=game.pk, seat=civilians(game)[0].number, by="gm:test")
+    services.seat_modkill(
+        game_id=game.pk, seat=civilians(game)[0].number, by="gm:test", reason="тест"
+    )
     before = snapshot(game)
     living, dead = seat_no(game, 1), seats(game, alive=False)[0]
     for vk in (living.vk_user_id, dead.vk_user_id):
@@ -527,7 +589,7 @@ def test_discipline_commands_need_a_running_game():
     game = make_game(n=9, deal=True)
     before = snapshot(game)
     for call in (
-        lambda: services.seat_modkill(game_id=game.pk, seat=1, by="gm:test"),
+        lambda: services.seat_modkill(game_id=game.pk, seat=1, by="gm:test", reason="тест"),
         lambda: services.strike_give(game_id=game.pk, seat=1, by="gm:test"),
     ):
         with pytest.raises(RuleViolation):

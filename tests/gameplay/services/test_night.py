@@ -117,7 +117,9 @@ REFUSALS = [
 
 @pytest.mark.parametrize("case", REFUSALS)
 def test_invalid_action_is_refused_and_changes_nothing(game, case):
-    services.seat_modkill(game_id=game.pk, seat=civilians(game)[-1].number, by="gm:test")
+    services.seat_modkill(
+        game_id=game.pk, seat=civilians(game)[-1].number, by="gm:test", reason="тест"
+    )
     act(game, seat(game, Role.MAFIA), Act.MAFIA_SHOT, civilians(game)[0])
     actor, what, target, guess, error = _refusals(game)[case]
     before = snapshot(game)
@@ -131,7 +133,7 @@ def test_invalid_action_is_refused_and_changes_nothing(game, case):
 
 def test_dead_player_cannot_act(game):
     victim = seat(game, Role.DOCTOR)
-    services.seat_modkill(game_id=game.pk, seat=victim.number, by="gm:test")
+    services.seat_modkill(game_id=game.pk, seat=victim.number, by="gm:test", reason="тест")
     before = snapshot(game)
     with pytest.raises(DeadCannotAct):
         act(game, victim, Act.HEAL, civilians(game)[0])
@@ -291,7 +293,7 @@ def test_the_mafia_shot_update_goes_to_the_living_mafia_only():
     game = make_game(n=12, start=True)  # three mafia
     to_night(game)
     gone, shooter, third = seats(game, Role.MAFIA)
-    services.seat_modkill(game_id=game.pk, seat=gone.number, by="gm:test")
+    services.seat_modkill(game_id=game.pk, seat=gone.number, by="gm:test", reason="тест")
     mark = last_outbox_id()
     act(game, shooter, Act.MAFIA_SHOT, civilians(game)[0])
     [team_pm] = outbox(game, "mafia_shot", after=mark)
@@ -359,7 +361,7 @@ def test_no_mafia_shot_alerts_the_gm_without_a_strike(game):
 
 def test_the_gm_edit_of_the_draft_needs_a_reason_is_logged_and_changes_the_deaths(game):
     gone = civilians(game)[-1]
-    services.seat_modkill(game_id=game.pk, seat=gone.number, by="gm:test")
+    services.seat_modkill(game_id=game.pk, seat=gone.number, by="gm:test", reason="тест")
     target, spared = civilians(game)[:2]
     act(game, seat(game, Role.MAFIA), Act.MAFIA_SHOT, target)
     duty_actions(game, avoid=[target])
