@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from django.db.models import Q, Sum
 
 from gameplay import names
+from gameplay.messages import Person
 from gameplay.models import (
     ACTIVE_STATUSES,
     Game,
@@ -47,10 +48,7 @@ class AmbiguousTarget(RuleViolation):
     rule = "V8"
 
     def __init__(self, seats: Sequence[Seat]) -> None:
-        listed = ", ".join(f"№{s.number} {s.name}" for s in seats[:10])
-        super().__init__(
-            f"Под это имя подходят несколько игроков: {listed}. Укажите номер места."
-        )
+        super().__init__(players=[Person.of(s) for s in seats[:10]])
         self.candidates = [s.number for s in seats]
 
 

@@ -7,8 +7,9 @@ from django.db import transaction
 
 from gameplay.messages import Person, render
 from gameplay.models import GameStatus
-from gameplay.refusals import GameNotInProgress, NotMafia, RelayEmpty
+from gameplay.refusals import NotMafia, RelayEmpty
 from gameplay.rules import Role
+from gameplay.rules.errors import GameNotRunning
 
 from .acting import seat_of_user
 from .common import lock_game, log_event, players, send_message
@@ -24,7 +25,7 @@ def mafia_relay(*, game_id: int, vk_user_id: int, text: str) -> int:
     Returns how many received it (the sender is told)."""
     game = lock_game(game_id=game_id)
     if game.status != GameStatus.RUNNING:
-        raise GameNotInProgress()
+        raise GameNotRunning()  # a player's refusal: its text says where to look
     seat = seat_of_user(game=game, vk_user_id=vk_user_id)
     if seat.role != Role.MAFIA:
         raise NotMafia()

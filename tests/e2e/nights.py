@@ -58,7 +58,9 @@ async def night_1(s: Script) -> None:
     await s.world.settle()
 
     assert s.seat(c.executed1).texts(start) == [DEAD, DEAD]
-    assert s.seat(c.other).texts(start) == ["У вас нет ночных действий: мирные жители ночью спят."]
+    assert s.seat(c.other).texts(start) == [
+        "У вас нет ночных действий: мирные жители ночью спят. Днём голосуйте: «голос N»."
+    ]
     [help_text] = s.seat(c.skipper).texts(start)  # help for the player's own role only
     assert f"Вы — №{c.skipper} {s.seat(c.skipper).name}, мирный житель." in help_text
     assert "ночных команд у вас нет" in help_text

@@ -263,6 +263,7 @@ CASES: dict[str, Contexts] = {
     "refusals/already_delivered": lambda p: [{}],
     "refusals/reopen_reason_missing": one(),
     "refusals/modkill_reason_missing": one(),
+    "refusals/ambiguous_target": lambda p: [{"players": p[:3]}],
     "refusals/night_not_under_review": one(),
     "refusals/flag_decision_missing": one(),
     "refusals/start_too_late": one(),

@@ -39,7 +39,8 @@ def test_a_subclass_without_a_text_reads_its_parents():
     class Unworded(errors.InvalidCommand):
         pass
 
-    assert Unworded().reason == errors.InvalidCommand().reason == "Эта команда сейчас невозможна."
+    assert Unworded().reason == errors.InvalidCommand().reason
+    assert Unworded().reason.startswith("Эта команда сейчас невозможна.")
 
 
 def test_without_texts_installed_a_refusal_names_its_class(monkeypatch: pytest.MonkeyPatch):

@@ -116,7 +116,7 @@ def test_the_mafia_sees_the_team_shot_and_strike_with_their_sender() -> None:
 @pytest.mark.parametrize(
     ("vk", "text", "reason"),
     [
-        (1004, "лечу Аня", "№1 Аня Петрова, №6 Аня Смирнова"),  # ambiguous
+        (1004, "лечу Аня", "№1 Аня Петрова и №6 Аня Смирнова"),  # ambiguous
         (1006, "проверка 5", "нет такого действия"),
         (1006, "выстрел 5", "нет выстрела"),
         (1003, "проверка 3", "на себя"),
@@ -247,7 +247,8 @@ def test_a_text_action_while_the_gm_reviews_the_night_says_so() -> None:
     services.night_close(game_id=game.pk, by="gm:test")
     out = run(pm(1004, "лечу 2"))
     assert [o.text for o in out if o.kind == "refusal"] == [
-        "Ночь закрыта: ведущий подводит итоги. Действия больше не принимаются."
+        "Ночь закрыта: ведущий подводит итоги. Действия больше не принимаются — дождитесь итогов "
+        "ночи в обсуждении."
     ]
     assert NightAction.objects.filter(phase__game=game).count() == 0
 

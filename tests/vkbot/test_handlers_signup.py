@@ -69,7 +69,7 @@ def test_several_recruiting_games_offer_buttons() -> None:
 def test_reserve_and_withdrawal() -> None:
     game = make_game()  # running: the recruitment is over
     out = run(board_post(game.recruit_topic_id, 46, "+"))
-    assert "можно записаться в запас" in board_rows(out)[0].text.lower()
+    assert "записаться в запас на замену — «запас»" in board_rows(out)[0].text.lower()
     run(board_post(game.recruit_topic_id, 46, "в запас"))
     assert seats(game)[46][0] == "reserve"
     run(pm(46, "снимаюсь"))
