@@ -225,6 +225,29 @@ def count(n: int, phrase: str) -> str:
     return f"{n} {plural(n, phrase)}"
 
 
+def agree(word: str, phrase: str) -> str:
+    """``word`` (an adjective or a short participle, «использован») in the gender and number
+    of the head noun of ``phrase`` («Старинные часы» → «использованы», «Книга из будущего» →
+    «использована»); as it is when pymorphy3 cannot tell."""
+    try:
+        head = next(
+            (p for w in phrase.split(" ") if (p := _best_parse(w.strip("«»"))) is not None
+             and p.tag.POS == "NOUN"),
+            None,
+        )
+        if head is None:
+            return word
+        if head.tag.number == "plur" or "Pltm" in head.tag:
+            want = {"plur"}
+        else:
+            want = {"sing", head.tag.gender or "masc"}
+        parse = morph().parse(word)[0]
+        form = parse.inflect(want)
+        return form.word if form is not None else word
+    except Exception:  # noqa: BLE001
+        return word
+
+
 def gendered(sex: int, male: str, female: str, neutral: str) -> str:
     """The word for the player's gender; ``neutral`` when VK did not tell it."""
     return male if sex == MALE else female if sex == FEMALE else neutral

@@ -92,6 +92,14 @@ def item(context: template.Context, value: Any) -> str:
     return "«" + _theme_word(context, "item_names", i.value, i.title) + "»"
 
 
+@register.simple_tag(takes_context=True)
+def item_agree(context: template.Context, value: Any, word: str) -> str:
+    """``word`` agreed with the item's name (the theme's): «использованы» for «Старинные
+    часы», «использована» for «Книга из будущего»."""
+    i = Item(str(value))
+    return grammar.agree(word, _theme_word(context, "item_names", i.value, i.title))
+
+
 @register.simple_tag
 def g_plural(n: Any, singular: str, plural_form: str) -> str:
     """The verb agreeing with a count: «проголосовал 21», «проголосовали 5»."""

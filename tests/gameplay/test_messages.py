@@ -409,6 +409,7 @@ CASES: dict[str, Contexts] = {
         for r in ROLES
         for i in ("", "book")
     ],
+    "player/strike_rule": one(),
     "player/status": lambda p: (
         [
             {
@@ -946,3 +947,25 @@ def test_every_refusal_of_the_services_has_its_own_text() -> None:
     assert len(classes) > 90
     missing = [c.__name__ for c in classes if c.text_name() not in messages.names()]
     assert not missing, missing
+
+
+def test_a_used_item_agrees_with_its_name() -> None:
+    base = {"game": "Игра", "seat": Person(1, "Вера", 1), "role": "civilian", "strikes": 0,
+            "alive": True, "phase": "", "item_used": True}
+    said = [render("player/status", item=i, **base).splitlines()[1] for i in ITEMS]
+    assert said == [
+        "Предмет: «Старинные часы» (использованы).",
+        "Предмет: «Загадочная красная кнопка» (использована).",
+        "Предмет: «Книга из будущего» (использована).",
+    ]
+
+
+def test_the_strike_rule_is_worded_once_for_players() -> None:
+    """One template words the rule (player/strike_rule); the texts that tell it include it."""
+    rule = render("player/strike_rule")
+    assert "модкилл" in rule
+    sources = [p for p in messages.ROOT.glob("*/*.txt") if "Второй штраф —" in p.read_text()]
+    assert [p.name for p in sources] == ["strike_rule.txt"]
+    for name in ("player/struck", "player/struck_out", "player/status"):
+        assert all(rule in render(name, **ctx) for ctx in CASES[name](people(0))
+                   if ctx.get("strikes", 1)), name

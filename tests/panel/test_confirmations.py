@@ -89,7 +89,7 @@ def test_a_second_strike_is_shown_as_a_modkill_and_the_player_is_told(
     first = texts_to(game, lazy, "strike")
     assert len(first) == 1
     assert "вы не проголосовали в день 1" in first[0]
-    assert "+2 голоса против вас" in first[0] and "Следующий штраф — модкилл" in first[0]
+    assert "+2 голоса против вас" in first[0] and "Второй штраф — модкилл" in first[0]
     night_round(game)
     services.night_close(game_id=game.pk)
     services.night_publish(game_id=game.pk)
@@ -187,7 +187,7 @@ def test_a_manual_strike_needs_a_reason_and_tells_the_player(game: Game, gm_clie
     gm_client.post(penalty, {"confirm": "yes", "reason": "флуд в теме"})
     [notice] = texts_to(game, seat, "strike")
     assert "Вам штраф: штраф ведущего: флуд в теме." in notice
-    assert "они добавятся в подсчёт дня 1" in notice and "Следующий штраф — модкилл" in notice
+    assert "они добавятся в подсчёт дня 1" in notice and "Второй штраф — модкилл" in notice
 
 
 def test_a_vote_that_lands_between_the_check_and_the_close_is_not_closed_unseen(
