@@ -3,10 +3,12 @@
 test_messages.py renders each message from hand-built contexts; here seeded games are played
 through the real services, in every theme, by players named from the same table of real-world
 names (with VK's sex), and every Outbox text they produce — private messages, board posts,
-chat messages — goes through the same ``problems()``: sign-up (and a withdrawal and a reserve),
-the deal, the start, days with votes, early votes, missed votes and penalties, manual strikes
-and a forgiven one, nights with several deaths, a GM's edit of a night and a re-opened mafia
-shot, modkills with a reason, a replacement, and the end (a winner, or the GM's stop).
+the spectator chat's invitations — goes through the same ``problems()``: sign-up (and a
+withdrawal and a reserve), the deal, the start, days with votes, early votes, missed votes
+and penalties, manual strikes and a forgiven one, nights with several deaths, a GM's edit of
+a night and a re-opened mafia shot, modkills with a reason, a replacement, reminders, vote
+counts, an extended deadline, the mafia's «!» relay, the spectator chat opened and joined,
+and the end (a winner, or the GM's stop).
 
 The gender a text must use is the one the names table gives, not the one stored on the seat:
 a seat handed to another player must follow the newcomer. ``test_generated_games_read_right``
@@ -26,6 +28,15 @@ from gameplay import services, themes
 from gameplay.messages import Person
 from gameplay.models import Game, GameStatus, Outbox, Phase, PhaseStatus, Seat, SeatStatus
 from gameplay.rules import Act, Role, RoleCounts, RuleViolation
+from gameplay.services.deadlines import phase_extend, phase_remind
+from gameplay.services.mafia import mafia_relay
+from gameplay.services.spectators import (
+    INVITE_LINK,
+    spectator_chat_link,
+    spectator_chat_set_open,
+    spectator_request,
+)
+from gameplay.services.votes import vote_count_post
 from tests.gameplay.test_messages import NAMES, problems
 
 pytestmark = pytest.mark.django_db
@@ -110,6 +121,14 @@ def _day(game: Game, table: Table, number: int) -> None:
             target=target.number,
             early=number >= 3 and rng.random() < 0.3,
         )
+    if rng.random() < 0.4:
+        _try(phase_remind, game_id=game.pk, by=GM)
+    if rng.random() < 0.4:
+        _try(vote_count_post, game_id=game.pk)
+    if rng.random() < 0.2:
+        _try(phase_extend, game_id=game.pk, by=GM, minutes=rng.choice([1, 30, 90]))
+    if number == 2:
+        _spectators(game, table)
     if rng.random() < 0.4 and _running(game):
         who = rng.choice(_living(game))
         strike = _try(services.strike_give, game_id=game.pk, seat=who.number, by=GM, reason="флуд")
@@ -150,6 +169,14 @@ def _day(game: Game, table: Table, number: int) -> None:
         services.day_close(game_id=game.pk, by=GM)
 
 
+def _spectators(game: Game, table: Table) -> None:
+    """The GM links and opens the spectator chat; every player who is out asks to join."""
+    _try(spectator_chat_link, game_id=game.pk, by=GM, chat=1 + table.offset)
+    _try(spectator_chat_set_open, game_id=game.pk, by=GM, open=True)
+    for s in Seat.objects.filter(game=game, status=SeatStatus.PLAYER, alive=False):
+        _try(spectator_request, game_id=game.pk, vk_user_id=s.vk_user_id)
+
+
 ROLE_ACTS = {
     Role.MAFIA: [Act.MAFIA_SHOT, Act.ROLE_STRIKE],
     Role.COMMISSAR: [Act.CHECK, Act.COMMISSAR_SHOT],
@@ -180,6 +207,14 @@ def _night(game: Game, table: Table) -> None:
                 target=target.number,
                 guess=guess if act is Act.ROLE_STRIKE else None,
             )
+    mafia = [s for s in living if s.role == Role.MAFIA]
+    if mafia and rng.random() < 0.5:
+        _try(
+            mafia_relay,
+            game_id=game.pk,
+            vk_user_id=mafia[0].vk_user_id,
+            text=f"стреляем в {mafia_target.number}",
+        )
     services.night_close(game_id=game.pk, by=GM)
     phase = _phase(game)
     if phase is None or phase.status != PhaseStatus.REVIEW:
@@ -231,6 +266,7 @@ def test_generated_games_read_right(capsys: pytest.CaptureFixture[str]) -> None:
     bad: list[str] = []
     texts = 0
     kinds: Counter[str] = Counter()
+    channels: Counter[str] = Counter()
     seen: Counter[str] = Counter()
     games = 0
     for theme in themes.THEMES:
@@ -243,11 +279,15 @@ def test_generated_games_read_right(capsys: pytest.CaptureFixture[str]) -> None:
                     continue
                 texts += 1
                 kinds[row.kind] += 1
+                channels[row.channel] += 1
                 seen.update(mark for mark in MARKS if mark in row.text)
-                for problem in problems(row.text, persons_at(game, table, row.pk), ACCUSATIVES):
+                # the delivery puts the chat's invite link in place of its marker
+                text = row.text.replace(INVITE_LINK, "https://vk.me/join/AJQ1d5eSUQ")
+                for problem in problems(text, persons_at(game, table, row.pk), ACCUSATIVES):
                     bad.append(f"{theme} {row.kind}: {problem}\n{row.text}")
     with capsys.disabled():
         print(f"\ngames: {games}; texts: {texts} of {len(kinds)} kinds; problems: {len(bad)}")
+        print("kinds: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
     assert games == len(GAMES) * len(themes.THEMES)
     # the games reach what they are for
     for kind in (
@@ -263,8 +303,18 @@ def test_generated_games_read_right(capsys: pytest.CaptureFixture[str]) -> None:
         "replace",
         "mafia_reopened",
         "game_over",
+        "reminder",
+        "vote_count",
+        "deadline_extended",
+        "mafia_relay",
+        "spectator_invite",
+        "spectators",
     ):
         assert kinds[kind], f"no {kind} text in the generated games: {sorted(kinds)}"
+    # private messages, board posts and the spectator chat's invitations; the bot's replies
+    # inside a chat (spectators/*) answer a chat message, not a game's step, and are read from
+    # hand-built contexts in test_messages.py
+    assert {"message", "board", "invite"} <= set(channels), channels
     missing = [mark for mark in MARKS if not seen[mark]]
     assert not missing, f"the generated games never produced: {missing}"
     heads = sorted({b.split("\n")[0] for b in bad})
