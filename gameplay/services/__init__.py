@@ -13,7 +13,8 @@ number or a VK user casts it; a sign-up is ``signup.signup_create`` from VK or t
 - ``setup``: creating a game, deal rounds, the deal, the start;
   ``signup``: signing up, the reserve, withdrawal, the GM's lists and removals;
   ``settings``: a game's settings and GMs (the panel's «Настройки»).
-- ``phases``: opening days and nights, the end of the game;
+- ``phases``: opening days and nights, the end of the game (``game_over``: the end-of-game
+  post's facts);
   ``day``: closing a day; ``votes``: casting a vote and the count;
   ``night``: closing and reviewing a night, the GM's edits; ``publication``: publishing it;
   ``actions``: sending a night action;
@@ -39,7 +40,7 @@ Layers (a module imports only modules below it; ``|`` separates independent ones
     publication
     mafia | phases
     prompts | replies | retries
-    acting | common | communities | vkrefs
+    acting | common | communities | game_over | vkrefs
 """
 
 from .actions import night_action_submit

@@ -42,7 +42,7 @@ def game_over_post(
         overrides=decisions(game=game, seats=seats),
         seed=game.seed,
         commitment=game.commitment,
-        counts=counts(game),
+        counts=counts(game=game),
         rounds=rounds,
         roster_ids=",".join(str(v) for v in roster),
         from_seed=game.deal_from_seed and bool(roster),
@@ -50,7 +50,7 @@ def game_over_post(
     )
 
 
-def counts(game: Game) -> list[dict[str, Any]]:
+def counts(*, game: Game) -> list[dict[str, Any]]:
     """The composition line's facts: each role and how many the deal gave it."""
     return [{"role": r, "n": getattr(game, f"{r}_count")} for r in COUNT_ROLES]
 

@@ -150,7 +150,7 @@ def slot_context(*, game: Game, slot: str) -> tuple[str, dict[str, Any]]:
             "overrides": [],
             "seed": "(раскрывается в конце игры)",  # never the real seed before the end
             "commitment": game.commitment or "—",
-            "counts": counts(game),
+            "counts": counts(game=game),
         }
     if slot.startswith(("role_", "item_")):
         return "player/role_card", _card_context(game, ps, slot)
