@@ -49,8 +49,7 @@ PLAYER_REFUSAL_MESSAGES = [
     for name in (
         "unknown_command", "not_playing", "not_started", "several_games", "no_recruitment",
         "no_reserve", "not_signed_up", "bad_button", "no_night_actions", "nothing_to_do",
-        "empty_message", "dead", "no_spectator_chat", "night_under_review",
-        "night_reopened_for_mafia_shot", "refused", "internal_error", "withdrawn",
+        "empty_message", "no_spectator_chat", "internal_error", "withdrawn",
     )
 ]
 IMPERATIVE = re.compile(r"\b[а-яё]+(?:ите|йте|ьте)(?:сь)?\b", re.I)
