@@ -231,8 +231,11 @@ def agree(word: str, phrase: str) -> str:
     «использована»); as it is when pymorphy3 cannot tell."""
     try:
         head = next(
-            (p for w in phrase.split(" ") if (p := _best_parse(w.strip("«»"))) is not None
-             and p.tag.POS == "NOUN"),
+            (
+                p
+                for w in phrase.split(" ")
+                if (p := _best_parse(w.strip("«»"))) is not None and p.tag.POS == "NOUN"
+            ),
             None,
         )
         if head is None:

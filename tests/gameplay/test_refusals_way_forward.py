@@ -47,9 +47,20 @@ BOT_COMMAND_REFUSALS = [
 PLAYER_REFUSAL_MESSAGES = [
     f"player/{name}"
     for name in (
-        "unknown_command", "not_playing", "not_started", "several_games", "no_recruitment",
-        "no_reserve", "not_signed_up", "bad_button", "no_night_actions", "nothing_to_do",
-        "empty_message", "no_spectator_chat", "internal_error", "withdrawn",
+        "unknown_command",
+        "not_playing",
+        "not_started",
+        "several_games",
+        "no_recruitment",
+        "no_reserve",
+        "not_signed_up",
+        "bad_button",
+        "no_night_actions",
+        "nothing_to_do",
+        "empty_message",
+        "no_spectator_chat",
+        "internal_error",
+        "withdrawn",
     )
 ]
 IMPERATIVE = re.compile(r"\b[а-яё]+(?:ите|йте|ьте)(?:сь)?\b", re.I)
@@ -90,15 +101,17 @@ def player_refusal_texts() -> list[str]:
 def commands() -> tuple[set[str], set[str]]:
     """(first words of the commands the help texts quote, the buttons' labels)."""
     words: set[str] = set()
-    for name in ("player/help", "player/help_outsider", "player/help_signed_up",
-                 "player/help_dead"):
+    for name in (
+        "player/help",
+        "player/help_outsider",
+        "player/help_signed_up",
+        "player/help_dead",
+    ):
         for ctx in CASES[name](people(0)):
             for q in QUOTED.findall(render(name, **ctx)):
                 words.add(q.split()[0].lower().lstrip("!") or q)
     words -= {"мафия", "не"}  # «мафия» / «не мафия»: the answers of a check, not commands
-    labels = {
-        render("player/button", **ctx).lower() for ctx in CASES["player/button"](people(0))
-    }
+    labels = {render("player/button", **ctx).lower() for ctx in CASES["player/button"](people(0))}
     return words, labels
 
 
