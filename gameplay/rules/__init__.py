@@ -1,15 +1,15 @@
 """The game's rules (RULES.md) as pure Python: no Django, no clock, no global randomness.
 
 Time and seeds are arguments; state is passed in as immutable snapshots (``Table``) and the
-functions return what happened, with an explanation the GM can read. Every refusal is a
-``RuleViolation`` subclass (rules/errors.py) whose Russian text lives in
-templates/messages/refusals/.
+functions return what happened, with an explanation the GM can read: facts (rules/facts.py)
+that the panel puts in words. Every refusal is a ``RuleViolation`` subclass (rules/errors.py)
+whose Russian text lives in templates/messages/refusals/.
 
 Where things are: roles.py (the vocabulary), state.py (the table), deal.py (the verifiable
 deal), day.py (votes and the day's close), night.py (night submissions), targets.py (what may
 be sent at whom: validation and buttons), night_resolution.py (the five steps and dawn),
-night_result.py (a night's outcome), discipline.py (strikes, modkills, replacements),
-spectators.py (G6), winner.py (§7).
+night_result.py (a night's outcome), facts.py (the explanations' lines and the GM's edits),
+discipline.py (strikes, modkills, replacements), spectators.py (G6), winner.py (§7).
 """
 
 from .day import (
@@ -48,6 +48,7 @@ from .discipline import (
     validate_replacement,
 )
 from .errors import RuleViolation
+from .facts import Fact, GmEdit, Why
 from .night import NightContext, NightInput, Submission, validate_action
 from .night_resolution import amend_night, dawn, redraft, resolve_night
 from .night_result import CheckResult, NightResolution, NightStep
@@ -68,7 +69,9 @@ __all__ = [
     "DayResult",
     "Deal",
     "EarlyClose",
+    "Fact",
     "Faction",
+    "GmEdit",
     "Item",
     "ItemDraw",
     "NightContext",
@@ -85,6 +88,7 @@ __all__ = [
     "StrikeReason",
     "Submission",
     "Table",
+    "Why",
     "Winner",
     "RevealedRound",
     "amend_night",

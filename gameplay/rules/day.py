@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from .discipline import StrikeGiven, StrikeReason, give_strike
 from .errors import EarlyVoteFinal
+from .facts import Fact, Why
 from .roles import EarlyClose, Winner
 from .state import Table
 from .targets import require_vote_target
@@ -100,7 +101,8 @@ class DayResult:
     penalties: dict[int, int]
     executed: int | None
     winner: Winner | None
-    explanation: tuple[str, ...]
+    #: What the close did, step by step (facts: the panel words them).
+    explanation: tuple[Fact, ...]
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -111,7 +113,7 @@ class DayResult:
             "penalties": {str(k): v for k, v in sorted(self.penalties.items())},
             "executed": self.executed,
             "winner": self.winner.value if self.winner else None,
-            "explanation": list(self.explanation),
+            "explanation": [f.as_dict() for f in self.explanation],
         }
 
 
@@ -124,14 +126,14 @@ def close_day(table: Table, day: DayInput) -> DayResult:
     §7), nobody is executed. Otherwise the strictly highest count, penalty votes included, is
     executed; a tie for the highest count, or no votes at all, executes nobody.
     """
-    lines: list[str] = []
+    lines: list[Fact] = []
     penalties: dict[int, int] = {
         seat: votes
         for seat, votes in day.carried_penalties.items()
         if votes and seat in table and table.seat(seat).alive
     }
     for seat, votes in sorted(penalties.items()):
-        lines.append(f"№{seat}: +{votes} штрафных голоса за пропуск ночного действия.")
+        lines.append(Fact(Why.PENALTY_CARRIED, seat=seat, votes=votes))
     strikes = _missed_vote_strikes(table, day, penalties, lines)
     modkilled = tuple(s.seat for s in strikes if s.modkill)
     after = table.without(modkilled)
@@ -158,7 +160,7 @@ def close_day(table: Table, day: DayInput) -> DayResult:
 
 
 def _missed_vote_strikes(
-    table: Table, day: DayInput, penalties: dict[int, int], lines: list[str]
+    table: Table, day: DayInput, penalties: dict[int, int], lines: list[Fact]
 ) -> list[StrikeGiven]:
     """V4, P2, P3: a strike for every living player without a vote who is not excused; a first
     strike adds its penalty votes to ``penalties``. Explained in ``lines``."""
@@ -169,35 +171,32 @@ def _missed_vote_strikes(
         strike = give_strike(s, StrikeReason.MISSED_VOTE)
         strikes.append(strike)
         if strike.modkill:
-            lines.append(f"№{s.number}: второй штраф за пропуск голосования — модкилл.")
+            lines.append(Fact(Why.VOTE_MODKILL, seat=s.number))
         else:
             penalties[s.number] = penalties.get(s.number, 0) + strike.penalty_votes
-            lines.append(
-                f"№{s.number}: штраф за пропуск голосования, +{strike.penalty_votes} голоса."
-            )
+            lines.append(Fact(Why.VOTE_STRIKE, seat=s.number, votes=strike.penalty_votes))
     return strikes
 
 
 def _execution(
-    after: Table, tally: dict[int, int], modkilled: tuple[int, ...], lines: list[str]
+    after: Table, tally: dict[int, int], modkilled: tuple[int, ...], lines: list[Fact]
 ) -> tuple[int | None, Winner | None]:
     """V5 and §7 on the table after the modkills: who is executed (the strictly highest count)
     and the winner. Explained in ``lines``."""
     winner = decide_winner(after) if modkilled else None
     executed: int | None = None
     if winner is not None:
-        lines.append("Модкиллы решили исход игры: казни нет.")
+        lines.append(Fact(Why.MODKILLS_DECIDE))
     elif tally:
         top = max(tally.values())
         leaders = sorted(seat for seat, votes in tally.items() if votes == top)
         if len(leaders) == 1:
             executed = leaders[0]
-            lines.append(f"Больше всех голосов ({top}) у №{executed}: казнь.")
+            lines.append(Fact(Why.EXECUTION, seat=executed, votes=top))
         else:
-            names = ", ".join(f"№{n}" for n in leaders)
-            lines.append(f"Ничья: по {top} голоса у {names}. Никто не уходит.")
+            lines.append(Fact(Why.TIE, seats=tuple(leaders), votes=top))
         if executed is not None:
             winner = decide_winner(after.without([executed]))
     else:
-        lines.append("Голосов нет: никто не уходит.")
+        lines.append(Fact(Why.NO_VOTES))
     return executed, winner

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from .discipline import StrikeGiven, StrikeReason, give_strike
+from .facts import Fact, GmEdit, Why
 from .night import NightInput, Submission
 from .night_result import CheckResult, NightResolution, NightStep
 from .roles import DUTY_ROLES, Act, Item, Role
@@ -78,9 +79,6 @@ class _Resolving:
     no_mafia_shot: bool = True
     pending: CheckResult | None = None
 
-    def who(self, n: int) -> str:
-        return _who(self.table, n)
-
     def standing(self, sub: Submission | None) -> Submission | None:
         """Void if the actor was removed during the night (their submissions go with them)."""
         return sub if sub is not None and sub.actor in self.living else None
@@ -104,68 +102,58 @@ class _Resolving:
         target = sub.target
         return self.performs(sub.actor) and target in self.living and target not in self.dead
 
-    def skipped(self, sub: Submission, what: str) -> str:
+    def skipped(self, sub: Submission, act: Act) -> Fact:
         """Why ``sub`` did nothing, as a line of the explanation."""
         if sub.actor in self.dead:
-            return f"{what} {self.who(sub.actor)}: погиб раньше, действие не выполняется."
-        if sub.actor in self.blocked:
-            return f"{what} {self.who(sub.actor)}: заблокирован часами."
-        return f"{what} {self.who(sub.actor)}: цель №{sub.target} выбыла, без последствий."
-
-
-def _who(table: Table, n: int) -> str:
-    s = table.get(n)
-    return f"№{n} ({s.role.title})" if s else f"№{n}"
+            why = Why.ACTOR_DEAD
+        elif sub.actor in self.blocked:
+            why = Why.ACTOR_BLOCKED
+        else:
+            why = Why.TARGET_GONE
+        return Fact(why, act=act, actor=sub.actor, target=sub.target)
 
 
 def _role_strike(r: _Resolving) -> NightStep:
     """Step 1: the role strike — neither healed nor blocked."""
     rs = r.standing(r.night.role_strike)
     r.role_strike_spent = rs is not None
-    who = r.who
     if rs is None:
-        line = "Ролевого удара не было."
-    elif rs.target not in r.living:
-        line = f"Ролевой удар {who(rs.actor)} по выбывшему №{rs.target}: без последствий."
+        line = Fact(Why.NO_ROLE_STRIKE)
     else:
-        guess = rs.guess.title.lower() if rs.guess else "?"
-        if r.table.seat(rs.target).role is rs.guess:
+        if rs.target not in r.living:
+            why = Why.ROLE_STRIKE_GONE
+        elif r.table.seat(rs.target).role is rs.guess:
+            why = Why.ROLE_STRIKE_HIT
             r.step1.append(rs.target)
-            line = (
-                f"{who(rs.actor)} назвал №{rs.target} ролью «{guess}» — угадал: "
-                f"{who(rs.target)} погибает."
-            )
         else:
+            why = Why.ROLE_STRIKE_MISS
             r.step1.append(rs.actor)
-            line = (
-                f"{who(rs.actor)} назвал №{rs.target} ролью «{guess}» — не угадал: "
-                f"{who(rs.actor)} погибает."
-            )
+        line = Fact(why, actor=rs.actor, target=rs.target, guess=rs.guess)
     r.dead.update(r.step1)
-    return NightStep(1, "Ролевой удар", (line,))
+    return NightStep(1, (line,))
 
 
 def _clock(r: _Resolving) -> NightStep:
     """Step 2: the clock blocks its target's role action, mafia shot and item use."""
     clock = r.standing(r.night.items.get(Item.CLOCK))
     if clock is None:
-        line = "Часы не использовались."
-    elif clock.actor in r.dead:
-        line = f"Владелец часов {r.who(clock.actor)} погиб на шаге 1: часы не сработали."
+        return NightStep(2, (Fact(Why.NO_CLOCK),))
+    if clock.actor in r.dead:
+        why = Why.CLOCK_HOLDER_DEAD
     elif clock.target not in r.living:
-        line = f"Часы направлены на выбывшего №{clock.target}: без последствий."
+        why = Why.CLOCK_TARGET_GONE
     else:
+        why = Why.CLOCK_BLOCKS
         r.blocked.add(clock.target)
-        line = f"{r.who(clock.actor)} использует часы: {r.who(clock.target)} заблокирован."
-    return NightStep(2, "Часы", (line,))
+    return NightStep(2, (Fact(why, actor=clock.actor, target=clock.target),))
 
 
 def _heals(r: _Resolving) -> NightStep:
     """Step 3: heals protect for step 4."""
-    lines: list[str] = []
-    heals: list[tuple[str, Submission | None]] = [
-        ("Лечение доктора", r.role_action(Role.DOCTOR)),
-        ("Книга из будущего", r.standing(r.night.items.get(Item.BOOK))),
+    lines: list[Fact] = []
+    heals: list[tuple[Act, Submission | None]] = [
+        (Act.HEAL, r.role_action(Role.DOCTOR)),
+        (Act.BOOK, r.standing(r.night.items.get(Item.BOOK))),
     ]
     for what, sub in heals:
         if sub is None:
@@ -174,45 +162,45 @@ def _heals(r: _Resolving) -> NightStep:
             r.heal_target = sub.target
         if r.lands(sub):
             r.healed.add(sub.target)
-            lines.append(f"{what}: {r.who(sub.actor)} защищает {r.who(sub.target)}.")
+            lines.append(Fact(Why.HEAL, act=what, actor=sub.actor, target=sub.target))
         else:
             lines.append(r.skipped(sub, what))
     if not lines:
-        lines.append("Лечения не было.")
-    return NightStep(3, "Лечение", tuple(lines))
+        lines.append(Fact(Why.NO_HEAL))
+    return NightStep(3, tuple(lines))
 
 
 def _shots(r: _Resolving) -> NightStep:
     """Step 4: the kills, all at once; a healed target survives."""
-    lines: list[str] = []
-    hits: dict[int, list[str]] = {}
+    lines: list[Fact] = []
+    hits: dict[int, list[Act]] = {}
     shooter = r.standing(r.night.mafia_shot)
     r.no_mafia_shot = shooter is None
-    kills: list[tuple[str, Submission | None]] = [
-        ("Выстрел мафии", shooter),
-        ("Выстрел маньяка", r.role_action(Role.MANIAC, Act.MANIAC_SHOT)),
-        ("Выстрел комиссара", r.role_action(Role.COMMISSAR, Act.COMMISSAR_SHOT)),
-        ("Красная кнопка", r.standing(r.night.items.get(Item.RED_BUTTON))),
+    kills: list[tuple[Act, Submission | None]] = [
+        (Act.MAFIA_SHOT, shooter),
+        (Act.MANIAC_SHOT, r.role_action(Role.MANIAC, Act.MANIAC_SHOT)),
+        (Act.COMMISSAR_SHOT, r.role_action(Role.COMMISSAR, Act.COMMISSAR_SHOT)),
+        (Act.RED_BUTTON, r.standing(r.night.items.get(Item.RED_BUTTON))),
     ]
     for what, sub in kills:
         if sub is None:
             continue
         if r.lands(sub):
             hits.setdefault(sub.target, []).append(what)
-            lines.append(f"{what}: {r.who(sub.actor)} стреляет в {r.who(sub.target)}.")
+            lines.append(Fact(Why.SHOT, act=what, actor=sub.actor, target=sub.target))
         else:
             lines.append(r.skipped(sub, what))
     for target in sorted(hits):
         if target in r.healed:
             r.saved.append(target)
-            lines.append(f"{r.who(target)} вылечен и выживает.")
+            lines.append(Fact(Why.SAVED, seat=target))
         else:
             r.step4.append(target)
-            lines.append(f"{r.who(target)} погибает.")
+            lines.append(Fact(Why.KILLED, seat=target))
     if not lines:
-        lines.append("Выстрелов не было.")
+        lines.append(Fact(Why.NO_SHOTS))
     r.dead.update(r.step4)
-    return NightStep(4, "Выстрелы", tuple(lines))
+    return NightStep(4, tuple(lines))
 
 
 def _check(r: _Resolving) -> NightStep:
@@ -222,13 +210,12 @@ def _check(r: _Resolving) -> NightStep:
     if check is not None and check.actor not in r.blocked and check.target in r.living:
         r.pending = CheckResult(check.actor, check.target, r.table.seat(check.target).is_mafia)
     if check is None:
-        line = "Проверки не было."
+        line = Fact(Why.NO_CHECK)
     elif r.pending is not None and r.performs(check.actor):
-        answer = "мафия" if r.pending.is_mafia else "не мафия"
-        line = f"{r.who(check.actor)} проверяет №{check.target}: «{answer}»."
+        line = Fact(Why.CHECK, actor=check.actor, target=check.target, is_mafia=r.pending.is_mafia)
     else:
-        line = r.skipped(check, "Проверка")
-    return NightStep(5, "Проверка", (line,))
+        line = r.skipped(check, Act.CHECK)
+    return NightStep(5, (line,))
 
 
 def dawn(table: Table, res: NightResolution) -> NightResolution:
@@ -269,14 +256,9 @@ def amend_night(
     step1 = tuple(n for n in res.step1_deaths if n in wanted)
     step4 = tuple(sorted(wanted - set(step1)))
     before = set(res.deaths)
-    added = sorted(wanted - before)
-    removed = sorted(before - wanted)
-    parts = []
-    if added:
-        parts.append("погибают " + ", ".join(_who(table, n) for n in added))
-    if removed:
-        parts.append("выживают " + ", ".join(_who(table, n) for n in removed))
-    note = "Ведущий: " + ("; ".join(parts) if parts else "без изменений") + f". Причина: {reason}"
+    note = GmEdit(
+        died=tuple(sorted(wanted - before)), saved=tuple(sorted(before - wanted)), reason=reason
+    )
     amended = replace(
         res,
         step1_deaths=step1,

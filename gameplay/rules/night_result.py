@@ -1,7 +1,9 @@
 """A night's outcome (RULES.md §5) as the rules return it and the services store it: the deaths
 of each step, who was blocked, healed or saved, the check, the items spent, the dawn strikes
-and the winner, and the step-by-step explanation the GM reviews. ``as_dict``/``from_dict`` are
-the stored form (the phase's draft and result).
+and the winner, and the step-by-step explanation the GM reviews (facts, rules/facts.py; the
+panel words them). ``as_dict``/``from_dict`` are the stored form (the phase's draft and result);
+``from_dict`` also reads a night stored before facts, whose lines, step titles and edits were
+Russian strings.
 
 Written by ``resolve_night``, ``dawn``, ``amend_night`` and ``redraft`` (rules/night_resolution.py).
 """
@@ -12,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .discipline import StrikeGiven
+from .facts import Edit, Line, edit_from, line_from, stored
 from .roles import Item, Winner
 
 
@@ -27,12 +30,27 @@ class CheckResult:
 
 @dataclass(frozen=True, slots=True)
 class NightStep:
+    """A step of RULES.md §5 (1–5) and what happened in it; the panel names the step by its
+    number. ``title`` is only a night stored before facts: that step's Russian title."""
+
     number: int
-    title: str
-    lines: tuple[str, ...]
+    lines: tuple[Line, ...]
+    title: str = ""
 
     def as_dict(self) -> dict[str, object]:
-        return {"number": self.number, "title": self.title, "lines": list(self.lines)}
+        d: dict[str, object] = {"number": self.number, "lines": [stored(x) for x in self.lines]}
+        if self.title:
+            d["title"] = self.title
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, object]) -> NightStep:
+        lines = d.get("lines") or ()
+        return cls(
+            number=int(d["number"]),  # type: ignore[call-overload]
+            lines=tuple(line_from(x) for x in lines),  # type: ignore[attr-defined]
+            title=str(d.get("title") or ""),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +73,7 @@ class NightResolution:
     modkilled: tuple[int, ...]
     winner: Winner | None
     steps: tuple[NightStep, ...]
-    gm_edits: tuple[str, ...] = ()
+    gm_edits: tuple[Edit, ...] = ()
     #: The check as it happens if the commissar lives to step 5 (kept so that a GM edit of the
     #: deaths can redo step 5).
     pending_check: CheckResult | None = None
@@ -86,7 +104,7 @@ class NightResolution:
             "modkilled": list(self.modkilled),
             "winner": self.winner.value if self.winner else None,
             "steps": [s.as_dict() for s in self.steps],
-            "gm_edits": list(self.gm_edits),
+            "gm_edits": [stored(e) for e in self.gm_edits],
             "pending_check": self.pending_check.as_dict() if self.pending_check else None,
             "gm_deaths": None if self.gm_deaths is None else list(self.gm_deaths),
         }
@@ -115,11 +133,8 @@ class NightResolution:
             strikes=tuple(StrikeGiven.from_dict(s) for s in d.get("strikes") or ()),  # type: ignore[union-attr]
             modkilled=ints("modkilled"),
             winner=Winner(d["winner"]) if d.get("winner") else None,  # type: ignore[arg-type]
-            steps=tuple(
-                NightStep(int(s["number"]), str(s["title"]), tuple(s["lines"]))
-                for s in d.get("steps") or ()  # type: ignore[union-attr]
-            ),
-            gm_edits=tuple(str(x) for x in d.get("gm_edits") or ()),  # type: ignore[union-attr]
+            steps=tuple(NightStep.from_dict(s) for s in d.get("steps") or ()),  # type: ignore[union-attr]
+            gm_edits=tuple(edit_from(x) for x in d.get("gm_edits") or ()),  # type: ignore[union-attr]
             pending_check=_check_from(d.get("pending_check")),
             gm_deaths=None if d.get("gm_deaths") is None else ints("gm_deaths"),
         )

@@ -9,6 +9,7 @@ from django import template
 from django.utils import dateformat, timezone
 
 from gameplay import grammar, messages
+from gameplay.rules.facts import Fact, GmEdit, edit_from, line_from
 from gameplay.rules.roles import ACT_TITLES, ITEM_TITLES, ROLE_TITLES, Act, Item, Role
 from gameplay.templatetags import grammar as grammar_tags
 
@@ -190,3 +191,37 @@ def chat_name(peer_id: Any, title: str = "") -> str:
         return chat_label(int(peer_id), title or "")
     except (TypeError, ValueError):
         return "—"
+
+
+@register.simple_tag
+def who(number: Any, seats: Any, case_name: str = "nomn", role: bool = True) -> str:
+    """A seat in an explanation, from a number → Seat mapping: «№3 Вера Ильина (комиссар)»,
+    the name in ``case_name`` for its player's gender («защищает №3 Веру Ильину»), the role
+    left out with ``role=False``; «№3» for a seat the mapping does not hold."""
+    if number in (None, ""):
+        return "—"
+    seat = seats.get(number) if hasattr(seats, "get") else None
+    if seat is None:
+        return f"№{number}"
+    name = grammar.decline_name(seat.name, case_name, int(getattr(seat, "sex", 0) or 0))
+    title = role_title(seat.role).lower() if role and seat.role else ""
+    return f"№{number} {name}" + (f" ({title})" if title else "")
+
+
+@register.simple_tag
+def explain(line: Any, seats: Any) -> str:
+    """A line of the rules' explanation (a day's close, a night step) or a GM edit of a night,
+    in the GM's words: ``templates/panel/explain/<code>.txt`` (an edit: ``gm_edit.txt``) with
+    the line as ``f`` and ``seats`` (number → Seat) to name the players. The line may be the
+    rules' object or its stored dict; a string (stored before facts) is shown as it is."""
+    from panel import flash
+
+    if isinstance(line, dict):
+        line = line_from(line) if "code" in line else edit_from(line)
+    if isinstance(line, Fact):
+        name = line.code.value
+    elif isinstance(line, GmEdit):
+        name = "gm_edit"
+    else:
+        return str(line)
+    return flash.render_line(f"panel/explain/{name}.txt", {"f": line, "seats": seats or {}})

@@ -6,12 +6,14 @@ from gameplay.rules import (
     PENALTY_VOTES,
     Ballot,
     DayInput,
+    Fact,
     StrikeGiven,
     StrikeReason,
+    Why,
     Winner,
     close_day,
 )
-from tests.rules.builders import CYRILLIC, C, D, K, M, T, make_table
+from tests.rules.builders import C, D, K, M, T, make_table
 
 EIGHT = (M, M, C, D, K, T, T, T)
 
@@ -72,6 +74,7 @@ def test_v5_tie_for_the_most_votes_executes_nobody():
     assert result.tally == {1: 2, 6: 3, 7: 3}
     assert result.executed is None
     assert result.winner is None
+    assert result.explanation == (Fact(Why.TIE, seats=(6, 7), votes=3),)
 
 
 def test_v5_tie_made_by_penalty_votes_executes_nobody():
@@ -96,6 +99,7 @@ def test_v4_everybody_missing_gives_everybody_a_strike_and_a_tie():
     assert [s.seat for s in result.strikes] == list(range(1, 9))
     assert result.tally == dict.fromkeys(range(1, 9), 2)
     assert result.executed is None
+    assert result.explanation[-1] == Fact(Why.TIE, seats=tuple(range(1, 9)), votes=2)
 
 
 def test_p2_penalty_votes_from_a_missed_night_action_count_in_the_next_day():
@@ -167,6 +171,7 @@ def test_s7_modkills_that_decide_the_game_stop_the_execution():
     assert result.modkilled == (1,)
     assert result.winner is Winner.TOWN
     assert result.executed is None
+    assert result.explanation == (Fact(Why.VOTE_MODKILL, seat=1), Fact(Why.MODKILLS_DECIDE))
 
 
 def test_s7_no_execution_and_no_modkill_decides_nothing():
@@ -177,14 +182,31 @@ def test_s7_no_execution_and_no_modkill_decides_nothing():
     assert result.winner is None
 
 
-def test_day_result_explains_itself_in_russian_and_serialises():
+def test_day_result_explains_itself_in_facts_and_serialises():
     table = make_table(*EIGHT, strikes={8: 1})
     votes = ballots((1, 6), (2, 6), (3, 7), (4, 7), (5, 6), (6, 7))  # 7 and 8 missed
     result = close_day(table, DayInput(2, votes, carried_penalties={3: 2}))
-    assert result.explanation
-    assert all(CYRILLIC.search(line) for line in result.explanation)
+    assert result.explanation == (
+        Fact(Why.PENALTY_CARRIED, seat=3, votes=2),
+        Fact(Why.VOTE_STRIKE, seat=7, votes=2),
+        Fact(Why.VOTE_MODKILL, seat=8),
+        Fact(Why.EXECUTION, seat=7, votes=5),
+    )
     d = result.as_dict()
+    assert d["explanation"] == [
+        {"code": "penalty_carried", "seat": 3, "votes": 2},
+        {"code": "vote_strike", "seat": 7, "votes": 2},
+        {"code": "vote_modkill", "seat": 8},
+        {"code": "execution", "seat": 7, "votes": 5},
+    ]
     assert d["executed"] == result.executed
     assert d["modkilled"] == [8]
     assert d["tally"] == {str(k): v for k, v in result.tally.items()}
     assert [s["seat"] for s in d["strikes"]] == [7, 8]
+
+
+def test_a_day_without_votes_or_penalties_says_so():
+    table = make_table(*EIGHT)
+    result = close_day(table, DayInput(3, {}, excused=frozenset(range(1, 9))))
+    assert result.executed is None
+    assert result.explanation == (Fact(Why.NO_VOTES),)
