@@ -105,17 +105,31 @@ _SAME_LINE = {
 }
 
 
+#: The facts a kind's line is made of that entries logged before it had a template lack; such
+#: an old entry shows the sentence it stored instead (``summary``).
+_FACTS = {
+    "modkill": ("name",),
+    "strike_manual": ("name",),
+    "strike_forgiven": ("name",),
+    "night_edited": ("number", "added", "removed"),
+    "mafia_shot_reopened": ("number",),
+}
+
+
 def describe_event(event: GameEvent, vk_names: dict[int, str] | None = None) -> str:
     """A short Russian line for a log entry: ``templates/panel/log/<kind>.txt`` rendered with
-    the entry's data (a kind without a file has no line); ``vk_names`` names the VK users it
-    mentions. An entry that carries its own ``summary`` (a GM's decision) shows that."""
+    the entry's facts; ``vk_names`` names the VK users it mentions. A kind without a file
+    shows the sentence the entry stored (``summary``: a deal round's board text), if any; so
+    does an old entry logged before its kind's line, whose facts the line lacks."""
     d: dict[str, Any] = dict(event.data or {})
-    if d.get("summary"):
-        return str(d["summary"])
+    stored = str(d.get("summary") or "")
+    if stored and any(f not in d for f in _FACTS.get(event.kind, ())):
+        return stored
     names = vk_names or {}
     context = {
         "title": "",  # a filter's argument must exist
         **d,
+        "override": event.override,
         "who": names.get(d.get("vk_user_id")) or "",
         "old": names.get(d.get("old_vk_user_id")) or "",
         "changed": sorted((d.get("changed") or {}).keys()),
@@ -124,7 +138,7 @@ def describe_event(event: GameEvent, vk_names: dict[int, str] | None = None) -> 
     try:
         return flash.render_line(f"panel/log/{kind}.txt", context)
     except TemplateDoesNotExist:
-        return ""
+        return stored
 
 
 #: What an Outbox row is about (``Outbox.kind``), for the deliveries page.

@@ -106,8 +106,8 @@ def _remove(
         phase=phase,
         override=True,
         seat=target.number,
+        name=target.name,
         reason=reason,
-        summary=f"Модкилл {label}. {reason}".strip(),
     )
     post_board(
         game=game,
@@ -311,9 +311,9 @@ def strike_give(
         phase=phase,
         override=True,
         seat=seat,
+        name=target.name,
         count=given.count,
         reason=reason,
-        summary=f"Штраф {label} ({given.count}-й). {reason}".strip(),
     )
     if given.modkill:
         _remove(game, target, phase, seats, now, by=by, reason=reason)
@@ -362,8 +362,8 @@ def strike_forgive(*, game_id: int, strike_id: int, by: str, reason: str = "") -
         override=True,
         strike=strike.pk,
         seat=seat.number,
+        name=seat.name,
         reason=reason,
-        summary=f"Штраф {label} прощён. {reason}".strip(),
     )
     phase = current_phase(game)
     pending = strike.penalty_day is not None and (

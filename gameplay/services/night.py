@@ -260,12 +260,21 @@ def night_draft_edit(
         by=by,
         phase=phase,
         override=True,
+        number=phase.number,
         deaths=list(amended.deaths),
         before=list(draft.deaths),
+        added=_changed(seats, set(amended.deaths) - set(draft.deaths)),
+        removed=_changed(seats, set(draft.deaths) - set(amended.deaths)),
         reason=reason,
-        summary=f"Ночь {phase.number}: {amended.gm_edits[-1]}",
     )
     return amended
+
+
+def _changed(seats: list[Seat], numbers: set[int]) -> list[dict[str, object]]:
+    """The seats a GM edit added to or removed from the night's deaths, with their roles
+    (the log's line names them so: «№3 (Мафия)»)."""
+    roles = {s.number: s.role for s in seats}
+    return [{"seat": n, "role": roles.get(n, "")} for n in sorted(numbers)]
 
 
 @transaction.atomic
@@ -289,8 +298,8 @@ def night_reopen_mafia(
         by=by,
         phase=phase,
         override=True,
+        number=phase.number,
         reason=reason,
-        summary=f"Ночь {phase.number}: мафии разрешено изменить выстрел. {reason}".strip(),
     )
     team = [s.vk_user_id for s in players(game) if s.alive and s.role == Role.MAFIA]
     send_message(

@@ -107,10 +107,6 @@ def finish_game(
         reason=reason,
         seed=game.seed,
         rounds=[{"round": n, "commitment": c, "seed": sd} for n, c, sd in rounds],
-        summary=f"Игра завершена ведущим: {winner.title if winner else 'без победителя'}. "
-        f"{reason}".strip()
-        if override
-        else "",
     )
     seats = players(game)
     post_board(
@@ -151,7 +147,6 @@ def game_end(
             by=by,
             override=True,
             reason=reason,
-            summary=f"Игра отменена до начала. {reason}".strip(),
             rounds=[{"round": n, "commitment": c, "seed": sd} for n, c, sd in rounds],
         )
         # The seeds are revealed here too: cancelling and opening a new game must not be a

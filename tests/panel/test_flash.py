@@ -204,7 +204,47 @@ LOG_LINES = [
         "состав ролей, длина дня, название",
     ),
     ("gms_changed", {"gms": ["анна", "борис"]}, "анна, борис"),
-    ("modkill", {"summary": "Ведущий: модкилл №3."}, "Ведущий: модкилл №3."),
+    ("modkill", {"seat": 3, "name": "Аня", "reason": "флуд"}, "Модкилл №3 Аня. флуд"),
+    # An entry logged before its kind had a line shows the sentence it stored.
+    ("modkill", {"seat": 3, "summary": "Модкилл №3 Аня."}, "Модкилл №3 Аня."),
+    (
+        "strike_manual",
+        {"seat": 4, "name": "Борис", "count": 1, "reason": ""},
+        "Штраф №4 Борис (1-й).",
+    ),
+    (
+        "strike_forgiven",
+        {"seat": 4, "name": "Борис", "reason": "сбой бота"},
+        "Штраф №4 Борис прощён. сбой бота",
+    ),
+    (
+        "night_edited",
+        {
+            "number": 2,
+            "added": [{"seat": 5, "role": "doctor"}, {"seat": 6, "role": "civilian"}],
+            "removed": [{"seat": 3, "role": "mafia"}],
+            "reason": "ошибка бота",
+        },
+        "Ночь 2: Ведущий: погибают №5 (Доктор), №6 (Мирный житель); выживают №3 (Мафия)."
+        " Причина: ошибка бота",
+    ),
+    (
+        "night_edited",
+        {"number": 1, "added": [], "removed": [{"seat": 3, "role": "mafia"}], "reason": "сбой"},
+        "Ночь 1: Ведущий: выживают №3 (Мафия). Причина: сбой",
+    ),
+    (
+        "night_edited",
+        {"deaths": [5], "before": [3], "reason": "сбой", "summary": "Ночь 1: Ведущий: …"},
+        "Ночь 1: Ведущий: …",
+    ),
+    (
+        "mafia_shot_reopened",
+        {"number": 3, "reason": "раскрылись"},
+        "Ночь 3: мафии разрешено изменить выстрел. раскрылись",
+    ),
+    ("game_cancelled", {"reason": "мало игроков"}, "Игра отменена до начала. мало игроков"),
+    ("deal_discarded", {"summary": "Раздача №2 отброшена."}, "Раздача №2 отброшена."),
     ("game_started", {}, ""),
 ]
 
@@ -218,4 +258,21 @@ def test_every_log_line_is_a_template_and_reads_as_russian() -> None:
     files = {p.stem for p in (TEMPLATES / "log").glob("*.txt")}
     from panel.labels import _SAME_LINE
 
-    assert files == {_SAME_LINE.get(k, k) for k, _, line in LOG_LINES if line} - {"modkill"}
+    assert files == {_SAME_LINE.get(k, k) for k, _, line in LOG_LINES if line} - {
+        "deal_discarded"
+    }
+
+
+def test_a_game_the_gm_ended_reads_so_in_the_log_as_its_stored_sentence_did() -> None:
+    from gameplay.models import GameEvent
+    from panel.labels import describe_event
+
+    def line(**data: Any) -> str:
+        return describe_event(GameEvent(kind="game_finished", data=data, override=True))
+
+    assert line(winner="mafia", reason="сдались") == "Игра завершена ведущим: Мафия. сдались"
+    assert line(winner=None, reason="") == "Игра завершена ведущим: без победителя."
+    # The sentence such an entry stored before: the line reads the same from its facts.
+    assert line(winner=None, reason="x", summary="старый текст") == (
+        "Игра завершена ведущим: без победителя. x"
+    )

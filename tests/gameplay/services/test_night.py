@@ -381,7 +381,10 @@ def test_the_gm_edit_of_the_draft_needs_a_reason_is_logged_and_changes_the_death
     [edit] = events(game, "night_edited")
     assert edit.override and edit.actor == "gm:anna"
     assert edit.data["before"] == [target.number] and edit.data["deaths"] == [spared.number]
-    assert "ошибка бота" in edit.data["summary"]
+    assert edit.data["number"] == edit.phase.number and edit.data["reason"] == "ошибка бота"
+    assert edit.data["added"] == [{"seat": spared.number, "role": spared.role}]
+    assert edit.data["removed"] == [{"seat": target.number, "role": target.role}]
+    assert "summary" not in edit.data  # the log's line is its template's (panel/log/)
     publish(game)
     target.refresh_from_db()
     spared.refresh_from_db()
@@ -576,7 +579,8 @@ def test_reopening_the_mafia_shot_accepts_only_a_new_shot_and_reclosing_resolves
     assert sorted(told.peer_ids) == sorted([first.vk_user_id, second.vk_user_id])
     assert board(game, after=mark) == []
     [event] = events(game, "mafia_shot_reopened")
-    assert event.override and "раскрылись" in event.data["summary"]
+    assert event.override and event.data["reason"] == "раскрылись"
+    assert event.data["number"] == phase.number and "summary" not in event.data
     before = snapshot(game)
     for actor, what, target, guess in [
         (seat(game, Role.COMMISSAR), Act.COMMISSAR_SHOT, old_target, None),
