@@ -8,7 +8,7 @@ entry for each GM modkill and replacement, placed before the phase during which 
 Some things the GM can do have no place in the format (an edited night draft, a manual penalty,
 a forgiven strike, a game ended by hand, a modkill that voided votes whose voters did not vote
 again). ``export_game`` still writes the closest scenario and lists each such point in
-``warnings`` (Russian, for the GM); ``replay_check`` plays the file and reports any difference.
+``warnings`` (for the GM: ``templates/messages/gm/export_*.txt``); ``replay_check`` plays the file and reports any difference.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from gameplay.messages import Person, render
 from gameplay.models import (
     Game,
     GameEvent,
@@ -29,7 +30,7 @@ from gameplay.models import (
     SeatStatus,
 )
 from gameplay.refusals import ExportNotStarted
-from gameplay.rules import RuleViolation
+from gameplay.rules import RuleViolation, Winner
 
 #: Night acts that are the team's (one standing submission for the whole mafia).
 TEAM_ACTS = ("mafia_shot", "role_strike")
@@ -55,8 +56,14 @@ class Export:
         return json.dumps(self.scenario, ensure_ascii=False, indent=2) + "\n"
 
 
-def _label(n: Any) -> str:
-    return f"№{n}"
+def _people(game: Game) -> dict[int, Person]:
+    """The game's seats as its texts name them, by number."""
+    seats = Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False)
+    return {s.number: Person.of(s) for s in seats}
+
+
+def _person(people: dict[int, Person], n: Any) -> Person:
+    return people.get(n) or Person(n, "")
 
 
 def export_game(game: Game) -> Export:
@@ -68,7 +75,7 @@ def export_game(game: Game) -> Export:
     if game.status not in (GameStatus.RUNNING, GameStatus.FINISHED) or game.started_at is None:
         raise ExportNotStarted()
     players = _players(game)
-    log = _Log()
+    log = _Log(people=_people(game))
     events = (
         GameEvent.objects.filter(game=game).order_by("seq").values_list("kind", "data", "override")
     )
@@ -108,6 +115,8 @@ def _players(game: Game) -> list[dict[str, Any]]:
 class _Log:
     """The game's event log read into phases, GM entries and warnings, one event at a time."""
 
+    #: The seats by number, as the warnings name them.
+    people: dict[int, Person] = field(default_factory=dict)
     phases: list[_Phase] = field(default_factory=list)
     early_gm: list[dict[str, Any]] = field(default_factory=list)  # before Day 1 opened
     after_last: list[dict[str, Any]] = field(default_factory=list)  # after the last phase closed
@@ -125,7 +134,7 @@ class _Log:
         elif kind in ("modkill", "replace"):
             self._gm(ph, kind, int(data["seat"]))
         else:
-            warning = _unreplayable(kind, data, override)
+            warning = _unreplayable(kind, data, override, self.people)
             if warning:
                 self.warnings.append(warning)
 
@@ -135,7 +144,7 @@ class _Log:
             (self.after_last if self.phases else self.early_gm).append(gm)
             return
         if action == "modkill":
-            self.warnings += _drop_for_modkill(ph, seat)
+            self.warnings += _drop_for_modkill(ph, seat, self.people)
         # A replacement: strikes are the person's (P6) and only count at the phase's close
         # or, for a night under review, at its publication: before the phase is the same.
         ph.gm_before.append(gm)
@@ -148,8 +157,7 @@ class _Log:
             if not ph.closed:
                 # A phase cut short by the game's end needs no entry; a running one is left out.
                 if ph.entries and game.status == GameStatus.RUNNING:
-                    left_out = "его голоса" if ph.kind == PhaseKind.DAY else "её действия"
-                    self.warnings.append(f"{_phase_name(ph)} ещё идёт: {left_out} не выгружены.")
+                    self.warnings.append(render("gm/export_phase_running", **_phase_of(ph)))
                 break
             key = "votes" if ph.kind == PhaseKind.DAY else "actions"
             story = {"story": ph.story} if ph.story else {}
@@ -182,35 +190,31 @@ def _read_play(ph: _Phase, kind: str, data: dict[str, Any]) -> bool:
     return True
 
 
-def _unreplayable(kind: str, data: dict[str, Any], override: bool) -> str | None:
+def _unreplayable(
+    kind: str, data: dict[str, Any], override: bool, people: dict[int, Person]
+) -> str | None:
     """The warning for a GM's act the scenario format cannot hold, if ``kind`` is one."""
     if kind == "night_edited":
         if data.get("deaths") != data.get("before"):
-            return (
-                f"Ночь: ведущий изменил исход ({data.get('reason', '')}). В сценарии такой "
-                "правки нет: переигровка даст исход без неё."
+            return render(
+                "gm/export_night_edited", number=data.get("number"), reason=data.get("reason", "")
             )
     elif kind == "strike_manual":
         if int(data.get("count", 0)) < 2:
-            return (
-                f"Штраф ведущего {_label(data.get('seat'))} (+2 голоса) в формат сценария "
-                "не переносится."
-            )
+            return render("gm/export_strike_manual", seat=_person(people, data.get("seat")))
     elif kind == "strike_forgiven":
-        return f"Прощённый штраф {_label(data.get('seat'))} в формат сценария не переносится."
+        return render("gm/export_strike_forgiven", seat=_person(people, data.get("seat")))
     elif kind == "game_finished" and override:
-        return (
-            "Игру завершил ведущий: в сценарии этого нет, переигровка "
-            "продолжится до победы по правилам или до конца записи."
-        )
+        return render("gm/export_game_ended")
     return None
 
 
-def _phase_name(ph: _Phase) -> str:
-    return f"{'День' if ph.kind == PhaseKind.DAY else 'Ночь'} {ph.number}"
+def _phase_of(ph: _Phase) -> dict[str, Any]:
+    """A phase as the warnings name it («День 2»)."""
+    return {"day": ph.kind == PhaseKind.DAY, "number": ph.number}
 
 
-def _drop_for_modkill(ph: _Phase, seat: int) -> list[str]:
+def _drop_for_modkill(ph: _Phase, seat: int, people: dict[int, Person]) -> list[str]:
     """A modkill during a phase is replayed before it: drop what it voided (V7) so that the
     replay refuses nothing the original accepted, and say what cannot be reproduced."""
     warnings: list[str] = []
@@ -221,11 +225,10 @@ def _drop_for_modkill(ph: _Phase, seat: int) -> list[str]:
         voided = {v for v, e in standing.items() if e["target"] == seat}
         ph.entries = [e for e in ph.entries if e["voter"] != seat and e["voter"] not in voided]
         if voided:
-            warnings.append(
-                f"{_phase_name(ph)}: голоса за {_label(seat)} отменены модкиллом; если "
-                f"{', '.join(_label(v) for v in sorted(voided))} не переголосовали, в переигровке "
-                "они получат штраф."
-            )
+            warnings.append(render(
+                "gm/export_modkill_votes", **_phase_of(ph), seat=_person(people, seat),
+                voters=[_person(people, v) for v in sorted(voided)],
+            ))
         return warnings
     team_standing: dict[str, dict[str, Any]] = {}
     for e in ph.entries:
@@ -236,8 +239,7 @@ def _drop_for_modkill(ph: _Phase, seat: int) -> list[str]:
     aimed = [e for e in ph.entries if e["target"] == seat and e["act"] not in TEAM_ACTS]
     if aimed:
         warnings.append(
-            f"{_phase_name(ph)}: действия, направленные на {_label(seat)} до модкилла, в "
-            "переигровке будут отклонены (штраф за пропуск, предмет не потрачен)."
+            render("gm/export_modkill_actions", **_phase_of(ph), seat=_person(people, seat))
         )
     ph.entries = [e for e in ph.entries if e["target"] != seat]
     return warnings
@@ -290,28 +292,46 @@ def replay_outcome(output: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def compare_outcomes(game: dict[str, Any], replay: dict[str, Any]) -> list[str]:
-    """Differences (Russian, for the GM) between a game's outcome and its replay's."""
+def compare_outcomes(
+    game: dict[str, Any], replay: dict[str, Any], people: dict[int, Person] | None = None
+) -> list[str]:
+    """Differences between a game's outcome and its replay's, for the GM
+    (``templates/messages/gm/replay_*.txt``); ``people`` names the seats."""
+    people = people or {}
+
+    def who(numbers: list[int] | None) -> list[Person] | None:
+        return None if numbers is None else [_person(people, n) for n in numbers]
+
     diffs = []
-    for n in sorted(set(game["days"]) | set(replay["days"])):
-        a, b = game["days"].get(n, "—"), replay["days"].get(n, "—")
-        if a != b:
-            diffs.append(f"День {n}: казнён {a or 'никто'}, в переигровке — {b or 'никто'}.")
+    days, replay_days = game["days"], replay["days"]
+    for n in sorted(set(days) | set(replay_days)):
+        a, b = days.get(n), replay_days.get(n)
+        if (n in days, a) != (n in replay_days, b):
+            diffs.append(render(
+                "gm/replay_day_differs", number=n, game_held=n in days, replay_held=n in replay_days,
+                game=_person(people, a) if a else None, replay=_person(people, b) if b else None,
+            ))
     for n in sorted(set(game["nights"]) | set(replay["nights"])):
         a, b = game["nights"].get(n), replay["nights"].get(n)
         if a != b:
-            diffs.append(f"Ночь {n}: погибли {a}, в переигровке — {b}.")
+            diffs.append(render("gm/replay_night_differs", number=n, game=who(a), replay=who(b)))
     if game["alive"] != replay["alive"]:
-        diffs.append(f"Живы: {_seats(game['alive'])}, в переигровке — {_seats(replay['alive'])}.")
+        diffs.append(render(
+            "gm/replay_alive_differs", game=who(game["alive"]), replay=who(replay["alive"])
+        ))
     if game["winner"] != replay["winner"]:
-        diffs.append(
-            f"Победитель: {game['winner'] or 'нет'}, в переигровке — {replay['winner'] or 'нет'}."
-        )
+        diffs.append(render(
+            "gm/replay_winner_differs", game=_winner(game["winner"]),
+            replay=_winner(replay["winner"]),
+        ))
     return diffs
 
 
-def _seats(numbers: list[int]) -> str:
-    return ", ".join(_label(n) for n in numbers) or "никто"
+def _winner(value: str | None) -> str:
+    try:
+        return Winner(value).title if value else ""
+    except ValueError:
+        return str(value)
 
 
 def replay_check(game: Game) -> list[str]:
@@ -321,7 +341,8 @@ def replay_check(game: Game) -> list[str]:
 
     export = export_game(game)
     try:
-        output = play(parse_scenario(export.to_json()), name=f"Проверка: {game.name}"[:200])
+        name = render("gm/replay_game_name", game=game.name)[:200]
+        output = play(parse_scenario(export.to_json()), name=name)
     except (ScenarioError, RuleViolation) as e:
-        return [f"Сценарий не проигрывается: {e}"]
-    return compare_outcomes(game_outcome(game), replay_outcome(output))
+        return [render("gm/replay_failed", why=str(e))]
+    return compare_outcomes(game_outcome(game), replay_outcome(output), _people(game))

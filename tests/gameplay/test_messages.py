@@ -661,6 +661,39 @@ CASES: dict[str, Contexts] = {
     "gm/chat_created_not_linked": lambda p: [
         {"id": 4, "chat": 8, "open_chat": o} for o in (True, False)
     ],
+    "gm/export_phase_running": lambda p: [{"day": d, "number": 2} for d in (True, False)],
+    "gm/export_night_edited": lambda p: [
+        {"number": n, "reason": "ошибка бота"} for n in (2, None)
+    ],
+    "gm/export_strike_manual": lambda p: [{"seat": s} for s in p[:3]],
+    "gm/export_strike_forgiven": lambda p: [{"seat": s} for s in p[:3]],
+    "gm/export_game_ended": one(),
+    "gm/export_modkill_votes": lambda p: [
+        {"day": True, "number": 2, "seat": s, "voters": v}
+        for s, v in ((p[0], p[1:2]), (p[1], p[2:5]), (p[2], p[:2]))
+    ],
+    "gm/export_modkill_actions": lambda p: [{"day": False, "number": 1, "seat": s} for s in p[:3]],
+    "gm/replay_day_differs": lambda p: [
+        {"number": 1, "game_held": True, "replay_held": True, "game": p[0], "replay": None},
+        {"number": 2, "game_held": True, "replay_held": True, "game": None, "replay": p[1]},
+        {"number": 3, "game_held": True, "replay_held": False, "game": p[2], "replay": None},
+        {"number": 3, "game_held": False, "replay_held": True, "game": None, "replay": p[3]},
+    ],
+    "gm/replay_night_differs": lambda p: [
+        {"number": 1, "game": p[:1], "replay": p[1:3]},
+        {"number": 2, "game": [], "replay": p[2:3]},
+        {"number": 3, "game": None, "replay": []},
+    ],
+    "gm/replay_alive_differs": lambda p: [
+        {"game": p[:3], "replay": p[1:3]},
+        {"game": p[:1], "replay": []},
+    ],
+    "gm/replay_winner_differs": lambda p: [
+        {"game": "Мирный город", "replay": ""},
+        {"game": "", "replay": "Мафия"},
+    ],
+    "gm/replay_failed": one(why="Ночь 1: №3 не может лечить себя две ночи подряд"),
+    "gm/replay_game_name": one(game="Машина времени"),
 }
 
 # --- what a person must never read ---------------------------------------------------------------

@@ -134,9 +134,13 @@ def test_export_warns_about_what_the_format_cannot_hold(gm) -> None:
     services.night_publish(game_id=game.pk)
     game.refresh_from_db()
     export = export_game(game)
-    assert any("изменил исход" in w for w in export.warnings)
-    # The replay resolves the night by the rules, without the GM's edit: the check says so.
-    assert any(d.startswith("Ночь 1") for d in replay_check(game))
+    assert any(w.startswith("Ночь 1: ведущий изменил исход (G1).") for w in export.warnings)
+    # The replay resolves the night by the rules, without the GM's edit: the check says so,
+    # naming who died in each (templates/messages/gm/replay_night_differs.txt).
+    [night] = [d for d in replay_check(game) if d.startswith("Ночь 1")]
+    assert night.startswith("Ночь 1: в игре — ") and ", в переигровке — " in night
+    edited = Seat.objects.get(game=game, number=alive[0])
+    assert f"№{edited.number} {edited.name}" in night.split(", в переигровке")[0]
 
 
 def test_mid_day_modkill_drops_the_voided_votes(gm) -> None:
@@ -156,6 +160,11 @@ def test_mid_day_modkill_drops_the_voided_votes(gm) -> None:
     assert phases[0] == {"phase": "gm", "action": "modkill", "seat": c}
     votes = phases[1]["votes"]
     assert {"voter": c, "target": b, "early": False} not in votes  # the modkilled voter's
+    # The voter whose vote was voided is named: they are struck in the replay if they did
+    # not vote again (a did, here).
+    [voided] = [w for w in export.warnings if "отменены модкиллом" in w]
+    assert voided.startswith(f"День 1: голоса за №{c} ")
+    assert f"(№{a} {seats[0].name}) не переголосовал, в переигровке получит штраф." in voided
     assert votes[-1] == {"voter": a, "target": b, "early": False}  # a voted again
     day = replay_outcome(play(parse_scenario(export.to_json())))["days"]
     assert day == game_outcome(game)["days"]
