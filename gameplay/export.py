@@ -8,7 +8,8 @@ entry for each GM modkill and replacement, placed before the phase during which 
 Some things the GM can do have no place in the format (an edited night draft, a manual penalty,
 a forgiven strike, a game ended by hand, a modkill that voided votes whose voters did not vote
 again). ``export_game`` still writes the closest scenario and lists each such point in
-``warnings`` (for the GM: ``templates/messages/gm/export_*.txt``); ``replay_check`` plays the file and reports any difference.
+``warnings`` (for the GM: ``templates/messages/gm/export_*.txt``); ``replay_check`` plays
+the file and reports any difference.
 """
 
 from __future__ import annotations
@@ -225,10 +226,14 @@ def _drop_for_modkill(ph: _Phase, seat: int, people: dict[int, Person]) -> list[
         voided = {v for v, e in standing.items() if e["target"] == seat}
         ph.entries = [e for e in ph.entries if e["voter"] != seat and e["voter"] not in voided]
         if voided:
-            warnings.append(render(
-                "gm/export_modkill_votes", **_phase_of(ph), seat=_person(people, seat),
-                voters=[_person(people, v) for v in sorted(voided)],
-            ))
+            warnings.append(
+                render(
+                    "gm/export_modkill_votes",
+                    **_phase_of(ph),
+                    seat=_person(people, seat),
+                    voters=[_person(people, v) for v in sorted(voided)],
+                )
+            )
         return warnings
     team_standing: dict[str, dict[str, Any]] = {}
     for e in ph.entries:
@@ -307,23 +312,32 @@ def compare_outcomes(
     for n in sorted(set(days) | set(replay_days)):
         a, b = days.get(n), replay_days.get(n)
         if (n in days, a) != (n in replay_days, b):
-            diffs.append(render(
-                "gm/replay_day_differs", number=n, game_held=n in days, replay_held=n in replay_days,
-                game=_person(people, a) if a else None, replay=_person(people, b) if b else None,
-            ))
+            diffs.append(
+                render(
+                    "gm/replay_day_differs",
+                    number=n,
+                    game_held=n in days,
+                    replay_held=n in replay_days,
+                    game=_person(people, a) if a else None,
+                    replay=_person(people, b) if b else None,
+                )
+            )
     for n in sorted(set(game["nights"]) | set(replay["nights"])):
         a, b = game["nights"].get(n), replay["nights"].get(n)
         if a != b:
             diffs.append(render("gm/replay_night_differs", number=n, game=who(a), replay=who(b)))
     if game["alive"] != replay["alive"]:
-        diffs.append(render(
-            "gm/replay_alive_differs", game=who(game["alive"]), replay=who(replay["alive"])
-        ))
+        diffs.append(
+            render("gm/replay_alive_differs", game=who(game["alive"]), replay=who(replay["alive"]))
+        )
     if game["winner"] != replay["winner"]:
-        diffs.append(render(
-            "gm/replay_winner_differs", game=_winner(game["winner"]),
-            replay=_winner(replay["winner"]),
-        ))
+        diffs.append(
+            render(
+                "gm/replay_winner_differs",
+                game=_winner(game["winner"]),
+                replay=_winner(replay["winner"]),
+            )
+        )
     return diffs
 
 
