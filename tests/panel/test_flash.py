@@ -258,9 +258,7 @@ def test_every_log_line_is_a_template_and_reads_as_russian() -> None:
     files = {p.stem for p in (TEMPLATES / "log").glob("*.txt")}
     from panel.labels import _SAME_LINE
 
-    assert files == {_SAME_LINE.get(k, k) for k, _, line in LOG_LINES if line} - {
-        "deal_discarded"
-    }
+    assert files == {_SAME_LINE.get(k, k) for k, _, line in LOG_LINES if line} - {"deal_discarded"}
 
 
 def test_a_game_the_gm_ended_reads_so_in_the_log_as_its_stored_sentence_did() -> None:
