@@ -8,7 +8,8 @@ from typing import Any
 
 from django.template import TemplateDoesNotExist
 
-from gameplay.models import GameEvent
+from gameplay import grammar
+from gameplay.models import DeathCause, GameEvent
 from panel import flash
 
 EVENT_LABELS: dict[str, str] = {
@@ -55,6 +56,23 @@ EVENT_LABELS: dict[str, str] = {
     "game_finished": "Игра завершена",
     "game_cancelled": "Игра отменена",
 }
+
+
+#: A seat's state for the player's gender (VK's ``sex``): male, female, and the neutral
+#: wording when VK did not tell it.
+STATES: dict[str, tuple[str, str, str]] = {
+    "alive": ("жив", "жива", "в игре"),
+    DeathCause.EXECUTED: ("казнён", "казнена", "казнь"),
+    DeathCause.NIGHT: ("убит ночью", "убита ночью", "убийство ночью"),
+    DeathCause.MODKILL: ("модкилл", "модкилл", "модкилл"),
+    "": ("выбыл", "выбыла", "вне игры"),
+}
+
+
+def seat_state(seat: Any) -> str:
+    """«жив»/«жива»/«в игре», or how the seat left the game: «казнена», «убит ночью»…"""
+    key = "alive" if seat.alive else (seat.death_cause or "")
+    return grammar.gendered(int(seat.sex or 0), *STATES.get(key, STATES[""]))
 
 
 #: Actors that are not people (``GameEvent.actor``).

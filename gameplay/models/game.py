@@ -152,7 +152,7 @@ class SeatStatus(models.TextChoices):
 
 class DeathCause(models.TextChoices):
     # Nouns, so that a label needs no gender; the panel says «казнён»/«казнена» by the
-    # player's (gameplay.selectors.record.seat_state).
+    # player's (panel.labels.seat_state).
     EXECUTED = "executed", "Казнь"
     NIGHT = "night", "Убийство ночью"
     MODKILL = "modkill", "Модкилл"

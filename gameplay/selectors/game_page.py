@@ -14,6 +14,7 @@ from typing import Any
 
 from django.db.models import Max
 
+from gameplay.messages import Person
 from gameplay.models import (
     Draw,
     FlagStatus,
@@ -42,7 +43,7 @@ from gameplay.rules.roles import ACT_TITLES, DUTY_ROLES, ITEM_TITLES, ROLE_TITLE
 from gameplay.rules.spectators import may_watch
 
 from .close import day_input_of_rows
-from .record import retryable_outbox, state_text
+from .record import died_in, retryable_outbox
 
 # --- who has not voted / acted -----------------------------------------------------------------
 
@@ -115,9 +116,10 @@ class SeatRow:
     seat: Seat
     role_title: str
     item_title: str
-    #: «у игрока», «использована в ночь 2», «пропала (владелец выбыл)».
-    item_state: str
-    state: str
+    #: Where the item stands (None without one): «у игрока», «использована в ночь 2»…
+    item_state: ItemState | None
+    #: The phase the player left the game in (None if alive); how: ``seat.death_cause``.
+    died_in: Phase | None
     strikes: int
     #: Penalty votes announced and not yet tallied (they count in the current/next day).
     penalty_pending: int
@@ -142,11 +144,44 @@ class TallyRow:
         return self.votes + self.penalty
 
 
+@dataclass(frozen=True)
+class ItemState:
+    """Where a seat's item stands: held, ``used`` (on night ``night``; ``blocked``: its holder
+    was under the clock, so it did not work) or ``lost`` with its holder. The panel words it
+    (templates/panel/_item_state.html)."""
+
+    item: str
+    used: bool = False
+    night: int | None = None
+    blocked: bool = False
+    lost: bool = False
+
+
+@dataclass(frozen=True)
+class PhaseOutcome:
+    """What a phase came to, for the game page's list of phases; the panel words it
+    (templates/panel/_phase_outcome.html)."""
+
+    kind: str
+    #: "interrupted" (the game ended during it), "open" (votes or actions being taken),
+    #: "review" (a night under the GM's review) or "done".
+    stage: str
+    executed: Person | None = None
+    #: Removed at the close for their strikes.
+    modkilled: list[Person] = field(default_factory=list)
+    #: A day closed early (RULES.md V6).
+    early: bool = False
+    #: Who died in the night.
+    deaths: list[Person] = field(default_factory=list)
+    #: The GM edited the night's outcome.
+    edited: bool = False
+
+
 @dataclass
 class PhaseSummary:
     phase: Phase
     title: str
-    lines: list[str]
+    outcome: PhaseOutcome
 
 
 @dataclass
@@ -176,63 +211,44 @@ class GamePage:
         return {r.seat.number: r.seat for r in self.seats if r.seat.number is not None}
 
 
-#: «использована в ночь 2» / «пропала»: the verb agrees with the item's name.
-_ITEM_USED = {Item.CLOCK: "использованы", Item.RED_BUTTON: "использована",
-              Item.BOOK: "использована"}
-_ITEM_LOST = {Item.CLOCK: "пропали", Item.RED_BUTTON: "пропала", Item.BOOK: "пропала"}
-
-
-def _item_text(seat: Seat, use: ItemUse | None, night: int | None) -> str:
+def _item_state(seat: Seat, use: ItemUse | None, night: int | None) -> ItemState | None:
     """Where a seat's item stands: held, used on night N, or lost with its holder."""
     if not seat.item:
-        return ""
-    item = Item(seat.item)
+        return None
     if use is not None or seat.item_used:
-        when = f" в ночь {night}" if night else ""
-        blocked = " (игрок был под часами: не сработала)" if use is not None and use.blocked else ""
-        return f"{_ITEM_USED[item]}{when}{blocked}"
-    if not seat.alive:
-        return f"{_ITEM_LOST[item]} (владелец выбыл)"
-    return "у игрока"
+        return ItemState(seat.item, used=True, night=night,
+                         blocked=use is not None and use.blocked)
+    return ItemState(seat.item, lost=not seat.alive)
 
 
-def item_states(game: Game, seats: Iterable[Seat]) -> dict[int, str]:
-    """``_item_text`` of each seat holding an item, by seat pk (one query)."""
+def item_states(game: Game, seats: Iterable[Seat]) -> dict[int, ItemState | None]:
+    """``_item_state`` of each seat holding an item, by seat pk (one query)."""
     uses = {u.seat_id: u for u in ItemUse.objects.filter(game=game).select_related("phase")}
-    return {s.pk: _item_text(s, uses.get(s.pk), uses[s.pk].phase.number if s.pk in uses
-                             else None) for s in seats if s.item}
+    return {s.pk: _item_state(s, uses.get(s.pk), uses[s.pk].phase.number if s.pk in uses
+                              else None) for s in seats if s.item}
 
 
-def _phase_lines(phase: Phase, names: dict[int, str]) -> list[str]:
-    def label(n: int | None) -> str:
-        return f"№{n} {names.get(n, '')}".strip() if n else "—"
+def _outcome(phase: Phase, people: dict[int, Person]) -> PhaseOutcome:
+    def who(n: int) -> Person:
+        return people.get(n) or Person(n, "")
 
     result = phase.result or {}
-    lines: list[str] = []
+    kind = phase.kind
     if phase.status == PhaseStatus.DONE and "executed" not in result and "final" not in result:
-        return ["прервана: игра окончена"]
-    if phase.kind == PhaseKind.DAY:
+        return PhaseOutcome(kind, "interrupted")
+    if kind == PhaseKind.DAY:
         if phase.status != PhaseStatus.DONE:
-            return ["идёт голосование"]
-        for n in result.get("modkilled", []):
-            lines.append(f"модкилл за штрафы: {label(n)}")
+            return PhaseOutcome(kind, "open")
         executed = result.get("executed")
-        lines.append(f"казнён {label(executed)}" if executed else "никто не казнён")
-        if phase.closed_early:
-            lines.append("закрыт досрочно")
-        return lines
+        return PhaseOutcome(kind, "done", executed=who(executed) if executed else None,
+                            modkilled=[who(n) for n in result.get("modkilled", [])],
+                            early=phase.closed_early)
     final = result.get("final")
     if final is None:
-        return ["на проверке у ведущего" if phase.status == PhaseStatus.REVIEW
-                else "идёт приём действий"]
-    deaths = final.get("deaths", [])
-    lines.append("погибли: " + ", ".join(label(n) for n in deaths) if deaths
-                 else "никто не погиб")
-    for n in final.get("modkilled", []):
-        lines.append(f"модкилл за штрафы: {label(n)}")
-    if final.get("gm_edits"):
-        lines.append("правка ведущего")
-    return lines
+        return PhaseOutcome(kind, "review" if phase.status == PhaseStatus.REVIEW else "open")
+    return PhaseOutcome(kind, "done", deaths=[who(n) for n in final.get("deaths", [])],
+                        modkilled=[who(n) for n in final.get("modkilled", [])],
+                        edited=bool(final.get("gm_edits")))
 
 
 @dataclass
@@ -320,9 +336,9 @@ def _seat_rows(
             seat=s,
             role_title=ROLE_TITLES[Role(s.role)] if s.role else "",
             item_title=ITEM_TITLES[Item(s.item)] if s.item else "",
-            item_state=_item_text(s, uses.get(s.pk), phase_by_pk[uses[s.pk].phase_id].number
-                                  if s.pk in uses else None),
-            state=state_text(s, phase_by_pk),
+            item_state=_item_state(s, uses.get(s.pk), phase_by_pk[uses[s.pk].phase_id].number
+                                   if s.pk in uses else None),
+            died_in=died_in(s, phase_by_pk),
             strikes=s.strikes,
             penalty_pending=pending_penalty.get(s.pk, 0),
             vote_history=[DayVotes(day, cells) for day, cells in sorted(history[s.pk].items())],
@@ -340,13 +356,13 @@ def game_page(game: Game) -> GamePage:
     rows = _read(game)
     seats, phases = rows.seats, rows.phases
     players = [s for s in seats if s.status == SeatStatus.PLAYER and s.number is not None]
-    names = {s.number: s.name for s in players}
+    people = {s.number: Person.of(s) for s in players}
     current = next((p for p in reversed(phases)
                     if p.status in (PhaseStatus.OPEN, PhaseStatus.REVIEW)), None)
     page = GamePage(
         game=game,
         phase=current,
-        phases=[PhaseSummary(p, str(p), _phase_lines(p, names)) for p in phases],
+        phases=[PhaseSummary(p, str(p), _outcome(p, people)) for p in phases],
         seats=_seat_rows(game, rows, players, current),
         signups=[s for s in seats if s.status == SeatStatus.PLAYER and s.number is None],
         reserves=[s for s in seats if s.status == SeatStatus.RESERVE],

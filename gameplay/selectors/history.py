@@ -15,11 +15,13 @@ from typing import Any
 
 from gameplay.models import Community, Game, GameStatus, Replacement, Seat, SeatStatus
 from gameplay.rules import Faction, Role, Winner
-from gameplay.rules.roles import ROLE_TITLES
 
 from .communities import communities_for
 from .games import games_for
-from .record import seat_state
+
+#: What a game came to for the player (``HistoryRow.result``); the panel words each
+#: (templates/panel/history.html).
+RESULTS = ("won", "lost", "draw", "no_winner", "cancelled", "passed", "reserve", "playing")
 
 
 @dataclass
@@ -27,12 +29,17 @@ class HistoryRow:
     game: Game
     number: int | None
     name: str
+    #: The role's and the item's codes ("" if none).
     role: str
     item: str
-    state: str
+    #: The seat whose state (alive, or how they left) the row shows; None when it shows none
+    #: (no role yet, or the seat was handed to someone else).
+    seat: Seat | None
+    #: One of ``RESULTS``.
     result: str
     won: bool | None
-    note: str = ""
+    #: Who took the seat over, when the player handed it on.
+    passed_to: str = ""
     #: The viewer runs this game (the panel may link to it).
     mine: bool = False
 
@@ -43,6 +50,7 @@ class PlayerHistory:
     rows: list[HistoryRow]
     games: int
     wins: int
+    #: (role code, games, wins), by role.
     by_role: list[tuple[str, int, int]]
     #: The name the player last played under in a game the viewer may see (None if none).
     name: str | None = None
@@ -58,17 +66,17 @@ def _won(role: str, winner: str) -> bool | None:
 
 def _result(game: Game, role: str, replaced_out: bool) -> tuple[str, bool | None]:
     if game.status == GameStatus.CANCELLED:
-        return "игра отменена", None
+        return "cancelled", None
     if game.status != GameStatus.FINISHED:
-        return game.get_status_display().lower(), None
+        return "playing", None
     if replaced_out:
-        return "место передано", None
+        return "passed", None
     if not game.winner:
-        return "без победителя", None
+        return "no_winner", None
     if game.winner == Winner.DRAW:
-        return "ничья", None
+        return "draw", None
     won = _won(role, game.winner)
-    return ("победа" if won else "поражение"), won
+    return ("won" if won else "lost"), won
 
 
 def player_history(vk_user_id: int, viewer: Any) -> PlayerHistory:
@@ -90,27 +98,27 @@ def player_history(vk_user_id: int, viewer: Any) -> PlayerHistory:
         Community.objects.filter(history_public=True).values_list("vk_id", flat=True))
     rows: list[HistoryRow] = []
     entries = [(s, s.name, False, "") for s in seats] + [
-        (r.seat, r.old_name, True, f"место передано: {r.new_name}") for r in left
+        (r.seat, r.old_name, True, r.new_name) for r in left
     ]
-    for seat, name, replaced_out, note in entries:
+    for seat, name, replaced_out, passed_to in entries:
         game = seat.game
         if game.pk not in mine and (game.status not in public or (
                 game.vk_group_id is not None and game.vk_group_id not in seen)):
             continue
         if seat.status == SeatStatus.RESERVE and not replaced_out:
-            result, won = "в запасе", None
+            result, won = "reserve", None
         else:
             result, won = _result(game, seat.role, replaced_out)
         rows.append(HistoryRow(
             game=game,
             number=seat.number,
             name=name,
-            role=ROLE_TITLES[Role(seat.role)] if seat.role else "",
-            item=seat.get_item_display() if seat.item else "",
-            state="" if replaced_out or not seat.role else seat_state(seat),
+            role=seat.role,
+            item=seat.item,
+            seat=None if replaced_out or not seat.role else seat,
             result=result,
             won=won,
-            note=note,
+            passed_to=passed_to,
             mine=game.pk in mine,
         ))
     played = [r for r in rows if r.won is not None]

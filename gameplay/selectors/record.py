@@ -4,16 +4,14 @@ refers to, the deliveries and the moderation flags."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
 
-from gameplay import grammar
 from gameplay.models import (
     DealRound,
-    DeathCause,
     Draw,
     FlagStatus,
     Game,
@@ -28,30 +26,13 @@ from gameplay.models import (
     Strike,
 )
 
-#: A seat's state for the player's gender (VK's ``sex``): male, female, and the neutral
-#: wording when VK did not tell it.
-STATES = {
-    "alive": ("жив", "жива", "в игре"),
-    DeathCause.EXECUTED: ("казнён", "казнена", "казнь"),
-    DeathCause.NIGHT: ("убит ночью", "убита ночью", "убийство ночью"),
-    DeathCause.MODKILL: ("модкилл", "модкилл", "модкилл"),
-    "": ("выбыл", "выбыла", "вне игры"),
-}
 
-
-def seat_state(seat: Seat) -> str:
-    """«жив»/«жива»/«в игре», or how the seat left the game: «казнена», «убит ночью»…"""
-    key = "alive" if seat.alive else (seat.death_cause or "")
-    return grammar.gendered(int(seat.sex or 0), *STATES.get(key, STATES[""]))
-
-
-def state_text(seat: Seat, phases: dict[int, Phase]) -> str:
-    """«жив», or how and when the seat left the game (``phases``: the phases by pk)."""
-    if seat.alive:
-        return seat_state(seat)
-    phase = phases.get(seat.died_in_id) if seat.died_in_id else None
-    when = f" ({phase})" if phase else ""
-    return f"{seat_state(seat)}{when}"
+def died_in(seat: Seat, phases: dict[int, Phase]) -> Phase | None:
+    """The phase a seat left the game in (``phases``: the phases by pk); None if alive. How
+    it left is ``seat.death_cause``; the panel words both (``panel_tags.state``)."""
+    if seat.alive or not seat.died_in_id:
+        return None
+    return phases.get(seat.died_in_id)
 
 
 def strikes_of(game: Game) -> list[Strike]:
@@ -76,8 +57,8 @@ def deal_rounds(game: Game) -> list[DealRound]:
 @dataclass
 class RosterRow:
     seat: Seat
-    #: «жив», «казнена (День 2)», «убит ночью (Ночь 1)», «модкилл (День 3)».
-    state: str
+    #: The phase the player left the game in (None if alive): «казнена (День 2)».
+    died_in: Phase | None
 
 
 @dataclass
@@ -93,7 +74,7 @@ def roster(game: Game) -> Roster:
     """The seated players with whether each is alive or how and when they left the game."""
     seats = list(Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False)
                  .select_related("died_in").order_by("number"))
-    rows = [RosterRow(s, state_text(s, {s.died_in_id: s.died_in} if s.died_in_id else {}))
+    rows = [RosterRow(s, died_in(s, {s.died_in_id: s.died_in} if s.died_in_id else {}))
             for s in seats]
 
     def dead(cause: str) -> int:
@@ -116,18 +97,19 @@ def event_log(
     *,
     kind: str = "",
     phase_id: int | None = None,
-    actor: str = "",
+    actors: Collection[str] | None = None,
     overrides: bool = False,
     seat: int | None = None,
 ) -> QuerySet[GameEvent]:
-    """The game's event log, newest first, filtered."""
+    """The game's event log, newest first, filtered (``actors``: the entries of these actors
+    only, e.g. ``actors_matching``'s)."""
     qs = GameEvent.objects.filter(game=game).select_related("phase").order_by("-seq")
     if kind:
         qs = qs.filter(kind=kind)
     if phase_id:
         qs = qs.filter(phase_id=phase_id)
-    if actor:
-        qs = qs.filter(actor__in=actors_matching(game, actor))
+    if actors is not None:
+        qs = qs.filter(actor__in=actors)
     if overrides:
         qs = qs.filter(override=True)
     if seat:
@@ -166,29 +148,18 @@ def people_names(game: Game, actors: Iterable[str] = ()) -> PeopleNames:
     return PeopleNames(seats=numbers, vk=vk, gms=gms)
 
 
-def actors_matching(game: Game, text: str) -> list[str]:
-    """The log's actors a GM means by «Кто»: a seat number or a player's name, a GM's name,
-    «по сроку», «бот» — as the log shows them (``panel.labels.actor_label``)."""
-    text = text.strip().lower().removeprefix("№").removeprefix("ведущий").strip()
+def actors_matching(
+    game: Game, text: str, shown: Callable[[str, PeopleNames], str]
+) -> list[str]:
+    """The log's actors a GM means by «Кто»: a seat number, or part of what the log shows for
+    an actor (``shown``: the panel's words, «№15 Юлия Анисимова», «ведущий Анна», «по сроку»)
+    or of the actor's own id («gm:anna»)."""
+    text = " ".join(text.lower().split()).removeprefix("№").strip()
     actors = set(GameEvent.objects.filter(game=game).values_list("actor", flat=True))
     names = people_names(game, actors)
-    fixed = {"system": "бот", "deadline": "по сроку", "replay": "сценарий"}
-    found = []
-    for a in actors:
-        kind, _, value = a.partition(":")
-        said = fixed.get(a, "")
-        if kind == "seat" and value.isdigit():
-            said = f"{value} {names.seats.get(int(value), '')}"
-        elif kind == "gm":
-            said = f"{value} {names.gms.get(value, '')}"
-        elif kind == "vk" and value.isdigit():
-            said = names.vk.get(int(value), "")
-        if text.isdigit():
-            if kind == "seat" and value == text:
-                found.append(a)
-        elif text and (text in said.lower() or text in a.lower()):
-            found.append(a)
-    return found
+    if text.isdigit():
+        return [a for a in actors if a == f"seat:{text}"]
+    return [a for a in actors if text and (text in shown(a, names).lower() or text in a.lower())]
 
 
 def event_kinds(game: Game) -> list[str]:

@@ -47,8 +47,7 @@ def _check_signup(game: Game, vk_user_id: int, *, reserve: bool) -> None:
         game=game, vk_user_id=vk_user_id, status__in=[SeatStatus.PLAYER, SeatStatus.RESERVE]
     ).first()
     if existing is not None:
-        where = "в запасе" if existing.status == SeatStatus.RESERVE else "в игре"
-        raise AlreadySignedUp(where=where)
+        raise AlreadySignedUp(reserve=existing.status == SeatStatus.RESERVE)
 
 
 @transaction.atomic

@@ -39,7 +39,7 @@ def name_case(seat: Any, case_name: str) -> str:
 @register.filter
 def state(seat: Any) -> str:
     """A seat's state for the player's gender: «жива», «казнён», «убийство ночью»…"""
-    from gameplay.selectors.record import seat_state
+    from panel.labels import seat_state
 
     return seat_state(seat)
 

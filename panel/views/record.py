@@ -12,6 +12,8 @@ from gameplay.models import OutboxStatus
 from gameplay.rules import RuleViolation
 from gameplay.selectors.history import player_history
 from gameplay.selectors.record import (
+    PeopleNames,
+    actors_matching,
     event_kinds,
     event_log,
     outbox_rows,
@@ -78,16 +80,22 @@ def chat_close_view(request: HttpRequest, game) -> HttpResponse:
     return back(request, game, "panel_spectators")
 
 
+def _shown(actor: str, names: PeopleNames) -> str:
+    """An actor as the log shows it, for «Кто»."""
+    return actor_label(actor, names.seats, names.vk, names.gms)
+
+
 @gm_view()
 def log_view(request: HttpRequest, game) -> HttpResponse:
     kinds = [(k, event_label(k)) for k in event_kinds(game)]
     phases = [(p.pk, str(p)) for p in phases_of(game)]
     form = LogFilterForm(request.GET or None, kinds=kinds, phases=phases)
     filters = form.cleaned_data if form.is_valid() else {}
+    who = filters.get("actor") or ""
     qs = event_log(
         game, kind=filters.get("kind") or "", phase_id=filters.get("phase"),
-        actor=filters.get("actor") or "", overrides=bool(filters.get("overrides")),
-        seat=filters.get("seat"),
+        actors=actors_matching(game, who, _shown) if who else None,
+        overrides=bool(filters.get("overrides")), seat=filters.get("seat"),
     )
     page = Paginator(qs, LOG_PAGE).get_page(request.GET.get("page"))
     events = list(page.object_list)

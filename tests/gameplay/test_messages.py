@@ -273,7 +273,7 @@ CASES: dict[str, Contexts] = {
     "refusals/discard_not_confirmed": lambda p: [{}],
     "refusals/already_playing": lambda p: [{}],
     "refusals/already_running": lambda p: [{}],
-    "refusals/already_signed_up": one(where='в запасе'),
+    "refusals/already_signed_up": lambda p: [{"reserve": r} for r in (True, False)],
     "refusals/chat_already_closed": lambda p: [{}],
     "refusals/chat_already_open": lambda p: [{}],
     "refusals/chat_being_created": lambda p: [{}],

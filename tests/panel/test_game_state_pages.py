@@ -13,6 +13,7 @@ from django.urls import reverse
 from gameplay import grammar, services
 from gameplay.models import Game, Seat, SeatStatus
 from gameplay.rules import Item
+from gameplay.selectors.game_page import ItemState
 from tests.panel.support import living, make_game, night_round, vote_round
 
 pytestmark = pytest.mark.django_db
@@ -56,7 +57,31 @@ def test_items_show_held_used_on_night_n_and_lost(played: Game, gm_client: Clien
         assert ("у игрока" if clock.alive else "пропали (владелец выбыл)") in html, name
     page = gm_client.get(url("panel_game", played)).context["page"]
     states = {r.seat.item: r.item_state for r in page.seats if r.seat.item}
-    assert states[Item.BOOK] == "использована в ночь 1"
+    assert states[Item.BOOK] == ItemState(Item.BOOK, used=True, night=1)  # facts; words above
+
+
+def test_the_phase_list_words_each_phase_for_the_players_gender(
+    played: Game, gm_client: Client
+) -> None:
+    """The page's «По фазам» reads the selector's facts (templates/panel/_phase_outcome.html):
+    who was executed, in the verb of their gender, who died at night, the phase under way."""
+    executed = Seat.objects.get(game=played, death_cause="executed")
+    for sex, verb in ((1, "казнена"), (2, "казнён"), (0, "казнь:")):
+        Seat.objects.filter(game=played).update(sex=sex)
+        page = gm_client.get(url("panel_game", played))
+        phases = {p.title: p.outcome for p in page.context["page"].phases}
+        day, night = phases["День 1"], phases["Ночь 1"]
+        assert (day.stage, day.executed.number) == ("done", executed.number)
+        html = page.content.decode()
+        assert f"<td>{verb} №{executed.number} {executed.name}</td>" in html
+    dead = sorted(Seat.objects.filter(game=played, death_cause="night").values_list("number"))
+    deaths = night.deaths
+    assert sorted((p.number,) for p in deaths) == dead
+    assert (f"<td>погибли: {deaths[0]}" if deaths else "<td>никто не погиб") in html
+    current = page.context["page"].phase
+    last = phases[str(current)]
+    assert last.stage == "open"
+    assert f"<td>идёт {'голосование' if last.kind == 'day' else 'приём действий'}</td>" in html
 
 
 def test_players_tab_shows_who_is_alive_and_how_the_others_left(

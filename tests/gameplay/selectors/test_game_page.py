@@ -40,4 +40,9 @@ def test_night_page_waits_for_the_roles_that_have_not_acted() -> None:
     assert [s.number for s in page.pending.not_acted] == [3, 5]
     assert page.pending.mafia_shot_missing is True and page.pending.mafia_waiting == 2
     assert [(a.act, a.target) for a in page.seats[3].night_actions] == [("heal", 3)]
-    assert page.seats[5].state.startswith("казнь")  # VK did not tell the gender: a noun
+    # Facts: how and when seat 6 left (the panel words them for the player's gender).
+    executed = page.seats[5]
+    assert (executed.seat.death_cause, str(executed.died_in)) == ("executed", "День 1")
+    outcomes = {p.outcome.kind: p.outcome for p in page.phases}
+    assert (outcomes["day"].stage, outcomes["day"].executed.number) == ("done", 6)
+    assert outcomes["night"].stage == "open"

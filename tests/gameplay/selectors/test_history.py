@@ -30,12 +30,14 @@ def test_history_shows_finished_and_own_games_and_counts_wins(gm: Any, other_gm:
     assert [r.game.name for r in history.rows] == ["Моя идёт", "Сыграна"]
     assert hidden.pk not in {r.game.pk for r in history.rows}
     own, finished = history.rows
-    assert (own.mine, own.won, own.result, own.state) == (True, None, "идёт", "в игре")
+    # Facts, not words: the panel's history page words them (templates/panel/history.html).
+    assert (own.mine, own.won, own.result, own.seat.alive) == (True, None, "playing", True)
+    assert own.role == own.seat.role and own.seat.vk_user_id == PLAYER
     expected = role in ("commissar", "doctor", "civilian")  # the town won
-    assert (finished.mine, finished.won) == (False, expected)
-    assert finished.result == ("победа" if expected else "поражение")
+    assert (finished.mine, finished.won, finished.role) == (False, expected, role)
+    assert finished.result == ("won" if expected else "lost")
     assert (history.games, history.wins, history.name) == (2, int(expected), "Игрок 1")
-    assert [(g, w) for _, g, w in history.by_role] == [(1, int(expected))]
+    assert history.by_role == [(role, 1, int(expected))]
     assert own.game == mine
 
 

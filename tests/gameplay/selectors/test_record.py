@@ -6,9 +6,13 @@ from __future__ import annotations
 import pytest
 
 from gameplay import services
-from gameplay.grammar import FEMALE, MALE, UNKNOWN
-from gameplay.models import Seat
-from gameplay.selectors.record import actors_matching, draw_rounds, event_log, roster
+from gameplay.selectors.record import (
+    PeopleNames,
+    actors_matching,
+    draw_rounds,
+    event_log,
+    roster,
+)
 from tests.gameplay.deadline_support import started_game, vote_all
 from tests.panel.support import make_game
 
@@ -20,19 +24,15 @@ def test_roster_says_how_and_when_each_player_left() -> None:
     vote_all(game)  # seat 6 is executed
     services.day_close(game_id=game.pk, by="gm:test")
     services.seat_modkill(game_id=game.pk, seat=8, by="gm:test", reason="тест")
-    Seat.objects.filter(game=game, number__in=(1, 6)).update(sex=MALE)  # as VK tells it
-    Seat.objects.filter(game=game, number=2).update(sex=FEMALE)
 
     record = roster(game)
 
-    states = {r.seat.number: r.state for r in record.rows}
-    assert states[6] == "казнён (День 1)"
-    assert states[8].startswith("модкилл") and "Ночь 1" in states[8]
-    assert (states[1], states[2], states[3]) == ("жив", "жива", "в игре")  # 3: VK did not say
-    Seat.objects.filter(game=game, number=6).update(sex=FEMALE)
-    assert {r.seat.number: r.state for r in roster(game).rows}[6] == "казнена (День 1)"
-    Seat.objects.filter(game=game, number=6).update(sex=UNKNOWN)
-    assert {r.seat.number: r.state for r in roster(game).rows}[6] == "казнь (День 1)"
+    # Facts, not words: the panel words them for the player's gender (panel.labels.seat_state,
+    # tests/panel/test_game_state_pages.py).
+    left = {r.seat.number: (r.seat.alive, r.seat.death_cause, r.died_in) for r in record.rows}
+    assert left[6][:2] == (False, "executed") and str(left[6][2]) == "День 1"
+    assert left[8][:2] == (False, "modkill") and str(left[8][2]) == "Ночь 1"
+    assert left[1] == left[2] == left[3] == (True, "", None)
     assert (record.alive, record.executed, record.modkilled, record.killed) == (6, 1, 1, 0)
 
 
@@ -59,7 +59,17 @@ def test_event_log_newest_first_filtered_by_kind_seat_and_actor() -> None:
     votes = event_log(game, kind=log[0].kind)
     assert [(e.data["voter"], e.data["target"]) for e in votes] == [(4, 7), (3, 6)]
     assert [e.data["voter"] for e in event_log(game, kind=log[0].kind, seat=6)] == [3]
-    # The name is the seat's and the VK user's who signed up with it.
-    assert sorted(actors_matching(game, "Игрок 3")) == ["seat:3", "vk:7003"]
-    assert actors_matching(game, "№4") == ["seat:4"]
-    assert [e.actor for e in event_log(game, actor="4")] == ["seat:4"]
+
+    # «Кто» matches what the log shows for an actor (the panel's words, given): the name is
+    # the seat's and the VK user's who signed up with it; a number is a seat's.
+    def shown(actor: str, names: PeopleNames) -> str:
+        kind, _, value = actor.partition(":")
+        if kind == "seat":
+            return f"№{value} {names.seats.get(int(value), '')}"
+        return names.vk.get(int(value), "") if kind == "vk" else "бот"
+
+    assert sorted(actors_matching(game, "Игрок 3", shown)) == ["seat:3", "vk:7003"]
+    assert actors_matching(game, "№4", shown) == ["seat:4"]
+    assert "system" in actors_matching(game, "Бот", shown)
+    mine = actors_matching(game, "4", shown)
+    assert [e.actor for e in event_log(game, actors=mine)] == ["seat:4"]

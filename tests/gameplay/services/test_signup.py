@@ -59,7 +59,7 @@ def test_second_signup_of_the_same_vk_user_is_refused_in_russian_and_changes_not
 
     assert isinstance(refused.value, InvalidCommand)
     assert CYRILLIC.search(refused.value.reason) and "уже записаны" in refused.value.reason
-    assert "уже записаны" in as_reserve.value.reason
+    assert "уже записаны в игре" in as_reserve.value.reason
     assert snapshot(game) == before
 
 
