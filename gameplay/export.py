@@ -67,6 +67,11 @@ def _person(people: dict[int, Person], n: Any) -> Person:
     return people.get(n) or Person(n, "")
 
 
+def _named(people: dict[int, Person], data: dict[str, Any]) -> Person:
+    """Whom a logged strike was about (the seat may have changed hands since)."""
+    return Person.of_event(data, people) or _person(people, data.get("seat"))
+
+
 def export_game(game: Game) -> Export:
     """The scenario of a started game. Raises ``InvalidCommand`` for a game not yet started.
 
@@ -133,14 +138,16 @@ class _Log:
         elif ph is not None and _read_play(ph, kind, data):
             pass
         elif kind in ("modkill", "replace"):
-            self._gm(ph, kind, int(data["seat"]))
+            self._gm(ph, kind, int(data["seat"]), reason=str(data.get("reason") or "").strip())
         else:
             warning = _unreplayable(kind, data, override, self.people)
             if warning:
                 self.warnings.append(warning)
 
-    def _gm(self, ph: _Phase | None, action: str, seat: int) -> None:
-        gm = {"phase": "gm", "action": action, "seat": seat}
+    def _gm(self, ph: _Phase | None, action: str, seat: int, *, reason: str = "") -> None:
+        gm: dict[str, Any] = {"phase": "gm", "action": action, "seat": seat}
+        if reason:  # the scenario format keeps it (docs/scenario-format.md)
+            gm["reason"] = reason
         if ph is None:
             (self.after_last if self.phases else self.early_gm).append(gm)
             return
@@ -202,9 +209,9 @@ def _unreplayable(
             )
     elif kind == "strike_manual":
         if int(data.get("count", 0)) < 2:
-            return render("gm/export_strike_manual", seat=_person(people, data.get("seat")))
+            return render("gm/export_strike_manual", seat=_named(people, data))
     elif kind == "strike_forgiven":
-        return render("gm/export_strike_forgiven", seat=_person(people, data.get("seat")))
+        return render("gm/export_strike_forgiven", seat=_named(people, data))
     elif kind == "game_finished" and override:
         return render("gm/export_game_ended")
     return None

@@ -87,6 +87,16 @@ class Person:
             int(getattr(seat, "sex", 0) or 0),
         )
 
+    @classmethod
+    def of_event(cls, data: dict[str, Any], people: dict[int, Person]) -> Person | None:
+        """Whom a logged decision was about (a strike, a modkill): the player the event names,
+        as a seat may have changed hands since (strikes are the person's, not the seat's);
+        else, for an event logged before it named them, the seat's holder in ``people``."""
+        seat = data.get("seat")
+        if data.get("name"):
+            return cls(seat, str(data["name"]), int(data.get("sex") or 0))
+        return people.get(seat)  # type: ignore[arg-type]
+
 
 @lru_cache(maxsize=1)
 def engine() -> Engine:
@@ -216,13 +226,19 @@ def _error_line(e: TemplateSyntaxError, source: str) -> int:
 MOSCOW = ZoneInfo("Europe/Moscow")
 
 
+def known_zone(name: str) -> ZoneInfo | None:
+    """The IANA zone named ``name``, or None for anything that is not one (unknown, empty, a
+    path, or a folder of the zone database such as «America», which raises an OSError)."""
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        return None
+
+
 def zone_of(name: str) -> ZoneInfo:
     """The zone named ``name``; an empty or unknown name is Moscow (a bad value never breaks a
     text)."""
-    try:
-        return ZoneInfo(name or "Europe/Moscow")
-    except (ZoneInfoNotFoundError, ValueError):
-        return MOSCOW
+    return known_zone(name or "Europe/Moscow") or MOSCOW
 
 
 def zone_label(name: str, at: datetime | None = None) -> str:

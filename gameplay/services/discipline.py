@@ -70,14 +70,14 @@ def seat_modkill(
 ) -> Seat:
     """Remove a player at once and reveal their role (P5, G4); logged as an override. The
     reason is required: the player is told it."""
-    reason = (reason or "").strip()
-    if not reason:
-        raise ModkillReasonMissing()
     now = now_or(now=now)
     game = lock_game(game_id=game_id)
     require_running(game=game)
     seats = players(game)
     validate_modkill(table_of(seats), seat)
+    reason = (reason or "").strip()
+    if not reason:  # after the game's own checks, so a dead seat is refused as one
+        raise ModkillReasonMissing()
     target = seat_by_number(seats=seats, number=seat)
     phase = current_phase(game)
     _remove(game, target, phase, seats, now, by=by, reason=reason)
@@ -107,6 +107,7 @@ def _remove(
         override=True,
         seat=target.number,
         name=target.name,
+        sex=target.sex,
         reason=reason,
     )
     post_board(
@@ -311,7 +312,7 @@ def strike_give(
         phase=phase,
         override=True,
         seat=seat,
-        name=target.name,
+        name=target.name, sex=target.sex,  # who was struck, whoever holds the seat later
         count=given.count,
         reason=reason,
     )
@@ -363,6 +364,7 @@ def strike_forgive(*, game_id: int, strike_id: int, by: str, reason: str = "") -
         strike=strike.pk,
         seat=seat.number,
         name=seat.name,
+        sex=seat.sex,
         reason=reason,
     )
     phase = current_phase(game)

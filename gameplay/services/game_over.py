@@ -97,7 +97,7 @@ def decisions(*, game: Game, seats: list[Seat]) -> list[dict[str, Any]]:
 def _decision(e: GameEvent, people: dict[int, Person]) -> dict[str, Any] | None:
     data = e.data or {}
     reason = str(data.get("reason") or "").strip()
-    person = people.get(data.get("seat"))  # type: ignore[arg-type]
+    person = Person.of_event(data, people)
     number = e.phase.number if e.phase is not None else None
     if e.kind in ("modkill", "strike_manual", "strike_forgiven") and person is not None:
         return {"kind": e.kind, "person": person, "count": data.get("count"), "reason": reason}

@@ -157,7 +157,7 @@ def test_mid_day_modkill_drops_the_voided_votes(gm) -> None:
     services.day_close(game_id=game.pk)
     export = export_game(game)
     phases = export.scenario["phases"]
-    assert phases[0] == {"phase": "gm", "action": "modkill", "seat": c}
+    assert phases[0] == {"phase": "gm", "action": "modkill", "seat": c, "reason": "тест"}
     votes = phases[1]["votes"]
     assert {"voter": c, "target": b, "early": False} not in votes  # the modkilled voter's
     # The voter whose vote was voided is named: they are struck in the replay if they did

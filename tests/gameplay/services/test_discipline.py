@@ -235,6 +235,34 @@ def test_the_end_post_words_the_gms_decisions_with_the_players_named():
     )
 
 
+def test_the_end_post_names_the_struck_player_not_who_holds_the_seat_later():
+    """Strikes are the person's (P6): a seat that changed hands after a strike still names, in
+    the end post and in the export's warning, the player who was struck."""
+    from gameplay.export import export_game
+
+    game = make_game(n=9, start=True)
+    a = civilians(game)[0]
+    struck = label(a)
+    services.strike_give(game_id=game.pk, seat=a.number, by="gm:anna", reason="флуд")
+    services.seat_replace(
+        game_id=game.pk, seat=a.number, vk_user_id=9100, name="Борис Новиков", sex=2, by="gm:a"
+    )
+    services.game_end(game_id=game.pk, by="gm:anna", reason="время вышло")
+    [final] = board(game, "game_over")
+    assert f"Первый штраф: {struck}. Причина: флуд" in final.text
+    assert f"Первый штраф: №{a.number} Борис Новиков" not in final.text
+    warnings = " ".join(export_game(Game.objects.get(pk=game.pk)).warnings)
+    assert "Борис" not in warnings and a.name.split()[0][:3] in warnings
+
+
+def test_a_modkill_without_a_reason_on_a_dead_seat_is_refused_for_the_seat(game):
+    victim = civilians(game)[0]
+    modkill(game, victim)
+    with pytest.raises(InvalidCommand) as refused:
+        modkill(game, victim, reason="")
+    assert not isinstance(refused.value, ModkillReasonMissing)
+
+
 # --- replacement -------------------------------------------------------------------------------
 
 
