@@ -217,7 +217,7 @@ def get_time_zone(name: str, default: str, *, environ: Mapping[str, str] | None 
     value = get_str(name, default, environ=environ)
     try:
         zoneinfo.ZoneInfo(value)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder (America)
         raise EnvError(
             f"{name} must be an IANA time zone such as Europe/Moscow, got {value!r}."
         ) from None

@@ -82,6 +82,7 @@ def run_manage(
         ({"REDIS_URL": "http://localhost:6379"}, "REDIS_URL must be a redis://"),
         ({"LOG_LEVEL": "LOUD"}, "LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL"),
         ({"TIME_ZONE": "Mars/Base"}, "TIME_ZONE must be an IANA time zone"),
+        ({"TIME_ZONE": "America"}, "TIME_ZONE must be an IANA time zone"),
         ({"TOKEN_ENCRYPTION_KEYS": "not-a-key"},
          "TOKEN_ENCRYPTION_KEYS: key 1 is not a Fernet key (44 characters of url-safe base64"),
         ({"TOKEN_ENCRYPTION_KEYS": f"{VALID_FERNET_KEY},short"},

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import timedelta
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
+from gameplay.messages import known_zone
 from gameplay.models import Community, Game, GameStatus
 from gameplay.refusals import (
     CommunityRequired,
@@ -86,10 +86,8 @@ def _check_settings(values: dict[str, Any]) -> None:
     if "theme" in values and values["theme"] not in THEMES:
         raise NoSuchTheme()
     if "time_zone" in values:
-        try:
-            ZoneInfo(str(values["time_zone"]))
-        except (ZoneInfoNotFoundError, ValueError):
-            raise UnknownTimeZone(zone=values['time_zone']) from None
+        if known_zone(str(values["time_zone"])) is None:
+            raise UnknownTimeZone(zone=values["time_zone"])
 
 
 def check_community(*, user: Any, vk_group_id: int | None) -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django import forms
 from django.contrib.auth import get_user_model
 
+from gameplay.messages import known_zone
 from gameplay.models import Community, Game
 from gameplay.refusals import (
     CommunityRequired,
@@ -261,10 +261,8 @@ class GameSettingsForm(forms.Form):
 
     def clean_time_zone(self) -> str:
         tz = self.cleaned_data["time_zone"].strip()
-        try:
-            ZoneInfo(tz)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise forms.ValidationError(UnknownTimeZone(zone=tz).reason) from None
+        if known_zone(tz) is None:
+            raise forms.ValidationError(UnknownTimeZone(zone=tz).reason)
         return tz
 
     def clean(self) -> dict[str, Any]:

@@ -1002,3 +1002,16 @@ def test_the_strike_rule_is_worded_once_for_players() -> None:
     for name in ("player/struck", "player/struck_out", "player/status"):
         assert all(rule in render(name, **ctx) for ctx in CASES[name](people(0))
                    if ctx.get("strikes", 1)), name
+
+
+@pytest.mark.parametrize("name", ["", "America", "Марс/Олимп", "../etc", "Europe\x00"])
+def test_a_zone_that_is_no_zone_reads_as_moscow(name: str) -> None:
+    """A bad stored zone never breaks a text: «America» (a folder of the zone database) raises
+    an OSError, not ZoneInfoNotFoundError."""
+    from datetime import UTC, datetime
+
+    from gameplay.messages import known_zone, moment, zone_label
+
+    assert zone_label(name) == "МСК"
+    assert moment(datetime(2026, 12, 1, 11, 33, tzinfo=UTC), name) == "01.12 14:33 МСК"
+    assert name == "" or known_zone(name) is None

@@ -70,6 +70,7 @@ def test_creating_a_game(gm: Any, gm_client: Client) -> None:
     ({"topic": "vk.com/durov"}, "vk.com/topic-"),
     ({"recruit_topic": "vk.com/topic-1_2"}, "одном сообществе"),
     ({"time_zone": "Марс/Олимп"}, "Неизвестный часовой пояс"),
+    ({"time_zone": "America"}, "Неизвестный часовой пояс"),  # a folder of the zone database
     ({"gm_vk_ids": "vk.com/durov"}, "Короткое имя"),
     ({"name": "  "}, "Обязательное поле"),
 ])
