@@ -34,7 +34,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,14 @@ from .community_figures import (
     delivery_lags,
     spread,
 )
-from .e2e import DELIVERY_METHODS, READY_TIMEOUT, bench_games, pending_rows, worker_ready
+from .e2e import (
+    DELIVERY_METHODS,
+    READY_TIMEOUT,
+    EventsFigures,
+    bench_games,
+    pending_rows,
+    worker_ready,
+)
 from .env import ADMIN_ID, GROUP_ID, GROUP_TOKEN, USER_TOKEN, Databases, Services, flush_redis
 from .env import process_env as make_env
 from .games import BenchGame, day_votes, vote_text
@@ -82,7 +89,7 @@ def secret(number: int) -> str:
 
 
 @dataclass
-class CommunitiesRun:
+class CommunitiesRun(EventsFigures):
     mode: str  # "longpoll" or "callback"
     communities: int
     events: int = 0
@@ -102,15 +109,6 @@ class CommunitiesRun:
     worker_peak_rss_mb: float = 0.0
     exactly_once: bool | None = None
     problems: list[str] = field(default_factory=list)
-
-    @property
-    def events_per_second(self) -> float:
-        return self.events / self.seconds if self.seconds else 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["events_per_second"] = round(self.events_per_second, 1)
-        return data
 
 
 def make_communities(count: int) -> Any:

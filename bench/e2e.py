@@ -46,8 +46,25 @@ READY_TIMEOUT = 60.0
 RUN_TIMEOUT = 240.0
 
 
+class EventsFigures:
+    """What a run of events reports besides its fields: events per second, and the fields with
+    it as the dict results.json stores (a dataclass with ``events`` and ``seconds``)."""
+
+    events: int
+    seconds: float
+
+    @property
+    def events_per_second(self) -> float:
+        return self.events / self.seconds if self.seconds else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)  # type: ignore[call-overload]
+        data["events_per_second"] = round(self.events_per_second, 1)
+        return data
+
+
 @dataclass
-class PhaseRun:
+class PhaseRun(EventsFigures):
     mode: str
     phase: str
     games: int
@@ -66,15 +83,6 @@ class PhaseRun:
     #: CPU seconds spent during the run: bot, worker, PostgreSQL backends of the bench
     #: database, and this process (the local VK server and the bench's own polling).
     cpu_seconds: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def events_per_second(self) -> float:
-        return self.events / self.seconds if self.seconds else 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["events_per_second"] = round(self.events_per_second, 1)
-        return data
 
 
 @dataclass
