@@ -265,9 +265,14 @@ class Run:
                          processes=processes)  # fmt: skip
             for number, state in states.items():
                 state.callbacks.configure(
-                    CallbackConfig(urls=tuple(self.urls), confirmation_code=CALLBACK_CODE,
-                                   secret=secret(number), concurrency=PUSH_CONCURRENCY,
-                                   retries=PUSH_RETRIES, timeout=PUSH_TIMEOUT)  # fmt: skip
+                    CallbackConfig(
+                        urls=tuple(self.urls),
+                        confirmation_code=CALLBACK_CODE,
+                        secret=secret(number),
+                        concurrency=PUSH_CONCURRENCY,
+                        retries=PUSH_RETRIES,
+                        timeout=PUSH_TIMEOUT,
+                    )  # fmt: skip
                 )
             # Until a community's server answered its confirmation, VK pushes nothing.
             wait_for(lambda: all(state.callbacks.confirmed for state in states.values()),
@@ -291,7 +296,8 @@ class Run:
         step = PROBE_SPAN / max(1, PROBES_PER_COMMUNITY - 1)
         schedule = sorted(
             (PROBE_START + k * step + (n - 1) * step / self.count, n, k)
-            for n in states for k in range(PROBES_PER_COMMUNITY)
+            for n in states
+            for k in range(PROBES_PER_COMMUNITY)
         )
         sent_at: dict[tuple[int, int], float] = {}
         with Sampler(processes):
@@ -307,8 +313,10 @@ class Run:
                     sent_at[(number, k)] = time.monotonic()
                     states[number].inject_message(PROBE_BASE + number, PROBE_TEXT)
                 injected = len(events) + len(sent_at)
-                if done is None and applied(self.mode, states, targets, injected) and (
-                    pending_rows() == 0
+                if (
+                    done is None
+                    and applied(self.mode, states, targets, injected)
+                    and (pending_rows() == 0)
                 ):
                     done = time.monotonic()
                 if done is not None and not schedule:

@@ -89,5 +89,3 @@ def check_communities(states: dict[int, Any]) -> list[str]:
     stray = Outbox.objects.filter(group_id__isnull=True).exclude(status=OutboxStatus.SENT)
     problems += [f"Outbox #{row.pk} of no community is {row.status}" for row in stray]
     return problems
-
-

@@ -103,9 +103,7 @@ def day_scenario(games: list[BenchGame]) -> Scenario:
 
 
 def night_scenario(games: list[BenchGame]) -> Scenario:
-    events = [
-        ("pm", game.vk(seat), 0, text) for seat, text in night_messages() for game in games
-    ]
+    events = [("pm", game.vk(seat), 0, text) for seat, text in night_messages() for game in games]
     return Scenario(events)
 
 
@@ -250,9 +248,7 @@ class Run:
             seconds=seconds,
             bot_peak_rss_mb=round(bot.peak_rss_kb / 1024, 1),
             worker_peak_rss_mb=round(worker.peak_rss_kb / 1024, 1),
-            cpu_seconds={
-                k: round(cpu_after[k] - cpu_before.get(k, 0.0), 2) for k in cpu_after
-            },
+            cpu_seconds={k: round(cpu_after[k] - cpu_before.get(k, 0.0), 2) for k in cpu_after},
         )
         self._count(state, since, run)
         if projected:

@@ -64,8 +64,9 @@ def create_game(number: int, *, start: bool = True, **settings: object) -> Bench
             **settings,
         )
         for n in range(1, PLAYERS + 1):
-            services.signup_create(game_id=game.pk, vk_user_id=vk_user(number, n),
-                                   name=f"Игрок {n}")
+            services.signup_create(
+                game_id=game.pk, vk_user_id=vk_user(number, n), name=f"Игрок {n}"
+            )
         if start:
             services.game_deal_fixed(game_id=game.pk, assignment=deal_26(), by="bench")
             services.game_start(game_id=game.pk, by="bench")

@@ -141,8 +141,10 @@ class LatencyBench(Run):
                 burst_done = time.monotonic()
             if burst_done is not None and not schedule:
                 target_ts = state.longpoll.ts
-                if poll_position() >= target_ts and pending_rows() == 0 and all(
-                    answers.count(peer) >= 2 for peer in probes
+                if (
+                    poll_position() >= target_ts
+                    and pending_rows() == 0
+                    and all(answers.count(peer) >= 2 for peer in probes)
                 ):
                     break
             self._check(now - started, [bot, worker])

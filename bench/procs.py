@@ -20,7 +20,13 @@ from .env import ROOT
 BOT = [sys.executable, "manage.py", "runbot", "--wait", "25", "--skip-checks"]
 #: The worker: both queues, with the scheduler.
 WORKER = [
-    sys.executable, "manage.py", "rqworker", "default", "vk", "--with-scheduler", "--skip-checks",
+    sys.executable,
+    "manage.py",
+    "rqworker",
+    "default",
+    "vk",
+    "--with-scheduler",
+    "--skip-checks",
 ]
 NAIVE_WORKER = [sys.executable, "-m", "bench.naive_worker"]
 

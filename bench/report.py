@@ -89,8 +89,7 @@ def table(results: dict[str, Any]) -> str:
         for process in ("bot", "worker"):
             rows.append(
                 (
-                    f"peak memory (RSS) of the {process}, e2e with "
-                    f"{memory['games']} games",
+                    f"peak memory (RSS) of the {process}, e2e with {memory['games']} games",
                     f"{memory['project'][process]:.0f} MB",
                     f"{memory['naive'][process]:.0f} MB" if memory.get("naive") else "—",
                     "",

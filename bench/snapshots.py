@@ -33,8 +33,9 @@ def play_day(game: BenchGame) -> None:
     """Everyone votes (a tie), then the GM closes the day: Night 1 opens."""
     with transaction.atomic():
         for voter, target in sorted(day_votes().items()):
-            services.vote_submit(game_id=game.game_id, voter=voter, target=target,
-                                 source=Source.BOARD)
+            services.vote_submit(
+                game_id=game.game_id, voter=voter, target=target, source=Source.BOARD
+            )
         services.day_close(game_id=game.game_id, by="bench")
 
 

@@ -69,8 +69,9 @@ class Table:
     def day(self, game: BenchGame) -> None:
         for voter, target in sorted(day_votes().items()):
             if voter % 2:
-                update = self.state.inject_board_post(game.vk(voter), game.topic_id,
-                                                      vote_text(target))
+                update = self.state.inject_board_post(
+                    game.vk(voter), game.topic_id, vote_text(target)
+                )
             else:
                 update = self.state.inject_message(game.vk(voter), vote_text(target))
             self.apply(update)

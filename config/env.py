@@ -54,9 +54,7 @@ def get_bool(name: str, default: bool, *, environ: Mapping[str, str] | None = No
     raise EnvError(f"{name} must be a boolean (true/false, 1/0, yes/no, on/off), got {value!r}.")
 
 
-def get_http_url(
-    name: str, default: str = "", *, environ: Mapping[str, str] | None = None
-) -> str:
+def get_http_url(name: str, default: str = "", *, environ: Mapping[str, str] | None = None) -> str:
     """An http(s) address such as ``https://mafia.example.org``; ``default`` when unset."""
     value = _raw(name, environ)
     if value is None:

@@ -49,18 +49,33 @@ TICK_SECONDS = 5
 
 #: The environment's community (VK_GROUP_ID): the 26-player game.
 MAIN = DemoCommunity(
-    group_id=GROUP_ID, name=GROUP_NAME, group_token=GROUP_TOKEN, user_token=USER_TOKEN,
-    game_name=GAME_NAME, theme="time_machine", players=PLAYERS, guests=GUESTS, first_user=0,
+    group_id=GROUP_ID,
+    name=GROUP_NAME,
+    group_token=GROUP_TOKEN,
+    user_token=USER_TOKEN,
+    game_name=GAME_NAME,
+    theme="time_machine",
+    players=PLAYERS,
+    guests=GUESTS,
+    first_user=0,
 )
 #: A second connected community with a smaller game of the «Классика» theme.
 CLASSIC = DemoCommunity(
-    group_id=2, name="Классика · демо", group_token="demo-classic-group-token",
-    user_token="demo-classic-user-token", game_name="Классика (демо)", theme="classic",
-    players=12, guests=2, first_user=PLAYERS + GUESTS,
+    group_id=2,
+    name="Классика · демо",
+    group_token="demo-classic-group-token",
+    user_token="demo-classic-user-token",
+    game_name="Классика (демо)",
+    theme="classic",
+    players=12,
+    guests=2,
+    first_user=PLAYERS + GUESTS,
 )
 #: A community in the local VK that nobody connected: try «Подключить сообщество» with it.
 CONNECT = DemoCommunity(
-    group_id=3, name="Новое сообщество · демо", group_token="demo-connect-group-token",
+    group_id=3,
+    name="Новое сообщество · демо",
+    group_token="demo-connect-group-token",
     user_token="demo-connect-user-token",
 )
 #: Another community token of :data:`CONNECT` without the ``manage`` right: the panel refuses it.
@@ -103,11 +118,11 @@ def community_users(count: int | None = None) -> list[tuple[int, str, str, int]]
 def users_of(community: DemoCommunity) -> list[tuple[int, str, str, int]]:
     """The users of ``community``'s game: its players first, then its guests."""
     users = community_users()
-    return users[community.first_user:community.first_user + community.players + community.guests]
+    return users[community.first_user : community.first_user + community.players + community.guests]
 
 
 def player_ids(community: DemoCommunity = MAIN) -> list[int]:
-    return [user[0] for user in users_of(community)[:community.players]]
+    return [user[0] for user in users_of(community)[: community.players]]
 
 
 @dataclass(frozen=True)

@@ -49,8 +49,9 @@ class RedisStandIn(TcpFakeServer):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m demo.redis_server",
-                                     description="A Redis stand-in (fakeredis) on TCP.")
+    parser = argparse.ArgumentParser(
+        prog="python -m demo.redis_server", description="A Redis stand-in (fakeredis) on TCP."
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=6390)
     args = parser.parse_args(argv)

@@ -123,20 +123,29 @@ def ensure_local_communities(vk: LocalVkClient) -> None:
     for community in config.COMMUNITIES:
         if community.group_id not in hosted:
             hosted[community.group_id] = vk.create_community(
-                community.group_id, community.group_token,
-                user_tokens=[community.user_token], name=community.name,
+                community.group_id,
+                community.group_token,
+                user_tokens=[community.user_token],
+                name=community.name,
             )
     tokens = {t["token"] for t in hosted[config.CONNECT.group_id]["group_tokens"]}
     if token_fingerprint(config.CONNECT_WEAK_TOKEN) not in tokens:
-        vk.add_token(config.CONNECT.group_id, config.CONNECT_WEAK_TOKEN,
-                     scopes=list(config.CONNECT_WEAK_SCOPES))
+        vk.add_token(
+            config.CONNECT.group_id,
+            config.CONNECT_WEAK_TOKEN,
+            scopes=list(config.CONNECT_WEAK_SCOPES),
+        )
 
 
 def ensure_community(gm: Any, community: config.DemoCommunity = config.MAIN) -> None:
     """A demo community, connected, with the GM as its owner."""
     community_record(
-        vk_id=community.group_id, name=community.name, group_token=community.group_token,
-        user_token=community.user_token, connected=True, by=gm,
+        vk_id=community.group_id,
+        name=community.name,
+        group_token=community.group_token,
+        user_token=community.user_token,
+        connected=True,
+        by=gm,
     )
 
 
@@ -171,8 +180,7 @@ def seed_game(
         notes.append(end_game(game, gm, "Начинается новая демо-игра."))
         game = None
     if game is not None and not topic_exists(vk, community, game.topic_id):
-        notes.append(end_game(
-            game, gm, "Локальный VK потерял тему игры: демо-игра начата заново."))
+        notes.append(end_game(game, gm, "Локальный VK потерял тему игры: демо-игра начата заново."))
         game = None
     created = game is None
     if game is None:
@@ -230,14 +238,17 @@ def register_users(vk: LocalVkClient) -> None:
         vk.control("users", {"id": user_id, "first_name": first, "last_name": last, "sex": sex})
 
 
-def topic_exists(
-    vk: LocalVkClient, community: config.DemoCommunity, topic_id: int | None
-) -> bool:
+def topic_exists(vk: LocalVkClient, community: config.DemoCommunity, topic_id: int | None) -> bool:
     if topic_id is None:
         return False
     try:
-        vk.call("board.getComments", community.user_token, group_id=community.group_id,
-                topic_id=topic_id, count=1)
+        vk.call(
+            "board.getComments",
+            community.user_token,
+            group_id=community.group_id,
+            topic_id=topic_id,
+            count=1,
+        )
     except VkCallError as exc:
         if exc.code == 100:
             return False
@@ -258,16 +269,26 @@ def create_game(
     group_id, user_token = community.group_id, community.user_token
     try:
         recruit = vk.call(
-            "board.addTopic", user_token, group_id=group_id, from_group=1,
+            "board.addTopic",
+            user_token,
+            group_id=group_id,
+            from_group=1,
             title=f"Набор в игру «{name}»",
-            text=(f"Набор в игру «{name}» закрыт: все {community.players} мест заняты. "
-                  "Напишите «запас», чтобы записаться в запас на замену."),
+            text=(
+                f"Набор в игру «{name}» закрыт: все {community.players} мест заняты. "
+                "Напишите «запас», чтобы записаться в запас на замену."
+            ),
         )
         topic = vk.call(
-            "board.addTopic", user_token, group_id=group_id, from_group=1,
+            "board.addTopic",
+            user_token,
+            group_id=group_id,
+            from_group=1,
             title=f"Игра «{name}»",
-            text=("Здесь идёт игра: днём голосуйте в этой теме («голос 5», «голос: Имя»), "
-                  "здесь же ведущий публикует итоги дней и ночей."),
+            text=(
+                "Здесь идёт игра: днём голосуйте в этой теме («голос 5», «голос: Имя»), "
+                "здесь же ведущий публикует итоги дней и ночей."
+            ),
         )
         chat = vk.call("messages.createChat", community.group_token, title=f"Зрители: {name}")
     except VkCallError as exc:
@@ -303,15 +324,21 @@ def sign_up_players(
     if not missing:
         return
     try:
-        profiles = vk.call("users.get", community.group_token,
-                           user_ids=",".join(map(str, missing)), fields="sex")
+        profiles = vk.call(
+            "users.get", community.group_token, user_ids=",".join(map(str, missing)), fields="sex"
+        )
     except VkCallError as exc:
         raise SeedError(f"cannot read the players' names: {exc}") from exc
     names = {p["id"]: f"{p['first_name']} {p['last_name']}".strip() for p in profiles}
     sexes = {p["id"]: p.get("sex", 0) for p in profiles}
     for uid in missing:
-        signup_create(game_id=game.pk, vk_user_id=uid, name=names.get(uid, f"id{uid}"),
-                      by=_by(gm), sex=sexes.get(uid, 0))
+        signup_create(
+            game_id=game.pk,
+            vk_user_id=uid,
+            name=names.get(uid, f"id{uid}"),
+            by=_by(gm),
+            sex=sexes.get(uid, 0),
+        )
 
 
 def resume(game: Game) -> str | None:

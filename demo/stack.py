@@ -54,12 +54,21 @@ def _manage(options: DemoOptions, *args: str) -> list[str]:
 def setup_step(options: DemoOptions) -> list[str]:
     """The database migration and the game's setup (it waits for the servers)."""
     seed = _manage(
-        options, "demo_seed", "--migrate", "--wait", "90",
-        "--vk-url", options.layout.vk_url,
-        "--gm-user", options.gm_user,
-        "--gm-password", options.gm_password,
-        "--day-minutes", str(options.day_minutes),
-        "--night-minutes", str(options.night_minutes),
+        options,
+        "demo_seed",
+        "--migrate",
+        "--wait",
+        "90",
+        "--vk-url",
+        options.layout.vk_url,
+        "--gm-user",
+        options.gm_user,
+        "--gm-password",
+        options.gm_password,
+        "--day-minutes",
+        str(options.day_minutes),
+        "--night-minutes",
+        str(options.night_minutes),
     )
     if options.auto_publish:
         seed.append("--auto-publish")
@@ -76,8 +85,15 @@ def servers(options: DemoOptions) -> list[Service]:
     return [
         Service(
             "redis",
-            [sys.executable, "-m", "demo.redis_server", "--host", layout.host,
-             "--port", str(layout.redis_port)],
+            [
+                sys.executable,
+                "-m",
+                "demo.redis_server",
+                "--host",
+                layout.host,
+                "--port",
+                str(layout.redis_port),
+            ],
             probe=lambda: redis_ok(layout.host, layout.redis_port),
             ready_timeout=20,
             stop_timeout=3,
@@ -86,17 +102,29 @@ def servers(options: DemoOptions) -> list[Service]:
         Service(
             "localvk",
             _manage(
-                options, "runlocalvk",
-                "--host", layout.host,
-                "--port", str(layout.vk_port),
-                "--group-id", str(config.GROUP_ID),
-                "--group-name", config.GROUP_NAME,
-                "--group-token", config.GROUP_TOKEN,
-                "--user-token", config.USER_TOKEN,
-                "--admin-user-id", str(config.ADMIN_USER_ID),
-                "--state-file", str(layout.localvk_state),
-                *(arg for community in config.COMMUNITIES[1:]
-                  for arg in ("--community", community.localvk_option())),
+                options,
+                "runlocalvk",
+                "--host",
+                layout.host,
+                "--port",
+                str(layout.vk_port),
+                "--group-id",
+                str(config.GROUP_ID),
+                "--group-name",
+                config.GROUP_NAME,
+                "--group-token",
+                config.GROUP_TOKEN,
+                "--user-token",
+                config.USER_TOKEN,
+                "--admin-user-id",
+                str(config.ADMIN_USER_ID),
+                "--state-file",
+                str(layout.localvk_state),
+                *(
+                    arg
+                    for community in config.COMMUNITIES[1:]
+                    for arg in ("--community", community.localvk_option())
+                ),
             ),
             probe=lambda: http_ok(f"{layout.vk_url}/_test/stats"),
             stop_timeout=8,
@@ -118,8 +146,15 @@ def processes(options: DemoOptions) -> list[Service]:
         ),
         Service(
             "worker",
-            _manage(options, "rqworker", "default", "vk", "--with-scheduler",
-                    "--worker-class", "gameplay.worker.SimpleWorker"),
+            _manage(
+                options,
+                "rqworker",
+                "default",
+                "vk",
+                "--with-scheduler",
+                "--worker-class",
+                "gameplay.worker.SimpleWorker",
+            ),
             ready_line=r"Listening on",
             mute=WORKER_MUTE,
             stop_timeout=15,
@@ -135,16 +170,21 @@ def processes(options: DemoOptions) -> list[Service]:
     ]
     if options.players:
         players = _manage(
-            options, "demo_players",
-            "--vk-url", layout.vk_url,
-            "--min-delay", str(options.min_delay),
-            "--max-delay", str(options.max_delay),
+            options,
+            "demo_players",
+            "--vk-url",
+            layout.vk_url,
+            "--min-delay",
+            str(options.min_delay),
+            "--max-delay",
+            str(options.max_delay),
         )
         if options.players_seed is not None:
             players += ["--seed", str(options.players_seed)]
         services.append(
-            Service("players", players, ready_line=r"demo players:", stop_timeout=5,
-                    stop_group="front")
+            Service(
+                "players", players, ready_line=r"demo players:", stop_timeout=5, stop_group="front"
+            )
         )
     return services
 
@@ -167,8 +207,7 @@ def banner(options: DemoOptions) -> list[str]:
     lines += [
         f"  Group {connect.group_id}:      «{connect.name}», not connected: try «Подключить "
         "сообщество» in the panel with",
-        f"                community token {connect.group_token}, user token "
-        f"{connect.user_token}",
+        f"                community token {connect.group_token}, user token {connect.user_token}",
         f"                (community token {config.CONNECT_WEAK_TOKEN} lacks «manage»: the "
         "panel refuses it)",
         f"  Local VK API: {layout.api_url}",
@@ -182,13 +221,21 @@ def run(options: DemoOptions, supervisor: Supervisor) -> int:
     from ops.supervisor import Interrupted, StartupError
 
     layout = options.layout
-    busy = [f"{name} port {port}" for name, port in
-            (("web", layout.web_port), ("local VK", layout.vk_port),
-             ("Redis stand-in", layout.redis_port))
-            if port_in_use(layout.host, port)]
+    busy = [
+        f"{name} port {port}"
+        for name, port in (
+            ("web", layout.web_port),
+            ("local VK", layout.vk_port),
+            ("Redis stand-in", layout.redis_port),
+        )
+        if port_in_use(layout.host, port)
+    ]
     if busy:
         supervisor.say(
-            "cannot start: in use on " + layout.host + ": " + ", ".join(busy)
+            "cannot start: in use on "
+            + layout.host
+            + ": "
+            + ", ".join(busy)
             + ". Is another demo running? Stop it, or choose other ports (see "
             "`manage.py demo --help`)."
         )

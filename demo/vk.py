@@ -34,8 +34,9 @@ class LocalVkClient:
         :class:`VkCallError`."""
         query = urllib.parse.urlencode({"access_token": token, "v": API_VERSION})
         form = urllib.parse.urlencode({k: str(v) for k, v in params.items()}).encode()
-        data = self._request(f"{self.base_url}/method/{method}?{query}", form,
-                             "application/x-www-form-urlencoded")
+        data = self._request(
+            f"{self.base_url}/method/{method}?{query}", form, "application/x-www-form-urlencoded"
+        )
         if "error" in data:
             error = data["error"]
             raise VkCallError(int(error.get("error_code", 0)), str(error.get("error_msg", "")))

@@ -19,8 +19,26 @@ T = TypeVar("T")
 _SPACE = re.compile(r"\s+")
 _NOT_WORD = re.compile(r"[^\w\s-]+")
 _VOWELS = "аеиоуыэюяйь"
-_ENDINGS = ("ами", "ями", "ого", "его", "ому", "ему", "ом", "ем", "ой", "ей", "ою", "ею", "ым",
-            "им", "ам", "ям", "ах", "ях")
+_ENDINGS = (
+    "ами",
+    "ями",
+    "ого",
+    "его",
+    "ому",
+    "ему",
+    "ом",
+    "ем",
+    "ой",
+    "ей",
+    "ою",
+    "ею",
+    "ым",
+    "им",
+    "ам",
+    "ям",
+    "ах",
+    "ях",
+)
 
 
 def fold(text: str) -> str:
@@ -54,8 +72,9 @@ def match(query: str, candidates: Iterable[tuple[T, str]]) -> list[T]:
     levels = (
         lambda name: " ".join(words(name)) == q,
         lambda name: _in_order(qwords, words(name), lambda a, b: a == b),
-        lambda name: _in_order(qwords, words(name), lambda a, b: len(stem(a)) >= 2
-                               and stem(a) == stem(b)),
+        lambda name: _in_order(
+            qwords, words(name), lambda a, b: len(stem(a)) >= 2 and stem(a) == stem(b)
+        ),
     )
     for level in levels:
         found = [key for key, name in items if level(name)]

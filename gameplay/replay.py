@@ -82,8 +82,9 @@ def _enum(enum: type, value: Any, where: str) -> Any:
 
 
 def parse_scenario(text: str) -> Scenario:
-    data = _obj(_json(text), "the scenario", {"settings", "players", "phases"},
-                {"players", "phases"})
+    data = _obj(
+        _json(text), "the scenario", {"settings", "players", "phases"}, {"players", "phases"}
+    )
     settings = _obj(data.get("settings", {}), "settings", {"early_close"}, set())
     early_close = _enum(EarlyClose, settings.get("early_close", "majority"), "settings.early_close")
     players = _players(data["players"])
@@ -137,9 +138,7 @@ def _entries(raw_phases: Any) -> list[Entry]:
             raise ScenarioError(f"{where} must be an object with a 'phase' key")
         kind = ph["phase"]
         if kind == "gm":
-            ph = _obj(
-                ph, where, {"phase", "action", "seat", "reason"}, {"phase", "action", "seat"}
-            )
+            ph = _obj(ph, where, {"phase", "action", "seat", "reason"}, {"phase", "action", "seat"})
             if ph["action"] not in ("modkill", "replace"):
                 raise ScenarioError(f"{where}.action must be modkill or replace")
             reason = ph.get("reason", "")

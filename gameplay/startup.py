@@ -34,7 +34,8 @@ def _sync(process: str) -> None:
         # a process records it (gameplay.selectors.communities.credentials).
         log.warning(
             "%s: could not record the environment's community (VK_GROUP_ID): %s",
-            process, error_line(error),
+            process,
+            error_line(error),
         )
     except Exception:  # noqa: BLE001 - a start hook never stops the process it starts
         log.exception("%s: could not record the environment's community (VK_GROUP_ID)", process)

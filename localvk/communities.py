@@ -342,6 +342,4 @@ class Communities:
 
 def _log_failure(task: asyncio.Task[Any]) -> None:
     if not task.cancelled() and task.exception() is not None:
-        logger.error(
-            "could not start a community's Callback API pusher", exc_info=task.exception()
-        )
+        logger.error("could not start a community's Callback API pusher", exc_info=task.exception())

@@ -58,8 +58,7 @@ def export_state(state: LocalVK) -> dict[str, Any]:
             "users": [asdict(u) for u in state.users.values()],
             **_export_content(state),
             "communities": [
-                {"declaration": _declaration(other), **_export_content(other)}
-                for other in others
+                {"declaration": _declaration(other), **_export_content(other)} for other in others
             ],
         }
 
@@ -118,8 +117,7 @@ def import_state(state: LocalVK, data: Any) -> None:
         raise StateFileError(f"unsupported state version {data.get('version')!r}")
     if data.get("group_id") != state.group_id:
         raise StateFileError(
-            f"the file is for community {data.get('group_id')}, the server is for "
-            f"{state.group_id}"
+            f"the file is for community {data.get('group_id')}, the server is for {state.group_id}"
         )
     try:
         users = {int(u["id"]): User(**u) for u in data["users"]}

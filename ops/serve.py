@@ -341,9 +341,11 @@ def banner(options: ServeOptions, settings: Any, served: int | None = None) -> l
         f"{workers} (queues default and vk, deadline ticks), {events}.",
     ]
     if settings.VK_GROUP_ID is None and not served:
-        lines.append(NO_COMMUNITY.format(
-            connect=CONNECT_PATH, seconds=settings.VK_COMMUNITIES_REFRESH_SECONDS
-        ))
+        lines.append(
+            NO_COMMUNITY.format(
+                connect=CONNECT_PATH, seconds=settings.VK_COMMUNITIES_REFRESH_SECONDS
+            )
+        )
     lines.append("Ctrl-C stops everything.")
     if settings.DEBUG:
         lines.append(

@@ -117,8 +117,14 @@ class Supervisor:
             self.out.write(f"{prefix} {line}\n")
             self.out.flush()
 
-    def _pump(self, name: str, stream: IO[bytes], ready_line: str | None,
-              ready: threading.Event | None, mute: str | None) -> None:
+    def _pump(
+        self,
+        name: str,
+        stream: IO[bytes],
+        ready_line: str | None,
+        ready: threading.Event | None,
+        mute: str | None,
+    ) -> None:
         pattern = re.compile(ready_line) if ready_line else None
         muted = re.compile(mute) if mute and not self.verbose else None
         for raw in iter(stream.readline, b""):
@@ -167,8 +173,9 @@ class Supervisor:
         """Run a one-shot command to its end, its output prefixed; raise on failure."""
         self.run_steps([(name, argv)], timeout=timeout)
 
-    def run_steps(self, steps: Sequence[tuple[str, Sequence[str]]], *,
-                  timeout: float = 300.0) -> None:
+    def run_steps(
+        self, steps: Sequence[tuple[str, Sequence[str]]], *, timeout: float = 300.0
+    ) -> None:
         """Run one-shot commands side by side to their end, their output prefixed; raise on
         the first failure (the others are ended then)."""
         if self._stop.is_set():
@@ -177,8 +184,9 @@ class Supervisor:
         for name, argv in steps:
             process = self._spawn(name, argv)
             assert process.stdout is not None
-            reader = threading.Thread(target=self._pump, args=(name, process.stdout, None,
-                                                               None, None), daemon=True)
+            reader = threading.Thread(
+                target=self._pump, args=(name, process.stdout, None, None, None), daemon=True
+            )
             reader.start()
             running.append((name, process, reader))
 
@@ -202,8 +210,9 @@ class Supervisor:
             if time.monotonic() > deadline:
                 end_all()
                 names = [name for name, _, _ in running]
-                late = ", ".join(n for n, status in zip(names, statuses, strict=True)
-                                 if status is None)
+                late = ", ".join(
+                    n for n, status in zip(names, statuses, strict=True) if status is None
+                )
                 raise StartupError(f"{late} did not finish within {timeout:.0f} s")
             time.sleep(0.05)
         for _, _, reader in running:
@@ -222,8 +231,7 @@ class Supervisor:
     def wait_group(self, children: Sequence[Child]) -> None:
         """Wait until every one of ``children`` is ready; one that exits meanwhile (ready or
         not) or is not ready in time fails the whole group at once."""
-        deadline = {id(child): time.monotonic() + child.service.ready_timeout
-                    for child in children}
+        deadline = {id(child): time.monotonic() + child.service.ready_timeout for child in children}
         next_probe = dict.fromkeys(deadline, 0.0)
         pending = list(children)
         while True:
@@ -315,8 +323,10 @@ class Supervisor:
         service = self.children[index].service
         name = service.name
         if code in service.fatal_statuses:
-            self.say(f"{name} exited with status {code}, a configuration error (see its "
-                     "message above): stopping")
+            self.say(
+                f"{name} exited with status {code}, a configuration error (see its "
+                "message above): stopping"
+            )
             return code
         if not service.restart:
             self.say(f"{name} exited with status {code}: stopping")

@@ -72,8 +72,9 @@ def back(request: HttpRequest, game: Game, default: str = "panel_game") -> HttpR
     """Redirect to ``next`` (a page of this game only) or to the named page."""
     target = request.POST.get("next") or request.GET.get("next") or ""
     base = game_url(game)
-    if (target.startswith(base) and url_has_allowed_host_and_scheme(
-            target, allowed_hosts={request.get_host()})):
+    if target.startswith(base) and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}
+    ):
         return HttpResponseRedirect(target)
     return HttpResponseRedirect(game_url(game, default))
 
@@ -128,13 +129,20 @@ def client_address(request: HttpRequest) -> str | None:
     return hops[-count] if len(hops) >= count else remote
 
 
-def login_locked_out(request: HttpRequest, credentials: Any = None, *args: Any,
-                     **kwargs: Any) -> HttpResponse:
+def login_locked_out(
+    request: HttpRequest, credentials: Any = None, *args: Any, **kwargs: Any
+) -> HttpResponse:
     """django-axes' answer (``AXES_LOCKOUT_CALLABLE``) to a login while its user name and
     address are locked out: the reason in Russian, status 429."""
-    logger.warning("admin login locked out: %d failures for one user name from %s",
-                   settings.AXES_FAILURE_LIMIT, client_address(request) or "?")
+    logger.warning(
+        "admin login locked out: %d failures for one user name from %s",
+        settings.AXES_FAILURE_LIMIT,
+        client_address(request) or "?",
+    )
     minutes = int(settings.AXES_COOLOFF_TIME.total_seconds() // 60)
-    return render(request, "panel/login_locked.html",
-                  {"message": text("login_locked", minutes=minutes), "title": "Вход закрыт"},
-                  status=429)
+    return render(
+        request,
+        "panel/login_locked.html",
+        {"message": text("login_locked", minutes=minutes), "title": "Вход закрыт"},
+        status=429,
+    )

@@ -40,9 +40,13 @@ class GameAdmin(RussianTitles, admin.ModelAdmin):
     # --- access: every staff user is a GM of their own games --------------------------------
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Game]:
-        return games_for(request.user).annotate(
-            n_players=Count("seats", filter=Q(seats__status=SeatStatus.PLAYER), distinct=True),
-        ).prefetch_related("phases")
+        return (
+            games_for(request.user)
+            .annotate(
+                n_players=Count("seats", filter=Q(seats__status=SeatStatus.PLAYER), distinct=True),
+            )
+            .prefetch_related("phases")
+        )
 
     def has_module_permission(self, request: HttpRequest) -> bool:
         return _is_gm(request)
@@ -87,22 +91,26 @@ class GameAdmin(RussianTitles, admin.ModelAdmin):
 
     # --- the admin's own object views lead to the panel --------------------------------------
 
-    def add_view(self, request: HttpRequest, form_url: str = "", extra_context: Any = None
-                 ) -> HttpResponse:
+    def add_view(
+        self, request: HttpRequest, form_url: str = "", extra_context: Any = None
+    ) -> HttpResponse:
         return game.game_create(request)
 
-    def change_view(self, request: HttpRequest, object_id: str, form_url: str = "",
-                    extra_context: Any = None) -> HttpResponse:
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: Any = None
+    ) -> HttpResponse:
         obj = self._visible(request, object_id)
         return HttpResponseRedirect(reverse("admin:panel_game", kwargs={"game_id": obj.pk}))
 
-    def history_view(self, request: HttpRequest, object_id: str, extra_context: Any = None
-                     ) -> HttpResponse:
+    def history_view(
+        self, request: HttpRequest, object_id: str, extra_context: Any = None
+    ) -> HttpResponse:
         self._visible(request, object_id)
         return super().history_view(request, object_id, extra_context)
 
-    def delete_view(self, request: HttpRequest, object_id: str, extra_context: Any = None
-                    ) -> HttpResponse:
+    def delete_view(
+        self, request: HttpRequest, object_id: str, extra_context: Any = None
+    ) -> HttpResponse:
         self._visible(request, object_id)  # another community's game: a 404, not a 403
         return super().delete_view(request, object_id, extra_context)
 
@@ -158,8 +166,9 @@ class GameAdmin(RussianTitles, admin.ModelAdmin):
             ("export/", record.export_view, "panel_export"),
             ("export/download/", record.export_download_view, "panel_export_download"),
         ]
-        mine = [path(f"<int:game_id>/{route}", wrap(view), name=name)
-                for route, view, name in views]
+        mine = [
+            path(f"<int:game_id>/{route}", wrap(view), name=name) for route, view, name in views
+        ]
         return mine + super().get_urls()
 
 

@@ -61,8 +61,13 @@ log = logging.getLogger(__name__)
 
 #: The updates the bot handles (``vkbot.handlers.routes.UPDATES``; a test holds them equal):
 #: the long poll and the Callback server get exactly these.
-EVENT_TYPES = ("message_new", "message_event", "board_post_new", "board_post_edit",
-               "board_post_delete")
+EVENT_TYPES = (
+    "message_new",
+    "message_event",
+    "board_post_new",
+    "board_post_edit",
+    "board_post_delete",
+)
 
 #: The community token's rights the bot needs: name in VK's API, its bit, and how VK's form
 #: «Создать ключ» words it.
@@ -81,15 +86,23 @@ USER_TOKEN_URL = (
 
 #: Checklist keys (texts: templates/panel/_community_steps.html).
 PLAYERS_ALLOW, BOARD_SECTION, BOT_FEATURES, CALLBACK_CONFIRM = (
-    "players_allow", "board_section", "bot_features", "callback_confirm")
+    "players_allow",
+    "board_section",
+    "bot_features",
+    "callback_confirm",
+)
 LONG_POLL, CALLBACK_SERVER = "long_poll", "callback_server"
 
 
 def _event_flags() -> dict[str, int]:
     """Every event type ``groups.setLongPollSettings`` knows: ours on, the others off."""
     params = inspect.signature(GroupsCategory.set_long_poll_settings).parameters
-    names = [n for n, p in params.items() if p.kind == p.POSITIONAL_OR_KEYWORD
-             and n not in ("self", "group_id", "api_version", "enabled")]
+    names = [
+        n
+        for n, p in params.items()
+        if p.kind == p.POSITIONAL_OR_KEYWORD
+        and n not in ("self", "group_id", "api_version", "enabled")
+    ]
     return {n: int(n in EVENT_TYPES) for n in names}
 
 
@@ -114,8 +127,11 @@ class _Vk:
 
     def __init__(self, token: str, client: AiohttpClient) -> None:
         self.api = API(token, http_client=client, request_rescheduler=_NoRetry())
-        self.api.API_URL = settings.VK_API_URL if settings.VK_API_URL.endswith("/") else (
-            settings.VK_API_URL + "/")
+        self.api.API_URL = (
+            settings.VK_API_URL
+            if settings.VK_API_URL.endswith("/")
+            else (settings.VK_API_URL + "/")
+        )
         self.api.API_VERSION = settings.VK_API_VERSION
 
     async def call(self, method: str, step: str, **params: Any) -> Any:
@@ -128,8 +144,9 @@ class _Vk:
             log.warning("Connecting a community: an unreadable answer to %s", method)
             raise VkAnswerUnreadable(step=step) from None
         except (TimeoutError, aiohttp.ClientError, OSError) as e:
-            log.warning("Connecting a community: VK unreachable on %s (%s)", method,
-                        type(e).__name__)
+            log.warning(
+                "Connecting a community: VK unreachable on %s (%s)", method, type(e).__name__
+            )
             raise VkUnreachable() from None
         except Exception as e:  # noqa: BLE001 - its text may hold the URL with the token
             log.error("Connecting a community: %s on %s", type(e).__name__, method)
@@ -146,8 +163,9 @@ class _Unreadable(Exception):
 class _NoRetry(ABCRequestRescheduler):
     """vkbottle would ask again, without end, after an answer that is not JSON."""
 
-    async def reschedule(self, ctx_api: Any, method: str, data: dict[str, Any],
-                         recent_response: Any) -> dict[str, Any]:
+    async def reschedule(
+        self, ctx_api: Any, method: str, data: dict[str, Any], recent_response: Any
+    ) -> dict[str, Any]:
         raise _Unreadable(method)
 
 
@@ -193,8 +211,11 @@ def _groups(answer: Any) -> list[dict[str, Any]]:
 
 
 def _rights(answer: Any) -> set[str]:
-    names = {str(p.get("name")) for p in (answer.get("permissions") or [])
-             if isinstance(p, dict)} if isinstance(answer, dict) else set()
+    names = (
+        {str(p.get("name")) for p in (answer.get("permissions") or []) if isinstance(p, dict)}
+        if isinstance(answer, dict)
+        else set()
+    )
     mask = answer.get("mask") if isinstance(answer, dict) else None
     if isinstance(mask, int):
         names |= {name for name, bit, _ in COMMUNITY_RIGHTS if mask & bit}
@@ -230,8 +251,9 @@ async def _check(client: AiohttpClient, group_token: str, user_token: str) -> Fo
         person = people[0]
         admin_name = " ".join(str(person.get(k) or "") for k in ("first_name", "last_name"))
         admin_name = admin_name.strip() or f"id{person.get('id')}"
-        theirs = _groups(await user.call("groups.getById", step, group_id=vk_id,
-                                         fields="is_admin,admin_level"))
+        theirs = _groups(
+            await user.call("groups.getById", step, group_id=vk_id, fields="is_admin,admin_level")
+        )
     except _VkError as e:
         if e.code in (5, 27, 28, 1116):
             raise UserTokenInvalid() from None
@@ -246,8 +268,13 @@ async def _check(client: AiohttpClient, group_token: str, user_token: str) -> Fo
         for right, bit in USER_RIGHTS:
             if not mask & bit:
                 raise UserTokenRightMissing(right=right)
-    return Found(vk_id=vk_id, name=name, screen_name=str(row.get("screen_name") or ""),
-                 rights=sorted(rights), admin_name=admin_name)
+    return Found(
+        vk_id=vk_id,
+        name=name,
+        screen_name=str(row.get("screen_name") or ""),
+        rights=sorted(rights),
+        admin_name=admin_name,
+    )
 
 
 def callback_url() -> str:
@@ -257,8 +284,9 @@ def callback_url() -> str:
 
 
 @sensitive_variables()
-async def _set_up(client: AiohttpClient, group_token: str, found: Found,
-                  old_server_id: int | None) -> Found:
+async def _set_up(
+    client: AiohttpClient, group_token: str, found: Found, old_server_id: int | None
+) -> Found:
     group = _Vk(group_token, client)
     vk_id, version, flags = found.vk_id, settings.VK_API_VERSION, _event_flags()
     try:
@@ -270,31 +298,56 @@ async def _set_up(client: AiohttpClient, group_token: str, found: Found,
                 raise VkAnswerUnreadable(step=step)
             if old_server_id:
                 try:
-                    await group.call("groups.deleteCallbackServer", step, group_id=vk_id,
-                                     server_id=old_server_id)
+                    await group.call(
+                        "groups.deleteCallbackServer", step, group_id=vk_id, server_id=old_server_id
+                    )
                 except _VkError:
                     pass  # removed in VK already
             found.callback_secret = secrets.token_urlsafe(32)
-            server = await group.call("groups.addCallbackServer", step, group_id=vk_id,
-                                      url=callback_url(), title="vkmafia",
-                                      secret_key=found.callback_secret)
+            server = await group.call(
+                "groups.addCallbackServer",
+                step,
+                group_id=vk_id,
+                url=callback_url(),
+                title="vkmafia",
+                secret_key=found.callback_secret,
+            )
             server_id = (server or {}).get("server_id")
             if not isinstance(server_id, int):
                 raise VkAnswerUnreadable(step=step)
             found.callback_server_id = server_id
-            await group.call("groups.setCallbackSettings", "события Callback API",
-                             group_id=vk_id, server_id=server_id, api_version=version, **flags)
+            await group.call(
+                "groups.setCallbackSettings",
+                "события Callback API",
+                group_id=vk_id,
+                server_id=server_id,
+                api_version=version,
+                **flags,
+            )
             found.done.append(CALLBACK_SERVER)
             found.todo.append(CALLBACK_CONFIRM)
         else:
-            await group.call("groups.setLongPollSettings", "включение Long Poll API",
-                             group_id=vk_id, enabled=1, api_version=version, **flags)
+            await group.call(
+                "groups.setLongPollSettings",
+                "включение Long Poll API",
+                group_id=vk_id,
+                enabled=1,
+                api_version=version,
+                **flags,
+            )
             found.done.append(LONG_POLL)
     except _VkError as e:
         raise e.refusal() from None
     try:
-        await group.call("groups.setSettings", "возможности ботов", group_id=vk_id, messages=1,
-                         bots_capabilities=1, bots_start_button=1, bots_add_to_chat=1)
+        await group.call(
+            "groups.setSettings",
+            "возможности ботов",
+            group_id=vk_id,
+            messages=1,
+            bots_capabilities=1,
+            bots_start_button=1,
+            bots_add_to_chat=1,
+        )
         found.done.append(BOT_FEATURES)
     except _VkError:
         found.todo.append(BOT_FEATURES)
@@ -303,8 +356,9 @@ async def _set_up(client: AiohttpClient, group_token: str, found: Found,
 
 
 @sensitive_variables()
-def connect(*, group_token: str, user_token: str, by: Any,
-            community: Community | None = None) -> Community:
+def connect(
+    *, group_token: str, user_token: str, by: Any, community: Community | None = None
+) -> Community:
     """Check the tokens with VK, set the community up and record it; ``by`` becomes its owner
     when it has none. ``community``: connecting that one again (the token must be its).
     Refusals (``RuleViolation``) change nothing in the database."""
@@ -322,16 +376,32 @@ def connect(*, group_token: str, user_token: str, by: Any,
     if row is not None:
         _may_connect(row, by)
     _run(_set_up, group_token, found, row.callback_server_id if row else None)
-    setup = {"mode": "callback" if settings.VK_CALLBACK_MODE else "longpoll",
-             "rights": found.rights, "admin": found.admin_name,
-             "done": found.done, "todo": found.todo}
+    setup = {
+        "mode": "callback" if settings.VK_CALLBACK_MODE else "longpoll",
+        "rights": found.rights,
+        "admin": found.admin_name,
+        "done": found.done,
+        "todo": found.todo,
+    }
     saved = community_record(
-        vk_id=found.vk_id, name=found.name, screen_name=found.screen_name,
-        group_token=group_token, user_token=user_token, callback_secret=found.callback_secret,
-        confirmation_code=found.confirmation_code, callback_server_id=found.callback_server_id,
-        setup=setup, connected=True, by=by)
-    log.info("Community %s connected from the panel by %s (%s)", found.vk_id,
-             by.get_username(), setup["mode"])
+        vk_id=found.vk_id,
+        name=found.name,
+        screen_name=found.screen_name,
+        group_token=group_token,
+        user_token=user_token,
+        callback_secret=found.callback_secret,
+        confirmation_code=found.confirmation_code,
+        callback_server_id=found.callback_server_id,
+        setup=setup,
+        connected=True,
+        by=by,
+    )
+    log.info(
+        "Community %s connected from the panel by %s (%s)",
+        found.vk_id,
+        by.get_username(),
+        setup["mode"],
+    )
     return saved
 
 

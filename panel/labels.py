@@ -83,8 +83,9 @@ ACTOR_LABELS: dict[str, str] = {
 }
 
 
-def actor_label(actor: str, seats: dict[int, str], vk_names: dict[int, str],
-                gm_names: dict[str, str]) -> str:
+def actor_label(
+    actor: str, seats: dict[int, str], vk_names: dict[int, str], gm_names: dict[str, str]
+) -> str:
     """Who did it, as people: «ведущий Анна», «№15 Юлия Анисимова», «по сроку», «бот».
 
     ``seats`` maps seat numbers to names, ``vk_names`` VK user ids to names, ``gm_names``

@@ -18,14 +18,27 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("communities/", _wrap(c.communities_list), name="communities"),
     path("communities/connect/", _wrap(c.community_connect), name="community_connect"),
     path("communities/<int:vk_id>/", _wrap(c.community_page), name="community"),
-    path("communities/<int:vk_id>/reconnect/", _wrap(c.community_reconnect),
-         name="community_reconnect"),
-    path("communities/<int:vk_id>/disconnect/", _wrap(c.community_disconnect_view),
-         name="community_disconnect"),
-    path("communities/<int:vk_id>/gms/add/", _wrap(c.community_gm_add_view),
-         name="community_gm_add"),
-    path("communities/<int:vk_id>/gms/<int:user_id>/remove/", _wrap(c.community_gm_remove_view),
-         name="community_gm_remove"),
-    path("communities/<int:vk_id>/history/", _wrap(c.community_history_view),
-         name="community_history"),
+    path(
+        "communities/<int:vk_id>/reconnect/",
+        _wrap(c.community_reconnect),
+        name="community_reconnect",
+    ),
+    path(
+        "communities/<int:vk_id>/disconnect/",
+        _wrap(c.community_disconnect_view),
+        name="community_disconnect",
+    ),
+    path(
+        "communities/<int:vk_id>/gms/add/", _wrap(c.community_gm_add_view), name="community_gm_add"
+    ),
+    path(
+        "communities/<int:vk_id>/gms/<int:user_id>/remove/",
+        _wrap(c.community_gm_remove_view),
+        name="community_gm_remove",
+    ),
+    path(
+        "communities/<int:vk_id>/history/",
+        _wrap(c.community_history_view),
+        name="community_history",
+    ),
 ]

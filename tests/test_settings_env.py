@@ -83,12 +83,18 @@ def run_manage(
         ({"LOG_LEVEL": "LOUD"}, "LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL"),
         ({"TIME_ZONE": "Mars/Base"}, "TIME_ZONE must be an IANA time zone"),
         ({"TIME_ZONE": "America"}, "TIME_ZONE must be an IANA time zone"),
-        ({"TOKEN_ENCRYPTION_KEYS": "not-a-key"},
-         "TOKEN_ENCRYPTION_KEYS: key 1 is not a Fernet key (44 characters of url-safe base64"),
-        ({"TOKEN_ENCRYPTION_KEYS": f"{VALID_FERNET_KEY},short"},
-         "TOKEN_ENCRYPTION_KEYS: key 2 is not a Fernet key"),
-        ({"VK_COMMUNITIES_REFRESH_SECONDS": "0"},
-         "VK_COMMUNITIES_REFRESH_SECONDS must be at least 1, got 0."),
+        (
+            {"TOKEN_ENCRYPTION_KEYS": "not-a-key"},
+            "TOKEN_ENCRYPTION_KEYS: key 1 is not a Fernet key (44 characters of url-safe base64",
+        ),
+        (
+            {"TOKEN_ENCRYPTION_KEYS": f"{VALID_FERNET_KEY},short"},
+            "TOKEN_ENCRYPTION_KEYS: key 2 is not a Fernet key",
+        ),
+        (
+            {"VK_COMMUNITIES_REFRESH_SECONDS": "0"},
+            "VK_COMMUNITIES_REFRESH_SECONDS must be at least 1, got 0.",
+        ),
     ],
 )
 def test_bad_value_gives_one_line_and_status_2(
@@ -235,7 +241,8 @@ def test_get_fernet_keys() -> None:
     other = "b" * 43 + "="
     assert env.get_fernet_keys("K", environ={}) == []
     assert env.get_fernet_keys("K", environ={"K": f" {VALID_FERNET_KEY} ,{other}"}) == [
-        VALID_FERNET_KEY, other,
+        VALID_FERNET_KEY,
+        other,
     ]
     for bad in ("short", "é" * 44, "A" * 44, VALID_FERNET_KEY[:-1]):
         with pytest.raises(EnvError, match="K: key 1 is not a Fernet key"):

@@ -81,9 +81,7 @@ class Backlog:
         """Whether the next slice is chosen by game (else the backlog is taken whole)."""
         return len(self._items) > self.whole_up_to
 
-    def take(
-        self, limit: int = SLICE, quantum: int = QUANTUM
-    ) -> list[tuple[Any, Any, int | None]]:
+    def take(self, limit: int = SLICE, quantum: int = QUANTUM) -> list[tuple[Any, Any, int | None]]:
         """The next slice, removed from the backlog: (update, facts, game) in the order to
         apply them (the game is None where it is not known or there is none). A backlog of
         at most ``whole_up_to`` updates is taken whole; otherwise every update must have been

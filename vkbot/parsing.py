@@ -61,17 +61,63 @@ _VOTE_RE = re.compile(
 _EARLY_RE = re.compile(r"(?<![\w])досрочн\w*", re.I)
 _COUNT_WORDS = {"подсчет", "подсчет голосов", "подсчитать", "подсчитай", "счет голосов"}
 _STATUS_WORDS = {"статус", "status", "мой статус", "что я отправил"}
-_HELP_WORDS = {"помощь", "help", "справка", "команды", "начать", "start", "/start", "/help",
-               "меню", "?"}
+_HELP_WORDS = {
+    "помощь",
+    "help",
+    "справка",
+    "команды",
+    "начать",
+    "start",
+    "/start",
+    "/help",
+    "меню",
+    "?",
+}
 _MENU_WORDS = {"действия", "мои действия", "ход", "мой ход", "кнопки", "голосовать"}
-_SIGNUP_WORDS = {"+", "++", "+1", "участвую", "я участвую", "записываюсь", "запишите",
-                 "запишите меня", "хочу играть", "я в деле", "в игру"}
-_RESERVE_WORDS = {"запас", "в запас", "+ запас", "+запас", "запишите в запас", "хочу в запас",
-                  "резерв", "в резерв"}
-_WITHDRAW_WORDS = {"-", "минус", "снимаюсь", "не участвую", "выхожу", "отписываюсь",
-                   "выписываюсь", "передумал", "передумала", "удалите меня"}
-_SPECTATOR_WORDS = {"в зз", "зз", "хочу в зз", "в беседу зз", "беседа зз", "в беседу зрителей",
-                    "зрители"}
+_SIGNUP_WORDS = {
+    "+",
+    "++",
+    "+1",
+    "участвую",
+    "я участвую",
+    "записываюсь",
+    "запишите",
+    "запишите меня",
+    "хочу играть",
+    "я в деле",
+    "в игру",
+}
+_RESERVE_WORDS = {
+    "запас",
+    "в запас",
+    "+ запас",
+    "+запас",
+    "запишите в запас",
+    "хочу в запас",
+    "резерв",
+    "в резерв",
+}
+_WITHDRAW_WORDS = {
+    "-",
+    "минус",
+    "снимаюсь",
+    "не участвую",
+    "выхожу",
+    "отписываюсь",
+    "выписываюсь",
+    "передумал",
+    "передумала",
+    "удалите меня",
+}
+_SPECTATOR_WORDS = {
+    "в зз",
+    "зз",
+    "хочу в зз",
+    "в беседу зз",
+    "беседа зз",
+    "в беседу зрителей",
+    "зрители",
+}
 
 _MENTION_RE = re.compile(
     r"\[id(?P<a>\d{1,12})\|[^\]]{0,200}\]|(?<![\w/])[@*]id(?P<b>\d{1,12})(?!\d)"
@@ -159,7 +205,7 @@ def _night(verb: str, rest: str) -> Command:
         m = _GUESS_RE.search(folded)
         if m is not None:
             guess = next(k for k, v in m.groupdict().items() if v)
-            rest = (folded[: m.start()] + " " + folded[m.end():]).strip(" ,:-—")
+            rest = (folded[: m.start()] + " " + folded[m.end() :]).strip(" ,:-—")
     target = parse_target(rest)
     if target is None:
         return Command(NIGHT, verb=verb, guess=guess, error=TargetMissing)
@@ -178,10 +224,16 @@ def _vote(rest: str) -> Command:
 def _whole(text: str) -> Command | None:
     """Commands that are the whole message."""
     words = _words_only(text)
-    for kind, table in ((COUNT, _COUNT_WORDS), (STATUS, _STATUS_WORDS), (HELP, _HELP_WORDS),
-                        (MENU, _MENU_WORDS), (RESERVE, _RESERVE_WORDS),
-                        (SIGNUP, _SIGNUP_WORDS), (WITHDRAW, _WITHDRAW_WORDS),
-                        (SPECTATORS, _SPECTATOR_WORDS)):
+    for kind, table in (
+        (COUNT, _COUNT_WORDS),
+        (STATUS, _STATUS_WORDS),
+        (HELP, _HELP_WORDS),
+        (MENU, _MENU_WORDS),
+        (RESERVE, _RESERVE_WORDS),
+        (SIGNUP, _SIGNUP_WORDS),
+        (WITHDRAW, _WITHDRAW_WORDS),
+        (SPECTATORS, _SPECTATOR_WORDS),
+    ):
         if words in table:
             return Command(kind)
     return None
@@ -192,11 +244,14 @@ def _mention_vote(text: str) -> Command | None:
     m = _MENTION_RE.search(text)
     if m is None:
         return None
-    rest = _EARLY_RE.sub(" ", text[: m.start()] + text[m.end():])
+    rest = _EARLY_RE.sub(" ", text[: m.start()] + text[m.end() :])
     if re.search(r"\w", rest):
         return None
-    return Command(VOTE, target=Target(vk_id=int(m.group("a") or m.group("b") or m.group("c"))),
-                   early=bool(_EARLY_RE.search(text)))
+    return Command(
+        VOTE,
+        target=Target(vk_id=int(m.group("a") or m.group("b") or m.group("c"))),
+        early=bool(_EARLY_RE.search(text)),
+    )
 
 
 def parse_private(raw: object) -> Command:

@@ -227,7 +227,7 @@ def plan(games: Sequence[int | None]) -> list[list[int]]:
                 parts.append(current)
                 current = []
             for start in range(0, len(positions), CHUNK):
-                piece = positions[start:start + CHUNK]
+                piece = positions[start : start + CHUNK]
                 if len(current) + len(piece) > CHUNK:
                     parts.append(current)
                     current = []
@@ -256,8 +256,9 @@ def _accept(update: Any, source: str) -> tuple[str, str] | None:
     try:
         kind = _check(update)
     except BadUpdate as exc:
-        logger.warning("Ignored a malformed VK update from %s: %s: %.500s", source, exc,
-                       _dump(update))
+        logger.warning(
+            "Ignored a malformed VK update from %s: %s: %.500s", source, exc, _dump(update)
+        )
         return None
     event_id = event_id_of(update)
     if not is_our_group(update):

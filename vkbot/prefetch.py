@@ -188,9 +188,7 @@ def prefetch_sync(update: Any, *, community: Credentials | None = None) -> Any |
         client = AiohttpClient()
         try:
             api = community_api(community, http_client=client)
-            return await fetch(
-                api, want, group_id=community.group_id, token=community.group_token
-            )
+            return await fetch(api, want, group_id=community.group_id, token=community.group_token)
         finally:
             await client.close()
             atexit.unregister(client.close_connector)  # vkbottle registers every client

@@ -179,8 +179,11 @@ class Supervisor:
         self._waiting_said = not self._loops
 
     def _start(self, community: Credentials) -> None:
-        before = [loop.task for loop in self._ending
-                  if loop.community.group_id == community.group_id and loop.task]
+        before = [
+            loop.task
+            for loop in self._ending
+            if loop.community.group_id == community.group_id and loop.task
+        ]
         loop = _Loop(community)
         loop.task = asyncio.create_task(self._serve(loop, before))
         loop.task.add_done_callback(self._ended)

@@ -65,7 +65,9 @@ def targets(buttons: list[Button], act: str) -> dict[int, Button]:
     return {
         b.payload.target: b
         for b in buttons
-        if b.payload is not None and b.payload.action == act and b.payload.target is not None
+        if b.payload is not None
+        and b.payload.action == act
+        and b.payload.target is not None
         and (act != "role_strike" or b.payload.guess is None)
     }
 
@@ -88,7 +90,11 @@ def suspects(table: Table, day: int) -> list[int]:
 
 
 def _pick_target(
-    me: Me, table: Table, rng: random.Random, *, allow_self: bool = False,
+    me: Me,
+    table: Table,
+    rng: random.Random,
+    *,
+    allow_self: bool = False,
     avoid_team: bool = True,
 ) -> int | None:
     pool = [n for n in table.living() if (allow_self or n != me.number)]
@@ -135,8 +141,10 @@ def night_move(
     acts = acts_in(buttons) & NIGHT_ACTS
     if not acts:
         return None
-    if {"check", "commissar_shot"} <= acts and not targets(buttons, "check") and not targets(
-        buttons, "commissar_shot"
+    if (
+        {"check", "commissar_shot"} <= acts
+        and not targets(buttons, "check")
+        and not targets(buttons, "commissar_shot")
     ):
         return _commissar_choice(me, table, buttons, rng)
     act = sorted(acts)[0]

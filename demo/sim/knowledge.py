@@ -69,8 +69,9 @@ def buttons_of(message: dict[str, Any]) -> list[Button]:
                 payload = decode(button.get("payload")) if button.get("payload") else None
             except BadPayload:
                 payload = None
-            out.append(Button(r, c, str(button.get("label") or ""), str(button.get("type")),
-                              payload))
+            out.append(
+                Button(r, c, str(button.get("label") or ""), str(button.get("type")), payload)
+            )
     return out
 
 
@@ -83,8 +84,12 @@ def deadline_of(text: str, tz: str, now: datetime) -> datetime | None:
     local_now = now.astimezone(zone)
     try:
         moment = local_now.replace(
-            month=int(match["m"]), day=int(match["d"]), hour=int(match["H"]),
-            minute=int(match["M"]), second=59, microsecond=0,
+            month=int(match["m"]),
+            day=int(match["d"]),
+            hour=int(match["H"]),
+            minute=int(match["M"]),
+            second=59,
+            microsecond=0,
         )
     except ValueError:
         return None

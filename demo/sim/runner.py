@@ -44,8 +44,9 @@ class SandboxClient:
 
     async def _json(self, method: str, path: str, body: Any = None) -> Any:
         params = {} if self.group_id is None else {"group_id": str(self.group_id)}
-        async with self.session.request(method, self.api + path, json=body,
-                                        params=params) as response:
+        async with self.session.request(
+            method, self.api + path, json=body, params=params
+        ) as response:
             data = await response.json()
             if response.status != 200:
                 raise SandboxRefusal(str(data.get("error") if isinstance(data, dict) else data))
@@ -55,20 +56,25 @@ class SandboxClient:
         self, after_message: int, after_comment: int, after_edit: int = 0
     ) -> dict[str, Any]:
         return await self._json(
-            "GET", f"feed?after_message={after_message}&after_comment={after_comment}"
+            "GET",
+            f"feed?after_message={after_message}&after_comment={after_comment}"
             f"&after_edit={after_edit}",
         )
 
     async def press(self, user_id: int, message_id: int, row: int, column: int) -> Any:
-        return await self._json("POST", f"users/{user_id}/press",
-                                {"message_id": message_id, "row": row, "column": column})
+        return await self._json(
+            "POST",
+            f"users/{user_id}/press",
+            {"message_id": message_id, "row": row, "column": column},
+        )
 
     async def send(self, user_id: int, text: str) -> Any:
         return await self._json("POST", f"users/{user_id}/send", {"text": text})
 
     async def post(self, user_id: int, topic_id: int, text: str) -> Any:
-        return await self._json("POST", f"users/{user_id}/board",
-                                {"topic_id": topic_id, "text": text})
+        return await self._json(
+            "POST", f"users/{user_id}/board", {"topic_id": topic_id, "text": text}
+        )
 
 
 class SandboxRefusal(Exception):
@@ -146,8 +152,9 @@ class Players:
         pending: list[dict[str, Any]] = []
         while True:
             before = dict(self.cursor)
-            feed = await self.client.feed(self.cursor["message"], self.cursor["comment"],
-                                          self.cursor.get("edit", 0))
+            feed = await self.client.feed(
+                self.cursor["message"], self.cursor["comment"], self.cursor.get("edit", 0)
+            )
             pending += self.ingest(feed, plan=False)
             if self.cursor == before:
                 break
@@ -158,8 +165,9 @@ class Players:
                 self._plan_prompt(message, followup=False)
 
     async def poll(self) -> None:
-        feed = await self.client.feed(self.cursor["message"], self.cursor["comment"],
-                                      self.cursor.get("edit", 0))
+        feed = await self.client.feed(
+            self.cursor["message"], self.cursor["comment"], self.cursor.get("edit", 0)
+        )
         self.ingest(feed, plan=True)
 
     def ingest(self, feed: dict[str, Any], *, plan: bool) -> list[dict[str, Any]]:
@@ -192,8 +200,10 @@ class Players:
     @staticmethod
     def _phase_of(message: dict[str, Any]) -> int:
         for button in buttons_of(message):
-            if button.payload is not None and button.payload.phase and (
-                button.payload.action == VOTE or button.payload.action in NIGHT_ACTS
+            if (
+                button.payload is not None
+                and button.payload.phase
+                and (button.payload.action == VOTE or button.payload.action in NIGHT_ACTS)
             ):
                 return button.payload.phase
         return 0
@@ -201,8 +211,9 @@ class Players:
     # --- planning ------------------------------------------------------------------------
 
     def _schedule(self, delay: float, user: int, kind: str, **fields: Any) -> None:
-        heapq.heappush(self.plans, Plan(self.clock() + delay, next(self._seq), user, kind,
-                                        **fields))
+        heapq.heappush(
+            self.plans, Plan(self.clock() + delay, next(self._seq), user, kind, **fields)
+        )
 
     def _plan_prompt(self, message: dict[str, Any], *, followup: bool) -> None:
         user = int(message["peer_id"])
@@ -217,17 +228,22 @@ class Players:
         delay = self.pace.followup(self.rng) if followup else self.pace.delay(self.rng, left)
         if VOTE in acts:
             day = self.table.day
-            self._schedule(delay, user, "vote", phase=phase, day=day, message=message,
-                           followup=followup)
+            self._schedule(
+                delay, user, "vote", phase=phase, day=day, message=message, followup=followup
+            )
             if not followup and self.rng.random() < 0.15:
-                self._schedule(self.pace.delay(self.rng, left), user, "chatter", phase=phase,
-                               day=day)
+                self._schedule(
+                    self.pace.delay(self.rng, left), user, "chatter", phase=phase, day=day
+                )
         elif acts & NIGHT_ACTS:
-            if (not followup and "mafia_shot" in acts and brain.is_leader(me, self.table)
-                    and self.rng.random() < 0.3):
+            if (
+                not followup
+                and "mafia_shot" in acts
+                and brain.is_leader(me, self.table)
+                and self.rng.random() < 0.3
+            ):
                 self._schedule(delay * 0.5, user, "talk", phase=phase)
-            self._schedule(delay, user, "night", phase=phase, message=message,
-                           followup=followup)
+            self._schedule(delay, user, "night", phase=phase, message=message, followup=followup)
 
     # --- acting --------------------------------------------------------------------------
 
@@ -268,8 +284,15 @@ class Players:
             return False
         await self._make(plan, me, move)
         if plan.kind == "vote" and not plan.followup and self.rng.random() < 0.1:
-            self._schedule(self.pace.delay(self.rng, None), plan.user_id, "vote",
-                           phase=plan.phase, day=plan.day, message=plan.message, followup=True)
+            self._schedule(
+                self.pace.delay(self.rng, None),
+                plan.user_id,
+                "vote",
+                phase=plan.phase,
+                day=plan.day,
+                message=plan.message,
+                followup=True,
+            )
         return True
 
     async def _make(self, plan: Plan, me: Me, move: brain.Move) -> None:
@@ -279,11 +302,16 @@ class Players:
             assert plan.message is not None
             await self.client.press(me.user_id, int(plan.message["id"]), move.row, move.column)
             button = buttons_of(plan.message)
-            pressed = next((b for b in button if (b.row, b.column) == (move.row, move.column)),
-                           None)
-            if pressed is not None and pressed.payload is not None and (
-                pressed.payload.target is None
-                or (pressed.payload.action == "role_strike" and pressed.payload.guess is None)
+            pressed = next(
+                (b for b in button if (b.row, b.column) == (move.row, move.column)), None
+            )
+            if (
+                pressed is not None
+                and pressed.payload is not None
+                and (
+                    pressed.payload.target is None
+                    or (pressed.payload.action == "role_strike" and pressed.payload.guess is None)
+                )
             ):
                 self.awaiting[me.user_id] = plan.phase  # a page of targets or roles follows
         elif isinstance(move, brain.Write):

@@ -4,40 +4,39 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('gameplay', '0009_h12b_tenancy'),
+        ("gameplay", "0009_h12b_tenancy"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='game',
-            name='created_at',
-            field=models.DateTimeField(auto_now_add=True, verbose_name='создана'),
+            model_name="game",
+            name="created_at",
+            field=models.DateTimeField(auto_now_add=True, verbose_name="создана"),
         ),
         migrations.AlterField(
-            model_name='game',
-            name='deal_from_seed',
-            field=models.BooleanField(default=True, verbose_name='раздача из зерна'),
+            model_name="game",
+            name="deal_from_seed",
+            field=models.BooleanField(default=True, verbose_name="раздача из зерна"),
         ),
         migrations.AlterField(
-            model_name='game',
-            name='finished_at',
-            field=models.DateTimeField(blank=True, null=True, verbose_name='закончилась'),
+            model_name="game",
+            name="finished_at",
+            field=models.DateTimeField(blank=True, null=True, verbose_name="закончилась"),
         ),
         migrations.AlterField(
-            model_name='game',
-            name='role_strike_used',
-            field=models.BooleanField(default=False, verbose_name='ролевой удар мафии использован'),
+            model_name="game",
+            name="role_strike_used",
+            field=models.BooleanField(default=False, verbose_name="ролевой удар мафии использован"),
         ),
         migrations.AlterField(
-            model_name='game',
-            name='seed',
-            field=models.CharField(blank=True, max_length=128, verbose_name='зерно раздачи'),
+            model_name="game",
+            name="seed",
+            field=models.CharField(blank=True, max_length=128, verbose_name="зерно раздачи"),
         ),
         migrations.AlterField(
-            model_name='game',
-            name='started_at',
-            field=models.DateTimeField(blank=True, null=True, verbose_name='началась'),
+            model_name="game",
+            name="started_at",
+            field=models.DateTimeField(blank=True, null=True, verbose_name="началась"),
         ),
     ]

@@ -33,7 +33,6 @@ COLUMNS = [
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("gameplay", "0012_communities"),
     ]

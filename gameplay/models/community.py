@@ -70,8 +70,9 @@ class CommunityMember(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="community_memberships"
     )
-    role = models.CharField("роль", max_length=8, choices=CommunityRole.choices,
-                            default=CommunityRole.GM)
+    role = models.CharField(
+        "роль", max_length=8, choices=CommunityRole.choices, default=CommunityRole.GM
+    )
     added_at = models.DateTimeField("добавлен", auto_now_add=True)
 
     class Meta:

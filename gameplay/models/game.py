@@ -45,7 +45,8 @@ def _active_unique(column: str, name: str) -> list[models.UniqueConstraint]:
             fields=[column, "vk_group"], condition=active & Q(vk_group__isnull=False), name=name
         ),
         models.UniqueConstraint(
-            fields=[column], condition=active & Q(vk_group__isnull=True),
+            fields=[column],
+            condition=active & Q(vk_group__isnull=True),
             name=f"{name}_of_no_community",
         ),
     ]
@@ -183,7 +184,11 @@ class Seat(models.Model):
         "как выбыл", max_length=16, choices=DeathCause.choices, blank=True
     )
     died_in = models.ForeignKey(
-        "Phase", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        "Phase",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
         verbose_name="выбыл в фазе",
     )
     strikes = models.PositiveSmallIntegerField("штрафы", default=0)

@@ -155,7 +155,9 @@ def seat_in_game(game_id: int, vk_user_id: int) -> Seat | None:
     """The user's seated place in a game (any status of the game), with the game."""
     return (
         Seat.objects.filter(
-            game_id=game_id, vk_user_id=vk_user_id, status=SeatStatus.PLAYER,
+            game_id=game_id,
+            vk_user_id=vk_user_id,
+            status=SeatStatus.PLAYER,
             number__isnull=False,
         )
         .select_related("game")
@@ -357,9 +359,7 @@ def vote_count(phase: Phase) -> VoteCount:
             counts[target] = counts.get(target, 0) + 1
             voters.add(voter)
     penalties = dict(
-        Strike.objects.filter(
-            seat__game_id=phase.game_id, penalty_day=phase.number, forgiven=False
-        )
+        Strike.objects.filter(seat__game_id=phase.game_id, penalty_day=phase.number, forgiven=False)
         .values("seat_id")
         .annotate(v=Sum("penalty_votes"))
         .values_list("seat_id", "v")

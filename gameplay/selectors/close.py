@@ -42,11 +42,15 @@ def day_input_of_rows(
     ``services.day.day_close_locked`` reads from the database)."""
     by_pk = {s.pk: s for s in players}
     votes = list(votes)
-    standing = [v for v in votes if v.current and not v.void
-                and v.voter_id in by_pk and v.target_id in by_pk]
+    standing = [
+        v
+        for v in votes
+        if v.current and not v.void and v.voter_id in by_pk and v.target_id in by_pk
+    ]
     ballots = {
-        by_pk[v.voter_id].number: Ballot(by_pk[v.voter_id].number, by_pk[v.target_id].number,
-                                         v.early)
+        by_pk[v.voter_id].number: Ballot(
+            by_pk[v.voter_id].number, by_pk[v.target_id].number, v.early
+        )
         for v in standing
     }
     carried: dict[int, int] = defaultdict(int)
@@ -54,11 +58,14 @@ def day_input_of_rows(
         if not s.forgiven and s.penalty_day == phase.number and s.seat_id in by_pk:
             carried[by_pk[s.seat_id].number] += s.penalty_votes
     excused = frozenset(
-        by_pk[v.voter_id].number for v in votes
-        if v.current and v.void and v.voter_id in by_pk
+        by_pk[v.voter_id].number for v in votes if v.current and v.void and v.voter_id in by_pk
     ) - set(ballots)
-    day = DayInput(number=phase.number, ballots=ballots,
-                   carried_penalties={n: v for n, v in carried.items() if v}, excused=excused)
+    day = DayInput(
+        number=phase.number,
+        ballots=ballots,
+        carried_penalties={n: v for n, v in carried.items() if v},
+        excused=excused,
+    )
     return table_of(players), day
 
 
@@ -90,12 +97,18 @@ class ClosePreview:
 
 def close_preview(game: Game) -> ClosePreview | None:
     """What closing the game's open phase now would do; None when no phase is open."""
-    phase = (Phase.objects.filter(game=game, status=PhaseStatus.OPEN).order_by("-id").first()
-             if game.status == GameStatus.RUNNING else None)
+    phase = (
+        Phase.objects.filter(game=game, status=PhaseStatus.OPEN).order_by("-id").first()
+        if game.status == GameStatus.RUNNING
+        else None
+    )
     if phase is None:
         return None
-    seats = list(Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False)
-                 .order_by("number"))
+    seats = list(
+        Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False).order_by(
+            "number"
+        )
+    )
     day = night = None
     if phase.kind == PhaseKind.DAY:
         votes = Vote.objects.filter(phase=phase)
@@ -104,13 +117,17 @@ def close_preview(game: Game) -> ClosePreview | None:
         day = close_day(table, day_input)
         outcome: dict[str, Any] = day.as_dict()
     else:
-        night = resolve_night(table_of(seats), NightInput.from_submissions(
-            phase.number, standing_submissions(phase)))
+        night = resolve_night(
+            table_of(seats), NightInput.from_submissions(phase.number, standing_submissions(phase))
+        )
         outcome = night.as_dict()
-    digest = hashlib.sha256(json.dumps([phase.pk, outcome], sort_keys=True, default=str)
-                            .encode()).hexdigest()[:16]
+    digest = hashlib.sha256(
+        json.dumps([phase.pk, outcome], sort_keys=True, default=str).encode()
+    ).hexdigest()[:16]
     return ClosePreview(
-        phase=phase, day=day, night=night,
+        phase=phase,
+        day=day,
+        night=night,
         names={s.number: s.name for s in seats},
         roles={s.number: s.role for s in seats},
         seats={s.number: s for s in seats},

@@ -63,8 +63,11 @@ def _of_row(row: Community) -> Credentials:
     env = _from_env() if row.from_env else None
     if env is not None and env.group_id == int(row.vk_id):
         return Credentials(
-            group_id=env.group_id, name=row.name, group_token=env.group_token,
-            user_token=env.user_token, callback_secret=env.callback_secret,
+            group_id=env.group_id,
+            name=row.name,
+            group_token=env.group_token,
+            user_token=env.user_token,
+            callback_secret=env.callback_secret,
             confirmation_code=env.confirmation_code,
         )
     return Credentials(
@@ -95,9 +98,11 @@ def served() -> list[Credentials]:
     """Every community this deployment serves now, by VK id."""
     rows = {int(r.vk_id): _of_row(r) for r in Community.objects.filter(connected=True)}
     env = _from_env()
-    if env is not None and env.group_id not in rows and not Community.objects.filter(
-        vk_id=env.group_id
-    ).exists():
+    if (
+        env is not None
+        and env.group_id not in rows
+        and not Community.objects.filter(vk_id=env.group_id).exists()
+    ):
         rows[env.group_id] = env
     return [rows[k] for k in sorted(rows)]
 

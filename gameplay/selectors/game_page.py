@@ -216,16 +216,18 @@ def _item_state(seat: Seat, use: ItemUse | None, night: int | None) -> ItemState
     if not seat.item:
         return None
     if use is not None or seat.item_used:
-        return ItemState(seat.item, used=True, night=night,
-                         blocked=use is not None and use.blocked)
+        return ItemState(seat.item, used=True, night=night, blocked=use is not None and use.blocked)
     return ItemState(seat.item, lost=not seat.alive)
 
 
 def item_states(game: Game, seats: Iterable[Seat]) -> dict[int, ItemState | None]:
     """``_item_state`` of each seat holding an item, by seat pk (one query)."""
     uses = {u.seat_id: u for u in ItemUse.objects.filter(game=game).select_related("phase")}
-    return {s.pk: _item_state(s, uses.get(s.pk), uses[s.pk].phase.number if s.pk in uses
-                              else None) for s in seats if s.item}
+    return {
+        s.pk: _item_state(s, uses.get(s.pk), uses[s.pk].phase.number if s.pk in uses else None)
+        for s in seats
+        if s.item
+    }
 
 
 def _outcome(phase: Phase, people: dict[int, Person]) -> PhaseOutcome:
@@ -240,15 +242,23 @@ def _outcome(phase: Phase, people: dict[int, Person]) -> PhaseOutcome:
         if phase.status != PhaseStatus.DONE:
             return PhaseOutcome(kind, "open")
         executed = result.get("executed")
-        return PhaseOutcome(kind, "done", executed=who(executed) if executed else None,
-                            modkilled=[who(n) for n in result.get("modkilled", [])],
-                            early=phase.closed_early)
+        return PhaseOutcome(
+            kind,
+            "done",
+            executed=who(executed) if executed else None,
+            modkilled=[who(n) for n in result.get("modkilled", [])],
+            early=phase.closed_early,
+        )
     final = result.get("final")
     if final is None:
         return PhaseOutcome(kind, "review" if phase.status == PhaseStatus.REVIEW else "open")
-    return PhaseOutcome(kind, "done", deaths=[who(n) for n in final.get("deaths", [])],
-                        modkilled=[who(n) for n in final.get("modkilled", [])],
-                        edited=bool(final.get("gm_edits")))
+    return PhaseOutcome(
+        kind,
+        "done",
+        deaths=[who(n) for n in final.get("deaths", [])],
+        modkilled=[who(n) for n in final.get("modkilled", [])],
+        edited=bool(final.get("gm_edits")),
+    )
 
 
 @dataclass
@@ -271,13 +281,23 @@ class _Rows:
 
     def vcell(self, v: Vote) -> VoteCell:
         target = self.by_pk.get(v.target_id)
-        return VoteCell(target.number if target else None, target.name if target else "",
-                        v.early, v.current, v.void)
+        return VoteCell(
+            target.number if target else None,
+            target.name if target else "",
+            v.early,
+            v.current,
+            v.void,
+        )
 
     def acell(self, a: NightAction) -> ActionCell:
         target = self.by_pk.get(a.target_id)
-        return ActionCell(a.act, ACT_TITLES[Act(a.act)], target.number if target else None,
-                          ROLE_TITLES[Role(a.guess)].lower() if a.guess else "", a.current)
+        return ActionCell(
+            a.act,
+            ACT_TITLES[Act(a.act)],
+            target.number if target else None,
+            ROLE_TITLES[Role(a.guess)].lower() if a.guess else "",
+            a.current,
+        )
 
 
 def _read(game: Game) -> _Rows:
@@ -290,10 +310,15 @@ def _read(game: Game) -> _Rows:
         replacements=list(Replacement.objects.filter(seat__game=game).order_by("created_at")),
         uses={u.seat_id: u for u in ItemUse.objects.filter(game=game)},
         gms=list(game.gms.order_by("username").values_list("username", flat=True)),
-        draws=list(Draw.objects.filter(
-            game=game, deal_round=Draw.objects.filter(game=game).values("game")
-            .annotate(m=Max("deal_round")).values("m")[:1]
-        )),
+        draws=list(
+            Draw.objects.filter(
+                game=game,
+                deal_round=Draw.objects.filter(game=game)
+                .values("game")
+                .annotate(m=Max("deal_round"))
+                .values("m")[:1],
+            )
+        ),
         open_flags=ModerationFlag.objects.filter(game=game, status=FlagStatus.OPEN).count(),
         failed=retryable_outbox(game).count(),
     )
@@ -336,8 +361,9 @@ def _seat_rows(
             seat=s,
             role_title=ROLE_TITLES[Role(s.role)] if s.role else "",
             item_title=ITEM_TITLES[Item(s.item)] if s.item else "",
-            item_state=_item_state(s, uses.get(s.pk), phase_by_pk[uses[s.pk].phase_id].number
-                                   if s.pk in uses else None),
+            item_state=_item_state(
+                s, uses.get(s.pk), phase_by_pk[uses[s.pk].phase_id].number if s.pk in uses else None
+            ),
             died_in=died_in(s, phase_by_pk),
             strikes=s.strikes,
             penalty_pending=pending_penalty.get(s.pk, 0),
@@ -357,8 +383,9 @@ def game_page(game: Game) -> GamePage:
     seats, phases = rows.seats, rows.phases
     players = [s for s in seats if s.status == SeatStatus.PLAYER and s.number is not None]
     people = {s.number: Person.of(s) for s in players}
-    current = next((p for p in reversed(phases)
-                    if p.status in (PhaseStatus.OPEN, PhaseStatus.REVIEW)), None)
+    current = next(
+        (p for p in reversed(phases) if p.status in (PhaseStatus.OPEN, PhaseStatus.REVIEW)), None
+    )
     page = GamePage(
         game=game,
         phase=current,

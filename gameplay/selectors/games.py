@@ -68,13 +68,21 @@ def my_games(user: Any) -> tuple[list[MyGame], list[Game]]:
     """The user's active games (recruiting, dealt, running: what each needs from its GM now)
     and their latest ended ones; a fixed number of queries."""
     visible = games_for(user)
-    active = list(visible.filter(status__in=[GameStatus.RECRUITING, GameStatus.DEALT,
-                                             GameStatus.RUNNING]).order_by("-created_at"))
-    ended = list(visible.exclude(pk__in=[g.pk for g in active])
-                 .order_by("-created_at")[:RECENT_ENDED])
+    active = list(
+        visible.filter(
+            status__in=[GameStatus.RECRUITING, GameStatus.DEALT, GameStatus.RUNNING]
+        ).order_by("-created_at")
+    )
+    ended = list(
+        visible.exclude(pk__in=[g.pk for g in active]).order_by("-created_at")[:RECENT_ENDED]
+    )
     ids = [g.pk for g in active]
-    phases = {p.game_id: p for p in Phase.objects.filter(
-        game_id__in=ids, status__in=[PhaseStatus.OPEN, PhaseStatus.REVIEW])}
+    phases = {
+        p.game_id: p
+        for p in Phase.objects.filter(
+            game_id__in=ids, status__in=[PhaseStatus.OPEN, PhaseStatus.REVIEW]
+        )
+    }
 
     def per_game(qs: QuerySet[Any]) -> dict[int, int]:
         return dict(qs.values("game").annotate(n=Count("id")).values_list("game", "n"))
@@ -84,15 +92,25 @@ def my_games(user: Any) -> tuple[list[MyGame], list[Game]]:
     failed = per_game(Outbox.objects.filter(game_id__in=ids).filter(retryable_q()))
     rows = [
         MyGame(
-            game=g, phase=phases.get(g.pk), players=seats.get(g.pk, 0),
-            needed=g.mafia_count + g.commissar_count + g.doctor_count + g.maniac_count
+            game=g,
+            phase=phases.get(g.pk),
+            players=seats.get(g.pk, 0),
+            needed=g.mafia_count
+            + g.commissar_count
+            + g.doctor_count
+            + g.maniac_count
             + g.civilian_count,
-            open_flags=flags.get(g.pk, 0), failed_outbox=failed.get(g.pk, 0),
+            open_flags=flags.get(g.pk, 0),
+            failed_outbox=failed.get(g.pk, 0),
         )
         for g in active
     ]
     # What needs the GM first, then the nearest deadline.
-    rows.sort(key=lambda r: (not r.needs_attention, r.phase is None,
-                             r.phase.deadline.timestamp() if r.phase and r.phase.deadline
-                             else float("inf")))
+    rows.sort(
+        key=lambda r: (
+            not r.needs_attention,
+            r.phase is None,
+            r.phase.deadline.timestamp() if r.phase and r.phase.deadline else float("inf"),
+        )
+    )
     return rows, ended

@@ -60,8 +60,9 @@ def _won(role: str, winner: str) -> bool | None:
     if not role or not winner or winner == Winner.DRAW:
         return None
     faction = Role(role).faction
-    return {Faction.MAFIA: Winner.MAFIA, Faction.TOWN: Winner.TOWN,
-            Faction.NEUTRAL: Winner.MANIAC}[faction] == winner
+    return {Faction.MAFIA: Winner.MAFIA, Faction.TOWN: Winner.TOWN, Faction.NEUTRAL: Winner.MANIAC}[
+        faction
+    ] == winner
 
 
 def _result(game: Game, role: str, replaced_out: bool) -> tuple[str, bool | None]:
@@ -85,42 +86,50 @@ def player_history(vk_user_id: int, viewer: Any) -> PlayerHistory:
     out altogether."""
     seats = list(
         Seat.objects.filter(vk_user_id=vk_user_id)
-        .exclude(status=SeatStatus.WITHDRAWN).select_related("game").order_by("-game__created_at")
+        .exclude(status=SeatStatus.WITHDRAWN)
+        .select_related("game")
+        .order_by("-game__created_at")
     )
     left = list(
         Replacement.objects.filter(old_vk_user_id=vk_user_id)
-        .select_related("seat__game").order_by("-created_at")
+        .select_related("seat__game")
+        .order_by("-created_at")
     )
     mine = set(games_for(viewer).values_list("pk", flat=True))
     public = (GameStatus.FINISHED, GameStatus.CANCELLED)
     # Communities whose finished games this viewer may see: their own, and the open ones.
     seen = set(communities_for(viewer).values_list("vk_id", flat=True)) | set(
-        Community.objects.filter(history_public=True).values_list("vk_id", flat=True))
+        Community.objects.filter(history_public=True).values_list("vk_id", flat=True)
+    )
     rows: list[HistoryRow] = []
     entries = [(s, s.name, False, "") for s in seats] + [
         (r.seat, r.old_name, True, r.new_name) for r in left
     ]
     for seat, name, replaced_out, passed_to in entries:
         game = seat.game
-        if game.pk not in mine and (game.status not in public or (
-                game.vk_group_id is not None and game.vk_group_id not in seen)):
+        if game.pk not in mine and (
+            game.status not in public
+            or (game.vk_group_id is not None and game.vk_group_id not in seen)
+        ):
             continue
         if seat.status == SeatStatus.RESERVE and not replaced_out:
             result, won = "reserve", None
         else:
             result, won = _result(game, seat.role, replaced_out)
-        rows.append(HistoryRow(
-            game=game,
-            number=seat.number,
-            name=name,
-            role=seat.role,
-            item=seat.item,
-            seat=None if replaced_out or not seat.role else seat,
-            result=result,
-            won=won,
-            passed_to=passed_to,
-            mine=game.pk in mine,
-        ))
+        rows.append(
+            HistoryRow(
+                game=game,
+                number=seat.number,
+                name=name,
+                role=seat.role,
+                item=seat.item,
+                seat=None if replaced_out or not seat.role else seat,
+                result=result,
+                won=won,
+                passed_to=passed_to,
+                mine=game.pk in mine,
+            )
+        )
     played = [r for r in rows if r.won is not None]
     by_role: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for r in played:

@@ -37,8 +37,11 @@ def died_in(seat: Seat, phases: dict[int, Phase]) -> Phase | None:
 
 def strikes_of(game: Game) -> list[Strike]:
     """Every strike of the game, newest first, with its seat and phase."""
-    return list(Strike.objects.filter(seat__game=game).select_related("seat", "phase")
-                .order_by("-created_at", "-id"))
+    return list(
+        Strike.objects.filter(seat__game=game)
+        .select_related("seat", "phase")
+        .order_by("-created_at", "-id")
+    )
 
 
 def phases_of(game: Game) -> list[Phase]:
@@ -72,16 +75,25 @@ class Roster:
 
 def roster(game: Game) -> Roster:
     """The seated players with whether each is alive or how and when they left the game."""
-    seats = list(Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False)
-                 .select_related("died_in").order_by("number"))
-    rows = [RosterRow(s, died_in(s, {s.died_in_id: s.died_in} if s.died_in_id else {}))
-            for s in seats]
+    seats = list(
+        Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False)
+        .select_related("died_in")
+        .order_by("number")
+    )
+    rows = [
+        RosterRow(s, died_in(s, {s.died_in_id: s.died_in} if s.died_in_id else {})) for s in seats
+    ]
 
     def dead(cause: str) -> int:
         return sum(1 for s in seats if not s.alive and s.death_cause == cause)
 
-    return Roster(rows=rows, alive=sum(1 for s in seats if s.alive), killed=dead("night"),
-                  executed=dead("executed"), modkilled=dead("modkill"))
+    return Roster(
+        rows=rows,
+        alive=sum(1 for s in seats if s.alive),
+        killed=dead("night"),
+        executed=dead("executed"),
+        modkilled=dead("modkill"),
+    )
 
 
 def draw_rounds(game: Game) -> list[tuple[int, list[Draw]]]:
@@ -114,8 +126,11 @@ def event_log(
         qs = qs.filter(override=True)
     if seat:
         qs = qs.filter(
-            Q(actor=f"seat:{seat}") | Q(data__seat=seat) | Q(data__voter=seat)
-            | Q(data__actor=seat) | Q(data__target=seat)
+            Q(actor=f"seat:{seat}")
+            | Q(data__seat=seat)
+            | Q(data__voter=seat)
+            | Q(data__actor=seat)
+            | Q(data__target=seat)
         )
     return qs
 
@@ -136,7 +151,8 @@ def people_names(game: Game, actors: Iterable[str] = ()) -> PeopleNames:
     vk: dict[int, str] = {}
     numbers: dict[int, str] = {}
     for r in Replacement.objects.filter(seat__game=game).values_list(
-            "old_vk_user_id", "old_name", "new_vk_user_id", "new_name"):
+        "old_vk_user_id", "old_name", "new_vk_user_id", "new_name"
+    ):
         vk[r[0]], vk[r[2]] = r[1], r[3]
     for number, vk_id, name, status in seats:
         vk[vk_id] = name
@@ -148,9 +164,7 @@ def people_names(game: Game, actors: Iterable[str] = ()) -> PeopleNames:
     return PeopleNames(seats=numbers, vk=vk, gms=gms)
 
 
-def actors_matching(
-    game: Game, text: str, shown: Callable[[str, PeopleNames], str]
-) -> list[str]:
+def actors_matching(game: Game, text: str, shown: Callable[[str, PeopleNames], str]) -> list[str]:
     """The log's actors a GM means by «Кто»: a seat number, or part of what the log shows for
     an actor (``shown``: the panel's words, «№15 Юлия Анисимова», «ведущий Анна», «по сроку»)
     or of the actor's own id («gm:anna»)."""

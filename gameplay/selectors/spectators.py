@@ -29,17 +29,27 @@ class SpectatorPage:
 
 
 def spectator_page(game: Game) -> SpectatorPage:
-    seats = [s for s in Seat.objects.filter(game=game, status=SeatStatus.PLAYER,
-                                            number__isnull=False).order_by("number")
-             if may_watch(alive=s.alive, role=s.role,
-                          game_over=game.status == GameStatus.FINISHED)]
-    members = list(SpectatorMember.objects.filter(game=game).select_related("seat")
-                   .order_by("status", "-updated_at"))
-    creation = (Outbox.objects.filter(game=game, channel=OutboxChannel.CREATE_CHAT)
-                .order_by("-id").first())
+    seats = [
+        s
+        for s in Seat.objects.filter(
+            game=game, status=SeatStatus.PLAYER, number__isnull=False
+        ).order_by("number")
+        if may_watch(alive=s.alive, role=s.role, game_over=game.status == GameStatus.FINISHED)
+    ]
+    members = list(
+        SpectatorMember.objects.filter(game=game)
+        .select_related("seat")
+        .order_by("status", "-updated_at")
+    )
+    creation = (
+        Outbox.objects.filter(game=game, channel=OutboxChannel.CREATE_CHAT).order_by("-id").first()
+    )
     title = ""
-    if (creation is not None and game.spectator_chat_id
-            and (creation.result or {}).get("peer_id") == game.spectator_chat_id):
+    if (
+        creation is not None
+        and game.spectator_chat_id
+        and (creation.result or {}).get("peer_id") == game.spectator_chat_id
+    ):
         title = creation.text
     return SpectatorPage(
         chat_title=title,

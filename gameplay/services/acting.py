@@ -27,8 +27,7 @@ def seat_of_user(*, game: Game, vk_user_id: int, seats: list[Seat] | None = None
 
 
 def check_button_phase(
-    *,
-    phase: Phase | None, phase_id: int | None, seat: Seat | None = None
+    *, phase: Phase | None, phase_id: int | None, seat: Seat | None = None
 ) -> Phase | None:
     """A button names its phase: it must be the game's current (``phase``), open phase (open
     to ``seat``: a night re-opened for the mafia's shot is closed to everyone else)."""

@@ -40,16 +40,26 @@ def night_action_submit(
         with transaction.atomic():
             game = lock_game(game_id=game_id)
             return night_action_submit_locked(
-                game=game, phase=current_phase(game), seats=None, actor=actor, act=act,
+                game=game,
+                phase=current_phase(game),
+                seats=None,
+                actor=actor,
+                act=act,
                 target=target,
-                guess=guess, source=source,
+                guess=guess,
+                source=source,
             )
     with hot_game(game_id=game_id) as locked:
         game, seats = locked.game, locked.seats
         seat = seat_of_user(game=game, vk_user_id=vk_user_id, seats=seats)
         phase = check_button_phase(phase=locked.phase, phase_id=phase_id, seat=seat)
         outcome = night_action_submit_locked(
-            game=game, phase=phase, seats=seats, actor=seat.number, act=act, target=target,
+            game=game,
+            phase=phase,
+            seats=seats,
+            actor=seat.number,
+            act=act,
+            target=target,
             guess=guess,
             source=Source.PM,
         )
@@ -60,13 +70,16 @@ def night_action_submit(
 def _mafia_strike_update(game: Game, seats: list[Seat], seat: Seat, outcome: ActionOutcome) -> None:
     action = outcome.action
     if action.act == Act.ROLE_STRIKE:
-        team = [s.vk_user_id for s in seats if s.alive and s.role == Role.MAFIA
-                and s.pk != seat.pk]
+        team = [s.vk_user_id for s in seats if s.alive and s.role == Role.MAFIA and s.pk != seat.pk]
         if team:
             send_message(
                 game=game,
                 peer_ids=team,
-                text=render("player/role_strike_update", sender=Person.of(seat),
-                       target=Person.of(action.target), guess=action.guess),
+                text=render(
+                    "player/role_strike_update",
+                    sender=Person.of(seat),
+                    target=Person.of(action.target),
+                    guess=action.guess,
+                ),
                 kind="mafia_strike",
             )

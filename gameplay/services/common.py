@@ -119,8 +119,13 @@ def log_event(
     if entry is None:
         unit_of_work.flush()  # the log's queued rows count
         return GameEvent.objects.create(
-            game=game, seq=_next_seq(game), kind=kind, actor=by, phase=phase,
-            override=override, data=data,
+            game=game,
+            seq=_next_seq(game),
+            kind=kind,
+            actor=by,
+            phase=phase,
+            override=override,
+            data=data,
         )
     # The hot path (the game kept by the pipeline): the seq counted on, the row queued.
     seq = entry.take_event_seq(lambda: _next_seq(game))
@@ -190,21 +195,29 @@ def post_board(*, game: Game, text: str, kind: str) -> Outbox | None:
     """Queue a post in the game's discussion topic (a game without a topic posts nothing)."""
     if game.topic_id is None:
         return None
-    [row] = queue_outbox(rows=[Outbox(
-        game=game, channel=OutboxChannel.BOARD, topic_id=game.topic_id, text=text, kind=kind
-    )])
+    [row] = queue_outbox(
+        rows=[
+            Outbox(
+                game=game, channel=OutboxChannel.BOARD, topic_id=game.topic_id, text=text, kind=kind
+            )
+        ]
+    )
     return row
 
 
 def post_chat(*, game: Game | int | None, peer_id: int, text: str, kind: str) -> Outbox:
     """Queue a message in a chat (``peer_id`` ≥ 2000000001), of a game or of none."""
-    [row] = queue_outbox(rows=[Outbox(
-        game_id=game.pk if isinstance(game, Game) else game,
-        channel=OutboxChannel.CHAT,
-        peer_ids=[peer_id],
-        text=text,
-        kind=kind,
-    )])
+    [row] = queue_outbox(
+        rows=[
+            Outbox(
+                game_id=game.pk if isinstance(game, Game) else game,
+                channel=OutboxChannel.CHAT,
+                peer_ids=[peer_id],
+                text=text,
+                kind=kind,
+            )
+        ]
+    )
     return row
 
 
@@ -220,8 +233,9 @@ def notify_strikes(
             text = render("player/struck_out", why=why)
         else:
             day = phase.number if phase.kind == PhaseKind.DAY else phase.number + 1
-            text = render("player/struck", why=why, votes=strike.penalty_votes, day=day,
-                          counted=counted)
+            text = render(
+                "player/struck", why=why, votes=strike.penalty_votes, day=day, counted=counted
+            )
         by_text.setdefault(text, []).append(seat.vk_user_id)
     for text, peers in by_text.items():
         send_message(game=game, peer_ids=peers, text=text, kind="strike")
@@ -231,18 +245,20 @@ def send_you_died(*, game: Game, seats: list[Seat]) -> None:
     """«You are out» to each seat that just died; only those G6 lets in
     (:func:`gameplay.rules.spectators.may_watch`) are told how to ask for the spectator chat."""
     for invited in (True, False):
-        group = [s.vk_user_id for s in seats
-                 if may_watch(alive=False, role=s.role) is invited]
+        group = [s.vk_user_id for s in seats if may_watch(alive=False, role=s.role) is invited]
         if group:
-            send_message(game=game, peer_ids=group, text=render("player/you_died", invited=invited),
-                         kind="you_died")
+            send_message(
+                game=game,
+                peer_ids=group,
+                text=render("player/you_died", invited=invited),
+                kind="you_died",
+            )
 
 
 def role_card_text(*, game: Game, seat: Seat, seats: Sequence[Seat]) -> str:
     """A player's role card: number, the theme's card of the role, the team for the mafia,
     the item while it is unused, the deal's hash."""
-    mafia = [Person.of(s) for s in seats if s.role == Role.MAFIA] if seat.role == Role.MAFIA \
-        else []
+    mafia = [Person.of(s) for s in seats if s.role == Role.MAFIA] if seat.role == Role.MAFIA else []
     return render(
         "player/role_card",
         theme=themes.of(game),

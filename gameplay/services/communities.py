@@ -51,8 +51,11 @@ def community_sync_env() -> Community | None:
         if not row.connected:
             row.connected, row.connected_at, row.disconnected_at = True, timezone.now(), None
         row.save()
-        log.info("The environment's community %s is %s", row.vk_id,
-                 "recorded" if created else "up to date with the environment")
+        log.info(
+            "The environment's community %s is %s",
+            row.vk_id,
+            "recorded" if created else "up to date with the environment",
+        )
     return row
 
 
@@ -89,7 +92,8 @@ def community_record(
     if by is not None and getattr(by, "pk", None) is not None:
         has_owner = row.members.filter(role=CommunityRole.OWNER).exists()
         CommunityMember.objects.update_or_create(
-            community=row, user=by,
+            community=row,
+            user=by,
             defaults={} if has_owner else {"role": CommunityRole.OWNER},
         )
     return row
@@ -107,8 +111,9 @@ def community_disconnect(*, community: Community) -> Community:
 
 
 @transaction.atomic
-def community_member_set(*, community: Community, user: Any, role: str = CommunityRole.GM
-                         ) -> CommunityMember:
+def community_member_set(
+    *, community: Community, user: Any, role: str = CommunityRole.GM
+) -> CommunityMember:
     """Let ``user`` run games in ``community`` (as a GM, or an owner)."""
     member, _ = CommunityMember.objects.update_or_create(
         community=community, user=user, defaults={"role": CommunityRole(role).value}
@@ -138,15 +143,22 @@ def community_longpoll_status(*, vk_id: int, problem: str = "") -> bool:
     setup = dict(row.setup) if isinstance(row.setup, dict) else {}
     before = setup.get(LONGPOLL_STATUS)
     if isinstance(before, dict) and (before.get("ok"), before.get("problem")) == (
-        not problem, problem
+        not problem,
+        problem,
     ):
         return False
-    setup[LONGPOLL_STATUS] = {"ok": not problem, "problem": problem,
-                              "at": timezone.now().isoformat(timespec="seconds")}
+    setup[LONGPOLL_STATUS] = {
+        "ok": not problem,
+        "problem": problem,
+        "at": timezone.now().isoformat(timespec="seconds"),
+    }
     row.setup = setup
     row.save(update_fields=["setup"])
-    log.info("Community %s: %s", row.vk_id, f"long poll refused: {problem}" if problem
-             else "the long poll works")
+    log.info(
+        "Community %s: %s",
+        row.vk_id,
+        f"long poll refused: {problem}" if problem else "the long poll works",
+    )
     return True
 
 
@@ -161,8 +173,7 @@ class SecretsUnreadable(Exception):
         self.secrets = secrets
         where = ", ".join(secret.where for secret in secrets)
         super().__init__(
-            f"{len(secrets)} stored secret(s) cannot be decrypted with the configured keys: "
-            f"{where}"
+            f"{len(secrets)} stored secret(s) cannot be decrypted with the configured keys: {where}"
         )
 
 
@@ -236,8 +247,9 @@ def community_gm_add(*, community: Community, username: str) -> CommunityMember:
 @transaction.atomic
 def community_gm_remove(*, community: Community, user: Any) -> None:
     """The owner's «убрать ведущего»: never the owner."""
-    if CommunityMember.objects.filter(community=community, user=user,
-                                      role=CommunityRole.OWNER).exists():
+    if CommunityMember.objects.filter(
+        community=community, user=user, role=CommunityRole.OWNER
+    ).exists():
         raise OwnerNotRemovable()
     community_member_remove(community=community, user=user)
 

@@ -92,8 +92,7 @@ def _current_votes(phase: Phase) -> dict[int, CastVote]:
     rows = Vote.objects.filter(phase=phase, current=True).values_list(
         "pk", "voter__number", "target__number", "early", "void"
     )
-    return {voter: CastVote(pk, target, early, void)
-            for pk, voter, target, early, void in rows}
+    return {voter: CastVote(pk, target, early, void) for pk, voter, target, early, void in rows}
 
 
 def _previous_vote(
@@ -115,8 +114,11 @@ def _ballots(phase: Phase, kept: LockedGame | None) -> dict[int, Ballot]:
     """:func:`ballots_of`, from the kept ballots when there are."""
     if kept is None or kept.ballots is None:
         return ballots_of(phase=phase)
-    return {voter: Ballot(voter=voter, target=v.target, early=v.early)
-            for voter, v in kept.ballots.items() if not v.void}
+    return {
+        voter: Ballot(voter=voter, target=v.target, early=v.early)
+        for voter, v in kept.ballots.items()
+        if not v.void
+    }
 
 
 def vote_submit_locked(
@@ -147,8 +149,17 @@ def vote_submit_locked(
     accepted = validate_vote(table, phase.number, voter, target, early=early, current=current)
     voter_seat = seat_by_number(seats=seats, number=voter)
     target_seat = seat_by_number(seats=seats, number=target)
-    vote = _record_vote(game, phase, kept, previous, voter_seat, target_seat, accepted,
-                        source=source, vk_post_id=vk_post_id)
+    vote = _record_vote(
+        game,
+        phase,
+        kept,
+        previous,
+        voter_seat,
+        target_seat,
+        accepted,
+        source=source,
+        vk_post_id=vk_post_id,
+    )
     _echo_vote(game, voter_seat, target_seat, accepted, source)
     result = None
     # Early votes count from Day 3 (V6): before, there is nothing to look up for every vote.
@@ -157,8 +168,9 @@ def vote_submit_locked(
     ):
         # The close changes the phase, the seats and maybe the game: nothing of it is kept.
         unit_of_work.read_afresh(game.pk)
-        result = day_close_locked(game=game, phase=phase, seats=seats, now=now, by="system",
-                                  early=True)
+        result = day_close_locked(
+            game=game, phase=phase, seats=seats, now=now, by="system", early=True
+        )
     return VoteOutcome(vote, accepted.early_ignored, previous is not None, result)
 
 

@@ -117,6 +117,7 @@ class TickReport:
 #: The event log's actor of what the deadline job does (closes, reminders).
 DEADLINE_ACTOR = "deadline"
 
+
 def deadline_tick(*, now: datetime | None = None) -> TickReport:
     """Close every phase whose deadline passed, then send the reminders that are due.
 
@@ -182,8 +183,7 @@ def _remind_due(phase: Phase, now: datetime, report: TickReport) -> None:
             seats = pending_actors(current)
             if seats:
                 report.reminders.append(
-                    _send_reminder(game, current, seats, now, by=DEADLINE_ACTOR,
-                                   offset=due[-1])
+                    _send_reminder(game, current, seats, now, by=DEADLINE_ACTOR, offset=due[-1])
                 )
     except Exception as error:  # noqa: BLE001 - one game's failure must not stop the others
         _fail(phase, "remind", error, report)
@@ -286,9 +286,7 @@ def phase_close_confirmed(
 
 
 @transaction.atomic
-def phase_extend(
-    *, game_id: int, by: str, minutes: int, now: datetime | None = None
-) -> datetime:
+def phase_extend(*, game_id: int, by: str, minutes: int, now: datetime | None = None) -> datetime:
     """Move the open phase's deadline later by ``minutes`` (from now if it has passed or
     there was none). Reminders whose time is again ahead will be sent again."""
     now = now_or(now=now)
@@ -306,12 +304,18 @@ def phase_extend(
     before = phase.deadline
     base = before if before is not None and before > now else now
     phase.deadline = base + delta
-    phase.reminded = [m for m in phase.reminded or []
-                      if phase.deadline - timedelta(minutes=int(m)) <= now]
+    phase.reminded = [
+        m for m in phase.reminded or [] if phase.deadline - timedelta(minutes=int(m)) <= now
+    ]
     phase.save(update_fields=["deadline", "reminded"])
     log_event(
-        game, "deadline_extended", by=by, phase=phase, minutes=minutes,
-        before=before.isoformat() if before else None, deadline=phase.deadline.isoformat(),
+        game,
+        "deadline_extended",
+        by=by,
+        phase=phase,
+        minutes=minutes,
+        before=before.isoformat() if before else None,
+        deadline=phase.deadline.isoformat(),
     )
     post_board(
         game=game,

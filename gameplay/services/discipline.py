@@ -312,7 +312,8 @@ def strike_give(
         phase=phase,
         override=True,
         seat=seat,
-        name=target.name, sex=target.sex,  # who was struck, whoever holds the seat later
+        name=target.name,
+        sex=target.sex,  # who was struck, whoever holds the seat later
         count=given.count,
         reason=reason,
     )

@@ -32,8 +32,9 @@ def mafia_relay(*, game_id: int, vk_user_id: int, text: str) -> int:
     body = text.strip()[:RELAY_MAX]
     if not body:
         raise RelayEmpty()
-    team = [s.vk_user_id for s in players(game) if s.alive and s.role == Role.MAFIA
-            and s.pk != seat.pk]
+    team = [
+        s.vk_user_id for s in players(game) if s.alive and s.role == Role.MAFIA and s.pk != seat.pk
+    ]
     if team:
         send_message(
             game=game,

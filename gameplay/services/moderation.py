@@ -36,8 +36,9 @@ def flag(
     flagged again for it: a later edit or deletion updates the open flag's text and note."""
     kind = FlagKind(kind).value
     seat = (
-        Seat.objects.filter(game_id=game_id, vk_user_id=vk_user_id, status=SeatStatus.PLAYER)
-        .first()
+        Seat.objects.filter(
+            game_id=game_id, vk_user_id=vk_user_id, status=SeatStatus.PLAYER
+        ).first()
         if vk_user_id is not None
         else None
     )
@@ -71,8 +72,15 @@ def flag(
 
 @transaction.atomic
 def flag_resolve(
-    *, game_id: int, flag_id: int, by: str, acted: bool, note: str = "",
-    punish: str = "", seat: int | None = None, now: datetime | None = None,
+    *,
+    game_id: int,
+    flag_id: int,
+    by: str,
+    acted: bool,
+    note: str = "",
+    punish: str = "",
+    seat: int | None = None,
+    now: datetime | None = None,
 ) -> ModerationFlag:
     """Dismiss a moderation flag, or mark it acted on (the GM's decision, with a note).
 
@@ -98,8 +106,16 @@ def flag_resolve(
     flag.resolved_by = by
     flag.resolved_at = now_or(now=now)
     flag.save(update_fields=["status", "note", "resolved_by", "resolved_at"])
-    log_event(game, "flag_resolved", by=by, flag=flag.pk, flag_kind=flag.kind,
-              status=flag.status, note=flag.note, seat=seat)
+    log_event(
+        game,
+        "flag_resolved",
+        by=by,
+        flag=flag.pk,
+        flag_kind=flag.kind,
+        status=flag.status,
+        note=flag.note,
+        seat=seat,
+    )
     return flag
 
 

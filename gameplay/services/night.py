@@ -108,8 +108,9 @@ def night_action_submit_locked(
     if phase.reopened_for:
         _check_reopened_for(phase, seats, actor, act)
     table = table_of(seats)
-    sub = validate_action(table, night_context(game=game, phase=phase, seats=seats), actor, act,
-        target, guess_role)
+    sub = validate_action(
+        table, night_context(game=game, phase=phase, seats=seats), actor, act, target, guess_role
+    )
     actor_seat = seat_by_number(seats=seats, number=actor)
     target_seat = seat_by_number(seats=seats, number=target)
     replaced = _retire_standing(phase, act, actor_seat)
@@ -161,7 +162,11 @@ def _retire_standing(phase: Phase, act: Act, actor_seat: Seat) -> bool:
 
 
 def _echo_action(
-    game: Game, seats: list[Seat], act: Act, actor_seat: Seat, target_seat: Seat,
+    game: Game,
+    seats: list[Seat],
+    act: Act,
+    actor_seat: Seat,
+    target_seat: Seat,
     guess: Role | None,
 ) -> None:
     """The actor's confirmation; a mafia shot is also told to the living mafia."""

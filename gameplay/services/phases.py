@@ -48,9 +48,17 @@ def open_day(*, game: Game, number: int, now: datetime, seats: Sequence[Seat]) -
         deadline=now + game.day_length if game.day_length else None,
     )
     log_event(game, "phase_opened", phase=phase, phase_kind="day", number=number)
-    post_board(game=game, text=render("board/day_opened", theme=themes.of(game), number=number,
-                            deadline=when(phase.deadline, game.time_zone),
-                            early=number >= EARLY_VOTE_FROM_DAY), kind="day_opened")
+    post_board(
+        game=game,
+        text=render(
+            "board/day_opened",
+            theme=themes.of(game),
+            number=number,
+            deadline=when(phase.deadline, game.time_zone),
+            early=number >= EARLY_VOTE_FROM_DAY,
+        ),
+        kind="day_opened",
+    )
     # The vote buttons in private messages (RULES.md V3: the bot posts such votes).
     prompts.queue_day_prompts(game=game, phase=phase, seats=seats)
     return phase
@@ -65,9 +73,16 @@ def open_night(*, game: Game, number: int, now: datetime, seats: Sequence[Seat])
         deadline=now + game.night_length if game.night_length else None,
     )
     log_event(game, "phase_opened", phase=phase, phase_kind="night", number=number)
-    post_board(game=game, text=render("board/night_opened", theme=themes.of(game), number=number,
-                            deadline=when(phase.deadline, game.time_zone)),
-               kind="night_opened")
+    post_board(
+        game=game,
+        text=render(
+            "board/night_opened",
+            theme=themes.of(game),
+            number=number,
+            deadline=when(phase.deadline, game.time_zone),
+        ),
+        kind="night_opened",
+    )
     # One prompt per thing each player can do, with the valid targets as buttons.
     prompts.queue_night_prompts(game=game, phase=phase, seats=seats)
     return phase

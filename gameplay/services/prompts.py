@@ -63,8 +63,11 @@ def _pairs(seats: Sequence[Seat]) -> list[tuple[int, str]]:
 def _targets(game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat, act: Act) -> list[Seat]:
     """The seats the rules accept for this act tonight (:func:`gameplay.rules.valid_targets`):
     never the sender where §4 forbids it, never the doctor's previous accepted heal."""
-    ctx = NightContext(number=phase.number, role_strike_used=game.role_strike_used,
-                       last_heal_target=last_heal_target(seats))
+    ctx = NightContext(
+        number=phase.number,
+        role_strike_used=game.role_strike_used,
+        last_heal_target=last_heal_target(seats),
+    )
     if seat.number is None or not seat.role:
         return []
     numbers = set(valid_targets(table_of(seats), ctx, seat.number, act))
@@ -108,21 +111,37 @@ def night_prompts(*, game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat
     out: list[Prompt] = []
     if Act.CHECK in acts and Act.COMMISSAR_SHOT in acts:
         base = Payload("", game=game.pk, phase=phase.pk)
-        choices = [(label(a.value), base.but(action=a.value)) for a in
-                   (Act.CHECK, Act.COMMISSAR_SHOT)]
-        out.append((render("player/commissar_prompt", number=phase.number,
-                           deadline=when(phase.deadline, game.time_zone)),
-                    choice_keyboard(choices)))
+        choices = [
+            (label(a.value), base.but(action=a.value)) for a in (Act.CHECK, Act.COMMISSAR_SHOT)
+        ]
+        out.append(
+            (
+                render(
+                    "player/commissar_prompt",
+                    number=phase.number,
+                    deadline=when(phase.deadline, game.time_zone),
+                ),
+                choice_keyboard(choices),
+            )
+        )
         acts = [a for a in acts if a not in (Act.CHECK, Act.COMMISSAR_SHOT)]
     for act in acts:
         targets = _targets(game, phase, seats, seat, act)
         base = Payload(act.value, game=game.pk, phase=phase.pk)
         board = targets_keyboard(_pairs(targets), base, color=_color(act))
-        out.append((render("player/act_prompt", theme=themes.of(game), number=phase.number,
-                           item=act.item.value if act.item else "",
-                           deadline=when(phase.deadline, game.time_zone),
-                           **_question(seats, seat, act, targets)),
-                    board))
+        out.append(
+            (
+                render(
+                    "player/act_prompt",
+                    theme=themes.of(game),
+                    number=phase.number,
+                    item=act.item.value if act.item else "",
+                    deadline=when(phase.deadline, game.time_zone),
+                    **_question(seats, seat, act, targets),
+                ),
+                board,
+            )
+        )
     return out
 
 

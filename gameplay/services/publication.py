@@ -143,9 +143,14 @@ def _announce(
     """The board's post, the commissars' checks, the strikes and the deaths, told."""
     post_board(
         game=game,
-        text=night_result_text(game=game, number=phase.number, died=died,
+        text=night_result_text(
+            game=game,
+            number=phase.number,
+            died=died,
             modkilled=[by_number[n] for n in res.modkilled],
-                          penalised=penalised, story=phase.story),
+            penalised=penalised,
+            story=phase.story,
+        ),
         kind="night_result",
     )
     for check in res.checks:
@@ -154,8 +159,12 @@ def _announce(
         send_message(
             game=game,
             peer_ids=[commissar.vk_user_id],
-            text=render("player/check_result", number=phase.number, target=Person.of(target),
-                   is_mafia=check.is_mafia),
+            text=render(
+                "player/check_result",
+                number=phase.number,
+                target=Person.of(target),
+                is_mafia=check.is_mafia,
+            ),
             kind="check_result",
         )
     notify_strikes(game=game, struck=struck, phase=phase, counted=False)

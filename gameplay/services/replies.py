@@ -42,16 +42,21 @@ def reply(
     ``edit`` (the ``conversation_message_id`` of a message the bot sent them: a page of
     buttons turned) the delivery edits that message instead (``messages.edit``), or sends a
     new one if VK refuses the edit."""
-    [row] = queue_outbox(rows=[Outbox(
-        game_id=_game_id(game),
-        channel=OutboxChannel.MESSAGE,
-        peer_ids=[int(vk_user_id)],
-        text=text[:9000],
-        keyboard=keyboard,
-        kind=kind,
-        payload={EDIT: {"peer_id": int(vk_user_id), "conversation_message_id": int(edit)}}
-        if edit else None,
-    )])
+    [row] = queue_outbox(
+        rows=[
+            Outbox(
+                game_id=_game_id(game),
+                channel=OutboxChannel.MESSAGE,
+                peer_ids=[int(vk_user_id)],
+                text=text[:9000],
+                keyboard=keyboard,
+                kind=kind,
+                payload={EDIT: {"peer_id": int(vk_user_id), "conversation_message_id": int(edit)}}
+                if edit
+                else None,
+            )
+        ]
+    )
     return row
 
 
@@ -76,21 +81,32 @@ def answer_event(
     params: dict[str, Any] = {"event_id": event_id, "user_id": user_id, "peer_id": peer_id}
     if snackbar:
         params["event_data"] = {"type": "show_snackbar", "text": snackbar[:SNACKBAR_MAX]}
-    [row] = queue_outbox(rows=[Outbox(
-        game_id=_game_id(game),
-        channel=OutboxChannel.EVENT_ANSWER,
-        peer_ids=[peer_id],
-        text=snackbar or render("player/button_answered"),
-        payload=params,
-        kind="event_answer",
-    )])
+    [row] = queue_outbox(
+        rows=[
+            Outbox(
+                game_id=_game_id(game),
+                channel=OutboxChannel.EVENT_ANSWER,
+                peer_ids=[peer_id],
+                text=snackbar or render("player/button_answered"),
+                payload=params,
+                kind="event_answer",
+            )
+        ]
+    )
     return row
 
 
 def board_reply(*, game_id: int, topic_id: int, text: str, kind: str = "board_reply") -> Outbox:
     """Queue a short answer in one of the game's topics (game or recruitment topic)."""
-    [row] = queue_outbox(rows=[Outbox(
-        game_id=game_id, channel=OutboxChannel.BOARD, topic_id=topic_id, text=text[:9000],
-        kind=kind,
-    )])
+    [row] = queue_outbox(
+        rows=[
+            Outbox(
+                game_id=game_id,
+                channel=OutboxChannel.BOARD,
+                topic_id=topic_id,
+                text=text[:9000],
+                kind=kind,
+            )
+        ]
+    )
     return row

@@ -56,8 +56,7 @@ SETTINGS_FIELDS = (
     "gm_vk_ids",
     "theme",
 )
-COUNT_FIELDS = ("mafia_count", "commissar_count", "doctor_count", "maniac_count",
-                "civilian_count")
+COUNT_FIELDS = ("mafia_count", "commissar_count", "doctor_count", "maniac_count", "civilian_count")
 
 
 def _check_settings(values: dict[str, Any]) -> None:
@@ -77,8 +76,7 @@ def _check_settings(values: dict[str, Any]) -> None:
     if "gm_vk_ids" in values:
         ids = values["gm_vk_ids"]
         if not isinstance(ids, list) or any(
-            isinstance(i, bool) or not isinstance(i, int) or not 0 < i < CHAT_PEER_BASE
-            for i in ids
+            isinstance(i, bool) or not isinstance(i, int) or not 0 < i < CHAT_PEER_BASE for i in ids
         ):
             raise GmPagesInvalid()
     if "early_close" in values and values["early_close"] not in {e.value for e in EarlyClose}:
@@ -136,8 +134,12 @@ def game_open(
     extra = [u for u in _gm_users(co_gms) if u.pk != gm.pk]
     if extra:
         game.gms.add(*extra)
-        log_event(game, "gms_changed", by=f"gm:{gm.get_username()}",
-                  gms=sorted(u.get_username() for u in [gm, *extra]))
+        log_event(
+            game,
+            "gms_changed",
+            by=f"gm:{gm.get_username()}",
+            gms=sorted(u.get_username() for u in [gm, *extra]),
+        )
     return game
 
 
@@ -158,12 +160,15 @@ def game_settings_update(
         raise SettingsFrozen()
     unknown = set(values) - set(SETTINGS_FIELDS)
     if unknown:
-        raise SettingsNotChangeable(fields=', '.join(sorted(unknown)))
+        raise SettingsNotChangeable(fields=", ".join(sorted(unknown)))
     _check_change(game, editor, values)
     changed: dict[str, Any] = {}
     if counts is not None:
         current = RoleCounts(
-            game.mafia_count, game.commissar_count, game.doctor_count, game.maniac_count,
+            game.mafia_count,
+            game.commissar_count,
+            game.doctor_count,
+            game.maniac_count,
             game.civilian_count,
         )
         if counts != current:
@@ -199,8 +204,7 @@ def game_settings_update(
         before = {u.pk for u in game.gms.all()}
         if before != {u.pk for u in users}:
             game.gms.set(users)
-            log_event(game, "gms_changed", by=by,
-                      gms=sorted(u.get_username() for u in users))
+            log_event(game, "gms_changed", by=by, gms=sorted(u.get_username() for u in users))
     return game
 
 

@@ -160,12 +160,17 @@ def _post_round(game: Game, rnd: DealRound) -> None:
     text = (
         render("board/signup_opened", game=game.name, commitment=rnd.commitment)
         if rnd.number == 1
-        else render("board/round_opened", game=game.name, number=rnd.number,
-                    commitment=rnd.commitment)
+        else render(
+            "board/round_opened", game=game.name, number=rnd.number, commitment=rnd.commitment
+        )
     )
-    queue_outbox(rows=[Outbox(
-        game=game, channel=OutboxChannel.BOARD, topic_id=topic, text=text, kind="deal_round"
-    )])
+    queue_outbox(
+        rows=[
+            Outbox(
+                game=game, channel=OutboxChannel.BOARD, topic_id=topic, text=text, kind="deal_round"
+            )
+        ]
+    )
     rnd.topic_id = topic
     rnd.save(update_fields=["topic_id"])
 
@@ -181,7 +186,11 @@ def _open_round(game: Game, *, by: str, seed: str | None = None) -> DealRound:
     game.save(update_fields=["seed"])
     override = number > 1
     log_event(
-        game, "deal_round_opened", by=by, override=override, round=number,
+        game,
+        "deal_round_opened",
+        by=by,
+        override=override,
+        round=number,
         commitment=rnd.commitment,
         summary=render("board/round_opened_summary", number=number, commitment=rnd.commitment)
         if override
@@ -244,7 +253,11 @@ def discard_deal(*, game: Game, by: str, **why: Any) -> None:
     game.save(update_fields=["status", "commitment"])
     round_number = rnd.number if rnd is not None else 0
     log_event(
-        game, "deal_discarded", by=by, override=True, deal_round=deal_number,
+        game,
+        "deal_discarded",
+        by=by,
+        override=True,
+        deal_round=deal_number,
         seed_round=round_number,
         summary=render("board/deal_discarded", deal=deal_number, round=round_number, **why),
     )
@@ -391,9 +404,18 @@ def game_start(*, game_id: int, by: str = "system", now: datetime | None = None)
     game.save(update_fields=["status", "started_at"])
     log_event(game, "game_started", by=by, commitment=game.commitment, players=len(seats))
     rounds = [(r.number, r.commitment) for r in DealRound.objects.filter(game=game)]
-    post_board(game=game, text=render("board/roster", theme=themes.of(game), game=game.name,
-                            seats=[Person.of(s) for s in seats], commitment=game.commitment,
-                            rounds=rounds), kind="roster")
+    post_board(
+        game=game,
+        text=render(
+            "board/roster",
+            theme=themes.of(game),
+            game=game.name,
+            seats=[Person.of(s) for s in seats],
+            commitment=game.commitment,
+            rounds=rounds,
+        ),
+        kind="roster",
+    )
     cards: dict[str, list[int]] = {}
     for s in seats:
         cards.setdefault(role_card_text(game=game, seat=s, seats=seats), []).append(s.vk_user_id)

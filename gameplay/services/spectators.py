@@ -91,14 +91,22 @@ def spectator_request(*, game_id: int, vk_user_id: int) -> SpectatorMember:
     if bar is not None:
         raise SpectatorRefused(bar=bar.value)
     member, _ = SpectatorMember.objects.update_or_create(
-        game=game, vk_user_id=vk_user_id,
+        game=game,
+        vk_user_id=vk_user_id,
         defaults={"seat": seat, "status": SpectatorStatus.INVITED, "reason": ""},
     )
-    queue_outbox(rows=[Outbox(
-        game=game, channel=OutboxChannel.INVITE, peer_ids=[vk_user_id],
-        text=render("player/spectator_invite", game=game.name, link=INVITE_LINK),
-        payload={"chat_peer_id": int(game.spectator_chat_id)}, kind="spectator_invite",
-    )])
+    queue_outbox(
+        rows=[
+            Outbox(
+                game=game,
+                channel=OutboxChannel.INVITE,
+                peer_ids=[vk_user_id],
+                text=render("player/spectator_invite", game=game.name, link=INVITE_LINK),
+                payload={"chat_peer_id": int(game.spectator_chat_id)},
+                kind="spectator_invite",
+            )
+        ]
+    )
     log_event(game, "spectator_invited", by=f"vk:{vk_user_id}", vk_user_id=vk_user_id)
     return member
 
@@ -115,7 +123,8 @@ def spectator_joined(*, game_id: int, member_id: int) -> bool:
     refusal = None if is_gm else spectator_refusal(game=game, seat=seat)
     status = SpectatorStatus.REMOVED if refusal else SpectatorStatus.JOINED
     SpectatorMember.objects.update_or_create(
-        game=game, vk_user_id=member_id,
+        game=game,
+        vk_user_id=member_id,
         defaults={"seat": seat, "status": status, "reason": refusal or ""},
     )
     if refusal is None:
@@ -123,13 +132,24 @@ def spectator_joined(*, game_id: int, member_id: int) -> bool:
         return True
     chat = int(game.spectator_chat_id or 0)
     note = render("spectators/intruder_removed", member=f"id{member_id}", why=refusal)
-    queue_outbox(rows=[Outbox(
-        game=game, channel=OutboxChannel.KICK, peer_ids=[chat], text=note,
-        payload={"chat_id": chat - CHAT_PEER_BASE, "member_id": member_id},
-        kind="intruder_removed",
-    )])
+    queue_outbox(
+        rows=[
+            Outbox(
+                game=game,
+                channel=OutboxChannel.KICK,
+                peer_ids=[chat],
+                text=note,
+                payload={"chat_id": chat - CHAT_PEER_BASE, "member_id": member_id},
+                kind="intruder_removed",
+            )
+        ]
+    )
     ModerationFlag.objects.create(
-        game=game, seat=seat, vk_user_id=member_id, kind=FlagKind.INTRUDER, text=note,
+        game=game,
+        seat=seat,
+        vk_user_id=member_id,
+        kind=FlagKind.INTRUDER,
+        text=note,
         phase=current_phase(game),
     )
     log_event(game, "spectator_removed", vk_user_id=member_id, reason=refusal)
@@ -140,7 +160,8 @@ def spectator_joined(*, game_id: int, member_id: int) -> bool:
 def spectator_left(*, game_id: int, member_id: int) -> None:
     """Someone left (or was removed from) the spectator chat."""
     SpectatorMember.objects.filter(
-        game_id=game_id, vk_user_id=member_id,
+        game_id=game_id,
+        vk_user_id=member_id,
         status__in=[SpectatorStatus.INVITED, SpectatorStatus.JOINED],
     ).update(status=SpectatorStatus.LEFT)
 
@@ -197,8 +218,15 @@ def spectator_chat_create(*, game_id: int, by: str) -> Outbox:
         kind="spectator_chat_create",
     )
     request_delivery()
-    log_event(game, "spectator_chat_create_requested", by=by, title=title, outbox=row.pk,
-              user_ids=users, before=game.spectator_chat_id)
+    log_event(
+        game,
+        "spectator_chat_create_requested",
+        by=by,
+        title=title,
+        outbox=row.pk,
+        user_ids=users,
+        before=game.spectator_chat_id,
+    )
     return row
 
 
@@ -210,11 +238,21 @@ def spectator_chat_created(*, outbox: Outbox, peer_id: int, added: Sequence[int]
     whether the chat was linked."""
     game = lock_game(game_id=int(outbox.game_id))
     payload = outbox.payload or {}
-    log_event(game, "spectator_chat_created", peer_id=peer_id, outbox=outbox.pk,
-              title=payload.get("title", outbox.text), added=sorted(int(a) for a in added))
+    log_event(
+        game,
+        "spectator_chat_created",
+        peer_id=peer_id,
+        outbox=outbox.pk,
+        title=payload.get("title", outbox.text),
+        added=sorted(int(a) for a in added),
+    )
     if game.status in (GameStatus.FINISHED, GameStatus.CANCELLED) or game.spectator_chat_open:
-        line = render("gm/chat_created_not_linked", id=outbox.pk, chat=peer_id - CHAT_PEER_BASE,
-                      open_chat=game.spectator_chat_open)
+        line = render(
+            "gm/chat_created_not_linked",
+            id=outbox.pk,
+            chat=peer_id - CHAT_PEER_BASE,
+            open_chat=game.spectator_chat_open,
+        )
         add_flag_line(outbox, line)
         return False
     try:
@@ -242,8 +280,9 @@ def spectator_chat_set_open(*, game_id: int, by: str, open: bool) -> Game:
     game.save(update_fields=["spectator_chat_open"])
     log_event(game, "spectator_chat_opened" if open else "spectator_chat_closed", by=by)
     if open:
-        eligible = [s.vk_user_id for s in players(game)
-                    if spectator_refusal(game=game, seat=s) is None]
+        eligible = [
+            s.vk_user_id for s in players(game) if spectator_refusal(game=game, seat=s) is None
+        ]
         if eligible:
             send_message(
                 game=game,

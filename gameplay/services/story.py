@@ -61,16 +61,24 @@ def _night_post(game: Game, phase: Phase, seats: list[Seat], story: str) -> str:
         by_number[s.seat] for s in res.strikes if not s.modkill and by_number[s.seat].alive
     ]
     return night_result_text(
-        game=game, number=phase.number, died=died,
-        modkilled=[by_number[n] for n in res.modkilled], penalised=penalised, story=story
+        game=game,
+        number=phase.number,
+        died=died,
+        modkilled=[by_number[n] for n in res.modkilled],
+        penalised=penalised,
+        story=story,
     )
 
 
 def _day_post(game: Game, phase: Phase, seats: list[Seat], story: str) -> str:
     result = close_day(table_of(seats), day_input(game=game, phase=phase))
     return day_result_text(
-        game=game, number=phase.number, result=result, by_number={s.number: s for s in seats},
-        early=False, story=story
+        game=game,
+        number=phase.number,
+        result=result,
+        by_number={s.number: s for s in seats},
+        early=False,
+        story=story,
     )
 
 

@@ -52,18 +52,30 @@ def vote_submit(
         with transaction.atomic():
             game = lock_game(game_id=game_id)
             return vote_submit_locked(
-                game=game, phase=current_phase(game), seats=None, voter=voter, target=target,
+                game=game,
+                phase=current_phase(game),
+                seats=None,
+                voter=voter,
+                target=target,
                 early=early,
-                source=source, vk_post_id=vk_post_id, now=now,
+                source=source,
+                vk_post_id=vk_post_id,
+                now=now,
             )
     with hot_game(game_id=game_id) as locked:
         game, seats = locked.game, locked.seats
         seat = seat_of_user(game=game, vk_user_id=vk_user_id, seats=seats)
         phase = check_button_phase(phase=locked.phase, phase_id=phase_id)
         outcome = vote_submit_locked(
-            game=game, phase=phase, seats=seats, voter=seat.number, target=target, early=early,
+            game=game,
+            phase=phase,
+            seats=seats,
+            voter=seat.number,
+            target=target,
+            early=early,
             source=source,
-            vk_post_id=vk_post_id, now=now,
+            vk_post_id=vk_post_id,
+            now=now,
         )
         if outcome.day_result is None and phase is not None:
             if sel.votes_cast(phase) % COUNT_EVERY == 0:

@@ -161,9 +161,7 @@ def get_topics(ctx: CallContext) -> dict[str, Any]:
     offset = params.get_int("offset", default=0, minimum=0)
     count = params.get_int("count", default=40, minimum=0, maximum=MAX_COUNT)
     preview = params.get_int("preview", default=0, minimum=0, maximum=2)
-    preview_length = params.get_int(
-        "preview_length", default=DEFAULT_PREVIEW_LENGTH, minimum=0
-    )
+    preview_length = params.get_int("preview_length", default=DEFAULT_PREVIEW_LENGTH, minimum=0)
     extended = params.get_bool("extended")
     assert order is not None and offset is not None and count is not None
     assert preview is not None and preview_length is not None
@@ -185,7 +183,5 @@ def get_topics(ctx: CallContext) -> dict[str, Any]:
                 a for item in page for a in (item["created_by"], item["updated_by"])
             )
             answer["profiles"] = [state.user(a).to_vk() for a in authors if a > 0]
-            answer["groups"] = (
-                [group_object(ctx)] if state.community_id in authors else []
-            )
+            answer["groups"] = [group_object(ctx)] if state.community_id in authors else []
     return answer

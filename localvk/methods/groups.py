@@ -69,11 +69,7 @@ def get_by_id(ctx: CallContext) -> dict[str, Any]:
     groups = []
     for item in dict.fromkeys(wanted):
         state = next(
-            (
-                s
-                for s in hosted
-                if item in (str(s.group_id), s.screen_name, f"club{s.group_id}")
-            ),
+            (s for s in hosted if item in (str(s.group_id), s.screen_name, f"club{s.group_id}")),
             None,
         )
         if state is None:
@@ -247,9 +243,7 @@ def set_settings(ctx: CallContext) -> int:
     state = ctx.state
     with state.lock:
         values = {
-            name: int(ctx.params.get_bool(name))
-            for name in BOT_SETTINGS
-            if ctx.params.has(name)
+            name: int(ctx.params.get_bool(name)) for name in BOT_SETTINGS if ctx.params.has(name)
         }
         state.settings.bot_settings.update(values)
     return 1

@@ -174,9 +174,9 @@ def topics_view(state: LocalVK, after_comment: int = 0) -> list[dict[str, Any]]:
                 "is_closed": topic.is_closed,
                 "count": len(visible),
                 "last_date": last,
-                "comments": [
-                    comment_view(state, c) for c in visible if c.id > after_comment
-                ][-PAGE:],
+                "comments": [comment_view(state, c) for c in visible if c.id > after_comment][
+                    -PAGE:
+                ],
             }
         )
     out.sort(key=lambda t: (-t["last_date"], -t["id"]))
@@ -224,8 +224,11 @@ def user_view(
             },
             "group": {"id": state.group_id, "name": state.group_name},
             "messages": [message_view(state, m) for m in newer],
-            "edited": [message_view(state, m) for m in conversation
-                       if m.edit_seq > after_edit and m.id <= after_message],
+            "edited": [
+                message_view(state, m)
+                for m in conversation
+                if m.edit_seq > after_edit and m.id <= after_message
+            ],
             "keyboard": None
             if keyboard is None
             else {"message_id": keyboard.id, **keyboard_view(keyboard.keyboard or {})},
@@ -258,23 +261,33 @@ def feed(
     cursors, who is taken over, and the new cursors. A message edited since ``after_edit``
     (``messages.edit``: a page of buttons turned) comes again, as it reads now."""
     with state.lock:
-        messages = [
-            m for m in state.messages if m.id > after_message and is_user_peer(m.peer_id)
-        ][:PAGE]
+        messages = [m for m in state.messages if m.id > after_message and is_user_peer(m.peer_id)][
+            :PAGE
+        ]
         comments = sorted(
-            (c for t in state.topics.values() for c in t.visible_comments()
-             if c.id > after_comment),
+            (
+                c
+                for t in state.topics.values()
+                for c in t.visible_comments()
+                if c.id > after_comment
+            ),
             key=lambda c: c.id,
         )[:PAGE]
-        last_message = messages[-1].id if len(messages) == PAGE else max(
-            (m.id for m in state.messages), default=0
+        last_message = (
+            messages[-1].id
+            if len(messages) == PAGE
+            else max((m.id for m in state.messages), default=0)
         )
         last_comment = comments[-1].id if len(comments) == PAGE else state.board._comment_seq
-        edited = [m for m in state.messages if m.edit_seq > after_edit and m.id <= after_message
-                  and is_user_peer(m.peer_id)]
+        edited = [
+            m
+            for m in state.messages
+            if m.edit_seq > after_edit and m.id <= after_message and is_user_peer(m.peer_id)
+        ]
         return {
-            "messages": [message_view(state, m)
-                         for m in sorted(edited, key=lambda m: m.edit_seq) + messages],
+            "messages": [
+                message_view(state, m) for m in sorted(edited, key=lambda m: m.edit_seq) + messages
+            ],
             "comments": [comment_view(state, c) for c in comments],
             "taken_over": sorted(state.taken_over),
             "cursor": {
@@ -306,8 +319,7 @@ def press(state: LocalVK, user_id: int, message_id: int, row: int, column: int) 
         kind = action.get("type")
         payload = action.get("payload")
         if kind == "text":
-            update = state.inject_message(user_id, str(action.get("label") or ""),
-                                          payload=payload)
+            update = state.inject_message(user_id, str(action.get("label") or ""), payload=payload)
             return {"sent": "message", "update": update}
         if kind == "callback":
             parsed: Any = payload

@@ -30,17 +30,26 @@ class VkUserField(forms.CharField):
 
 
 class PlayerAddForm(forms.Form):
-    vk = VkUserField(label="VK id или ссылка", max_length=200,
-                     widget=forms.TextInput(attrs={"placeholder": "https://vk.com/id123"}))
-    name = forms.CharField(label="Имя", max_length=200, required=False,
-                           widget=forms.TextInput(attrs={"placeholder": "как его звать в игре"}))
+    vk = VkUserField(
+        label="VK id или ссылка",
+        max_length=200,
+        widget=forms.TextInput(attrs={"placeholder": "https://vk.com/id123"}),
+    )
+    name = forms.CharField(
+        label="Имя",
+        max_length=200,
+        required=False,
+        widget=forms.TextInput(attrs={"placeholder": "как его звать в игре"}),
+    )
     reserve = forms.BooleanField(label="в запас", required=False)
 
 
 class PlayerBulkForm(forms.Form):
     lines = forms.CharField(
-        label="Список", widget=forms.Textarea(attrs={"rows": 6, "placeholder":
-                                                      "vk.com/id123 Аня\nid456 Борис\n789"}),
+        label="Список",
+        widget=forms.Textarea(
+            attrs={"rows": 6, "placeholder": "vk.com/id123 Аня\nid456 Борис\n789"}
+        ),
         help_text="По одному на строку: ссылка или id, затем имя.",
     )
     reserve = forms.BooleanField(label="в запас", required=False)
@@ -56,13 +65,15 @@ class ExtendForm(forms.Form):
 
 
 class ReasonForm(forms.Form):
-    reason = forms.CharField(label="Причина", max_length=1000, required=False,
-                             widget=forms.TextInput(attrs={"size": 60}))
+    reason = forms.CharField(
+        label="Причина", max_length=1000, required=False, widget=forms.TextInput(attrs={"size": 60})
+    )
 
 
 class RequiredReasonForm(forms.Form):
-    reason = forms.CharField(label="Причина", max_length=1000,
-                             widget=forms.TextInput(attrs={"size": 60}))
+    reason = forms.CharField(
+        label="Причина", max_length=1000, widget=forms.TextInput(attrs={"size": 60})
+    )
 
 
 class PunishForm(forms.Form):
@@ -70,18 +81,21 @@ class PunishForm(forms.Form):
     required (spaces alone are no reason)."""
 
     reason = forms.CharField(
-        label="Причина", max_length=1000, widget=forms.TextInput(attrs={"size": 60}),
+        label="Причина",
+        max_length=1000,
+        widget=forms.TextInput(attrs={"size": 60}),
         error_messages={"required": "Укажите причину: игрок получит её в личном сообщении."},
         help_text="Её получит игрок в личном сообщении; в теме её не будет.",
     )
 
 
 class NightEditForm(forms.Form):
-    deaths = forms.TypedMultipleChoiceField(label="Погибают этой ночью", coerce=int,
-                                            required=False,
-                                            widget=forms.CheckboxSelectMultiple)
-    reason = forms.CharField(label="Причина правки", max_length=1000,
-                             widget=forms.TextInput(attrs={"size": 60}))
+    deaths = forms.TypedMultipleChoiceField(
+        label="Погибают этой ночью", coerce=int, required=False, widget=forms.CheckboxSelectMultiple
+    )
+    reason = forms.CharField(
+        label="Причина правки", max_length=1000, widget=forms.TextInput(attrs={"size": 60})
+    )
 
     def __init__(self, *args: Any, living: list[tuple[int, str]] = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -89,8 +103,9 @@ class NightEditForm(forms.Form):
 
 
 class ReplaceForm(forms.Form):
-    reserve = forms.TypedChoiceField(label="Игрок из запаса", coerce=int, required=False,
-                                     empty_value=None)
+    reserve = forms.TypedChoiceField(
+        label="Игрок из запаса", coerce=int, required=False, empty_value=None
+    )
     vk = forms.CharField(label="или VK id / ссылка", max_length=200, required=False)
     name = forms.CharField(label="Имя", max_length=200, required=False)
     reason = forms.CharField(label="Причина", max_length=1000, required=False)
@@ -106,8 +121,9 @@ class ReplaceForm(forms.Form):
         data = super().clean()
         reserve, vk = data.get("reserve"), (data.get("vk") or "").strip()
         if bool(reserve) == bool(vk):
-            raise forms.ValidationError("Выберите игрока из запаса или укажите VK id — одно "
-                                        "из двух.")
+            raise forms.ValidationError(
+                "Выберите игрока из запаса или укажите VK id — одно из двух."
+            )
         if reserve:
             seat = self.reserves[reserve]
             data["vk_user_id"], data["new_name"] = seat.vk_user_id, seat.name
@@ -127,13 +143,15 @@ class EndGameForm(forms.Form):
         choices=[("", "без победителя")] + [(w.value, w.title) for w in Winner],
         required=False,
     )
-    reason = forms.CharField(label="Причина", max_length=1000, required=False,
-                             widget=forms.TextInput(attrs={"size": 60}))
+    reason = forms.CharField(
+        label="Причина", max_length=1000, required=False, widget=forms.TextInput(attrs={"size": 60})
+    )
 
 
 class ChatLinkForm(forms.Form):
     chat = forms.CharField(
-        label="Беседа", max_length=200,
+        label="Беседа",
+        max_length=200,
         help_text="Номер беседы у сообщества, например 5: бот пишет его в самой беседе.",
     )
 
@@ -163,8 +181,13 @@ class LogFilterForm(forms.Form):
     actor = forms.CharField(label="Кто", required=False, max_length=120)
     overrides = forms.BooleanField(label="только решения ведущего", required=False)
 
-    def __init__(self, *args: Any, kinds: list[tuple[str, str]] = (),
-                 phases: list[tuple[int, str]] = (), **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        kinds: list[tuple[str, str]] = (),
+        phases: list[tuple[int, str]] = (),
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.fields["kind"].choices = [("", "все")] + list(kinds)
         self.fields["phase"].choices = [("", "все")] + list(phases)

@@ -12,9 +12,15 @@ STORED = "Ключ сохранён. Оставьте поле пустым, ч�
 
 def _secret(label: str, help_text: str) -> forms.CharField:
     return forms.CharField(
-        label=label, required=False, max_length=1000, strip=True, help_text=help_text,
-        widget=forms.PasswordInput(render_value=False, attrs={
-            "class": "vTextField", "autocomplete": "off", "spellcheck": "false"}),
+        label=label,
+        required=False,
+        max_length=1000,
+        strip=True,
+        help_text=help_text,
+        widget=forms.PasswordInput(
+            render_value=False,
+            attrs={"class": "vTextField", "autocomplete": "off", "spellcheck": "false"},
+        ),
     )
 
 
@@ -43,14 +49,16 @@ class ConnectForm(forms.Form):
 
 class GmAddForm(forms.Form):
     username = forms.CharField(
-        label="Учётная запись панели", max_length=150,
+        label="Учётная запись панели",
+        max_length=150,
         widget=forms.TextInput(attrs={"class": "vTextField", "autocomplete": "off"}),
     )
 
 
 class HistoryForm(forms.Form):
     history_public = forms.BooleanField(
-        label="Открыть историю игр другим сообществам", required=False,
+        label="Открыть историю игр другим сообществам",
+        required=False,
         help_text="Ведущие других сообществ увидят завершённые игры этого сообщества в истории "
         "игрока. Иначе история игрока у каждого сообщества своя.",
     )

@@ -59,8 +59,12 @@ class TopicField(forms.CharField):
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("required", False)
         kwargs.setdefault("max_length", 200)
-        kwargs.setdefault("widget", forms.TextInput(attrs={
-            "class": "vTextField", "placeholder": "https://vk.com/topic-123456_789"}))
+        kwargs.setdefault(
+            "widget",
+            forms.TextInput(
+                attrs={"class": "vTextField", "placeholder": "https://vk.com/topic-123456_789"}
+            ),
+        )
         super().__init__(**kwargs)
 
     def clean(self, value: Any) -> tuple[int | None, int] | None:
@@ -118,71 +122,101 @@ def duration_text(value: timedelta | None) -> str:
 class GameSettingsForm(forms.Form):
     """A new game, or the settings of an existing one (role counts only before the deal)."""
 
-    name = forms.CharField(label="Название", max_length=200,
-                           widget=forms.TextInput(attrs={"class": "vTextField"}))
-    topic = TopicField(label="Тема игры", help_text="Где идёт игра и голосование: номер темы "
-                       "или ссылка vk.com/topic-…")
+    name = forms.CharField(
+        label="Название", max_length=200, widget=forms.TextInput(attrs={"class": "vTextField"})
+    )
+    topic = TopicField(
+        label="Тема игры",
+        help_text="Где идёт игра и голосование: номер темы или ссылка vk.com/topic-…",
+    )
     recruit_topic = TopicField(label="Тема набора", help_text="Где идёт запись «+».")
     vk_group_id = forms.TypedChoiceField(
-        label="Сообщество", coerce=int, empty_value=None, required=False,
+        label="Сообщество",
+        coerce=int,
+        empty_value=None,
+        required=False,
         help_text="Где идёт игра: одно из ваших сообществ («Сообщества» на главной).",
     )
     mafia_count = forms.IntegerField(label="Мафия", min_value=0, max_value=50, initial=6)
     commissar_count = forms.IntegerField(label="Комиссар", min_value=0, max_value=1, initial=1)
     doctor_count = forms.IntegerField(label="Доктор", min_value=0, max_value=1, initial=1)
     maniac_count = forms.IntegerField(label="Маньяк", min_value=0, max_value=1, initial=1)
-    civilian_count = forms.IntegerField(label="Мирные жители", min_value=0, max_value=200,
-                                        initial=17)
+    civilian_count = forms.IntegerField(
+        label="Мирные жители", min_value=0, max_value=200, initial=17
+    )
     day_length = DurationField(
-        label="Длина дня", initial="24:00",
+        label="Длина дня",
+        initial="24:00",
         help_text="ЧЧ:ММ. Меняет сроки следующих дней; текущий срок — кнопками «Срок».",
     )
     night_length = DurationField(label="Длина ночи", initial="12:00", help_text="ЧЧ:ММ")
-    reminders = RemindersField(label="Напоминания", required=False, initial="180, 60",
-                               help_text="За сколько минут до срока напомнить тем, кто не "
-                               "проголосовал или не сходил.")
+    reminders = RemindersField(
+        label="Напоминания",
+        required=False,
+        initial="180, 60",
+        help_text="За сколько минут до срока напомнить тем, кто не проголосовал или не сходил.",
+    )
     early_close = forms.ChoiceField(
         label="Досрочное закрытие дня",
-        choices=[(EarlyClose.MAJORITY.value, "больше половины живых голосуют досрочно"),
-                 (EarlyClose.ALL.value, "все живые голосуют досрочно")],
+        choices=[
+            (EarlyClose.MAJORITY.value, "больше половины живых голосуют досрочно"),
+            (EarlyClose.ALL.value, "все живые голосуют досрочно"),
+        ],
         initial=EarlyClose.MAJORITY.value,
     )
-    reveal_on_night_death = forms.BooleanField(label="Раскрывать роль убитых ночью",
-                                               required=False)
+    reveal_on_night_death = forms.BooleanField(label="Раскрывать роль убитых ночью", required=False)
     auto_publish = forms.BooleanField(
         label="Публиковать итоги ночи без проверки ведущим", required=False
     )
     time_zone = forms.CharField(
-        label="Часовой пояс", max_length=64, initial="Europe/Moscow",
+        label="Часовой пояс",
+        max_length=64,
+        initial="Europe/Moscow",
         widget=forms.Select(choices=[]),
         help_text="Сроки в панели и в теме — по этому времени.",
     )
     theme = forms.ChoiceField(
-        label="Тема оформления", choices=list(THEMES.items()), initial=DEFAULT_THEME,
+        label="Тема оформления",
+        choices=list(THEMES.items()),
+        initial=DEFAULT_THEME,
         required=False,
         help_text="Карточки ролей и рассказ вокруг итогов; тексты темы можно поправить на "
         "вкладке «Тексты».",
     )
     gm_vk_ids = forms.CharField(
-        label="VK-страницы ведущих", required=False, max_length=2000,
-        widget=forms.TextInput(attrs={"class": "vTextField",
-                                      "placeholder": "vk.com/id123, vk.com/id456"}),
+        label="VK-страницы ведущих",
+        required=False,
+        max_length=2000,
+        widget=forms.TextInput(
+            attrs={"class": "vTextField", "placeholder": "vk.com/id123, vk.com/id456"}
+        ),
         help_text="Ваши страницы VK: бот не удаляет их из беседы зрителей. Через запятую.",
     )
     co_gms = forms.ModelMultipleChoiceField(
-        label="Ведущие", queryset=get_user_model().objects.none(), required=False,
+        label="Ведущие",
+        queryset=get_user_model().objects.none(),
+        required=False,
         widget=forms.CheckboxSelectMultiple,
         help_text="Кто ещё ведёт эту игру (учётные записи с доступом к панели).",
     )
 
-    COUNT_FIELDS = ("mafia_count", "commissar_count", "doctor_count", "maniac_count",
-                    "civilian_count")
+    COUNT_FIELDS = (
+        "mafia_count",
+        "commissar_count",
+        "doctor_count",
+        "maniac_count",
+        "civilian_count",
+    )
 
-    def __init__(self, *args: Any, counts_locked: bool = False, user: Any = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, counts_locked: bool = False, user: Any = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
-        zone = str((self.data.get("time_zone") if self.is_bound else None)
-                   or self.initial.get("time_zone") or "Europe/Moscow")
+        zone = str(
+            (self.data.get("time_zone") if self.is_bound else None)
+            or self.initial.get("time_zone")
+            or "Europe/Moscow"
+        )
         choices = list(TIME_ZONES)
         if zone not in dict(choices):
             choices.append((zone, zone))
@@ -211,9 +245,11 @@ class GameSettingsForm(forms.Form):
             if len(rows) == 1 and not current:
                 self.initial["vk_group_id"] = rows[0].vk_id
         else:
-            field.help_text = ("Вы пока не ведущий ни одного сообщества: подключите своё "
-                               "(«Сообщества» → «Подключить сообщество») или попросите "
-                               "владельца сообщества добавить вас.")
+            field.help_text = (
+                "Вы пока не ведущий ни одного сообщества: подключите своё "
+                "(«Сообщества» → «Подключить сообщество») или попросите "
+                "владельца сообщества добавить вас."
+            )
 
     @classmethod
     def initial_for(cls, game: Game) -> dict[str, Any]:
@@ -279,14 +315,18 @@ class GameSettingsForm(forms.Form):
         chosen = data.get("vk_group_id")
         if groups and chosen and chosen not in groups:
             raise forms.ValidationError(
-                TopicOfAnotherCommunity(community=str(self.communities[chosen])).reason)
+                TopicOfAnotherCommunity(community=str(self.communities[chosen])).reason
+            )
         return data
 
     def counts(self) -> RoleCounts:
         d = self.cleaned_data
         return RoleCounts(
-            mafia=d["mafia_count"], commissar=d["commissar_count"], doctor=d["doctor_count"],
-            maniac=d["maniac_count"], civilian=d["civilian_count"],
+            mafia=d["mafia_count"],
+            commissar=d["commissar_count"],
+            doctor=d["doctor_count"],
+            maniac=d["maniac_count"],
+            civilian=d["civilian_count"],
         )
 
     def settings(self) -> dict[str, Any]:

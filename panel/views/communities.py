@@ -79,18 +79,33 @@ def communities_list(request: HttpRequest) -> HttpResponse:
         return HttpResponseNotAllowed(["GET", "HEAD"])
     rows = communities_for(request.user).annotate(n_games=Count("games", distinct=True))
     owned = set(owned_by(request.user).values_list("pk", flat=True))
-    return render_panel(request, None, "panel/communities.html", {
-        "communities": [(c, c.pk in owned) for c in rows],
-    }, title="Сообщества")
+    return render_panel(
+        request,
+        None,
+        "panel/communities.html",
+        {
+            "communities": [(c, c.pk in owned) for c in rows],
+        },
+        title="Сообщества",
+    )
 
 
-def _connect_page(request: HttpRequest, form: ConnectForm, community: Community | None
-                  ) -> HttpResponse:
-    return render_panel(request, None, "panel/community_connect.html", {
-        "form": form, "community": community, "token_link": token_link(),
-        "app_id": getattr(settings, "VK_APP_ID", None),
-        "callback_mode": settings.VK_CALLBACK_MODE,
-    }, title=f"Подключить снова: {community}" if community else "Подключить сообщество")
+def _connect_page(
+    request: HttpRequest, form: ConnectForm, community: Community | None
+) -> HttpResponse:
+    return render_panel(
+        request,
+        None,
+        "panel/community_connect.html",
+        {
+            "form": form,
+            "community": community,
+            "token_link": token_link(),
+            "app_id": getattr(settings, "VK_APP_ID", None),
+            "callback_mode": settings.VK_CALLBACK_MODE,
+        },
+        title=f"Подключить снова: {community}" if community else "Подключить сообщество",
+    )
 
 
 @sensitive_post_parameters("group_token", "user_token")
@@ -101,9 +116,13 @@ def community_connect(request: HttpRequest) -> HttpResponse:
         raise PermissionDenied
     form = ConnectForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
-        ok, row = attempt(request, connect.connect, by=request.user,
-                          group_token=form.cleaned_data["group_token"],
-                          user_token=form.cleaned_data["user_token"])
+        ok, row = attempt(
+            request,
+            connect.connect,
+            by=request.user,
+            group_token=form.cleaned_data["group_token"],
+            user_token=form.cleaned_data["user_token"],
+        )
         if ok:
             say(request, "community_connected", community=row)
             return HttpResponseRedirect(community_url(row))
@@ -120,9 +139,13 @@ def community_reconnect(request: HttpRequest, community: Community) -> HttpRespo
     form = ConnectForm(request.POST if request.method == "POST" else None, stored=stored)
     if request.method == "POST" and form.is_valid():
         ok, row = attempt(
-            request, connect.connect, by=request.user, community=community,
+            request,
+            connect.connect,
+            by=request.user,
+            community=community,
             group_token=form.cleaned_data["group_token"] or community.group_token,
-            user_token=form.cleaned_data["user_token"] or community.user_token)
+            user_token=form.cleaned_data["user_token"] or community.user_token,
+        )
         if ok:
             say(request, "community_reconnected", community=row)
             return HttpResponseRedirect(community_url(row))
@@ -132,16 +155,22 @@ def community_reconnect(request: HttpRequest, community: Community) -> HttpRespo
 @community_view()
 def community_page(request: HttpRequest, community: Community) -> HttpResponse:
     members = community.members.select_related("user").order_by("-role", "user__username")
-    return render_panel(request, None, "panel/community.html", {
-        "community": community,
-        "members": members,
-        "is_owner": _is_owner(request, community),
-        "gm_form": GmAddForm(),
-        "history_form": HistoryForm(initial={"history_public": community.history_public}),
-        "games": community.games.count(),
-        "setup": community.setup or {},
-        "callback_mode": settings.VK_CALLBACK_MODE,
-    }, title=str(community))
+    return render_panel(
+        request,
+        None,
+        "panel/community.html",
+        {
+            "community": community,
+            "members": members,
+            "is_owner": _is_owner(request, community),
+            "gm_form": GmAddForm(),
+            "history_form": HistoryForm(initial={"history_public": community.history_public}),
+            "games": community.games.count(),
+            "setup": community.setup or {},
+            "callback_mode": settings.VK_CALLBACK_MODE,
+        },
+        title=str(community),
+    )
 
 
 @community_view("GET", "POST", owner=True)
@@ -153,11 +182,19 @@ def community_disconnect_view(request: HttpRequest, community: Community) -> Htt
         community_disconnect(community=community)
         say(request, "community_disconnected", community=community)
         return HttpResponseRedirect(community_url(community))
-    return render_panel(request, None, "panel/confirm.html", {
-        **confirmation("community_disconnect", community=community),
-        "action": community_url(community, "community_disconnect"),
-        "button": "Отключить", "danger": True, "cancel": community_url(community),
-    }, title="Отключить сообщество")
+    return render_panel(
+        request,
+        None,
+        "panel/confirm.html",
+        {
+            **confirmation("community_disconnect", community=community),
+            "action": community_url(community, "community_disconnect"),
+            "button": "Отключить",
+            "danger": True,
+            "cancel": community_url(community),
+        },
+        title="Отключить сообщество",
+    )
 
 
 @community_view("POST", owner=True)
@@ -167,29 +204,41 @@ def community_gm_add_view(request: HttpRequest, community: Community) -> HttpRes
         for error in form.errors.get("username", []):
             messages.error(request, error)
         return HttpResponseRedirect(community_url(community))
-    ok, member = attempt(request, community_gm_add, community=community,
-                         username=form.cleaned_data["username"])
+    ok, member = attempt(
+        request, community_gm_add, community=community, username=form.cleaned_data["username"]
+    )
     if ok:
         say(request, "community_gm_added", username=member.user.get_username())
     return HttpResponseRedirect(community_url(community))
 
 
 @community_view("GET", "POST", owner=True)
-def community_gm_remove_view(request: HttpRequest, community: Community, user_id: int
-                             ) -> HttpResponse:
-    user = get_object_or_404(get_user_model(), pk=user_id, community_memberships__community=
-                             community)
+def community_gm_remove_view(
+    request: HttpRequest, community: Community, user_id: int
+) -> HttpResponse:
+    user = get_object_or_404(
+        get_user_model(), pk=user_id, community_memberships__community=community
+    )
     if request.method == "POST" and request.POST.get("confirm") == "yes":
         ok, _ = attempt(request, community_gm_remove, community=community, user=user)
         if ok:
             say(request, "community_gm_removed", username=user.get_username())
         return HttpResponseRedirect(community_url(community))
-    return render_panel(request, None, "panel/confirm.html", {
-        **confirmation("community_gm_remove", username=user.get_username(),
-                       community=community),
-        "action": community_url(community, "community_gm_remove", user_id=user.pk),
-        "button": "Убрать", "danger": True, "cancel": community_url(community),
-    }, title="Убрать ведущего")
+    return render_panel(
+        request,
+        None,
+        "panel/confirm.html",
+        {
+            **confirmation(
+                "community_gm_remove", username=user.get_username(), community=community
+            ),
+            "action": community_url(community, "community_gm_remove", user_id=user.pk),
+            "button": "Убрать",
+            "danger": True,
+            "cancel": community_url(community),
+        },
+        title="Убрать ведущего",
+    )
 
 
 @community_view("POST", owner=True)
@@ -199,4 +248,3 @@ def community_history_view(request: HttpRequest, community: Community) -> HttpRe
     community_history_set(community=community, public=public)
     say(request, "community_history", public=public)
     return HttpResponseRedirect(community_url(community))
-

@@ -26,10 +26,19 @@ def _seat(game, number: int) -> Seat:
 
 @gm_view()
 def discipline_view(request: HttpRequest, game) -> HttpResponse:
-    return render_panel(request, game, "panel/discipline.html", {
-        "seats": players(game), "strikes": strikes_of(game), "flags": flags_of(game),
-        "flag_form": FlagForm(),
-    }, title=f"Дисциплина: {game.name}", tab="discipline")
+    return render_panel(
+        request,
+        game,
+        "panel/discipline.html",
+        {
+            "seats": players(game),
+            "strikes": strikes_of(game),
+            "flags": flags_of(game),
+            "flag_form": FlagForm(),
+        },
+        title=f"Дисциплина: {game.name}",
+        tab="discipline",
+    )
 
 
 @gm_view("GET", "POST")
@@ -41,21 +50,45 @@ def modkill_view(request: HttpRequest, game, number: int) -> HttpResponse:
     if request.method == "POST" and request.POST.get("confirm") == "yes" and form.is_valid():
         reason = form.cleaned_data["reason"].strip()
         if flag_id.isdigit():
-            ok, _ = attempt(request, flag_resolve, game_id=game.pk, flag_id=int(flag_id),
-                            by=actor(request), acted=True, note=reason, punish="modkill",
-                            seat=number)
+            ok, _ = attempt(
+                request,
+                flag_resolve,
+                game_id=game.pk,
+                flag_id=int(flag_id),
+                by=actor(request),
+                acted=True,
+                note=reason,
+                punish="modkill",
+                seat=number,
+            )
         else:
-            ok, _ = attempt(request, seat_modkill, game_id=game.pk, seat=number,
-                            by=actor(request), reason=reason)
+            ok, _ = attempt(
+                request,
+                seat_modkill,
+                game_id=game.pk,
+                seat=number,
+                by=actor(request),
+                reason=reason,
+            )
         if ok:
             say(request, "modkilled", seat=seat)
             return back(request, game)
-    return render_panel(request, game, "panel/confirm.html", {
-        "action": game_url(game, "panel_modkill", number=number),
-        **confirmation("modkill", seat=seat),
-        "form": form, "button": "Модкилл", "danger": True, "hidden": {"flag": flag_id},
-        "next": request.GET.get("next", ""),
-    }, title="Модкилл", tab="discipline")
+    return render_panel(
+        request,
+        game,
+        "panel/confirm.html",
+        {
+            "action": game_url(game, "panel_modkill", number=number),
+            **confirmation("modkill", seat=seat),
+            "form": form,
+            "button": "Модкилл",
+            "danger": True,
+            "hidden": {"flag": flag_id},
+            "next": request.GET.get("next", ""),
+        },
+        title="Модкилл",
+        tab="discipline",
+    )
 
 
 @gm_view("GET", "POST")
@@ -68,49 +101,88 @@ def penalty_view(request: HttpRequest, game, number: int) -> HttpResponse:
     if request.method == "POST" and request.POST.get("confirm") == "yes" and form.is_valid():
         reason = form.cleaned_data["reason"].strip()
         if flag_id.isdigit():
-            ok, _ = attempt(request, flag_resolve, game_id=game.pk, flag_id=int(flag_id),
-                            by=actor(request), acted=True, note=reason, punish="penalty",
-                            seat=number)
+            ok, _ = attempt(
+                request,
+                flag_resolve,
+                game_id=game.pk,
+                flag_id=int(flag_id),
+                by=actor(request),
+                acted=True,
+                note=reason,
+                punish="penalty",
+                seat=number,
+            )
         else:
-            ok, _ = attempt(request, strike_give, game_id=game.pk, seat=number,
-                            by=actor(request), reason=reason)
+            ok, _ = attempt(
+                request, strike_give, game_id=game.pk, seat=number, by=actor(request), reason=reason
+            )
         if ok:
             seat.refresh_from_db()
             say(request, "struck", seat=seat)
             return back(request, game, "panel_discipline")
     modkill = seat.strikes >= 1
-    return render_panel(request, game, "panel/confirm.html", {
-        "action": game_url(game, "panel_penalty", number=number),
-        **confirmation("penalty", seat=seat),
-        "form": form, "button": "Модкилл штрафом" if modkill else "Оштрафовать",
-        "danger": modkill, "hidden": {"flag": flag_id}, "next": request.GET.get("next", ""),
-    }, title="Штраф", tab="discipline")
+    return render_panel(
+        request,
+        game,
+        "panel/confirm.html",
+        {
+            "action": game_url(game, "panel_penalty", number=number),
+            **confirmation("penalty", seat=seat),
+            "form": form,
+            "button": "Модкилл штрафом" if modkill else "Оштрафовать",
+            "danger": modkill,
+            "hidden": {"flag": flag_id},
+            "next": request.GET.get("next", ""),
+        },
+        title="Штраф",
+        tab="discipline",
+    )
 
 
 @gm_view("GET", "POST")
 def replace_view(request: HttpRequest, game, number: int) -> HttpResponse:
     seat = _seat(game, number)
-    form = ReplaceForm(request.POST if request.method == "POST" else None,
-                       reserves=reserves(game))
+    form = ReplaceForm(request.POST if request.method == "POST" else None, reserves=reserves(game))
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
-        ok, _ = attempt(request, seat_replace, game_id=game.pk, seat=number,
-                        vk_user_id=d["vk_user_id"], name=d["new_name"], by=actor(request),
-                        reason=d["reason"].strip())
+        ok, _ = attempt(
+            request,
+            seat_replace,
+            game_id=game.pk,
+            seat=number,
+            vk_user_id=d["vk_user_id"],
+            name=d["new_name"],
+            by=actor(request),
+            reason=d["reason"].strip(),
+        )
         if ok:
             say(request, "replaced", number=number, name=d["new_name"])
             return HttpResponseRedirect(game_url(game))
-    return render_panel(request, game, "panel/replace.html", {
-        "seat": seat, "form": form,
-    }, title=f"Замена №{number}", tab="discipline")
+    return render_panel(
+        request,
+        game,
+        "panel/replace.html",
+        {
+            "seat": seat,
+            "form": form,
+        },
+        title=f"Замена №{number}",
+        tab="discipline",
+    )
 
 
 @gm_view("POST")
 def forgive_view(request: HttpRequest, game, strike_id: int) -> HttpResponse:
     form = ReasonForm(request.POST)
     reason = form.cleaned_data["reason"].strip() if form.is_valid() else ""
-    ok, strike = attempt(request, strike_forgive, game_id=game.pk, strike_id=strike_id,
-                         by=actor(request), reason=reason)
+    ok, strike = attempt(
+        request,
+        strike_forgive,
+        game_id=game.pk,
+        strike_id=strike_id,
+        by=actor(request),
+        reason=reason,
+    )
     if ok:
         say(request, "strike_forgiven", number=strike.seat.number)
     return back(request, game, "panel_discipline")
@@ -123,8 +195,15 @@ def flag_view(request: HttpRequest, game, flag_id: int) -> HttpResponse:
         messages.error(request, FlagDecisionMissing().reason)
         return back(request, game, "panel_discipline")
     acted = form.cleaned_data["decision"] == "acted"
-    ok, _ = attempt(request, flag_resolve, game_id=game.pk, flag_id=flag_id, by=actor(request),
-                    acted=acted, note=form.cleaned_data["note"])
+    ok, _ = attempt(
+        request,
+        flag_resolve,
+        game_id=game.pk,
+        flag_id=flag_id,
+        by=actor(request),
+        acted=acted,
+        note=form.cleaned_data["note"],
+    )
     if ok:
         say(request, "flag_closed", acted=acted)
     return back(request, game, "panel_discipline")

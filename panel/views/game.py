@@ -37,30 +37,43 @@ def game_create(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             values = form.settings()
             ok, game = attempt(
-                request, game_open, name=values.pop("name"), counts=form.counts(),
-                gm=request.user, co_gms=list(form.cleaned_data["co_gms"]), **values,
+                request,
+                game_open,
+                name=values.pop("name"),
+                counts=form.counts(),
+                gm=request.user,
+                co_gms=list(form.cleaned_data["co_gms"]),
+                **values,
             )
             if ok:
                 say(request, "game_created", game=game)
                 return HttpResponseRedirect(game_url(game))
     else:
         form = GameSettingsForm(initial={"co_gms": [request.user.pk]}, user=request.user)
-    return render_panel(request, None, "panel/game_form.html", {"form": form},
-                        title="Новая игра")
+    return render_panel(request, None, "panel/game_form.html", {"form": form}, title="Новая игра")
 
 
 @gm_view("GET", "POST")
 def game_settings(request: HttpRequest, game) -> HttpResponse:
     locked = game.status != GameStatus.RECRUITING
     if request.method == "POST":
-        form = GameSettingsForm(request.POST, counts_locked=locked, user=request.user,
-                                initial=GameSettingsForm.initial_for(game))
+        form = GameSettingsForm(
+            request.POST,
+            counts_locked=locked,
+            user=request.user,
+            initial=GameSettingsForm.initial_for(game),
+        )
         if form.is_valid():
             users = list(form.cleaned_data["co_gms"])
             ok, _ = attempt(
-                request, game_settings_update, game_id=game.pk, by=actor(request),
+                request,
+                game_settings_update,
+                game_id=game.pk,
+                by=actor(request),
                 editor=request.user,
-                counts=None if locked else form.counts(), gms=users, **form.settings(),
+                counts=None if locked else form.counts(),
+                gms=users,
+                **form.settings(),
             )
             if ok:
                 say(request, "settings_saved")
@@ -69,10 +82,17 @@ def game_settings(request: HttpRequest, game) -> HttpResponse:
                     return HttpResponseRedirect(reverse("admin:gameplay_game_changelist"))
                 return HttpResponseRedirect(game_url(game, "panel_settings"))
     else:
-        form = GameSettingsForm(initial=GameSettingsForm.initial_for(game), counts_locked=locked,
-                                user=request.user)
-    return render_panel(request, game, "panel/game_form.html", {"form": form},
-                        title=f"Настройки: {game.name}", tab="settings")
+        form = GameSettingsForm(
+            initial=GameSettingsForm.initial_for(game), counts_locked=locked, user=request.user
+        )
+    return render_panel(
+        request,
+        game,
+        "panel/game_form.html",
+        {"form": form},
+        title=f"Настройки: {game.name}",
+        tab="settings",
+    )
 
 
 @gm_view()
@@ -90,8 +110,9 @@ def game_view(request: HttpRequest, game) -> HttpResponse:
         "bulk_form": PlayerBulkForm(),
         "reason_form": ReasonForm(),
         "roles_total": sum(getattr(game, f) for f in GameSettingsForm.COUNT_FIELDS),
-        "post_preview": post_preview(game=game,
-            phase=phase) if game.status == GameStatus.RUNNING else None,
+        "post_preview": post_preview(game=game, phase=phase)
+        if game.status == GameStatus.RUNNING
+        else None,
     }
     if phase is not None and phase.kind == PhaseKind.NIGHT and phase.status == PhaseStatus.REVIEW:
         draft = page.draft or {}
@@ -115,7 +136,10 @@ def game_end_view(request: HttpRequest, game) -> HttpResponse:
         if form.is_valid():
             winner = form.cleaned_data["winner"]
             ok, _ = attempt(
-                request, game_end, game_id=game.pk, by=actor(request),
+                request,
+                game_end,
+                game_id=game.pk,
+                by=actor(request),
                 winner=Winner(winner) if winner and running else None,
                 reason=form.cleaned_data["reason"].strip(),
             )
@@ -124,6 +148,11 @@ def game_end_view(request: HttpRequest, game) -> HttpResponse:
                 return HttpResponseRedirect(game_url(game))
     else:
         form = EndGameForm(initial={"winner": suggested.value if suggested else ""})
-    return render_panel(request, game, "panel/confirm_end.html",
-                        {"form": form, "running": running, "suggested": suggested},
-                        title="Завершить игру" if running else "Отменить игру", tab="game")
+    return render_panel(
+        request,
+        game,
+        "panel/confirm_end.html",
+        {"form": form, "running": running, "suggested": suggested},
+        title="Завершить игру" if running else "Отменить игру",
+        tab="game",
+    )

@@ -37,9 +37,17 @@ LOG_PAGE = 100
 def spectators_view(request: HttpRequest, game) -> HttpResponse:
     chat = game.spectator_chat_id
     initial = {"chat": str(chat - 2_000_000_000) if chat else ""}
-    return render_panel(request, game, "panel/spectators.html", {
-        "page": spectator_page(game), "form": ChatLinkForm(initial=initial),
-    }, title=f"Беседа зрителей: {game.name}", tab="spectators")
+    return render_panel(
+        request,
+        game,
+        "panel/spectators.html",
+        {
+            "page": spectator_page(game),
+            "form": ChatLinkForm(initial=initial),
+        },
+        title=f"Беседа зрителей: {game.name}",
+        tab="spectators",
+    )
 
 
 @gm_view("POST")
@@ -49,8 +57,13 @@ def chat_link_view(request: HttpRequest, game) -> HttpResponse:
         for error in form.errors.get("chat", []):
             messages.error(request, error)
         return back(request, game, "panel_spectators")
-    ok, _ = attempt(request, spectator_chat_link, game_id=game.pk, by=actor(request),
-                    chat=form.cleaned_data["chat"])
+    ok, _ = attempt(
+        request,
+        spectator_chat_link,
+        game_id=game.pk,
+        by=actor(request),
+        chat=form.cleaned_data["chat"],
+    )
     if ok:
         say(request, "chat_linked")
     return back(request, game, "panel_spectators")
@@ -93,20 +106,40 @@ def log_view(request: HttpRequest, game) -> HttpResponse:
     filters = form.cleaned_data if form.is_valid() else {}
     who = filters.get("actor") or ""
     qs = event_log(
-        game, kind=filters.get("kind") or "", phase_id=filters.get("phase"),
+        game,
+        kind=filters.get("kind") or "",
+        phase_id=filters.get("phase"),
         actors=actors_matching(game, who, _shown) if who else None,
-        overrides=bool(filters.get("overrides")), seat=filters.get("seat"),
+        overrides=bool(filters.get("overrides")),
+        seat=filters.get("seat"),
     )
     page = Paginator(qs, LOG_PAGE).get_page(request.GET.get("page"))
     events = list(page.object_list)
     names = people_names(game, {e.actor for e in events})
-    rows = [(e, actor_label(e.actor, names.seats, names.vk, names.gms), event_label(e.kind),
-             describe_event(e, names.vk)) for e in events]
+    rows = [
+        (
+            e,
+            actor_label(e.actor, names.seats, names.vk, names.gms),
+            event_label(e.kind),
+            describe_event(e, names.vk),
+        )
+        for e in events
+    ]
     query = request.GET.copy()
     query.pop("page", None)
-    return render_panel(request, game, "panel/log.html", {
-        "form": form, "page_obj": page, "rows": rows, "query": query.urlencode(),
-    }, title=f"Журнал: {game.name}", tab="log")
+    return render_panel(
+        request,
+        game,
+        "panel/log.html",
+        {
+            "form": form,
+            "page_obj": page,
+            "rows": rows,
+            "query": query.urlencode(),
+        },
+        title=f"Журнал: {game.name}",
+        tab="log",
+    )
 
 
 @gm_view()
@@ -115,18 +148,27 @@ def outbox_view(request: HttpRequest, game) -> HttpResponse:
     if status not in {s.value for s in OutboxStatus} | {"all"}:
         status = OutboxStatus.FAILED
     page = Paginator(outbox_rows(game, "" if status == "all" else status), 50).get_page(
-        request.GET.get("page"))
+        request.GET.get("page")
+    )
     totals = outbox_totals(game)
-    return render_panel(request, game, "panel/outbox.html", {
-        "page_obj": page, "status": status, "totals": totals,
-        "statuses": [(s.value, s.label) for s in OutboxStatus] + [("all", "все")],
-    }, title=f"Доставка: {game.name}", tab="outbox")
+    return render_panel(
+        request,
+        game,
+        "panel/outbox.html",
+        {
+            "page_obj": page,
+            "status": status,
+            "totals": totals,
+            "statuses": [(s.value, s.label) for s in OutboxStatus] + [("all", "все")],
+        },
+        title=f"Доставка: {game.name}",
+        tab="outbox",
+    )
 
 
 @gm_view("POST")
 def outbox_retry_view(request: HttpRequest, game, outbox_id: int) -> HttpResponse:
-    ok, _ = attempt(request, outbox_retry, game_id=game.pk, outbox_id=outbox_id,
-                    by=actor(request))
+    ok, _ = attempt(request, outbox_retry, game_id=game.pk, outbox_id=outbox_id, by=actor(request))
     if ok:
         say(request, "outbox_retried")
     return back(request, game, "panel_outbox")
@@ -155,10 +197,18 @@ def export_view(request: HttpRequest, game) -> HttpResponse:
     differences = None
     if request.method == "POST" and export is not None:
         differences = replay_check(game)
-    return render_panel(request, game, "panel/export.html", {
-        "export": export, "differences": differences,
-        "preview": export.to_json() if export else "",
-    }, title=f"Экспорт: {game.name}", tab="export")
+    return render_panel(
+        request,
+        game,
+        "panel/export.html",
+        {
+            "export": export,
+            "differences": differences,
+            "preview": export.to_json() if export else "",
+        },
+        title=f"Экспорт: {game.name}",
+        tab="export",
+    )
 
 
 @gm_view()
@@ -179,7 +229,14 @@ def history_view(request: HttpRequest, game, vk_user_id: int | None = None) -> H
     if form.is_bound and form.is_valid():
         vk_user_id = form.cleaned_data["vk"]
     history = player_history(vk_user_id, request.user) if vk_user_id else None
-    return render_panel(request, game, "panel/history.html", {
-        "history": history, "form": form if form.is_bound else HistoryLookupForm(
-            initial={"vk": vk_user_id or ""}),
-    }, title="История игрока", tab="players")
+    return render_panel(
+        request,
+        game,
+        "panel/history.html",
+        {
+            "history": history,
+            "form": form if form.is_bound else HistoryLookupForm(initial={"vk": vk_user_id or ""}),
+        },
+        title="История игрока",
+        tab="players",
+    )

@@ -40,8 +40,13 @@ def extend_view(request: HttpRequest, game) -> HttpResponse:
     if not form.is_valid():
         _errors(request, form)
         return back(request, game)
-    ok, deadline = attempt(request, phase_extend, game_id=game.pk, by=actor(request),
-                           minutes=form.cleaned_data["minutes"])
+    ok, deadline = attempt(
+        request,
+        phase_extend,
+        game_id=game.pk,
+        by=actor(request),
+        minutes=form.cleaned_data["minutes"],
+    )
     if ok:
         say(request, "deadline_extended")
     return back(request, game)
@@ -68,12 +73,22 @@ def close_view(request: HttpRequest, game) -> HttpResponse:
                 preview = close_preview(game) or preview
                 changed = True
     what = "день" if phase.kind == PhaseKind.DAY else "ночь"
-    return render_panel(request, game, "panel/confirm_close.html", {
-        "preview": preview, "changed": changed, "phase": phase,
-        # the day's post exactly as players will see it, with the GM's story in it
-        "post_preview": post_preview(game=game,
-            phase=phase) if phase.kind == PhaseKind.DAY else None,
-    }, title=f"Закрыть {what} сейчас", tab="game")
+    return render_panel(
+        request,
+        game,
+        "panel/confirm_close.html",
+        {
+            "preview": preview,
+            "changed": changed,
+            "phase": phase,
+            # the day's post exactly as players will see it, with the GM's story in it
+            "post_preview": post_preview(game=game, phase=phase)
+            if phase.kind == PhaseKind.DAY
+            else None,
+        },
+        title=f"Закрыть {what} сейчас",
+        tab="game",
+    )
 
 
 def _close(request: HttpRequest, game, phase, fingerprint: str) -> HttpResponse:
@@ -81,8 +96,9 @@ def _close(request: HttpRequest, game, phase, fingerprint: str) -> HttpResponse:
     under the game's lock (its ``OutcomeChanged`` is left to the caller, which shows the page
     again)."""
     try:
-        result = phase_close_confirmed(game_id=game.pk, by=actor(request), phase_id=phase.pk,
-                                       fingerprint=fingerprint)
+        result = phase_close_confirmed(
+            game_id=game.pk, by=actor(request), phase_id=phase.pk, fingerprint=fingerprint
+        )
     except OutcomeChanged:
         raise
     except RuleViolation as e:
@@ -111,8 +127,14 @@ def night_edit_view(request: HttpRequest, game) -> HttpResponse:
     if not form.is_valid():
         _errors(request, form)
         return back(request, game)
-    ok, res = attempt(request, night_draft_edit, game_id=game.pk, by=actor(request),
-                      deaths=form.cleaned_data["deaths"], reason=form.cleaned_data["reason"])
+    ok, res = attempt(
+        request,
+        night_draft_edit,
+        game_id=game.pk,
+        by=actor(request),
+        deaths=form.cleaned_data["deaths"],
+        reason=form.cleaned_data["reason"],
+    )
     if ok:
         say(request, "draft_edited", deaths=res.deaths)
     return back(request, game)
@@ -137,8 +159,13 @@ def night_reopen_view(request: HttpRequest, game) -> HttpResponse:
     if phase is None or phase.status != PhaseStatus.REVIEW:
         messages.error(request, NightNotUnderReview().reason)
         return back(request, game)
-    ok, _ = attempt(request, night_reopen_mafia, game_id=game.pk, by=actor(request),
-                    reason=form.cleaned_data["reason"])
+    ok, _ = attempt(
+        request,
+        night_reopen_mafia,
+        game_id=game.pk,
+        by=actor(request),
+        reason=form.cleaned_data["reason"],
+    )
     if ok:
         say(request, "mafia_reopened")
     return back(request, game)

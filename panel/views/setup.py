@@ -23,17 +23,28 @@ from panel.forms import PlayerAddForm, PlayerBulkForm
 @gm_view()
 def players_view(request: HttpRequest, game) -> HttpResponse:
     seats = all_seats(game)
-    return render_panel(request, game, "panel/players.html", {
-        "players": [s for s in seats if s.status == SeatStatus.PLAYER],
-        "reserves": [s for s in seats if s.status == SeatStatus.RESERVE],
-        "withdrawn": [s for s in seats if s.status == SeatStatus.WITHDRAWN],
-        "roster": roster(game) if game.status in (GameStatus.RUNNING, GameStatus.FINISHED)
-        else None,
-        "add_form": PlayerAddForm(),
-        "bulk_form": PlayerBulkForm(),
-        "roles_total": game.mafia_count + game.commissar_count + game.doctor_count
-        + game.maniac_count + game.civilian_count,
-    }, title=f"Игроки: {game.name}", tab="players")
+    return render_panel(
+        request,
+        game,
+        "panel/players.html",
+        {
+            "players": [s for s in seats if s.status == SeatStatus.PLAYER],
+            "reserves": [s for s in seats if s.status == SeatStatus.RESERVE],
+            "withdrawn": [s for s in seats if s.status == SeatStatus.WITHDRAWN],
+            "roster": roster(game)
+            if game.status in (GameStatus.RUNNING, GameStatus.FINISHED)
+            else None,
+            "add_form": PlayerAddForm(),
+            "bulk_form": PlayerBulkForm(),
+            "roles_total": game.mafia_count
+            + game.commissar_count
+            + game.doctor_count
+            + game.maniac_count
+            + game.civilian_count,
+        },
+        title=f"Игроки: {game.name}",
+        tab="players",
+    )
 
 
 def _form_errors(request: HttpRequest, form) -> None:
@@ -49,8 +60,15 @@ def player_add_view(request: HttpRequest, game) -> HttpResponse:
         _form_errors(request, form)
         return back(request, game, "panel_players")
     d = form.cleaned_data
-    ok, seat = attempt(request, player_add, game_id=game.pk, by=actor(request), vk=d["vk"],
-                       name=d["name"], reserve=d["reserve"])
+    ok, seat = attempt(
+        request,
+        player_add,
+        game_id=game.pk,
+        by=actor(request),
+        vk=d["vk"],
+        name=d["name"],
+        reserve=d["reserve"],
+    )
     if ok:
         say(request, "player_added", seat=seat, reserve=d["reserve"])
     return back(request, game, "panel_players")
@@ -62,8 +80,14 @@ def players_bulk_view(request: HttpRequest, game) -> HttpResponse:
     if not form.is_valid():
         _form_errors(request, form)
         return back(request, game, "panel_players")
-    ok, seats = attempt(request, players_add_bulk, game_id=game.pk, by=actor(request),
-                        text=form.cleaned_data["lines"], reserve=form.cleaned_data["reserve"])
+    ok, seats = attempt(
+        request,
+        players_add_bulk,
+        game_id=game.pk,
+        by=actor(request),
+        text=form.cleaned_data["lines"],
+        reserve=form.cleaned_data["reserve"],
+    )
     if ok:
         say(request, "players_added", count=len(seats))
     return back(request, game, "panel_players")
@@ -82,8 +106,12 @@ def player_remove_view(request: HttpRequest, game, seat_id: int) -> HttpResponse
     if request.method == "POST" and (confirmed or not discards):
         # A discard only when the GM confirmed the page that warned of it («discard»).
         try:
-            seat = player_remove(game_id=game.pk, by=actor(request), seat_id=seat_id,
-                                 discard=confirmed and request.POST.get("discard") == "yes")
+            seat = player_remove(
+                game_id=game.pk,
+                by=actor(request),
+                seat_id=seat_id,
+                discard=confirmed and request.POST.get("discard") == "yes",
+            )
         except DiscardNotConfirmed:  # dealt since the page was shown: warn first
             game.refresh_from_db()
             discards = True
@@ -93,14 +121,21 @@ def player_remove_view(request: HttpRequest, game, seat_id: int) -> HttpResponse
         else:
             say(request, "player_removed", seat=seat, discarded=discards)
             return back(request, game, "panel_players")
-    return render_panel(request, game, "panel/confirm.html", {
-        "action": game_url(game, "panel_player_remove", seat_id=seat.pk),
-        **confirmation("player_remove", seat=seat, discards=discards),
-        "button": "Снять и сбросить раздачу" if discards else "Снять",
-        "danger": discards,
-        "hidden": {"discard": "yes" if discards else ""},
-        "next": request.POST.get("next") or request.GET.get("next", ""),
-    }, title="Снять игрока", tab="players")
+    return render_panel(
+        request,
+        game,
+        "panel/confirm.html",
+        {
+            "action": game_url(game, "panel_player_remove", seat_id=seat.pk),
+            **confirmation("player_remove", seat=seat, discards=discards),
+            "button": "Снять и сбросить раздачу" if discards else "Снять",
+            "danger": discards,
+            "hidden": {"discard": "yes" if discards else ""},
+            "next": request.POST.get("next") or request.GET.get("next", ""),
+        },
+        title="Снять игрока",
+        tab="players",
+    )
 
 
 @gm_view()
@@ -113,13 +148,22 @@ def deal_view(request: HttpRequest, game) -> HttpResponse:
         {"number": r.number, "commitment": r.commitment, "seed": r.seed if finished else ""}
         for r in deal_rounds(game)
     ]
-    return render_panel(request, game, "panel/deal.html", {
-        "rounds": rounds, "seats": seats, "seed_rounds": seed_rounds,
-        "item_states": item_states(game, seats),
-        "mafia": {s.number for s in seats if s.role == "mafia"},
-        "can_new_round": game.status in (GameStatus.RECRUITING, GameStatus.DEALT)
-        and round_was_dealt(game=game),
-    }, title=f"Раздача: {game.name}", tab="deal")
+    return render_panel(
+        request,
+        game,
+        "panel/deal.html",
+        {
+            "rounds": rounds,
+            "seats": seats,
+            "seed_rounds": seed_rounds,
+            "item_states": item_states(game, seats),
+            "mafia": {s.number for s in seats if s.role == "mafia"},
+            "can_new_round": game.status in (GameStatus.RECRUITING, GameStatus.DEALT)
+            and round_was_dealt(game=game),
+        },
+        title=f"Раздача: {game.name}",
+        tab="deal",
+    )
 
 
 @gm_view("GET", "POST")
@@ -131,8 +175,12 @@ def deal_run_view(request: HttpRequest, game) -> HttpResponse:
     if request.method == "POST":
         ok, summary = attempt(request, game_deal, game_id=game.pk, by=actor(request))
         if ok:
-            say(request, "dealt", draws=len(summary.draws),
-                mafia_items=summary.draws[-1]["mafia_items"])
+            say(
+                request,
+                "dealt",
+                draws=len(summary.draws),
+                mafia_items=summary.draws[-1]["mafia_items"],
+            )
             return HttpResponseRedirect(game_url(game, "panel_deal"))
         return back(request, game)
     return HttpResponseRedirect(game_url(game))
@@ -144,15 +192,26 @@ def deal_round_view(request: HttpRequest, game) -> HttpResponse:
     if request.method == "POST" and request.POST.get("confirm") == "yes":
         ok, rnd = attempt(request, deal_round_new, game_id=game.pk, by=actor(request))
         if ok:
-            say(request, "deal_round_started", number=rnd.number,
-                dealt=game.status == GameStatus.DEALT)
+            say(
+                request,
+                "deal_round_started",
+                number=rnd.number,
+                dealt=game.status == GameStatus.DEALT,
+            )
             return HttpResponseRedirect(game_url(game, "panel_deal"))
         return back(request, game, "panel_deal")
-    return render_panel(request, game, "panel/confirm.html", {
-        "action": game_url(game, "panel_deal_round"),
-        **confirmation("deal_round"),
-        "button": "Начать новый раунд",
-    }, title="Новый раунд раздачи", tab="deal")
+    return render_panel(
+        request,
+        game,
+        "panel/confirm.html",
+        {
+            "action": game_url(game, "panel_deal_round"),
+            **confirmation("deal_round"),
+            "button": "Начать новый раунд",
+        },
+        title="Новый раунд раздачи",
+        tab="deal",
+    )
 
 
 @gm_view("GET", "POST")
@@ -164,14 +223,27 @@ def start_view(request: HttpRequest, game) -> HttpResponse:
             say(request, "game_started")
         return HttpResponseRedirect(game_url(game))
     if game.status != GameStatus.DEALT:
-        messages.error(request, NotDealtYet().reason if game.status == GameStatus.RECRUITING
-                       else StartTooLate().reason)
+        messages.error(
+            request,
+            NotDealtYet().reason if game.status == GameStatus.RECRUITING else StartTooLate().reason,
+        )
         return HttpResponseRedirect(game_url(game))
     seats = players(game)
-    return render_panel(request, game, "panel/confirm.html", {
-        "action": game_url(game, "panel_start"),
-        **confirmation("start", game=game, players=len(seats),
-                       deadline=timezone.now() + game.day_length,
-                       closed=[s for s in seats if s.pm_allowed is False]),
-        "button": "Начать игру",
-    }, title="Начать игру", tab="game")
+    return render_panel(
+        request,
+        game,
+        "panel/confirm.html",
+        {
+            "action": game_url(game, "panel_start"),
+            **confirmation(
+                "start",
+                game=game,
+                players=len(seats),
+                deadline=timezone.now() + game.day_length,
+                closed=[s for s in seats if s.pm_allowed is False],
+            ),
+            "button": "Начать игру",
+        },
+        title="Начать игру",
+        tab="game",
+    )

@@ -44,8 +44,9 @@ def texts_view(request: HttpRequest, game) -> HttpResponse:
 def texts_preview_view(request: HttpRequest, game) -> HttpResponse:
     """The live preview: the post with the typed text in it, or why it does not render."""
     try:
-        text = theme_preview(game=game, slot=request.POST.get("slot", ""),
-            text=request.POST.get("text", ""))
+        text = theme_preview(
+            game=game, slot=request.POST.get("slot", ""), text=request.POST.get("text", "")
+        )
     except MessageError as e:
         where = f"Строка {e.line}: " if e.line else ""
         return JsonResponse({"ok": False, "error": f"{where}{e.reason}."})

@@ -52,8 +52,20 @@ def start_demo(data_dir: Path, *extra: str, ports: tuple[int, int, int] | None =
     data_dir.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as out:
         process = subprocess.Popen(
-            [sys.executable, "manage.py", "demo", "--data-dir", str(data_dir),
-             "--web-port", str(web), "--vk-port", str(vk), "--redis-port", str(redis), *extra],
+            [
+                sys.executable,
+                "manage.py",
+                "demo",
+                "--data-dir",
+                str(data_dir),
+                "--web-port",
+                str(web),
+                "--vk-port",
+                str(vk),
+                "--redis-port",
+                str(redis),
+                *extra,
+            ],
             cwd=PROJECT,
             env=env,
             stdin=subprocess.DEVNULL,

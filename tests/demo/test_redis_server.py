@@ -21,7 +21,9 @@ def test_rq_works_across_clients_and_sigterm_stops_it() -> None:
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "demo.redis_server", "--port", str(port)],
-        cwd=PROJECT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        cwd=PROJECT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
     )
     try:
         assert server.stdout is not None
@@ -49,13 +51,18 @@ def test_rq_works_across_clients_and_sigterm_stops_it() -> None:
 
 def test_a_busy_port_is_a_clear_error() -> None:
     port = free_port()
-    first = subprocess.Popen([sys.executable, "-m", "demo.redis_server", "--port", str(port)],
-                             cwd=PROJECT, stdout=subprocess.PIPE)
+    first = subprocess.Popen(
+        [sys.executable, "-m", "demo.redis_server", "--port", str(port)],
+        cwd=PROJECT,
+        stdout=subprocess.PIPE,
+    )
     try:
         assert first.stdout is not None and first.stdout.readline()
         second = subprocess.run(
             [sys.executable, "-m", "demo.redis_server", "--port", str(port)],
-            cwd=PROJECT, capture_output=True, timeout=30,
+            cwd=PROJECT,
+            capture_output=True,
+            timeout=30,
         )
         assert second.returncode == 2 and b"cannot listen" in second.stderr
     finally:

@@ -47,8 +47,11 @@ def test_runlocalvk_declares_more_communities(settings: Any) -> None:
     second, third = registry.get(322), registry.get(323)
     assert second.user_tokens == {"admin-from-settings": 100} and second.group_name == "Вторая"
     assert third.group_tokens == {"third": {"messages", "photos"}} and not third.user_tokens
-    for bad in (["--community", "322:from-settings:x"], ["--community", "nope"],
-                ["--group-scopes", "wall"]):
+    for bad in (
+        ["--community", "322:from-settings:x"],
+        ["--community", "nope"],
+        ["--group-scopes", "wall"],
+    ):
         with pytest.raises(CommandError):
             command.build_state(vars(parser.parse_args(bad)))
 

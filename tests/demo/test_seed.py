@@ -53,9 +53,13 @@ def drain_flags(rq_queues: Any) -> Iterator[None]:
 
 
 def local_vk() -> LocalVK:
-    return LocalVK(group_id=config.GROUP_ID, group_token=config.GROUP_TOKEN,
-                   user_tokens={config.USER_TOKEN: config.ADMIN_USER_ID},
-                   group_rps=10_000, user_rps=10_000)
+    return LocalVK(
+        group_id=config.GROUP_ID,
+        group_token=config.GROUP_TOKEN,
+        user_tokens={config.USER_TOKEN: config.ADMIN_USER_ID},
+        group_rps=10_000,
+        user_rps=10_000,
+    )
 
 
 @pytest.fixture
@@ -153,8 +157,9 @@ def test_an_unreachable_local_vk_is_an_operator_error(rq_queues: Any) -> None:
 def test_the_command_reports_what_it_did(vk: tuple[LocalVK, LocalVkClient]) -> None:
     _, client = vk
     out = StringIO()
-    call_command("demo_seed", "--vk-url", client.base_url, "--day-minutes", "7",
-                 "--auto-publish", stdout=out)
+    call_command(
+        "demo_seed", "--vk-url", client.base_url, "--day-minutes", "7", "--auto-publish", stdout=out
+    )
     assert "group 1: demo game created" in out.getvalue() and "День 1 until" in out.getvalue()
     assert "group 2: demo game created: «Классика (демо)»" in out.getvalue()
     game = Game.objects.get(vk_group_id=config.GROUP_ID)
@@ -192,11 +197,14 @@ def test_each_game_community_gets_its_connected_row_and_its_own_game(
         assert game.spectator_chat_id - 2_000_000_000 in hosted.chats
         assert PollState.objects.get(group_id=community.group_id).ts == str(hosted.longpoll.ts)
         assert set(Outbox.objects.filter(game=game).values_list("group_id", flat=True)) == {
-            community.group_id}
+            community.group_id
+        }
     classic = report.games[1].game
     assert classic.theme == "classic" and Seat.objects.filter(game=classic).count() == 12
-    assert sorted(Seat.objects.filter(game=classic).values_list("role", flat=True)).count(
-        Role.MAFIA) == 3
+    assert (
+        sorted(Seat.objects.filter(game=classic).values_list("role", flat=True)).count(Role.MAFIA)
+        == 3
+    )
     # No player sits in both games.
     assert not set(config.player_ids(config.MAIN)) & set(config.player_ids(config.CLASSIC))
 
@@ -221,24 +229,28 @@ def test_the_connectable_community_is_in_the_local_vk_only(
     # A second run adds nothing twice.
     demo_seed.seed(OPTIONS, client)
     assert len(Communities.of(state).get(config.CONNECT.group_id).group_tokens) == 2
-    assert [c["group_id"] for c in client.communities()] == [
-        c.group_id for c in config.COMMUNITIES]
+    assert [c["group_id"] for c in client.communities()] == [c.group_id for c in config.COMMUNITIES]
 
 
 def test_re_seeding_resumes_both_games(vk: tuple[LocalVK, LocalVkClient]) -> None:
     state, client = vk
     first = demo_seed.seed(OPTIONS, client)
     Phase.objects.filter(game=first.games[1].game).update(
-        deadline=timezone.now() - timedelta(hours=1))
-    topics = {c.group_id: len(Communities.of(state).get(c.group_id).topics)
-              for c in config.GAME_COMMUNITIES}
+        deadline=timezone.now() - timedelta(hours=1)
+    )
+    topics = {
+        c.group_id: len(Communities.of(state).get(c.group_id).topics)
+        for c in config.GAME_COMMUNITIES
+    }
     again = demo_seed.seed(OPTIONS, client)
     assert [r.game.pk for r in again.games] == [r.game.pk for r in first.games]
     assert not any(r.created for r in again.games)
     assert again.games[0].notes == []
     assert any("extended by 5 min" in note for note in again.games[1].notes)
-    assert {c.group_id: len(Communities.of(state).get(c.group_id).topics)
-            for c in config.GAME_COMMUNITIES} == topics
+    assert {
+        c.group_id: len(Communities.of(state).get(c.group_id).topics)
+        for c in config.GAME_COMMUNITIES
+    } == topics
     assert Community.objects.filter(connected=True).count() == len(config.GAME_COMMUNITIES)
     # --new-game starts both anew.
     forced = demo_seed.seed(demo_seed.SeedOptions(new_game=True), client)

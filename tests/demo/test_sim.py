@@ -33,23 +33,41 @@ MAFIA = [3, 7, 11, 15, 19, 23]
 
 def as_message(text: str, board: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
     """A message as the player page's feed shows it."""
-    data = {"id": extra.pop("id", 1), "peer_id": extra.pop("peer_id", 1001), "text": text,
-            "from_community": True, **extra}
+    data = {
+        "id": extra.pop("id", 1),
+        "peer_id": extra.pop("peer_id", 1001),
+        "text": text,
+        "from_community": True,
+        **extra,
+    }
     if board is not None:
         data["keyboard"] = keyboard_view(of_row(board))
     return data
 
 
 def roster_and_day_one() -> str:
-    return (render("board/roster", game=GAME, seats=[Person(n, name) for n, name in NAMES.items()],
-                   commitment="abc")
-            + "\n\n" + render("board/day_opened", number=1, deadline=when(None, TZ), early=False))
+    return (
+        render(
+            "board/roster",
+            game=GAME,
+            seats=[Person(n, name) for n, name in NAMES.items()],
+            commitment="abc",
+        )
+        + "\n\n"
+        + render("board/day_opened", number=1, deadline=when(None, TZ), early=False)
+    )
 
 
 def role_card(number: int, role: Role, item: Item | None, team: list[int]) -> str:
-    return render("player/role_card", game=GAME, number=number, role=role,
-                  item=item.value if item else "", mafia=[Person(n, NAMES[n]) for n in team],
-                  commitment="abc")
+    return render(
+        "player/role_card",
+        game=GAME,
+        number=number,
+        role=role,
+        item=item.value if item else "",
+        mafia=[Person(n, NAMES[n]) for n in team],
+        commitment="abc",
+    )
 
 
 def table_after_start() -> Table:
@@ -73,8 +91,9 @@ def test_a_role_card_tells_the_number_the_role_and_the_team() -> None:
     doctor = Me(1001)
     doctor.read_private(role_card(1, Role.DOCTOR, Item.BOOK, []))
     assert (doctor.number, doctor.role, doctor.team, doctor.playing) == (1, "doctor", set(), True)
-    doctor.read_private(render("player/check_result", number=1, target=Person(3, "X"),
-                               is_mafia=True))
+    doctor.read_private(
+        render("player/check_result", number=1, target=Person(3, "X"), is_mafia=True)
+    )
     assert doctor.checked == {3: True}
     doctor.read_private(render("player/you_died", invited=True))
     assert not doctor.playing
@@ -84,22 +103,52 @@ def test_the_board_tells_the_roster_the_day_and_the_deaths() -> None:
     table = table_after_start()
     assert (table.game, table.topic_id, table.day) == (GAME, 5, 1)
     assert table.living() == list(range(1, 27))
-    table.read_board(5, render("board/day_result", number=1, early=False, modkilled=[],
-                               penalties=[], tally=[{"person": Person(4, NAMES[4]), "votes": 9},
-                                                    {"person": Person(5, NAMES[5]), "votes": 3}],
-                               executed=Person(4, NAMES[4], 2), executed_role=Role.CIVILIAN,
-                               story="")
-                     + "\n\n" + render("board/night_opened", number=1, deadline=when(None, TZ)))
+    table.read_board(
+        5,
+        render(
+            "board/day_result",
+            number=1,
+            early=False,
+            modkilled=[],
+            penalties=[],
+            tally=[
+                {"person": Person(4, NAMES[4]), "votes": 9},
+                {"person": Person(5, NAMES[5]), "votes": 3},
+            ],
+            executed=Person(4, NAMES[4], 2),
+            executed_role=Role.CIVILIAN,
+            story="",
+        )
+        + "\n\n"
+        + render("board/night_opened", number=1, deadline=when(None, TZ)),
+    )
     assert table.closed_days == {1} and 4 not in table.living()
-    table.read_board(5, render("board/night_result", number=1, story="",
-                               deaths=[{"person": Person(9, NAMES[9]), "role": ""}],
-                               modkilled=[{"person": Person(10, NAMES[10]), "role": "maniac"}],
-                               penalties=[Person(12, NAMES[12])]))
+    table.read_board(
+        5,
+        render(
+            "board/night_result",
+            number=1,
+            story="",
+            deaths=[{"person": Person(9, NAMES[9]), "role": ""}],
+            modkilled=[{"person": Person(10, NAMES[10]), "role": "maniac"}],
+            penalties=[Person(12, NAMES[12])],
+        ),
+    )
     assert {4, 9, 10} <= table.dead and 12 not in table.dead
-    table.read_board(5, render("board/night_result", number=1, story="", modkilled=[],
-                               deaths=[{"person": Person(14, NAMES[14], 1), "role": ""},
-                                       {"person": Person(15, NAMES[15]), "role": "doctor"}],
-                               penalties=[]))
+    table.read_board(
+        5,
+        render(
+            "board/night_result",
+            number=1,
+            story="",
+            modkilled=[],
+            deaths=[
+                {"person": Person(14, NAMES[14], 1), "role": ""},
+                {"person": Person(15, NAMES[15]), "role": "doctor"},
+            ],
+            penalties=[],
+        ),
+    )
     assert {14, 15} <= table.dead
     assert table.published_nights == {1}
     assert {4, 9, 10} <= table.dead and 12 not in table.dead
@@ -108,23 +157,40 @@ def test_the_board_tells_the_roster_the_day_and_the_deaths() -> None:
     # another topic: not this game
     table.read_board(6, render("board/day_opened", number=7, deadline=when(None, TZ), early=True))
     assert table.day == 1
-    table.read_board(5, render("board/game_over", game=GAME, winner="", winner_key="", seats=[],
-                               night_log=[], overrides=[], seed="seed", commitment="abc",
-                               counts=[{"role": "mafia", "n": 6}], rounds=[], players_url=""))
+    table.read_board(
+        5,
+        render(
+            "board/game_over",
+            game=GAME,
+            winner="",
+            winner_key="",
+            seats=[],
+            night_log=[],
+            overrides=[],
+            seed="seed",
+            commitment="abc",
+            counts=[{"role": "mafia", "n": 6}],
+            rounds=[],
+            players_url="",
+        ),
+    )
     assert table.over
 
 
 def test_deadlines_and_confirmations_are_read_from_the_prompts() -> None:
     now = datetime(2026, 11, 30, 4, 0, tzinfo=UTC)  # 07:00 in Moscow
-    text = render("player/day_prompt", number=1, deadline=when(now + timedelta(minutes=5), TZ),
-                  early=False)
+    text = render(
+        "player/day_prompt", number=1, deadline=when(now + timedelta(minutes=5), TZ), early=False
+    )
     deadline = deadline_of(text, TZ, now)
     assert deadline is not None and 5 * 60 <= (deadline - now).total_seconds() < 6 * 60
     assert deadline_of("без срока", TZ, now) is None
-    assert is_confirmation(render("player/action_accepted", act="лечение", target=Person(1, "X"),
-                                  guess=""))
-    assert is_confirmation(render("player/vote_accepted", target=Person(1, "X"), early=False,
-                                  early_ignored=False))
+    assert is_confirmation(
+        render("player/action_accepted", act="лечение", target=Person(1, "X"), guess="")
+    )
+    assert is_confirmation(
+        render("player/vote_accepted", target=Person(1, "X"), early=False, early_ignored=False)
+    )
     assert not is_confirmation(render("player/you_died", invited=True))
 
 
@@ -167,8 +233,13 @@ def test_the_town_herds_around_the_days_suspects() -> None:
 def night_prompt(act: Act, me: Me, *, phase: int = 11) -> dict[str, Any]:
     base = Payload(act.value, game=1, phase=phase)
     pairs = [(n, NAMES[n]) for n in range(1, 27) if act is Act.HEAL or n != me.number]
-    text = render("player/act_prompt", number=1, act=act.value,
-                  item=act.item.value if act.item else "", deadline=when(None, TZ))
+    text = render(
+        "player/act_prompt",
+        number=1,
+        act=act.value,
+        item=act.item.value if act.item else "",
+        deadline=when(None, TZ),
+    )
     return as_message(text, targets_keyboard(pairs, base))
 
 
@@ -193,10 +264,17 @@ def test_the_commissar_chooses_then_shoots_a_known_mafioso() -> None:
     table = table_after_start()
     me = Me(1002, number=2, role="commissar")
     base = Payload("", game=1, phase=11)
-    choice = buttons_of(as_message(
-        render("player/commissar_prompt", number=1, deadline=when(None, TZ)),
-        choice_keyboard([("Проверка", base.but(action="check")),
-                         ("Выстрел", base.but(action="commissar_shot"))])))
+    choice = buttons_of(
+        as_message(
+            render("player/commissar_prompt", number=1, deadline=when(None, TZ)),
+            choice_keyboard(
+                [
+                    ("Проверка", base.but(action="check")),
+                    ("Выстрел", base.but(action="commissar_shot")),
+                ]
+            ),
+        )
+    )
     moves = [brain.night_move(me, table, choice, random.Random(s)) for s in range(50)]
     presses = [m for m in moves if isinstance(m, brain.Press)]
     assert presses and all(m.what.startswith("выбор") for m in presses)
@@ -205,8 +283,11 @@ def test_the_commissar_chooses_then_shoots_a_known_mafioso() -> None:
     page = buttons_of(night_prompt(Act.COMMISSAR_SHOT, me))
     for seed in range(30):
         move = brain.night_move(me, table, page, random.Random(seed), followup=True)
-        target = (move.text.split()[-1] if isinstance(move, brain.Write)
-                  else str(page[move.row * 2 + move.column].payload.target))
+        target = (
+            move.text.split()[-1]
+            if isinstance(move, brain.Write)
+            else str(page[move.row * 2 + move.column].payload.target)
+        )
         assert target == "7"
 
 
@@ -226,8 +307,9 @@ def test_the_role_strike_guess_page_gets_a_guess() -> None:
     table = table_after_start()
     me = mafia_me(3)
     base = Payload("role_strike", game=1, phase=11, target=9)
-    page = buttons_of(as_message("Какую роль?", choice_keyboard(
-        guess_choices(base=base), color="negative")))
+    page = buttons_of(
+        as_message("Какую роль?", choice_keyboard(guess_choices(base=base), color="negative"))
+    )
     move = brain.night_move(me, table, page, random.Random(1), followup=True)
     assert isinstance(move, brain.Press) and move.what.startswith("role_strike")
 
@@ -258,11 +340,18 @@ async def local() -> AsyncIterator[tuple[RunningServer, aiohttp.ClientSession]]:
             yield srv, http
 
 
-def community_says(state: LocalVK, peer: int, text: str, board: dict[str, Any] | None = None
-                   ) -> int:
-    return state.send_message(token=state.group_token, token_kind="group",
-                              sender_id=state.community_id, peer_id=peer, text=text,
-                              random_id=0, keyboard=of_row(board)).id
+def community_says(
+    state: LocalVK, peer: int, text: str, board: dict[str, Any] | None = None
+) -> int:
+    return state.send_message(
+        token=state.group_token,
+        token_kind="group",
+        sender_id=state.community_id,
+        peer_id=peer,
+        text=text,
+        random_id=0,
+        keyboard=of_row(board),
+    ).id
 
 
 def start_game(state: LocalVK) -> int:
@@ -279,8 +368,9 @@ def user_moves(state: LocalVK, since: int) -> list[tuple[str, int]]:
     out = []
     for update in state.longpoll.events():
         obj = update["object"]
-        sender = (obj.get("message") or {}).get("from_id") or obj.get("user_id") or obj.get(
-            "from_id")
+        sender = (
+            (obj.get("message") or {}).get("from_id") or obj.get("user_id") or obj.get("from_id")
+        )
         if update["type"] in ("message_new", "message_event", "board_post_new") and sender > 0:
             out.append((update["type"], sender))
     return out[since:]
@@ -293,17 +383,32 @@ async def test_players_vote_when_the_time_comes_except_the_taken_over(
     state = srv.state
     start_game(state)
     clock = Clock()
-    players = Players(SandboxClient(srv.url, http), rng=random.Random(5), pace=Pace(3, 10),
-                      time_zone=TZ, clock=clock)
+    players = Players(
+        SandboxClient(srv.url, http),
+        rng=random.Random(5),
+        pace=Pace(3, 10),
+        time_zone=TZ,
+        clock=clock,
+    )
     await players.catch_up()
     assert sum(me.playing for me in players.me.values()) == 26
     assert players.table.day == 1
     state.set_taken_over(1001)
     prompt = vote_prompt()
     for n in range(1, 27):
-        community_says(state, 1000 + n, prompt["text"], json.loads(json.dumps(
-            targets_keyboard([(m, NAMES[m]) for m in range(1, 27) if m != n],
-                             Payload("vote", game=1, phase=10)))))
+        community_says(
+            state,
+            1000 + n,
+            prompt["text"],
+            json.loads(
+                json.dumps(
+                    targets_keyboard(
+                        [(m, NAMES[m]) for m in range(1, 27) if m != n],
+                        Payload("vote", game=1, phase=10),
+                    )
+                )
+            ),
+        )
     await players.poll()
     assert await players.run_due() == 0  # nobody moves at once
     clock.now += 11
@@ -318,15 +423,24 @@ async def test_answered_prompts_are_not_played_again_after_a_restart(
     srv, http = local
     state = srv.state
     start_game(state)
-    board = targets_keyboard([(m, NAMES[m]) for m in range(2, 27)],
-                             Payload("vote", game=1, phase=10))
+    board = targets_keyboard(
+        [(m, NAMES[m]) for m in range(2, 27)], Payload("vote", game=1, phase=10)
+    )
     community_says(state, 1001, vote_prompt()["text"], board)
-    community_says(state, 1001, render("player/vote_accepted", target=Person(2, "X"), early=False,
-                                              early_ignored=False))
+    community_says(
+        state,
+        1001,
+        render("player/vote_accepted", target=Person(2, "X"), early=False, early_ignored=False),
+    )
     community_says(state, 1002, vote_prompt()["text"], board)  # not answered yet
     clock = Clock()
-    players = Players(SandboxClient(srv.url, http), rng=random.Random(2), pace=Pace(1, 2),
-                      time_zone=TZ, clock=clock)
+    players = Players(
+        SandboxClient(srv.url, http),
+        rng=random.Random(2),
+        pace=Pace(1, 2),
+        time_zone=TZ,
+        clock=clock,
+    )
     await players.catch_up()
     assert {plan.user_id for plan in players.plans if plan.kind == "vote"} == {1002}
 
@@ -338,14 +452,20 @@ async def test_a_commissar_page_is_followed_up_quickly(
     state = srv.state
     start_game(state)
     clock = Clock()
-    players = Players(SandboxClient(srv.url, http), rng=random.Random(0), pace=Pace(30, 60),
-                      time_zone=TZ, clock=clock)
+    players = Players(
+        SandboxClient(srv.url, http),
+        rng=random.Random(0),
+        pace=Pace(30, 60),
+        time_zone=TZ,
+        clock=clock,
+    )
     await players.catch_up()
     me = players.me[1002]
     me.role = "commissar"
     players.awaiting[1002] = 11
-    page = targets_keyboard([(m, NAMES[m]) for m in range(1, 27) if m != 2],
-                            Payload("check", game=1, phase=11))
+    page = targets_keyboard(
+        [(m, NAMES[m]) for m in range(1, 27) if m != 2], Payload("check", game=1, phase=11)
+    )
     community_says(state, 1002, render("player/act_question", act="check"), page)
     await players.poll()
     (plan,) = players.plans
@@ -362,19 +482,40 @@ async def test_players_of_another_community_play_there_only(
     second = Communities.of(srv.state).create(group_id=2, group_token="second-token")
     start_game(second)
     clock = Clock()
-    there = Players(SandboxClient(srv.url, http, group_id=2), rng=random.Random(5),
-                    pace=Pace(3, 10), time_zone=TZ, clock=clock, label="[group 2] ")
-    here = Players(SandboxClient(srv.url, http), rng=random.Random(5), pace=Pace(3, 10),
-                   time_zone=TZ, clock=clock)
+    there = Players(
+        SandboxClient(srv.url, http, group_id=2),
+        rng=random.Random(5),
+        pace=Pace(3, 10),
+        time_zone=TZ,
+        clock=clock,
+        label="[group 2] ",
+    )
+    here = Players(
+        SandboxClient(srv.url, http),
+        rng=random.Random(5),
+        pace=Pace(3, 10),
+        time_zone=TZ,
+        clock=clock,
+    )
     await there.catch_up()
     await here.catch_up()
     assert sum(me.playing for me in there.me.values()) == 26
     assert not any(me.playing for me in here.me.values())
     prompt = vote_prompt()
     for n in range(1, 27):
-        community_says(second, 1000 + n, prompt["text"], json.loads(json.dumps(
-            targets_keyboard([(m, NAMES[m]) for m in range(1, 27) if m != n],
-                             Payload("vote", game=1, phase=10)))))
+        community_says(
+            second,
+            1000 + n,
+            prompt["text"],
+            json.loads(
+                json.dumps(
+                    targets_keyboard(
+                        [(m, NAMES[m]) for m in range(1, 27) if m != n],
+                        Payload("vote", game=1, phase=10),
+                    )
+                )
+            ),
+        )
     await there.poll()
     await here.poll()
     clock.now += 11

@@ -35,16 +35,16 @@ def test_the_processes_and_their_settings(tmp_path: Path) -> None:
     step = setup_step(demo)
     assert step[2:5] == ["demo_seed", "--migrate", "--wait"]
     assert "--auto-publish" in step and step[step.index("--seed") + 1] == "s1"
-    assert [s.name for s in processes(options(tmp_path, players=False))] == [
-        "web", "worker", "bot"]
+    assert [s.name for s in processes(options(tmp_path, players=False))] == ["web", "worker", "bot"]
 
 
 def test_the_worker_hides_rq_routine_lines_only() -> None:
     mute = re.compile(WORKER_MUTE)
     assert mute.search("2026-11-30 07:12:01,186 INFO rq.worker [13332] Job OK (x)")
     assert mute.search("2026-11-30 07:12:01,186 INFO vkbot.delivery.jobs [1] Delivery run: {}")
-    assert not mute.search("2026-11-30 07:28:35,943 INFO gameplay.services.deadlines [21830] "
-                           "Deadline tick: 1 closed")
+    assert not mute.search(
+        "2026-11-30 07:28:35,943 INFO gameplay.services.deadlines [21830] Deadline tick: 1 closed"
+    )
     assert not mute.search("2026-11-30 07:28:35,943 ERROR rq.worker [1] Traceback")
 
 
@@ -54,8 +54,10 @@ def test_a_busy_port_stops_the_demo_before_anything_starts(tmp_path: Path) -> No
         sock.bind(("127.0.0.1", 0))
         sock.listen()
         busy = sock.getsockname()[1]
-        demo = DemoOptions(layout=DemoLayout(data_dir=tmp_path / "d", web_port=busy,
-                                             vk_port=1, redis_port=2), project_dir=PROJECT)
+        demo = DemoOptions(
+            layout=DemoLayout(data_dir=tmp_path / "d", web_port=busy, vk_port=1, redis_port=2),
+            project_dir=PROJECT,
+        )
         supervisor = Supervisor(env=dict(os.environ), cwd=str(PROJECT), out=out, color=False)
         assert run(demo, supervisor) == 2
     assert f"web port {busy}" in out.getvalue() and "Is another demo running?" in out.getvalue()
@@ -69,7 +71,7 @@ def test_the_local_vk_hosts_every_demo_community(tmp_path: Path, settings: objec
     argv = servers(options(tmp_path))[1].argv
     command = Command()
     parser = command.create_parser("manage.py", "runlocalvk")
-    state = command.build_state(vars(parser.parse_args(argv[argv.index("runlocalvk") + 1:])))
+    state = command.build_state(vars(parser.parse_args(argv[argv.index("runlocalvk") + 1 :])))
     registry = Communities.of(state)
     assert [c.group_id for c in registry] == [c.group_id for c in config.COMMUNITIES]
     for community in config.COMMUNITIES:
@@ -85,7 +87,6 @@ def test_the_banner_says_how_to_try_connecting_a_community(tmp_path: Path) -> No
     for community in config.GAME_COMMUNITIES:
         assert f"«{community.name}», game «{community.game_name}»" in text
     assert "«Подключить сообщество»" in text and "not connected" in text
-    for token in (config.CONNECT.group_token, config.CONNECT.user_token,
-                  config.CONNECT_WEAK_TOKEN):
+    for token in (config.CONNECT.group_token, config.CONNECT.user_token, config.CONNECT_WEAK_TOKEN):
         assert token in text
     assert "lacks «manage»" in text

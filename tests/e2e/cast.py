@@ -75,13 +75,31 @@ def cast_of(seats: list[Seat]) -> Cast:
     mafia = sorted(by_role["mafia"])
     clock = items["clock"][0]
     executed1, shot1, checked, modkilled, striker = [m for m in mafia if m != clock]
-    plain = [c for c in sorted(by_role["civilian"])
-             if c not in (items["red_button"][0], items["book"][0])]
+    plain = [
+        c
+        for c in sorted(by_role["civilian"])
+        if c not in (items["red_button"][0], items["book"][0])
+    ]
     return Cast(
-        mafia=tuple(mafia), clock=clock, executed1=executed1, shot1=shot1, checked=checked,
-        modkilled=modkilled, striker=striker, commissar=by_role["commissar"][0],
-        doctor=by_role["doctor"][0], maniac=by_role["maniac"][0],
-        red_button=items["red_button"][0], book=items["book"][0], skipper=plain[0],
-        decoy=plain[1], victim=plain[2], healed1=plain[3], replaced=plain[4],
-        buttoned=plain[5], saved=plain[6], intruder=plain[7], other=plain[8],
+        mafia=tuple(mafia),
+        clock=clock,
+        executed1=executed1,
+        shot1=shot1,
+        checked=checked,
+        modkilled=modkilled,
+        striker=striker,
+        commissar=by_role["commissar"][0],
+        doctor=by_role["doctor"][0],
+        maniac=by_role["maniac"][0],
+        red_button=items["red_button"][0],
+        book=items["book"][0],
+        skipper=plain[0],
+        decoy=plain[1],
+        victim=plain[2],
+        healed1=plain[3],
+        replaced=plain[4],
+        buttoned=plain[5],
+        saved=plain[6],
+        intruder=plain[7],
+        other=plain[8],
     )

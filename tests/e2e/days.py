@@ -59,8 +59,10 @@ async def day_1(s: Script) -> None:
 
     board = s.board()
     for n in button_votes:  # the bot posted the button votes in the topic
-        assert (f"№{n} {s.seat(n).name} голосует за №{c.executed1} {s.seat(c.executed1).accs()}."
-                in board), n
+        assert (
+            f"№{n} {s.seat(n).name} голосует за №{c.executed1} {s.seat(c.executed1).accs()}."
+            in board
+        ), n
     for n in [*voters, c.executed1]:
         target = c.other if n in to_other or n == c.executed1 else c.executed1
         assert s.seat(n).received(f"Ваш голос за №{target} {s.seat(target).accs()} принят"), n
@@ -71,8 +73,13 @@ async def day_1(s: Script) -> None:
         "Подсчёт голосов, день 1: проголосовали 25 из 26.",  # «подсчёт»
     ]
     assert f"Ещё не голосовали: №{c.skipper}." in counts[-1]
-    edited = await db(lambda: list(ModerationFlag.objects.filter(
-        game_id=s.game_id, kind=FlagKind.EDITED_VOTE).values_list("vk_user_id", flat=True)))
+    edited = await db(
+        lambda: list(
+            ModerationFlag.objects.filter(game_id=s.game_id, kind=FlagKind.EDITED_VOTE).values_list(
+                "vk_user_id", flat=True
+            )
+        )
+    )
     assert edited == [s.seat(editor).vk]
 
     before = s.last_comment_id()
@@ -95,8 +102,13 @@ async def day_2(s: Script) -> None:
     start = s.mark()
     # A replacement: the reserve takes a civilian's seat, with its role card.
     old, new = s.seat(c.replaced), s.people[RESERVE]
-    await s.gm(services.seat_replace, seat=c.replaced, vk_user_id=new.vk, name=new.name,
-               reason="уехал на дачу")
+    await s.gm(
+        services.seat_replace,
+        seat=c.replaced,
+        vk_user_id=new.vk,
+        name=new.name,
+        reason="уехал на дачу",
+    )
     s.marks["replaced"] = s.mark()
     s.seat_holder[c.replaced] = new
     [card] = new.received("Ваш номер:")
@@ -117,18 +129,25 @@ async def day_2(s: Script) -> None:
     [invite] = victim.received("Беседа зрителей игры «Машина времени»:", start)
     link = INVITE.search(invite.text)
     assert link is not None and s.state.calls("messages.getInviteLink")
-    assert dead_mafia.texts(start)[-1].startswith(
-        "Выбывшая мафия в беседу зрителей не допускается")
+    assert dead_mafia.texts(start)[-1].startswith("Выбывшая мафия в беседу зрителей не допускается")
     victim.join_chat(link.group(0))
     dead_mafia.join_chat(link.group(0))  # the link was passed on: both are intruders
     intruder.join_chat(link.group(0))
     await s.world.settle()
-    removed = [int(call.params["member_id"]) for call in s.state.calls("messages.removeChatUser")
-               if call.ok]
+    removed = [
+        int(call.params["member_id"])
+        for call in s.state.calls("messages.removeChatUser")
+        if call.ok
+    ]
     assert sorted(removed) == sorted([dead_mafia.vk, intruder.vk])
     assert set(s.state.chat(chat.chat_id).members) == {s.state.community_id, victim.vk}
-    intruders = await db(lambda: sorted(ModerationFlag.objects.filter(
-        game_id=s.game_id, kind=FlagKind.INTRUDER).values_list("vk_user_id", flat=True)))
+    intruders = await db(
+        lambda: sorted(
+            ModerationFlag.objects.filter(game_id=s.game_id, kind=FlagKind.INTRUDER).values_list(
+                "vk_user_id", flat=True
+            )
+        )
+    )
     assert intruders == sorted([dead_mafia.vk, intruder.vk])  # the GM is told
 
     # The dead and the replaced cannot vote, not even with the buttons they still have; a
@@ -137,8 +156,9 @@ async def day_2(s: Script) -> None:
     victim.post(s.topic.id, f"голос {c.checked}")
     victim.say(f"голос {c.checked}")
     old.say(f"голос {c.checked}")
-    old.press(old.last_keyboard("vote", after=s.marks["day 2"]), action="vote", target=None,
-              offset=8)
+    old.press(
+        old.last_keyboard("vote", after=s.marks["day 2"]), action="vote", target=None, offset=8
+    )
     [day_1_button] = s.seat(c.other).received("День 1. Голосуйте")
     s.seat(c.other).press(day_1_button, action="vote", target=first_target(day_1_button))
     # Two votes for a player the GM then removes.
@@ -150,30 +170,44 @@ async def day_2(s: Script) -> None:
     assert victim.texts(mark) == [DEAD]
     assert old.texts(mark) == [NOT_PLAYING, NotInGame().reason]
     assert s.seat(c.other).texts(mark) == [StaleButton().reason]
-    dead_posts = await db(lambda: list(ModerationFlag.objects.filter(
-        game_id=s.game_id, kind=FlagKind.DEAD_POST).values_list("vk_user_id", flat=True)))
+    dead_posts = await db(
+        lambda: list(
+            ModerationFlag.objects.filter(game_id=s.game_id, kind=FlagKind.DEAD_POST).values_list(
+                "vk_user_id", flat=True
+            )
+        )
+    )
     assert dead_posts == [victim.vk]
 
     # An insult, flagged; the GM acts on the flag with a modkill (from the flags page).
     s.seat(c.modkilled).post(s.topic.id, f"{victim.first}, ты д е б и л")
     await s.world.settle()
-    flag = await db(lambda: ModerationFlag.objects.get(game_id=s.game_id,
-                                                       kind=FlagKind.PROFANITY))
+    flag = await db(lambda: ModerationFlag.objects.get(game_id=s.game_id, kind=FlagKind.PROFANITY))
     assert flag.vk_user_id == s.seat(c.modkilled).vk
     mark = s.mark()
-    await s.gm(flag_resolve, flag_id=flag.pk, acted=True, punish="modkill",
-               seat=c.modkilled, note="оскорбления в обсуждении")
+    await s.gm(
+        flag_resolve,
+        flag_id=flag.pk,
+        acted=True,
+        punish="modkill",
+        seat=c.modkilled,
+        note="оскорбления в обсуждении",
+    )
     s.public_from[c.modkilled] = s.mark()
     label = f"№{c.modkilled} {s.seat(c.modkilled).name}"
     who = s.seat(c.modkilled)
-    assert (f"{label} {who.g('исключён', 'исключена')} из игры ведущим (модкилл), роль — мафия."
-            in s.board())
+    assert (
+        f"{label} {who.g('исключён', 'исключена')} из игры ведущим (модкилл), роль — мафия."
+        in s.board()
+    )
     assert s.seat(c.modkilled).texts(mark) == [
-        "Ведущий исключил вас из игры. Причина: оскорбления в обсуждении"]
+        "Ведущий исключил вас из игры. Причина: оскорбления в обсуждении"
+    ]
     for n in early_voters:
         assert s.seat(n).texts(mark) == [
             f"{label} {who.g('выбыл', 'выбыла')} из игры, и ваш голос отменён. "
-            "Вы можете проголосовать заново."]
+            "Вы можете проголосовать заново."
+        ]
 
     living = sorted(await s.alive())
     mafia = [m for m in living if m in c.mafia]
@@ -189,8 +223,9 @@ async def day_2(s: Script) -> None:
     await s.world.settle()
     await new.choose(new.last_keyboard("vote", after=mark), "vote", c.checked)
     await s.world.settle()
-    assert s.seat(living[0]).received("принят как обычный: досрочные голоса действуют с "
-                                      "третьего дня")
+    assert s.seat(living[0]).received(
+        "принят как обычный: досрочные голоса действуют с третьего дня"
+    )
 
     before = s.last_comment_id()
     s.marks["night 2"] = s.mark()
@@ -217,15 +252,18 @@ async def day_3(s: Script) -> None:
         mark = s.mark()
         person.press(prompt, action="vote", target=None, early=True)
         await s.world.settle()
-        await person.choose(person.last_keyboard("vote", after=mark, early=True), "vote",
-                            c.clock, early=True)
+        await person.choose(
+            person.last_keyboard("vote", after=mark, early=True), "vote", c.clock, early=True
+        )
     s.seat(by_pm).say(f"голос {s.seat(c.clock).mention} досрочно")
     await s.world.settle()
     for n in by_button:
-        assert (f"№{n} {s.seat(n).name} голосует за №{c.clock} {s.seat(c.clock).accs()} "
-                "(досрочно).") in s.board(), n
-    assert s.seat(by_pm).received(f"Ваш досрочный голос за №{c.clock} {s.seat(c.clock).accs()} "
-                                  "принят. Изменить его нельзя.")
+        assert (
+            f"№{n} {s.seat(n).name} голосует за №{c.clock} {s.seat(c.clock).accs()} (досрочно)."
+        ) in s.board(), n
+    assert s.seat(by_pm).received(
+        f"Ваш досрочный голос за №{c.clock} {s.seat(c.clock).accs()} принят. Изменить его нельзя."
+    )
     before = s.last_comment_id()
     # The seventh of these is the tenth early vote: the day closes at once, the game ends,
     # and the eighth comes too late.
@@ -247,8 +285,11 @@ async def day_3(s: Script) -> None:
     assert s.seat(late).texts()[-1] == NOT_PLAYING
     head = "Игра «Машина времени» окончена. Победа: Мирный город!"
     final = head + s.board(before).split(head, 1)[1]  # the last post (with blank lines)
-    seats = await db(lambda: list(Seat.objects.filter(
-        game_id=s.game_id, status=SeatStatus.PLAYER).order_by("number")))
+    seats = await db(
+        lambda: list(
+            Seat.objects.filter(game_id=s.game_id, status=SeatStatus.PLAYER).order_by("number")
+        )
+    )
     for x in seats:
         item = f", «{Item(x.item).title}»" if x.item else ""
         assert f"№{x.number} {x.name} — {Role(x.role).title.lower()}{item}\n" in final
@@ -264,20 +305,23 @@ async def day_3(s: Script) -> None:
         return f"№{n} {s.seat(n).name}"
 
     log = final.split("Ночные действия:\n")[1].split("\n\n")[0].splitlines()
-    assert sorted(log) == sorted([  # every action that stood, items included
-        f"Ночь 1: {who(c.clock)} — выстрел мафии, цель — {who(c.victim)}",
-        f"Ночь 1: {who(c.maniac)} — выстрел маньяка, цель — {who(c.shot1)}",
-        f"Ночь 1: {who(c.commissar)} — проверка, цель — {who(c.checked)}",
-        f"Ночь 1: {who(c.doctor)} — лечение, цель — {who(c.healed1)}",
-        f"Ночь 1: {who(c.clock)} — «Старинные часы», цель — {who(c.doctor)}",
-        f"Ночь 2: {who(c.striker)} — ролевой удар, цель — {who(c.doctor)} (названа роль: маньяк)",
-        f"Ночь 2: {who(c.clock)} — выстрел мафии, цель — {who(c.saved)}",
-        f"Ночь 2: {who(c.commissar)} — выстрел комиссара, цель — {who(c.maniac)}",
-        f"Ночь 2: {who(c.doctor)} — лечение, цель — {who(c.commissar)}",
-        f"Ночь 2: {who(c.maniac)} — выстрел маньяка, цель — {who(c.commissar)}",
-        f"Ночь 2: {who(c.red_button)} — «Загадочная красная кнопка», цель — {who(c.buttoned)}",
-        f"Ночь 2: {who(c.book)} — «Книга из будущего», цель — {who(c.saved)}",
-    ])
+    assert sorted(log) == sorted(
+        [  # every action that stood, items included
+            f"Ночь 1: {who(c.clock)} — выстрел мафии, цель — {who(c.victim)}",
+            f"Ночь 1: {who(c.maniac)} — выстрел маньяка, цель — {who(c.shot1)}",
+            f"Ночь 1: {who(c.commissar)} — проверка, цель — {who(c.checked)}",
+            f"Ночь 1: {who(c.doctor)} — лечение, цель — {who(c.healed1)}",
+            f"Ночь 1: {who(c.clock)} — «Старинные часы», цель — {who(c.doctor)}",
+            f"Ночь 2: {who(c.striker)} — ролевой удар, цель — {who(c.doctor)}"
+            " (названа роль: маньяк)",
+            f"Ночь 2: {who(c.clock)} — выстрел мафии, цель — {who(c.saved)}",
+            f"Ночь 2: {who(c.commissar)} — выстрел комиссара, цель — {who(c.maniac)}",
+            f"Ночь 2: {who(c.doctor)} — лечение, цель — {who(c.commissar)}",
+            f"Ночь 2: {who(c.maniac)} — выстрел маньяка, цель — {who(c.commissar)}",
+            f"Ночь 2: {who(c.red_button)} — «Загадочная красная кнопка», цель — {who(c.buttoned)}",
+            f"Ночь 2: {who(c.book)} — «Книга из будущего», цель — {who(c.saved)}",
+        ]
+    )
     overrides = final.split("Решения ведущего:\n")[1].split("\n\n")[0].splitlines()
     assert overrides == [
         "Ночь 1: мафии разрешено заново выбрать выстрел. Причина: раскрытие хода до итогов ночи",
@@ -286,5 +330,6 @@ async def day_3(s: Script) -> None:
         "после срока",
     ]
     for x in seats:
-        assert s.seat(x.number).received("Игра «Машина времени» окончена. Победа: Мирный город."
-                                         ), x.number
+        assert s.seat(x.number).received("Игра «Машина времени» окончена. Победа: Мирный город."), (
+            x.number
+        )

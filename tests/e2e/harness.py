@@ -133,10 +133,14 @@ class World:
 
 def _problems(accepted: set[int]) -> list[str]:
     """Handler crashes and failed deliveries so far (but the ``accepted`` rows)."""
-    out = [f"handler crashed on {e.type} {e.event_id}: {e.error}"
-           for e in VkEvent.objects.exclude(error="")]
-    out += [f"delivery failed: {o.kind} to {o.peer_ids or o.topic_id}: {o.last_error}"
-            for o in Outbox.objects.filter(status=OutboxStatus.FAILED).exclude(pk__in=accepted)]
+    out = [
+        f"handler crashed on {e.type} {e.event_id}: {e.error}"
+        for e in VkEvent.objects.exclude(error="")
+    ]
+    out += [
+        f"delivery failed: {o.kind} to {o.peer_ids or o.topic_id}: {o.last_error}"
+        for o in Outbox.objects.filter(status=OutboxStatus.FAILED).exclude(pk__in=accepted)
+    ]
     out += [f"apology sent to {o.peer_ids}" for o in Outbox.objects.filter(kind="internal_error")]
     return out
 
@@ -198,9 +202,7 @@ class Player:
         for r, row in enumerate((message.keyboard or {}).get("buttons") or []):
             for c, button in enumerate(row):
                 payload = _payload(button)
-                if payload is not None and all(
-                    getattr(payload, k) == v for k, v in match.items()
-                ):
+                if payload is not None and all(getattr(payload, k) == v for k, v in match.items()):
                     phone.press(self.world.state, self.vk, message.id, r, c)
                     return payload
         raise AssertionError(f"{self}: no button {match} in {message.text!r}")
@@ -217,8 +219,10 @@ class Player:
         """Press the target's button on a paged keyboard, turning pages with «▶» as a person
         would (the bot edits the message into the next page: ``messages.edit``)."""
         for _ in range(6):
-            if any(p.action == action and p.target == target and _has(p, match)
-                   for p in payloads(message)):
+            if any(
+                p.action == action and p.target == target and _has(p, match)
+                for p in payloads(message)
+            ):
                 self.press(message, action=action, target=target, **match)
                 return
             assert "▶" in labels(message), f"{self}: №{target} is on no page for {action}"
@@ -251,8 +255,12 @@ class Player:
 
     def received(self, needle: str, after: int = 0) -> list[Message]:
         """Messages after message id ``after`` that say ``needle``, now or before an edit."""
-        return [m for m in self.inbox() if m.id > after and any(
-            needle in text for text in [*(h["text"] for h in m.history), m.text])]
+        return [
+            m
+            for m in self.inbox()
+            if m.id > after
+            and any(needle in text for text in [*(h["text"] for h in m.history), m.text])
+        ]
 
     def last_keyboard(self, action: str, *, after: int = 0, **match: Any) -> Message:
         """The latest message (sent or edited after message id ``after``) with a button for
@@ -281,8 +289,11 @@ def payloads(message: Message) -> list[Payload]:
 
 
 def labels(message: Message) -> list[str]:
-    return [str((b.get("action") or {}).get("label", ""))
-            for row in (message.keyboard or {}).get("buttons") or [] for b in row]
+    return [
+        str((b.get("action") or {}).get("label", ""))
+        for row in (message.keyboard or {}).get("buttons") or []
+        for b in row
+    ]
 
 
 def _payload(button: dict[str, Any]) -> Payload | None:

@@ -33,7 +33,8 @@ ROLE_WORDS: dict[str, re.Pattern[str]] = {
 }
 ACTION_WORDS = re.compile(
     r"(?<!\w)(?:выстрел|стреля|удар|провер|лечени|лечил|лечит|лечу|часы|часами|кнопк|книг"
-    r"|отправил|отправитель|назвал|называет)", re.I,
+    r"|отправил|отправитель|назвал|называет)",
+    re.I,
 )
 #: Who sent a team action: «(отправил №3 …)», «(отправитель — №3 …)», «№3 … называет №5 …».
 SENDER_WORD = re.compile(r"(?<!\w)(?:отправил\w*|отправитель\s+—|назвал\w*|называет)\s+№", re.I)
@@ -117,8 +118,11 @@ def _judge(knowledge: Knowledge, reader: int | None, at: int, line: str) -> list
         if ROLE_WORDS[role].search(line):
             public = over or at > knowledge.public_from.get(other, 10**12)
             team = reader_mafia and role == "mafia"
-            check = reader is not None and other in knowledge.checked(reader) and (
-                "проверка" in line.lower())
+            check = (
+                reader is not None
+                and other in knowledge.checked(reader)
+                and ("проверка" in line.lower())
+            )
             guess = reader_mafia and "удар" in line.lower()
             if not (public or team or check or guess):
                 problems.append(f"names the role of №{other}")
@@ -153,5 +157,8 @@ def _labels(message: Message) -> list[str]:
 
 
 def _labels_of(keyboard: dict[str, Any] | None) -> list[str]:
-    return [str((button.get("action") or {}).get("label", ""))
-            for row in (keyboard or {}).get("buttons") or [] for button in row]
+    return [
+        str((button.get("action") or {}).get("label", ""))
+        for row in (keyboard or {}).get("buttons") or []
+        for button in row
+    ]

@@ -70,14 +70,18 @@ async def night_1(s: Script) -> None:
         assert team_shot(s, c.decoy, c.shot1) in seen, m
         assert team_shot(s, c.victim, c.clock) in seen, m
         relayed = [t for t in seen if t.startswith(f"Мафия, №{c.striker} ")]
-        assert relayed == ([] if m == c.striker else
-                           [f"Мафия, №{c.striker} {s.seat(c.striker).name}:\n"
-                            f"стреляем в {c.victim}"]), m
+        assert relayed == (
+            []
+            if m == c.striker
+            else [f"Мафия, №{c.striker} {s.seat(c.striker).name}:\nстреляем в {c.victim}"]
+        ), m
     assert s.seat(c.striker).received("Передано живой мафии: 4 игрока.", start)
-    for n, what in [(c.maniac, f"выстрел маньяка — №{c.shot1}"),
-                    (c.doctor, f"лечение — №{c.healed1}"),
-                    (c.clock, f"Старинные часы — №{c.doctor}"),
-                    (c.commissar, f"проверка — №{c.checked}")]:
+    for n, what in [
+        (c.maniac, f"выстрел маньяка — №{c.shot1}"),
+        (c.doctor, f"лечение — №{c.healed1}"),
+        (c.clock, f"Старинные часы — №{c.doctor}"),
+        (c.commissar, f"проверка — №{c.checked}"),
+    ]:
         assert s.seat(n).received(f"Принято: {what} ", start), n
     assert f"Вы отправили: проверка — №{c.checked}" in commissar.texts(start)[-1]
 
@@ -87,15 +91,21 @@ async def night_1(s: Script) -> None:
     s.seat(c.doctor).post(s.topic.id, f"Я лечил №{c.healed1}, а меня кто-то остановил")
     await s.world.settle()
     assert s.seat(c.maniac).texts(late) == [NightUnderReview().reason]
-    flags = await db(lambda: list(ModerationFlag.objects.filter(
-        game_id=s.game_id, kind=FlagKind.REVEAL).values_list("vk_user_id", flat=True)))
+    flags = await db(
+        lambda: list(
+            ModerationFlag.objects.filter(game_id=s.game_id, kind=FlagKind.REVEAL).values_list(
+                "vk_user_id", flat=True
+            )
+        )
+    )
     assert flags == [s.seat(c.doctor).vk]
     # G2: the GM lets the mafia change its shot; the mafia alone may send again.
     mark = s.mark()
     await s.gm(services.night_reopen_mafia, reason="раскрытие хода до итогов ночи")
     for m in living_mafia:
         assert s.seat(m).texts(mark) == [
-            "Ведущий вновь открыл выстрел мафии в ночь 1: пришлите выстрел заново («выстрел N»)."]
+            "Ведущий вновь открыл выстрел мафии в ночь 1: пришлите выстрел заново («выстрел N»)."
+        ]
     commissar.say(f"проверка {c.decoy}")
     s.seat(c.clock).say(f"выстрел {c.victim}")
     await s.world.settle()
@@ -110,9 +120,11 @@ async def night_1(s: Script) -> None:
     [morning] = s.posts("Утро после ночи 1.", before)
     dead = sorted([c.victim, c.shot1])
     assert morning.splitlines()[2:] == [
-        "Этой ночью погибли: " + join([f"№{n} {s.seat(n).name}" for n in dead]) + "."]
+        "Этой ночью погибли: " + join([f"№{n} {s.seat(n).name}" for n in dead]) + "."
+    ]
     assert s.seat(c.commissar).received(
-        f"Ночь 1, проверка: №{c.checked} {s.seat(c.checked).name} — мафия.")
+        f"Ночь 1, проверка: №{c.checked} {s.seat(c.checked).name} — мафия."
+    )
     for n in dead:
         assert s.seat(n).received("Вы выбыли из игры", late)
     assert await s.alive() == set(range(1, PLAYERS + 1)) - {c.executed1, *dead}
@@ -125,8 +137,7 @@ async def night_2(s: Script) -> None:
     night = s.marks["night 2"]
     striker, maniac = s.seat(c.striker), s.seat(c.maniac)
     # The role strike with buttons: the target, then the guessed role (wrong: the sender dies).
-    await striker.choose(striker.last_keyboard("role_strike", after=night), "role_strike",
-                         c.doctor)
+    await striker.choose(striker.last_keyboard("role_strike", after=night), "role_strike", c.doctor)
     await s.world.settle()
     guess = striker.last_keyboard("role_strike", after=night, target=c.doctor)
     striker.press(guess, action="role_strike", target=c.doctor, guess="maniac")
@@ -136,24 +147,30 @@ async def night_2(s: Script) -> None:
     s.seat(c.doctor).say(f"лечу {c.commissar}")
     s.seat(c.red_button).say(f"кнопка {c.buttoned}")
     s.seat(c.victim).say(f"лечу {c.commissar}")  # the dead cannot act
-    await maniac.choose(maniac.last_keyboard("maniac_shot", after=night), "maniac_shot",
-                        c.commissar)
+    await maniac.choose(
+        maniac.last_keyboard("maniac_shot", after=night), "maniac_shot", c.commissar
+    )
     await s.world.settle()
 
     doctor = s.seat(c.doctor)
     striker_seat = s.seat(c.striker)
-    strike = (f"Ролевой удар мафии: №{c.striker} {striker_seat.name} "
-              f"{striker_seat.g('назвал', 'назвала')} №{c.doctor} {doctor.accs()} маньяком.")
+    strike = (
+        f"Ролевой удар мафии: №{c.striker} {striker_seat.name} "
+        f"{striker_seat.g('назвал', 'назвала')} №{c.doctor} {doctor.accs()} маньяком."
+    )
     assert s.seat(c.clock).received(strike, night)  # the rest of the living mafia
-    assert striker.received(f"Принято: ролевой удар — №{c.doctor} {s.seat(c.doctor).name}, "
-                            "роль: маньяк.", night)
+    assert striker.received(
+        f"Принято: ролевой удар — №{c.doctor} {s.seat(c.doctor).name}, роль: маньяк.", night
+    )
     for m in (c.clock, c.striker):
         assert s.seat(m).received(team_shot(s, c.saved, c.clock), night), m
-    for n, what in [(c.book, f"Книга из будущего — №{c.saved}"),
-                    (c.commissar, f"выстрел комиссара — №{c.maniac}"),
-                    (c.doctor, f"лечение — №{c.commissar}"),
-                    (c.red_button, f"Загадочная красная кнопка — №{c.buttoned}"),
-                    (c.maniac, f"выстрел маньяка — №{c.commissar}")]:
+    for n, what in [
+        (c.book, f"Книга из будущего — №{c.saved}"),
+        (c.commissar, f"выстрел комиссара — №{c.maniac}"),
+        (c.doctor, f"лечение — №{c.commissar}"),
+        (c.red_button, f"Загадочная красная кнопка — №{c.buttoned}"),
+        (c.maniac, f"выстрел маньяка — №{c.commissar}"),
+    ]:
         assert s.seat(n).received(f"Принято: {what} ", night), n
     assert s.seat(c.victim).texts(night)[-1] == DEAD
 
@@ -161,14 +178,16 @@ async def night_2(s: Script) -> None:
     assert sorted(draft.deaths) == sorted([c.striker, c.maniac, c.buttoned])
     # G1: the GM edits the draft — the red button's victim survives (an override, published
     # at the end); the button is spent all the same.
-    await s.gm(services.night_draft_edit, deaths=[c.striker, c.maniac],
-               reason="кнопку нажали после срока")
+    await s.gm(
+        services.night_draft_edit, deaths=[c.striker, c.maniac], reason="кнопку нажали после срока"
+    )
     before = s.last_comment_id()
     mark = s.mark()
     await s.gm(services.night_publish)
     [morning] = s.posts("Утро после ночи 2.", before)
     dead = sorted([c.striker, c.maniac])  # not the saved one, the healed one, the spared one
     assert morning.splitlines()[2:] == [
-        "Этой ночью погибли: " + join([f"№{n} {s.seat(n).name}" for n in dead]) + "."]
+        "Этой ночью погибли: " + join([f"№{n} {s.seat(n).name}" for n in dead]) + "."
+    ]
     assert not s.seat(c.commissar).received("проверка:", mark)  # he shot, no check tonight
     s.marks["day 3"] = mark

@@ -66,10 +66,12 @@ async def what_everyone_received(s: Script) -> None:
     pressed = list(s.state.callback_events.values())
     assert len(pressed) > 10, len(pressed)
     assert [e.event_id for e in pressed if e.answer is None] == []
-    print(f"{s.world.settles} steps, runbot applied {s.world.bot_batches} batches; "
-          f"{len(s.state.messages)} messages, {s.last_comment_id()} board comments, "
-          f"at most {s.state.max_requests_per_second('group')}/s (group) and "
-          f"{s.state.max_requests_per_second('user')}/s (user) requests")
+    print(
+        f"{s.world.settles} steps, runbot applied {s.world.bot_batches} batches; "
+        f"{len(s.state.messages)} messages, {s.last_comment_id()} board comments, "
+        f"at most {s.state.max_requests_per_second('group')}/s (group) and "
+        f"{s.state.max_requests_per_second('user')}/s (user) requests"
+    )
     assert s.state.max_requests_per_second("group") <= 20
     assert s.state.max_requests_per_second("user") <= 3
 
@@ -84,18 +86,27 @@ def _board(keyboard: dict[str, Any] | None) -> str:
 def queued() -> list[Sent]:
     """(recipient, text, keyboard) of every private message the Outbox delivered."""
     rows = Outbox.objects.filter(
-        channel__in=[OutboxChannel.MESSAGE, OutboxChannel.INVITE], status=OutboxStatus.SENT)
-    return [(peer, row.text.replace("{link}", "<link>"), _board(of_row(row.keyboard)))
-            for row in rows for peer in row.peer_ids]
+        channel__in=[OutboxChannel.MESSAGE, OutboxChannel.INVITE], status=OutboxStatus.SENT
+    )
+    return [
+        (peer, row.text.replace("{link}", "<link>"), _board(of_row(row.keyboard)))
+        for row in rows
+        for peer in row.peer_ids
+    ]
 
 
 def received(s: Script) -> list[Sent]:
     """(recipient, text, keyboard) of every message the local VK got from the community, each
     version of an edited one (a page turned) counted as what was delivered then."""
-    return [(m.peer_id, INVITE.sub("<link>", text), _board(keyboard))
-            for m in s.state.sent_messages() if m.from_id == s.state.community_id
-            for text, keyboard in [*((h["text"], h["keyboard"]) for h in m.history),
-                                   (m.text, m.keyboard)]]
+    return [
+        (m.peer_id, INVITE.sub("<link>", text), _board(keyboard))
+        for m in s.state.sent_messages()
+        if m.from_id == s.state.community_id
+        for text, keyboard in [
+            *((h["text"], h["keyboard"]) for h in m.history),
+            (m.text, m.keyboard),
+        ]
+    ]
 
 
 async def nothing_leaked(s: Script) -> None:
@@ -105,8 +116,12 @@ async def nothing_leaked(s: Script) -> None:
     def table() -> tuple[list[Seat], list[Replacement], list[tuple[int, str, int]]]:
         seats = list(Seat.objects.filter(game_id=s.game_id, status=SeatStatus.PLAYER))
         swaps = list(Replacement.objects.filter(seat__game_id=s.game_id))
-        acts = [(a.actor.number, a.act, a.target.number) for a in NightAction.objects.filter(
-            phase__game_id=s.game_id).select_related("actor", "target")]
+        acts = [
+            (a.actor.number, a.act, a.target.number)
+            for a in NightAction.objects.filter(phase__game_id=s.game_id).select_related(
+                "actor", "target"
+            )
+        ]
         return seats, swaps, acts
 
     seats, swaps, actions = await db(table)
@@ -119,8 +134,14 @@ async def nothing_leaked(s: Script) -> None:
     holders[swap.new_vk_user_id] = [(c.replaced, s.marks["replaced"], forever)]
     holders[swap.old_vk_user_id] = [(c.replaced, 0, s.marks["replaced"])]
     knowledge = Knowledge(
-        seats={x.number: SeatInfo(x.number, x.role, tuple({x.name} | (
-            {swap.old_name} if x.number == c.replaced else set()))) for x in seats},
+        seats={
+            x.number: SeatInfo(
+                x.number,
+                x.role,
+                tuple({x.name} | ({swap.old_name} if x.number == c.replaced else set())),
+            )
+            for x in seats
+        },
         holders=holders,
         public_from=s.public_from,
         actions=actions,

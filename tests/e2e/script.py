@@ -28,8 +28,8 @@ class Script:
         self.world = world
         self.state = world.state
         self.people = {
-            i: Player(world, BASE + i, first, last) for i, (first, last) in
-            enumerate(PEOPLE, start=1)
+            i: Player(world, BASE + i, first, last)
+            for i, (first, last) in enumerate(PEOPLE, start=1)
         }
         for p in self.people.values():
             self.state.add_user(p.vk, p.first, p.last, sex=p.sex)
@@ -54,8 +54,11 @@ class Script:
         return self.seat_holder[number]
 
     def comments(self, topic_id: int, after: int = 0) -> list[str]:
-        return [c.text for c in self.state.topic(topic_id).visible_comments()
-                if c.from_id < 0 and c.id > after]
+        return [
+            c.text
+            for c in self.state.topic(topic_id).visible_comments()
+            if c.from_id < 0 and c.id > after
+        ]
 
     def board(self, after: int = 0) -> str:
         """The game topic's comments by the community (posts merged into one comment are
@@ -78,9 +81,17 @@ class Script:
         return result
 
     async def alive(self) -> set[int]:
-        return set(await db(lambda: list(Seat.objects.filter(
-            game_id=self.game_id, status=SeatStatus.PLAYER, alive=True,
-        ).values_list("number", flat=True))))
+        return set(
+            await db(
+                lambda: list(
+                    Seat.objects.filter(
+                        game_id=self.game_id,
+                        status=SeatStatus.PLAYER,
+                        alive=True,
+                    ).values_list("number", flat=True)
+                )
+            )
+        )
 
 
 def failed_rows() -> list[tuple[int, str, list[int]]]:
@@ -91,8 +102,9 @@ def failed_rows() -> list[tuple[int, str, list[int]]]:
 def vote_text(how: int, target: Player, number: int) -> str:
     """The ways people vote in the board: a number, a name (any case, «е» for «ё»), a
     mention."""
-    return [f"голос {number}", f"Голос: {target.name.upper().replace('Ё', 'Е')}",
-            target.mention][how % 3]
+    return [f"голос {number}", f"Голос: {target.name.upper().replace('Ё', 'Е')}", target.mention][
+        how % 3
+    ]
 
 
 def first_target(message: Message) -> int:
@@ -100,5 +112,7 @@ def first_target(message: Message) -> int:
 
 
 def team_shot(s: Script, target: int, sender: int) -> str:
-    return (f"Выстрел мафии: №{target} {s.seat(target).name} "
-            f"({s.seat(sender).g('отправил', 'отправила')} №{sender} {s.seat(sender).name}).")
+    return (
+        f"Выстрел мафии: №{target} {s.seat(target).name} "
+        f"({s.seat(sender).g('отправил', 'отправила')} №{sender} {s.seat(sender).name})."
+    )

@@ -84,8 +84,9 @@ def test_two_communities_connect_in_the_panel_and_play_a_day_each_through_one_ru
     first = LocalVK(group_id=A, group_token=TOKENS[A][0], user_tokens=[TOKENS[A][1]],
                     group_name="Мафия А")  # fmt: skip
     communities = Communities.of(first)
-    second = communities.create(group_id=B, group_token=TOKENS[B][0],
-                                user_tokens=[TOKENS[B][1]], group_name="Мафия Б")
+    second = communities.create(
+        group_id=B, group_token=TOKENS[B][0], user_tokens=[TOKENS[B][1]], group_name="Мафия Б"
+    )
     communities.create(group_id=C, group_token=TOKENS[C][0], user_tokens=[TOKENS[C][1]],
                        group_name="Без управления", scopes="messages")  # fmt: skip
     states = {A: first, B: second}
@@ -99,10 +100,13 @@ def test_two_communities_connect_in_the_panel_and_play_a_day_each_through_one_ru
         # The panel: two communities connected, the third refused naming the missing right.
         assert "подключено" in " ".join(connect(client, A))
         assert "подключено" in " ".join(connect(client, B))
-        assert connect(client, C) == [render("refusals/community_right_missing",
-                                             right="доступ к управлению сообществом")]
-        assert set(Community.objects.filter(connected=True).values_list("vk_id", flat=True)) \
-            == {A, B}
+        assert connect(client, C) == [
+            render("refusals/community_right_missing", right="доступ к управлению сообществом")
+        ]
+        assert set(Community.objects.filter(connected=True).values_list("vk_id", flat=True)) == {
+            A,
+            B,
+        }
         games = {group: open_game(gm, states[group], group) for group in (A, B)}
         drain_all()  # the role cards and the day's announcement
 

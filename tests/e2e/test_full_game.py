@@ -60,13 +60,21 @@ async def test_a_whole_26_player_game_through_runbot_and_the_local_vk(world: Wor
 
 
 async def sign_up(s: Script) -> None:
-    gm_user = await db(lambda: get_user_model().objects.create_user(
-        "ведущий", password="x", is_staff=True))
+    gm_user = await db(
+        lambda: get_user_model().objects.create_user("ведущий", password="x", is_staff=True)
+    )
     community = await db(community_sync_env)  # as every process does on start
     await db(community_member_set, community=community, user=gm_user)  # the operator adds the GM
-    game = await db(game_open, name=GAME, counts=RoleCounts(),
-                    gm=gm_user, vk_group_id=GROUP_ID, recruit_topic_id=s.recruit.id,
-                    topic_id=s.topic.id, seed=SEED)
+    game = await db(
+        game_open,
+        name=GAME,
+        counts=RoleCounts(),
+        gm=gm_user,
+        vk_group_id=GROUP_ID,
+        recruit_topic_id=s.recruit.id,
+        topic_id=s.topic.id,
+        seed=SEED,
+    )
     s.game_id = game.pk
     s.state.set_messages_allowed(s.people[3].vk, False)  # has never written to the community
     words = ["+", "участвую", "Участвую!", "+", "хочу играть", "записываюсь"]
@@ -90,13 +98,16 @@ async def sign_up(s: Script) -> None:
     seats = await db(lambda: list(Seat.objects.filter(game_id=s.game_id).order_by("id")))
     assert [(x.vk_user_id, x.status) for x in seats] == [
         *[(BASE + i, SeatStatus.PLAYER) for i in range(1, PLAYERS + 1)],
-        (BASE + RESERVE, SeatStatus.RESERVE), (BASE + QUITTER, SeatStatus.WITHDRAWN),
+        (BASE + RESERVE, SeatStatus.RESERVE),
+        (BASE + QUITTER, SeatStatus.WITHDRAWN),
     ]
     assert seats[0].name == "Аня Петрова"  # the name VK gave (users.get)
     replies = s.comments(s.recruit.id)
     for i in range(1, PLAYERS + 1, 2):
-        assert any(f"[id{BASE + i}|{PEOPLE[i - 1][0]} {PEOPLE[i - 1][1]}], вы записаны в игру"
-                   in text for text in replies), i
+        assert any(
+            f"[id{BASE + i}|{PEOPLE[i - 1][0]} {PEOPLE[i - 1][1]}], вы записаны в игру" in text
+            for text in replies
+        ), i
     # ... and the answer in the topic told them how to allow messages.
     hint = [t for t in replies if f"[id{BASE + 3}|" in t][0]
     assert "бот не может написать вам" in hint
@@ -105,8 +116,9 @@ async def sign_up(s: Script) -> None:
     assert "вы записаны" in s.people[3].texts()[-1]
     for i in [*range(1, PLAYERS + 1), RESERVE]:
         if i != 3:
-            assert s.people[i].received("Вы записаны в игру" if i != RESERVE
-                                        else "Вы в запасе игры"), i
+            assert s.people[i].received(
+                "Вы записаны в игру" if i != RESERVE else "Вы в запасе игры"
+            ), i
     assert quitter.received("Вы сняты с игры")
 
 
@@ -116,8 +128,11 @@ async def sign_up(s: Script) -> None:
 async def deal_and_start(s: Script) -> None:
     summary = await s.gm(services.game_deal)
     await s.gm(services.game_start)
-    seats = await db(lambda: list(Seat.objects.filter(
-        game_id=s.game_id, status=SeatStatus.PLAYER).order_by("number")))
+    seats = await db(
+        lambda: list(
+            Seat.objects.filter(game_id=s.game_id, status=SeatStatus.PLAYER).order_by("number")
+        )
+    )
     assert [x.vk_user_id for x in seats] == [BASE + i for i in range(1, PLAYERS + 1)]
     s.cast = cast = cast_of(seats)
     s.seat_holder = {x.number: s.people[x.number] for x in seats}
@@ -126,8 +141,13 @@ async def deal_and_start(s: Script) -> None:
     for x in seats:
         assert f"№{x.number} {x.name}" in roster
     team = join([f"№{m} {s.seat(m).name}" for m in cast.mafia])  # «…, … и …»
-    titles = {"mafia": "Мафия", "commissar": "Комиссар", "doctor": "Доктор",
-              "civilian": "Мирный житель", "maniac": "Маньяк"}
+    titles = {
+        "mafia": "Мафия",
+        "commissar": "Комиссар",
+        "doctor": "Доктор",
+        "civilian": "Мирный житель",
+        "maniac": "Маньяк",
+    }
     for x in seats:
         [card] = s.seat(x.number).received("Ваш номер:")
         assert f"Ваш номер: {x.number}." in card.text
@@ -137,5 +157,3 @@ async def deal_and_start(s: Script) -> None:
         assert ("У вас предмет" in card.text) == bool(x.item)
         [prompt] = s.seat(x.number).received("День 1. Голосуйте")
         assert prompt.keyboard is not None
-
-

@@ -8,8 +8,14 @@ from tests.e2e.leaks import Knowledge, SeatInfo, board_leaks, private_leaks
 
 FOREVER = 10**12
 ROLES = {1: "mafia", 2: "mafia", 3: "commissar", 4: "doctor", 5: "civilian", 6: "maniac"}
-NAMES = {1: "Аня Петрова", 2: "Борис Соколов", 3: "Вера Ильина", 4: "Глеб Морозов",
-         5: "Дарья Белова", 6: "Фёдор Ёлкин"}
+NAMES = {
+    1: "Аня Петрова",
+    2: "Борис Соколов",
+    3: "Вера Ильина",
+    4: "Глеб Морозов",
+    5: "Дарья Белова",
+    6: "Фёдор Ёлкин",
+}
 
 
 def knowledge(**extra: object) -> Knowledge:
@@ -22,16 +28,37 @@ def knowledge(**extra: object) -> Knowledge:
 
 
 def message(seq: int, to_seat: int, text: str, labels: tuple[str, ...] = ()) -> Message:
-    keyboard = ({"inline": True, "buttons": [[{"action": {"type": "callback", "label": label}}
-                                              for label in labels]]} if labels else None)
-    return Message(id=seq, peer_id=100 + to_seat, from_id=-1, text=text, date=0,
-                   conversation_message_id=seq, out=True, keyboard=keyboard)
+    keyboard = (
+        {
+            "inline": True,
+            "buttons": [[{"action": {"type": "callback", "label": label}} for label in labels]],
+        }
+        if labels
+        else None
+    )
+    return Message(
+        id=seq,
+        peer_id=100 + to_seat,
+        from_id=-1,
+        text=text,
+        date=0,
+        conversation_message_id=seq,
+        out=True,
+        keyboard=keyboard,
+    )
 
 
-def scan(to_seat: int, text: str, *, seq: int = 10, labels: tuple[str, ...] = (),
-         table: Knowledge | None = None) -> list[str]:
-    return private_leaks(table or knowledge(),
-                         {100 + to_seat: [message(seq, to_seat, text, labels)]})
+def scan(
+    to_seat: int,
+    text: str,
+    *,
+    seq: int = 10,
+    labels: tuple[str, ...] = (),
+    table: Knowledge | None = None,
+) -> list[str]:
+    return private_leaks(
+        table or knowledge(), {100 + to_seat: [message(seq, to_seat, text, labels)]}
+    )
 
 
 def test_a_role_named_to_someone_not_entitled_is_a_leak() -> None:

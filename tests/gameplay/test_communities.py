@@ -61,8 +61,14 @@ def test_an_unknown_or_disconnected_community_is_not_served(env: Any) -> None:
 
 
 def test_tokens_are_encrypted_at_rest_and_never_in_repr(env: Any) -> None:
-    svc.community_record(vk_id=30, name="Х", group_token="vk1.a.secret-group",
-                         user_token="vk1.a.secret-user", callback_secret="cb", connected=True)
+    svc.community_record(
+        vk_id=30,
+        name="Х",
+        group_token="vk1.a.secret-group",
+        user_token="vk1.a.secret-user",
+        callback_secret="cb",
+        connected=True,
+    )
     for column in ("group_token", "user_token", "callback_secret"):
         stored = raw(column, 30)
         assert stored.startswith(FERNET_PREFIX) and "secret" not in stored

@@ -196,9 +196,22 @@ CASES: dict[str, Contexts] = {
     "player/commissar_prompt": one(number=3, deadline=DEADLINE),
     "player/heal_note": lambda p: [{"target": p[0]}],
     "player/pick_guess": lambda p: [{"target": p[0]}],
-    "player/button": lambda p: [{"button": b} for b in (
-        "menu", "status", "help", "check", "commissar_shot", "guess_commissar", "guess_doctor",
-        "guess_maniac", "early", "back", "forward")],
+    "player/button": lambda p: [
+        {"button": b}
+        for b in (
+            "menu",
+            "status",
+            "help",
+            "check",
+            "commissar_shot",
+            "guess_commissar",
+            "guess_doctor",
+            "guess_maniac",
+            "early",
+            "back",
+            "forward",
+        )
+    ],
     "player/day_prompt": lambda p: [
         {"number": n, "deadline": DEADLINE, "early": n >= 3} for n in (1, 3)
     ],
@@ -307,16 +320,16 @@ CASES: dict[str, Contexts] = {
     "refusals/no_such_strike": lambda p: [{}],
     "refusals/no_such_theme": lambda p: [{}],
     "refusals/no_such_theme_text": lambda p: [{}],
-    "refusals/nobody_added": one(vk_user_id=123, why='Вы уже записаны в игре.'),
+    "refusals/nobody_added": one(vk_user_id=123, why="Вы уже записаны в игре."),
     "refusals/not_a_chat": lambda p: [{}],
     "refusals/not_dealt_yet": lambda p: [{}],
     "refusals/not_signed_up": lambda p: [{}],
-    "refusals/not_staff": one(username='Анна'),
-    "refusals/not_vk_user": one(raw='2000000005'),
+    "refusals/not_staff": one(username="Анна"),
+    "refusals/not_vk_user": one(raw="2000000005"),
     "refusals/nothing_to_retry": lambda p: [{}],
     "refusals/phase_changed": lambda p: [{}],
     "refusals/phase_length_out_of_range": lambda p: [{}],
-    "refusals/player_line_bad": one(line=2, why='Укажите VK id или ссылку на страницу игрока.'),
+    "refusals/player_line_bad": one(line=2, why="Укажите VK id или ссылку на страницу игрока."),
     "refusals/player_line_duplicate": one(line=3, vk_user_id=123, first=1),
     "refusals/player_list_empty": lambda p: [{}],
     "refusals/recruitment_closed": lambda p: [{}],
@@ -325,27 +338,27 @@ CASES: dict[str, Contexts] = {
     "refusals/removal_while_running": lambda p: [{}],
     "refusals/replacement_not_now": lambda p: [{}],
     "refusals/roster_mismatch": one(players=9, roles=10),
-    "refusals/screen_name": one(screen='дуров'),
+    "refusals/screen_name": one(screen="дуров"),
     "refusals/seat_already_out": lambda p: [{}],
     "refusals/seat_numbers_invalid": lambda p: [{}],
     "refusals/settings_frozen": lambda p: [{}],
-    "refusals/settings_not_changeable": one(fields='цвет, запах'),
+    "refusals/settings_not_changeable": one(fields="цвет, запах"),
     "refusals/signup_closed": lambda p: [{}],
     "refusals/story_not_now": lambda p: [{}],
     "refusals/story_too_long": one(limit=4000),
     "refusals/strike_already_forgiven": lambda p: [{}],
-    "refusals/theme_text_broken": one(where='Строка 3: ', why='неизвестная переменная «имя»'),
+    "refusals/theme_text_broken": one(where="Строка 3: ", why="неизвестная переменная «имя»"),
     "refusals/theme_text_too_long": one(limit=4000),
     "refusals/unknown_flag_decision": lambda p: [{}],
-    "refusals/unknown_time_zone": one(zone='Марс/Олимп'),
+    "refusals/unknown_time_zone": one(zone="Марс/Олимп"),
     # --- connecting a community and its GMs (gameplay.refusals.communities)
     "refusals/callback_address_unknown": one(),
     "refusals/community_from_environment": one(community="Мафия на Неве"),
     "refusals/community_owned_by_another": one(community="Мафия на Неве"),
     "refusals/community_required": one(),
     "refusals/community_right_missing": lambda p: [
-        {"right": r} for r in ("доступ к сообщениям сообщества",
-                               "доступ к управлению сообществом")],
+        {"right": r} for r in ("доступ к сообщениям сообщества", "доступ к управлению сообществом")
+    ],
     "refusals/community_token_invalid": one(),
     "refusals/community_token_of_another": one(community="Мафия на Неве"),
     "refusals/no_such_panel_user": one(username="Анна"),
@@ -361,7 +374,7 @@ CASES: dict[str, Contexts] = {
     "refusals/vk_refused_setup": one(step="включение Long Poll API", code=15),
     "refusals/vk_unreachable": one(),
     "refusals/vk_user_missing": lambda p: [{}],
-    "refusals/vk_user_unreadable": one(raw='что-то'),
+    "refusals/vk_user_unreadable": one(raw="что-то"),
     "refusals/vote_at_night": lambda p: [{}],
     "refusals/withdraw_too_late": lambda p: [{}],
     "player/relay_sent": lambda p: [{"count": n} for n in (1, 2, 5, 21)],
@@ -564,11 +577,23 @@ CASES: dict[str, Contexts] = {
                 for x, r, i in zip(p, ROLES, ("clock", "", "book", "", ""), strict=False)
             ],
             "night_log": [
-                {"number": 1, "actor": p[0], "target": p[1], "act": a, "item": a in ITEMS,
-                 "title": t, "guess": g}
-                for a, t, g in (("mafia_shot", "выстрел мафии", ""),
-                                ("role_strike", "ролевой удар", "doctor"), ("book", "", ""))
-            ] if key else [],
+                {
+                    "number": 1,
+                    "actor": p[0],
+                    "target": p[1],
+                    "act": a,
+                    "item": a in ITEMS,
+                    "title": t,
+                    "guess": g,
+                }
+                for a, t, g in (
+                    ("mafia_shot", "выстрел мафии", ""),
+                    ("role_strike", "ролевой удар", "doctor"),
+                    ("book", "", ""),
+                )
+            ]
+            if key
+            else [],
             "overrides": DECISIONS(p) if key else [],
             "seed": SEED,
             "commitment": HASH,
@@ -662,9 +687,7 @@ CASES: dict[str, Contexts] = {
         {"id": 4, "chat": 8, "open_chat": o} for o in (True, False)
     ],
     "gm/export_phase_running": lambda p: [{"day": d, "number": 2} for d in (True, False)],
-    "gm/export_night_edited": lambda p: [
-        {"number": n, "reason": "ошибка бота"} for n in (2, None)
-    ],
+    "gm/export_night_edited": lambda p: [{"number": n, "reason": "ошибка бота"} for n in (2, None)],
     "gm/export_strike_manual": lambda p: [{"seat": s} for s in p[:3]],
     "gm/export_strike_forgiven": lambda p: [{"seat": s} for s in p[:3]],
     "gm/export_game_ended": one(),
@@ -712,19 +735,29 @@ GM_TERMS = re.compile(r"\bpeer_id\b|\bvk\.com/\S*|\bid\b")
 GM_TERM_TEXTS = {
     f"refusals/{name}"
     for name in (
-        "chat_not_linked", "chat_number_missing", "gm_pages_invalid", "not_vk_user",
-        "player_list_empty", "screen_name", "vk_user_unreadable",
+        "chat_not_linked",
+        "chat_number_missing",
+        "gm_pages_invalid",
+        "not_vk_user",
+        "player_list_empty",
+        "screen_name",
+        "vk_user_unreadable",
     )
 }
 #: VK's own names a community admin finds in VK's menus and links («Работа с API», «Callback
 #: API», the rights of a user token), and the server settings they tell an operator about.
 VK_ADMIN_TERMS = re.compile(
-    r"\b(?:API|Long Poll|Callback|access_token|groups|offline|PUBLIC_URL|VK_GROUP_ID)\b")
+    r"\b(?:API|Long Poll|Callback|access_token|groups|offline|PUBLIC_URL|VK_GROUP_ID)\b"
+)
 VK_ADMIN_TEXTS = {
     f"refusals/{name}"
     for name in (
-        "callback_address_unknown", "community_from_environment", "community_right_missing",
-        "community_token_invalid", "user_token_invalid", "user_token_right_missing",
+        "callback_address_unknown",
+        "community_from_environment",
+        "community_right_missing",
+        "community_token_invalid",
+        "user_token_invalid",
+        "user_token_right_missing",
         "vk_refused_setup",
     )
 }
@@ -983,8 +1016,15 @@ def test_every_refusal_of_the_services_has_its_own_text() -> None:
 
 
 def test_a_used_item_agrees_with_its_name() -> None:
-    base = {"game": "Игра", "seat": Person(1, "Вера", 1), "role": "civilian", "strikes": 0,
-            "alive": True, "phase": "", "item_used": True}
+    base = {
+        "game": "Игра",
+        "seat": Person(1, "Вера", 1),
+        "role": "civilian",
+        "strikes": 0,
+        "alive": True,
+        "phase": "",
+        "item_used": True,
+    }
     said = [render("player/status", item=i, **base).splitlines()[1] for i in ITEMS]
     assert said == [
         "Предмет: «Старинные часы» (использованы).",
@@ -1000,8 +1040,9 @@ def test_the_strike_rule_is_worded_once_for_players() -> None:
     sources = [p for p in messages.ROOT.glob("*/*.txt") if "Второй штраф —" in p.read_text()]
     assert [p.name for p in sources] == ["strike_rule.txt"]
     for name in ("player/struck", "player/struck_out", "player/status"):
-        assert all(rule in render(name, **ctx) for ctx in CASES[name](people(0))
-                   if ctx.get("strikes", 1)), name
+        assert all(
+            rule in render(name, **ctx) for ctx in CASES[name](people(0)) if ctx.get("strikes", 1)
+        ), name
 
 
 @pytest.mark.parametrize("name", ["", "America", "Марс/Олимп", "../etc", "Europe\x00"])

@@ -90,9 +90,12 @@ def test_mafia_members_shooting_at_once_leave_one_team_shot() -> None:
         ]
         results = race(*shots)
         assert not [r for r in results if isinstance(r, Exception)], results
-        assert NightAction.objects.filter(
-            phase__game_id=game_id, act="mafia_shot", current=True
-        ).count() == 1
+        assert (
+            NightAction.objects.filter(
+                phase__game_id=game_id, act="mafia_shot", current=True
+            ).count()
+            == 1
+        )
 
 
 def test_vote_and_close_race_is_serial() -> None:

@@ -55,22 +55,33 @@ async def two() -> AsyncIterator[RunningServer]:
         yield srv
 
 
-async def ok(http: aiohttp.ClientSession, srv: RunningServer, method: str,
-             params: dict[str, Any], token: str = GROUP_TOKEN) -> Any:
+async def ok(
+    http: aiohttp.ClientSession,
+    srv: RunningServer,
+    method: str,
+    params: dict[str, Any],
+    token: str = GROUP_TOKEN,
+) -> Any:
     status, body = await raw_call(http, srv, method, params, token=token)
     assert status == 200 and "response" in body, body
     return body["response"]
 
 
-async def error(http: aiohttp.ClientSession, srv: RunningServer, method: str,
-                params: dict[str, Any], token: str = GROUP_TOKEN) -> dict[str, Any]:
+async def error(
+    http: aiohttp.ClientSession,
+    srv: RunningServer,
+    method: str,
+    params: dict[str, Any],
+    token: str = GROUP_TOKEN,
+) -> dict[str, Any]:
     status, body = await raw_call(http, srv, method, params, token=token)
     assert status == 200 and "error" in body, body
     return dict(body["error"])
 
 
-async def poll(http: aiohttp.ClientSession, server: dict[str, Any], ts: str,
-               wait: int = 0) -> dict[str, Any]:
+async def poll(
+    http: aiohttp.ClientSession, server: dict[str, Any], ts: str, wait: int = 0
+) -> dict[str, Any]:
     url = f"{server['server']}?act=a_check&key={server['key']}&ts={ts}&wait={wait}"
     async with http.get(url) as response:
         return dict(await response.json())
@@ -151,15 +162,18 @@ async def test_a_reply_goes_with_the_communitys_token_and_is_recorded_so(
     b = two.community(B_ID)
     b.inject_message(PLAYER, "привет")
     two.state.inject_message(PLAYER, "привет")
-    await ok(http, two, "messages.send", {"peer_id": PLAYER, "message": "Б", "random_id": 1},
-             B_TOKEN)
+    await ok(
+        http, two, "messages.send", {"peer_id": PLAYER, "message": "Б", "random_id": 1}, B_TOKEN
+    )
     await ok(http, two, "messages.send", {"peer_id": PLAYER, "message": "А", "random_id": 1})
     # Same peer id, same random_id: two conversations, one per community.
     assert [m.text for m in b.sent_messages(PLAYER)] == ["Б"]
     assert [m.text for m in two.state.sent_messages(PLAYER)] == ["А"]
     [to_b] = b.calls("messages.send")
     assert (to_b.group_id, to_b.token_kind, to_b.token) == (
-        B_ID, "group", token_fingerprint(B_TOKEN)
+        B_ID,
+        "group",
+        token_fingerprint(B_TOKEN),
     )
     assert to_b.to_dict()["group_id"] == B_ID and to_b.to_dict()["token"] != B_TOKEN
     assert all(r.group_id == GROUP_ID for r in two.state.calls("messages.send"))
@@ -225,18 +239,24 @@ async def test_a_token_without_a_right_is_refused_with_error_15(
         assert await ok(http, srv, "groups.getTokenPermissions", {}, B_TOKEN) == {
             "mask": 0, "permissions": [],
         }  # fmt: skip
-        for method in ("groups.setLongPollSettings", "groups.getLongPollSettings",
-                       "groups.addCallbackServer", "groups.setSettings"):
+        for method in (
+            "groups.setLongPollSettings",
+            "groups.getLongPollSettings",
+            "groups.addCallbackServer",
+            "groups.setSettings",
+        ):
             refused = await error(http, srv, method, {"group_id": GROUP_ID, "enabled": 1})
             assert (refused["error_code"], refused["error_msg"]) == (
-                15, "Access denied: no access to call this method"
+                15,
+                "Access denied: no access to call this method",
             ), method
         refused = await error(
             http, srv, "messages.send", {"peer_id": PLAYER, "message": "x", "random_id": 0},
             B_TOKEN,
         )  # fmt: skip
         assert (refused["error_code"], refused["error_msg"]) == (
-            15, "Access denied: no access to call this method"
+            15,
+            "Access denied: no access to call this method",
         )
         assert not srv.community(B_ID).sent_messages()
         # A user-only method with a community token: 27, as before.
@@ -245,8 +265,9 @@ async def test_a_token_without_a_right_is_refused_with_error_15(
         ] == 27
         # Another token with the right (VK lets an admin create several).
         registry.add_token(GROUP_ID, NO_MANAGE + "-fixed", scopes="messages,manage")
-        assert await ok(http, srv, "groups.getLongPollSettings", {"group_id": GROUP_ID},
-                        NO_MANAGE + "-fixed")
+        assert await ok(
+            http, srv, "groups.getLongPollSettings", {"group_id": GROUP_ID}, NO_MANAGE + "-fixed"
+        )
         assert (await error(http, srv, "groups.getTokenPermissions", {}, USER_TOKEN))[
             "error_code"
         ] == 15
@@ -261,9 +282,13 @@ async def test_get_by_id_says_who_administers_what(
     own = await ok(http, two, "groups.getById", {"fields": "members_count"}, B_TOKEN)
     assert [g["id"] for g in own["groups"]] == [B_ID] and "is_admin" not in own["groups"][0]
     assert own["groups"][0]["name"] == "Мафия Б" and own["profiles"] == []
-    answer = await ok(http, two, "groups.getById",
-                      {"group_ids": f"{GROUP_ID},club{B_ID}", "fields": "description"},
-                      USER_TOKEN)
+    answer = await ok(
+        http,
+        two,
+        "groups.getById",
+        {"group_ids": f"{GROUP_ID},club{B_ID}", "fields": "description"},
+        USER_TOKEN,
+    )
     a, b = answer["groups"]
     assert (a["id"], a["is_admin"], a["admin_level"]) == (GROUP_ID, 1, 3)
     assert (b["id"], b["is_admin"]) == (B_ID, 0) and "admin_level" not in b
@@ -271,9 +296,7 @@ async def test_get_by_id_says_who_administers_what(
     assert me["id"] == ADMIN_ID + 1
     only_b = await ok(http, two, "groups.getById", {"group_id": B_ID}, B_USER)
     assert only_b["groups"][0]["is_admin"] == 1
-    assert (await error(http, two, "groups.getById", {"group_id": 5}, B_USER))[
-        "error_code"
-    ] == 100
+    assert (await error(http, two, "groups.getById", {"group_id": 5}, B_USER))["error_code"] == 100
 
 
 async def test_long_poll_settings_choose_what_the_long_poll_delivers(
@@ -282,9 +305,22 @@ async def test_long_poll_settings_choose_what_the_long_poll_delivers(
     b = two.community(B_ID)
     before = await ok(http, two, "groups.getLongPollSettings", {"group_id": B_ID}, B_TOKEN)
     assert before["is_enabled"] is True and before["events"]["board_post_new"] == 1
-    assert await ok(http, two, "groups.setLongPollSettings",
-                    {"group_id": B_ID, "enabled": 1, "api_version": "5.199",
-                     "message_new": 1, "message_event": 1}, B_TOKEN) == 1
+    assert (
+        await ok(
+            http,
+            two,
+            "groups.setLongPollSettings",
+            {
+                "group_id": B_ID,
+                "enabled": 1,
+                "api_version": "5.199",
+                "message_new": 1,
+                "message_event": 1,
+            },
+            B_TOKEN,
+        )
+        == 1
+    )
     after = await ok(http, two, "groups.getLongPollSettings", {"group_id": B_ID}, B_TOKEN)
     assert after["is_enabled"] is True and after["api_version"] == "5.199"
     assert {k for k, v in after["events"].items() if v} == {"message_new", "message_event"}
@@ -299,17 +335,25 @@ async def test_long_poll_settings_choose_what_the_long_poll_delivers(
     assert two.state.inject_board_post(PLAYER, 1, "да")["type"] == "board_post_new"
     assert [e["type"] for e in two.state.longpoll.events()] == ["board_post_new"]
     # Flags left out keep their value; disabled: nothing.
-    await ok(http, two, "groups.setLongPollSettings",
-             {"group_id": B_ID, "board_post_new": 1, "message_event": 0}, B_TOKEN)
-    events = (await ok(http, two, "groups.getLongPollSettings", {"group_id": B_ID},
-                       B_TOKEN))["events"]
+    await ok(
+        http,
+        two,
+        "groups.setLongPollSettings",
+        {"group_id": B_ID, "board_post_new": 1, "message_event": 0},
+        B_TOKEN,
+    )
+    events = (await ok(http, two, "groups.getLongPollSettings", {"group_id": B_ID}, B_TOKEN))[
+        "events"
+    ]
     assert {k for k, v in events.items() if v} == {"message_new", "board_post_new"}
-    await ok(http, two, "groups.setLongPollSettings", {"group_id": B_ID, "enabled": 0},
-             B_TOKEN)
+    await ok(http, two, "groups.setLongPollSettings", {"group_id": B_ID, "enabled": 0}, B_TOKEN)
     b.inject_message(PLAYER, "тишина")
     assert (await poll(http, server, got["ts"]))["updates"] == []
-    assert (await error(http, two, "groups.setLongPollSettings",
-                        {"group_id": B_ID, "message_new": 2}, B_TOKEN))["error_code"] == 100
+    assert (
+        await error(
+            http, two, "groups.setLongPollSettings", {"group_id": B_ID, "message_new": 2}, B_TOKEN
+        )
+    )["error_code"] == 100
 
 
 async def test_callback_servers_configure_the_communitys_pusher(
@@ -317,8 +361,9 @@ async def test_callback_servers_configure_the_communitys_pusher(
 ) -> None:
     got: list[dict[str, Any]] = []
     b = two.community(B_ID)
-    code = (await ok(http, two, "groups.getCallbackConfirmationCode", {"group_id": B_ID},
-                     B_TOKEN))["code"]
+    code = (await ok(http, two, "groups.getCallbackConfirmationCode", {"group_id": B_ID}, B_TOKEN))[
+        "code"
+    ]
     assert code == b.settings.confirmation_code and len(code) == 8
 
     async def receive(request: web.Request) -> web.Response:
@@ -334,13 +379,22 @@ async def test_callback_servers_configure_the_communitys_pusher(
     await site.start()
     url = f"http://127.0.0.1:{runner.addresses[0][1]}/cb/"
     try:
-        assert (await error(http, two, "groups.addCallbackServer",
-                            {"group_id": B_ID, "url": url, "title": "x" * 15}, B_TOKEN))[
-            "error_code"
-        ] == 100  # VK: a title of 14 characters at most
-        added = await ok(http, two, "groups.addCallbackServer",
-                         {"group_id": B_ID, "url": url, "title": "vkmafia", "secret_key": "s"},
-                         B_TOKEN)
+        assert (
+            await error(
+                http,
+                two,
+                "groups.addCallbackServer",
+                {"group_id": B_ID, "url": url, "title": "x" * 15},
+                B_TOKEN,
+            )
+        )["error_code"] == 100  # VK: a title of 14 characters at most
+        added = await ok(
+            http,
+            two,
+            "groups.addCallbackServer",
+            {"group_id": B_ID, "url": url, "title": "vkmafia", "secret_key": "s"},
+            B_TOKEN,
+        )
         assert added == {"server_id": 1}
         await wait_until(lambda: b.callbacks.confirmed, what="the confirmation")
         assert got[0] == {"type": "confirmation", "group_id": B_ID}
@@ -350,11 +404,19 @@ async def test_callback_servers_configure_the_communitys_pusher(
             "status": "ok",
         }]}  # fmt: skip
         b.inject_message(PLAYER, "до настроек")  # no event types ticked yet: not pushed
-        assert await ok(http, two, "groups.setCallbackSettings",
-                        {"group_id": B_ID, "server_id": 1, "api_version": "5.199",
-                         "message_new": 1}, B_TOKEN) == 1
-        settings = await ok(http, two, "groups.getCallbackSettings",
-                            {"group_id": B_ID, "server_id": 1}, B_TOKEN)
+        assert (
+            await ok(
+                http,
+                two,
+                "groups.setCallbackSettings",
+                {"group_id": B_ID, "server_id": 1, "api_version": "5.199", "message_new": 1},
+                B_TOKEN,
+            )
+            == 1
+        )
+        settings = await ok(
+            http, two, "groups.getCallbackSettings", {"group_id": B_ID, "server_id": 1}, B_TOKEN
+        )
         assert settings["api_version"] == "5.199" and settings["events"]["message_new"] == 1
         assert settings["events"]["board_post_new"] == 0
         await wait_until(lambda: b.callbacks.confirmed, what="the new confirmation")
@@ -362,33 +424,63 @@ async def test_callback_servers_configure_the_communitys_pusher(
         b.inject_board_post(PLAYER, 1, "не пушится")
         b.inject_message(PLAYER, "пушится")
         two.state.inject_message(PLAYER, "другое сообщество")
-        await wait_until(lambda: any(e.get("type") == "message_new" for e in got),
-                         what="the pushed event")
+        await wait_until(
+            lambda: any(e.get("type") == "message_new" for e in got), what="the pushed event"
+        )
         pushed = [e for e in got if e["type"] != "confirmation"]
         assert [(e["object"]["message"]["text"], e["secret"], e["group_id"]) for e in pushed] == [
             ("пушится", "s", B_ID)
         ]
         assert two.state.callbacks.config is None  # A's pusher was never configured
-        assert (await error(http, two, "groups.deleteCallbackServer",
-                            {"group_id": B_ID, "server_id": 7}, B_TOKEN))["error_code"] == 100
-        assert await ok(http, two, "groups.deleteCallbackServer",
-                        {"group_id": B_ID, "server_id": 1}, B_TOKEN) == 1
+        assert (
+            await error(
+                http,
+                two,
+                "groups.deleteCallbackServer",
+                {"group_id": B_ID, "server_id": 7},
+                B_TOKEN,
+            )
+        )["error_code"] == 100
+        assert (
+            await ok(
+                http,
+                two,
+                "groups.deleteCallbackServer",
+                {"group_id": B_ID, "server_id": 1},
+                B_TOKEN,
+            )
+            == 1
+        )
         assert b.callbacks.config is None
-        assert (await ok(http, two, "groups.getCallbackServers", {"group_id": B_ID},
-                         B_TOKEN))["count"] == 0
+        assert (await ok(http, two, "groups.getCallbackServers", {"group_id": B_ID}, B_TOKEN))[
+            "count"
+        ] == 0
     finally:
         await runner.cleanup()
 
 
-async def test_bot_settings_are_remembered(
-    two: RunningServer, http: aiohttp.ClientSession
-) -> None:
-    assert await ok(http, two, "groups.setSettings",
-                    {"group_id": B_ID, "messages": 1, "bots_capabilities": 1,
-                     "bots_start_button": 1, "bots_add_to_chat": 1}, B_TOKEN) == 1
+async def test_bot_settings_are_remembered(two: RunningServer, http: aiohttp.ClientSession) -> None:
+    assert (
+        await ok(
+            http,
+            two,
+            "groups.setSettings",
+            {
+                "group_id": B_ID,
+                "messages": 1,
+                "bots_capabilities": 1,
+                "bots_start_button": 1,
+                "bots_add_to_chat": 1,
+            },
+            B_TOKEN,
+        )
+        == 1
+    )
     settings = await ok(http, two, "groups.getSettings", {"group_id": B_ID}, B_TOKEN)
-    assert {k: settings[k] for k in ("messages", "bots_capabilities", "bots_start_button",
-                                      "bots_add_to_chat")} == dict.fromkeys(
+    assert {
+        k: settings[k]
+        for k in ("messages", "bots_capabilities", "bots_start_button", "bots_add_to_chat")
+    } == dict.fromkeys(
         ("messages", "bots_capabilities", "bots_start_button", "bots_add_to_chat"), 1
     )
     assert settings["title"] == "Мафия Б"
@@ -404,8 +496,9 @@ async def test_board_get_topics_lists_the_communitys_topics(
     second = b.create_topic("Голосование")
     b.inject_board_post(PLAYER, second.id, "голос 3")
     two.state.create_topic("Тема сообщества А")
-    answer = await ok(http, two, "board.getTopics",
-                      {"group_id": B_ID, "preview": 2, "extended": 1}, B_USER)
+    answer = await ok(
+        http, two, "board.getTopics", {"group_id": B_ID, "preview": 2, "extended": 1}, B_USER
+    )
     assert answer["count"] == 2 and answer["default_order"] == 1
     assert answer["can_add_topics"] == 1
     items = answer["items"]
@@ -413,12 +506,22 @@ async def test_board_get_topics_lists_the_communitys_topics(
     by_id = {i["id"]: i for i in items}
     assert by_id[second.id]["comments"] == 1 and by_id[second.id]["last_comment"] == "голос 3"
     assert by_id[second.id]["updated_by"] == PLAYER and by_id[first.id]["created_by"] == -B_ID
-    assert set(items[0]) >= {"id", "title", "created", "created_by", "updated",
-                             "updated_by", "is_closed", "is_fixed", "comments"}
+    assert set(items[0]) >= {
+        "id",
+        "title",
+        "created",
+        "created_by",
+        "updated",
+        "updated_by",
+        "is_closed",
+        "is_fixed",
+        "comments",
+    }
     assert [p["id"] for p in answer["profiles"]] == [PLAYER]
     assert [g["id"] for g in answer["groups"]] == [B_ID]
-    picked = await ok(http, two, "board.getTopics",
-                      {"group_id": B_ID, "topic_ids": str(first.id)}, B_USER)
+    picked = await ok(
+        http, two, "board.getTopics", {"group_id": B_ID, "topic_ids": str(first.id)}, B_USER
+    )
     assert [i["title"] for i in picked["items"]] == ["Правила"]
 
 
@@ -428,18 +531,21 @@ async def test_board_get_topics_lists_the_communitys_topics(
 async def test_control_endpoints_take_the_community(
     two: RunningServer, http: aiohttp.ClientSession
 ) -> None:
-    status, update = await control(http, two, "message_new",
-                                   {"from_id": PLAYER, "text": "Б", "group_id": B_ID})
+    status, update = await control(
+        http, two, "message_new", {"from_id": PLAYER, "text": "Б", "group_id": B_ID}
+    )
     assert status == 200 and update["group_id"] == B_ID
     status, update = await control(http, two, "message_new", {"from_id": PLAYER, "text": "А"})
     assert update["group_id"] == GROUP_ID
     status, topic = await control(http, two, "topics", {"title": "Т", "group_id": B_ID})
     assert topic["id"] == 1
-    status, post = await control(http, two, "board_post",
-                                 {"from_id": PLAYER, "topic_id": 1, "text": "x", "group_id": B_ID})
+    status, post = await control(
+        http, two, "board_post", {"from_id": PLAYER, "topic_id": 1, "text": "x", "group_id": B_ID}
+    )
     assert status == 200 and post["type"] == "board_post_new"
-    status, chat = await control(http, two, "chats",
-                                 {"title": "Ночь", "member_ids": [PLAYER], "group_id": B_ID})
+    status, chat = await control(
+        http, two, "chats", {"title": "Ночь", "member_ids": [PLAYER], "group_id": B_ID}
+    )
     assert chat["owner_id"] == -B_ID
     status, messages = await control(http, two, f"messages?peer_id={PLAYER}&group_id={B_ID}")
     assert [m["text"] for m in messages["messages"]] == ["Б"]
@@ -451,14 +557,14 @@ async def test_control_endpoints_take_the_community(
     assert snapshot["group_id"] == B_ID and snapshot["scopes"] == [
         ["docs", "manage", "messages", "photos"]
     ]
-    status, refused = await control(http, two, "message_new",
-                                    {"from_id": PLAYER, "text": "?", "group_id": 5})
+    status, refused = await control(
+        http, two, "message_new", {"from_id": PLAYER, "text": "?", "group_id": 5}
+    )
     assert status == 400 and refused == {"error": "no community 5 on this server"}
     status, refused = await control(http, two, "events?group_id=abc")
     assert status == 400
     # Callback and fault settings take it too.
-    status, _ = await control(http, two, "faults", {"error_rates": {"10": 1.0},
-                                                    "group_id": B_ID})
+    status, _ = await control(http, two, "faults", {"error_rates": {"10": 1.0}, "group_id": B_ID})
     assert status == 200 and two.community(B_ID).faults.config.error_rates == {10: 1.0}
     assert not two.state.faults.config.active
     # Reset: one community, or all.
@@ -483,18 +589,34 @@ async def test_communities_are_created_and_listed_at_runtime(
     }  # fmt: skip
     status, listed = await control(http, server, "communities")
     assert [c["group_id"] for c in listed["communities"]] == [GROUP_ID, B_ID]
-    refused = await error(http, server, "groups.setLongPollSettings",
-                          {"group_id": B_ID, "enabled": 1}, NO_MANAGE)
+    refused = await error(
+        http, server, "groups.setLongPollSettings", {"group_id": B_ID, "enabled": 1}, NO_MANAGE
+    )
     assert refused["error_code"] == 15
-    status, token = await control(http, server, "communities/tokens",
-                                  {"group_id": B_ID, "token": "with-manage",
-                                   "scopes": "messages,manage"})
-    assert status == 200 and token == {"group_id": B_ID, "kind": "group",
-                                       "scopes": ["manage", "messages"]}
-    assert await ok(http, server, "groups.setLongPollSettings",
-                    {"group_id": B_ID, "enabled": 1, "message_new": 1}, "with-manage") == 1
-    status, token = await control(http, server, "communities/tokens",
-                                  {"group_id": B_ID, "token": USER_TOKEN, "kind": "user"})
+    status, token = await control(
+        http,
+        server,
+        "communities/tokens",
+        {"group_id": B_ID, "token": "with-manage", "scopes": "messages,manage"},
+    )
+    assert status == 200 and token == {
+        "group_id": B_ID,
+        "kind": "group",
+        "scopes": ["manage", "messages"],
+    }
+    assert (
+        await ok(
+            http,
+            server,
+            "groups.setLongPollSettings",
+            {"group_id": B_ID, "enabled": 1, "message_new": 1},
+            "with-manage",
+        )
+        == 1
+    )
+    status, token = await control(
+        http, server, "communities/tokens", {"group_id": B_ID, "token": USER_TOKEN, "kind": "user"}
+    )
     assert token == {"group_id": B_ID, "kind": "user", "user_id": ADMIN_ID}
     # The new community's long poll and pusher run like the first one's.
     lp = await ok(http, server, "groups.getLongPollServer", {"group_id": B_ID}, NO_MANAGE)
@@ -511,8 +633,9 @@ async def test_communities_are_created_and_listed_at_runtime(
     ):
         status, refused = await control(http, server, "communities", bad)
         assert status == 400 and refused["error"], bad
-    status, _ = await control(http, server, "communities/tokens",
-                              {"group_id": B_ID, "token": NO_MANAGE})
+    status, _ = await control(
+        http, server, "communities/tokens", {"group_id": B_ID, "token": NO_MANAGE}
+    )
     assert status == 400
     status, listed = await control(http, server, "communities")
     assert len(listed["communities"]) == 2
@@ -530,8 +653,10 @@ async def test_the_player_page_switches_community(
     assert users["group"] == {"id": B_ID, "name": "Мафия Б"}
     assert [c["id"] for c in users["communities"]] == [GROUP_ID, B_ID]
     assert PLAYER in [u["id"] for u in users["users"]]
-    async with http.post(f"{two.url}/sandbox/api/users/{PLAYER}/send?group_id={B_ID}",
-                         data=json.dumps({"text": "ещё"})) as response:
+    async with http.post(
+        f"{two.url}/sandbox/api/users/{PLAYER}/send?group_id={B_ID}",
+        data=json.dumps({"text": "ещё"}),
+    ) as response:
         assert response.status == 200
     assert [m.text for m in two.community(B_ID).conversation(PLAYER)] == ["в Б", "ещё"]
     assert not two.state.messages
@@ -562,7 +687,9 @@ def test_the_command_line_declares_more_communities() -> None:
     assert state.group_tokens == {"group-token": {"messages", "manage"}}
     two_, three, four = registry.get(2), registry.get(3), registry.get(4)
     assert (two_.group_name, two_.group_tokens["g2"], two_.user_tokens) == (
-        "Мафия два", parse_scopes(None), {"u2": 101}
+        "Мафия два",
+        parse_scopes(None),
+        {"u2": 101},
     )
     assert three.group_tokens["g3"] == frozenset() and three.user_tokens == {}
     assert four.user_tokens == {"user-token": 100} and four.group_name == "Сообщество 4"
@@ -579,8 +706,13 @@ def test_the_state_file_keeps_every_community(tmp_path: Path) -> None:
     path = tmp_path / "vk.json"
     state = make_state()
     registry = Communities.of(state)
-    b = registry.create(group_id=B_ID, group_token=B_TOKEN, user_tokens=[B_USER],
-                        group_name="Мафия Б", scopes="messages")
+    b = registry.create(
+        group_id=B_ID,
+        group_token=B_TOKEN,
+        user_tokens=[B_USER],
+        group_name="Мафия Б",
+        scopes="messages",
+    )
     b.add_user(PLAYER, "Ира", "Львова", 1)
     b.inject_message(PLAYER, "в Б")
     b.create_topic("Тема Б")
@@ -615,6 +747,7 @@ def test_a_single_community_state_file_is_as_before(tmp_path: Path) -> None:
     data = persist.export_state(state)
     assert data["communities"] == [] and data["group_id"] == GROUP_ID
     fresh: LocalVK = make_state()
-    persist.import_state(fresh, {k: v for k, v in data.items()
-                                 if k not in ("communities", "settings")})
+    persist.import_state(
+        fresh, {k: v for k, v in data.items() if k not in ("communities", "settings")}
+    )
     assert len(Communities.of(fresh)) == 1

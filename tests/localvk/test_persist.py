@@ -25,10 +25,20 @@ PROJECT = Path(__file__).resolve().parents[2]
 def busy_state() -> LocalVK:
     state = make_state()
     state.add_user(1001, "Аня", "Иванова", 1)
-    state.send_message(token=GROUP_TOKEN, token_kind="group", sender_id=-GROUP_ID,
-                       peer_id=1001, text="Роль", random_id=77,
-                       keyboard={"inline": True, "buttons": [[{"action": {
-                           "type": "callback", "label": "№2", "payload": '{"a":"vote"}'}}]]})
+    state.send_message(
+        token=GROUP_TOKEN,
+        token_kind="group",
+        sender_id=-GROUP_ID,
+        peer_id=1001,
+        text="Роль",
+        random_id=77,
+        keyboard={
+            "inline": True,
+            "buttons": [
+                [{"action": {"type": "callback", "label": "№2", "payload": '{"a":"vote"}'}}]
+            ],
+        },
+    )
     state.inject_message(1001, "статус")
     state.set_messages_allowed(1002, False)
     chat = state.create_chat("Зрители", [1001])
@@ -72,12 +82,20 @@ def test_a_loaded_state_behaves_like_the_old_one(tmp_path: Path) -> None:
     loaded = make_state()
     persist.load(loaded, path)
     # random_id and guid de-duplication survive: a re-send after a restart is a no-op.
-    again = loaded.send_message(token=GROUP_TOKEN, token_kind="group", sender_id=-GROUP_ID,
-                                peer_id=1001, text="Роль", random_id=77)
+    again = loaded.send_message(
+        token=GROUP_TOKEN,
+        token_kind="group",
+        sender_id=-GROUP_ID,
+        peer_id=1001,
+        text="Роль",
+        random_id=77,
+    )
     assert again.id == state.messages[0].id
     topic = loaded.topic(1)
-    assert loaded.board.add_comment(topic, -GROUP_ID, "Итоги", guid=(USER_TOKEN, "g-1")).id \
+    assert (
+        loaded.board.add_comment(topic, -GROUP_ID, "Итоги", guid=(USER_TOKEN, "g-1")).id
         == state.topic(1).comments[1].id
+    )
     # The long poll goes on with the same numbering and event ids; old keys are gone.
     assert loaded.longpoll.check(old_key, str(ts)) == {"failed": 2}
     key = loaded.longpoll.current_key()
@@ -143,8 +161,9 @@ def test_the_autosaver_writes_only_after_a_change(tmp_path: Path) -> None:
     state.set_taken_over(1001)
     assert saver.save_if_changed() is True
     with pytest.raises(VKError):
-        state.send_message(token="t", token_kind="group", sender_id=-1, peer_id=-5, text="x",
-                           random_id=0)
+        state.send_message(
+            token="t", token_kind="group", sender_id=-1, peer_id=-5, text="x", random_id=0
+        )
     assert saver.save_if_changed() is False  # a refused call changes nothing
 
 
@@ -168,9 +187,22 @@ def _wait(url: str) -> None:
 
 def _serve(path: Path, port: int) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "localvk", "--port", str(port), "--group-id", "77",
-         "--state-file", str(path), "--log-level", "WARNING"],
-        cwd=PROJECT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "localvk",
+            "--port",
+            str(port),
+            "--group-id",
+            "77",
+            "--state-file",
+            str(path),
+            "--log-level",
+            "WARNING",
+        ],
+        cwd=PROJECT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
 
 
@@ -183,7 +215,8 @@ def test_the_server_saves_on_sigterm_and_loads_on_start(tmp_path: Path) -> None:
         _wait(f"http://127.0.0.1:{port}/_test/stats")
         body = json.dumps({"text": "сохрани меня"}).encode()
         request = urllib.request.Request(
-            f"http://127.0.0.1:{port}/sandbox/api/users/1001/send", data=body, method="POST")
+            f"http://127.0.0.1:{port}/sandbox/api/users/1001/send", data=body, method="POST"
+        )
         urllib.request.urlopen(request, timeout=5).close()
     finally:
         server.send_signal(signal.SIGTERM)

@@ -31,8 +31,9 @@ async def post(
         return response.status, await response.json()
 
 
-async def send(api: API, peer_id: int, text: str, board: dict[str, Any] | None = None,
-               random_id: int = 0) -> int:
+async def send(
+    api: API, peer_id: int, text: str, board: dict[str, Any] | None = None, random_id: int = 0
+) -> int:
     params: dict[str, Any] = {"peer_id": peer_id, "message": text, "random_id": random_id}
     if board is not None:
         params["keyboard"] = json.dumps(board, ensure_ascii=False)
@@ -47,8 +48,9 @@ def text_button(text: str, payload: Payload | None = None) -> dict[str, Any]:
     return button(Button(text, payload, typed=True))
 
 
-def keyboard(rows: list[list[dict[str, Any]]], *, inline: bool, one_time: bool = False
-             ) -> dict[str, Any]:
+def keyboard(
+    rows: list[list[dict[str, Any]]], *, inline: bool, one_time: bool = False
+) -> dict[str, Any]:
     board: dict[str, Any] = {"inline": inline, "buttons": rows}
     if not inline:
         board["one_time"] = one_time
@@ -62,8 +64,10 @@ def menu_keyboard() -> dict[str, Any]:
 def vote_keyboard() -> dict[str, Any]:
     base = Payload("vote", game=1, phase=7)
     return keyboard(
-        [[callback("№2 Аня", base.but(target=2)), text_button("№3 Боря", base.but(target=3))],
-         [{"action": {"type": "open_link", "label": "Правила", "link": "https://vk.com"}}]],
+        [
+            [callback("№2 Аня", base.but(target=2)), text_button("№3 Боря", base.but(target=3))],
+            [{"action": {"type": "open_link", "label": "Правила", "link": "https://vk.com"}}],
+        ],
         inline=True,
     )
 
@@ -150,8 +154,9 @@ async def test_pressing_buttons_sends_what_vk_sends(
 ) -> None:
     prompt = await send(api, PLAYER, "За кого?", vote_keyboard())
     before = server.state.longpoll.ts
-    status, answer = await post(http, server, f"users/{PLAYER}/press",
-                                {"message_id": prompt, "row": 0, "column": 0})
+    status, answer = await post(
+        http, server, f"users/{PLAYER}/press", {"message_id": prompt, "row": 0, "column": 0}
+    )
     assert status == 200 and answer["sent"] == "event"
     event = answer["update"]
     assert event["type"] == "message_event"
@@ -159,13 +164,16 @@ async def test_pressing_buttons_sends_what_vk_sends(
     assert event["object"]["payload"] == {"g": 1, "p": 7, "a": "vote", "t": 2}
     cmid = server.state.conversation(PLAYER)[-1].conversation_message_id
     assert event["object"]["conversation_message_id"] == cmid
-    status, answer = await post(http, server, f"users/{PLAYER}/press",
-                                {"message_id": prompt, "row": 0, "column": 1})
+    status, answer = await post(
+        http, server, f"users/{PLAYER}/press", {"message_id": prompt, "row": 0, "column": 1}
+    )
     message = answer["update"]["object"]["message"]
     assert answer["update"]["type"] == "message_new"
     assert message["text"] == "№3 Боря" and json.loads(message["payload"])["t"] == 3
-    assert [u["type"] for u in server.state.longpoll.events()[before - 1:]] == [
-        "message_event", "message_new"]
+    assert [u["type"] for u in server.state.longpoll.events()[before - 1 :]] == [
+        "message_event",
+        "message_new",
+    ]
     # A link button, a button that is not there, another user's message: refused, nothing sent.
     ts = server.state.longpoll.ts
     for body, user in (
@@ -184,10 +192,13 @@ async def test_the_answer_to_a_callback_button_shows_as_a_snackbar(
     server: RunningServer, api: API, http: aiohttp.ClientSession
 ) -> None:
     prompt = await send(api, PLAYER, "За кого?", vote_keyboard())
-    _, answer = await post(http, server, f"users/{PLAYER}/press",
-                           {"message_id": prompt, "row": 0, "column": 0})
+    _, answer = await post(
+        http, server, f"users/{PLAYER}/press", {"message_id": prompt, "row": 0, "column": 0}
+    )
     await api.messages.send_message_event_answer(
-        event_id=answer["event_id"], user_id=PLAYER, peer_id=PLAYER,
+        event_id=answer["event_id"],
+        user_id=PLAYER,
+        peer_id=PLAYER,
         event_data=json.dumps({"type": "show_snackbar", "text": "Голос принят"}),
     )
     _, data = await get(http, server, f"users/{PLAYER}")
@@ -199,12 +210,14 @@ async def test_the_answer_to_a_callback_button_shows_as_a_snackbar(
 async def test_writing_and_posting_as_the_user(
     server: RunningServer, user_api: API, http: aiohttp.ClientSession
 ) -> None:
-    topic = await user_api.board.add_topic(group_id=GROUP_ID, title="Игра", text="День 1",
-                                           from_group=1)
+    topic = await user_api.board.add_topic(
+        group_id=GROUP_ID, title="Игра", text="День 1", from_group=1
+    )
     status, answer = await post(http, server, f"users/{PLAYER}/send", {"text": "помощь"})
     assert status == 200 and answer["update"]["object"]["message"]["text"] == "помощь"
-    status, answer = await post(http, server, f"users/{PLAYER}/board",
-                                {"topic_id": topic, "text": "голос 5"})
+    status, answer = await post(
+        http, server, f"users/{PLAYER}/board", {"topic_id": topic, "text": "голос 5"}
+    )
     assert status == 200
     assert answer["update"]["type"] == "board_post_new"
     assert answer["update"]["object"]["from_id"] == PLAYER
@@ -213,8 +226,7 @@ async def test_writing_and_posting_as_the_user(
     assert shown["title"] == "Игра" and shown["count"] == 2
     assert [c["text"] for c in shown["comments"]] == ["День 1", "голос 5"]
     assert shown["comments"][0]["from_community"] and shown["comments"][1]["from_name"]
-    _, newer = await get(http, server, f"users/{PLAYER}?after_comment="
-                         f"{shown['comments'][0]['id']}")
+    _, newer = await get(http, server, f"users/{PLAYER}?after_comment={shown['comments'][0]['id']}")
     assert [c["text"] for c in newer["topics"][0]["comments"]] == ["голос 5"]
     for path, body in (
         ("send", {"text": "   "}),
@@ -237,8 +249,9 @@ async def test_joining_the_spectator_chat_by_its_invite_link(
 ) -> None:
     created = await api.request("messages.createChat", {"title": "Зрители"})
     chat_id = created["response"]["chat_id"]
-    link = (await api.request("messages.getInviteLink",
-                              {"peer_id": 2_000_000_000 + chat_id}))["response"]["link"]
+    link = (await api.request("messages.getInviteLink", {"peer_id": 2_000_000_000 + chat_id}))[
+        "response"
+    ]["link"]
     await send(api, PLAYER, f"Беседа зрителей: {link}")
     _, data = await get(http, server, f"users/{PLAYER}")
     assert data["messages"][0]["invite_links"] == [link]
@@ -246,14 +259,18 @@ async def test_joining_the_spectator_chat_by_its_invite_link(
     status, answer = await post(http, server, f"users/{PLAYER}/join", {"link": link})
     assert status == 200
     assert answer["update"]["object"]["message"]["action"] == {
-        "type": "chat_invite_user_by_link", "member_id": PLAYER}
+        "type": "chat_invite_user_by_link",
+        "member_id": PLAYER,
+    }
     status, _ = await post(http, server, f"users/{PLAYER}/join", {"link": link})
     assert status == 400  # already in it
-    status, _ = await post(http, server, f"users/{PLAYER}/join",
-                           {"link": "https://vk.me/join/nope"})
+    status, _ = await post(
+        http, server, f"users/{PLAYER}/join", {"link": "https://vk.me/join/nope"}
+    )
     assert status == 400
-    status, _ = await post(http, server, f"users/{PLAYER}/chat",
-                           {"chat_id": chat_id, "text": "Всем привет"})
+    status, _ = await post(
+        http, server, f"users/{PLAYER}/chat", {"chat_id": chat_id, "text": "Всем привет"}
+    )
     assert status == 200
     _, data = await get(http, server, f"users/{PLAYER}")
     (chat,) = data["chats"]
@@ -262,8 +279,9 @@ async def test_joining_the_spectator_chat_by_its_invite_link(
     assert chat["messages"][0]["action"].endswith("вступил(а) в беседу по ссылке")
     status, _ = await post(http, server, f"users/{PLAYER}/leave", {"chat_id": chat_id})
     assert status == 200
-    status, _ = await post(http, server, f"users/{PLAYER}/chat",
-                           {"chat_id": chat_id, "text": "Я тут?"})
+    status, _ = await post(
+        http, server, f"users/{PLAYER}/chat", {"chat_id": chat_id, "text": "Я тут?"}
+    )
     assert status == 400
     _, data = await get(http, server, f"users/{PLAYER}")
     assert data["chats"] == []
@@ -298,30 +316,43 @@ async def test_an_edited_message_is_redrawn_and_refused_edits_say_why(
     _, data = await get(http, server, f"users/{PLAYER}")
     cursor = data["cursor"]
     [message] = server.state.conversation(PLAYER)
-    page = keyboard([[callback("№4 Вера", Payload("vote", game=1, phase=7, target=4))]],
-                    inline=True)
-    assert await api.messages.edit(
-        peer_id=PLAYER, conversation_message_id=message.conversation_message_id,
-        message="День 1, страница 2", keyboard=json.dumps(page, ensure_ascii=False),
-    ) == 1
-    _, data = await get(http, server, f"users/{PLAYER}?after_message={cursor['message']}"
-                                      f"&after_edit={cursor['edit']}")
+    page = keyboard(
+        [[callback("№4 Вера", Payload("vote", game=1, phase=7, target=4))]], inline=True
+    )
+    assert (
+        await api.messages.edit(
+            peer_id=PLAYER,
+            conversation_message_id=message.conversation_message_id,
+            message="День 1, страница 2",
+            keyboard=json.dumps(page, ensure_ascii=False),
+        )
+        == 1
+    )
+    _, data = await get(
+        http,
+        server,
+        f"users/{PLAYER}?after_message={cursor['message']}&after_edit={cursor['edit']}",
+    )
     assert data["messages"] == []
     [edited] = data["edited"]
     assert edited["id"] == prompt and edited["text"] == "День 1, страница 2"
     assert [b["label"] for b in edited["keyboard"]["rows"][0]] == ["№4 Вера"]
-    _, feed = await get(http, server, f"feed?after_message={cursor['message']}"
-                                      f"&after_edit={cursor['edit']}")
+    _, feed = await get(
+        http, server, f"feed?after_message={cursor['message']}&after_edit={cursor['edit']}"
+    )
     assert [m["text"] for m in feed["messages"]] == ["День 1, страница 2"]
-    _, later = await get(http, server, f"users/{PLAYER}?after_message={data['cursor']['message']}"
-                                       f"&after_edit={data['cursor']['edit']}")
+    _, later = await get(
+        http,
+        server,
+        f"users/{PLAYER}?after_message={data['cursor']['message']}"
+        f"&after_edit={data['cursor']['edit']}",
+    )
     assert later["edited"] == []
     # VK's refusals: too big (910), too old (909), not the community's message (924).
     server.state.inject_message(PLAYER, "мой текст")
     mine = server.state.conversation(PLAYER)[-1]
     for params, code in (
-        ({"conversation_message_id": message.conversation_message_id,
-          "message": "x" * 9001}, 910),
+        ({"conversation_message_id": message.conversation_message_id, "message": "x" * 9001}, 910),
         ({"conversation_message_id": mine.conversation_message_id, "message": "правка"}, 924),
     ):
         try:

@@ -48,8 +48,11 @@ ENV = {"VK_GROUP_ID": 77, "VK_GROUP_TOKEN": "g", "VK_USER_TOKEN": "u"}
         ({"VK_GROUP_ID": 77}, False, "VK_GROUP_TOKEN and VK_USER_TOKEN are not set: "),
         ({"VK_GROUP_ID": 77, "VK_GROUP_TOKEN": "g"}, False, "VK_USER_TOKEN is not set: "),
         ({"VK_GROUP_TOKEN": "g"}, False, "VK_GROUP_TOKEN is set but VK_GROUP_ID is not: "),
-        ({"VK_GROUP_TOKEN": "g", "VK_USER_TOKEN": "u"}, False,
-         "VK_GROUP_TOKEN and VK_USER_TOKEN are set but VK_GROUP_ID is not"),
+        (
+            {"VK_GROUP_TOKEN": "g", "VK_USER_TOKEN": "u"},
+            False,
+            "VK_GROUP_TOKEN and VK_USER_TOKEN are set but VK_GROUP_ID is not",
+        ),
         ({"VK_CALLBACK_SECRET": "s"}, True, "VK_CALLBACK_SECRET is set but VK_GROUP_ID is not"),
         ({**ENV, "VK_CONFIRMATION_CODE": "c"}, True, "VK_CALLBACK_SECRET is not set: the Callback"),
     ],

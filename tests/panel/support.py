@@ -44,8 +44,9 @@ def make_game(
 
 
 def living(game: Game) -> list[Seat]:
-    return list(Seat.objects.filter(game=game, status=SeatStatus.PLAYER, alive=True)
-                .order_by("number"))
+    return list(
+        Seat.objects.filter(game=game, status=SeatStatus.PLAYER, alive=True).order_by("number")
+    )
 
 
 def vote_round(game: Game, *, changes: int = 1, skip: int = 0) -> None:
@@ -54,7 +55,8 @@ def vote_round(game: Game, *, changes: int = 1, skip: int = 0) -> None:
     alive = living(game)
     voters = alive[: len(alive) - skip] if skip else alive
     civilians = [s for s in alive if s.role == Role.CIVILIAN] or [
-        s for s in alive if s.role != Role.MAFIA]
+        s for s in alive if s.role != Role.MAFIA
+    ]
     lead = civilians[0].number
     for k in range(changes + 1):
         for i, s in enumerate(voters):
@@ -100,12 +102,16 @@ def close_now(client: Any, game: Game, *, follow: bool = True) -> Any:
 
     url = reverse("admin:panel_close", kwargs={"game_id": game.pk})
     preview = client.get(url).context["preview"]
-    return client.post(url, {"confirm": "yes", "phase": str(preview.phase.pk),
-                             "expect": preview.fingerprint}, follow=follow)
+    return client.post(
+        url,
+        {"confirm": "yes", "phase": str(preview.phase.pk), "expect": preview.fingerprint},
+        follow=follow,
+    )
 
 
-def community_of(vk_id: int, *members: Any, owner: Any = None, name: str = "",
-                 **fields: Any) -> Any:
+def community_of(
+    vk_id: int, *members: Any, owner: Any = None, name: str = "", **fields: Any
+) -> Any:
     """A connected community with ``owner`` and GMs ``members`` (no VK behind it)."""
     from gameplay.models import Community, CommunityMember, CommunityRole
 

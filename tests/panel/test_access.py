@@ -31,8 +31,11 @@ pytestmark = pytest.mark.django_db
 def game_patterns() -> list[URLPattern]:
     """Every URL of the games' admin that names one game: the panel's and the admin's own."""
     model_admin = admin.site._registry[Game]
-    return [p for p in model_admin.get_urls()
-            if p.name and ("game_id" in str(p.pattern) or "object_id" in str(p.pattern))]
+    return [
+        p
+        for p in model_admin.get_urls()
+        if p.name and ("game_id" in str(p.pattern) or "object_id" in str(p.pattern))
+    ]
 
 
 def fill(pattern: URLPattern, game: Game) -> str:
@@ -42,8 +45,13 @@ def fill(pattern: URLPattern, game: Game) -> str:
     flag = ModerationFlag.objects.filter(game=game).first()
     outbox = Outbox.objects.filter(game=game).first()
     values = {
-        "game_id": game.pk, "object_id": game.pk, "seat_id": seat.pk, "number": seat.number,
-        "strike_id": strike.pk, "flag_id": flag.pk, "outbox_id": outbox.pk,
+        "game_id": game.pk,
+        "object_id": game.pk,
+        "seat_id": seat.pk,
+        "number": seat.number,
+        "strike_id": strike.pk,
+        "flag_id": flag.pk,
+        "outbox_id": outbox.pk,
         "vk_user_id": seat.vk_user_id,
     }
     names = re.findall(r"<(?:\w+:)?(\w+)>", str(pattern.pattern))
@@ -55,10 +63,14 @@ def snapshot(game: Game) -> tuple:
     return (
         tuple((f.name, getattr(game, f.attname)) for f in Game._meta.concrete_fields),
         tuple(Seat.objects.filter(game=game).order_by("pk").values_list()),
-        tuple(Phase.objects.filter(game=game).order_by("pk").values_list(
-            "status", "deadline", "result")),
-        tuple(Strike.objects.filter(seat__game=game).order_by("pk").values_list(
-            "forgiven", "count")),
+        tuple(
+            Phase.objects.filter(game=game)
+            .order_by("pk")
+            .values_list("status", "deadline", "result")
+        ),
+        tuple(
+            Strike.objects.filter(seat__game=game).order_by("pk").values_list("forgiven", "count")
+        ),
         tuple(Vote.objects.filter(phase__game=game).order_by("pk").values_list("current", "void")),
         GameEvent.objects.filter(game=game).count(),
         tuple(Outbox.objects.filter(game=game).order_by("pk").values_list("status", flat=True)),
@@ -82,9 +94,18 @@ def victim_game(gm: Any) -> Game:
 
 
 ALL_PAYLOAD = {
-    "confirm": "yes", "minutes": "60", "reason": "x", "deaths": ["1"], "winner": "town",
-    "vk": "123", "name": "n", "lines": "id1 a", "chat": "5", "decision": "dismiss",
-    "phase": "", "reserve": "",
+    "confirm": "yes",
+    "minutes": "60",
+    "reason": "x",
+    "deaths": ["1"],
+    "winner": "town",
+    "vk": "123",
+    "name": "n",
+    "lines": "id1 a",
+    "chat": "5",
+    "decision": "dismiss",
+    "phase": "",
+    "reserve": "",
 }
 
 
@@ -116,8 +137,15 @@ def test_another_gm_gets_403_or_404_and_changes_nothing(
 
 
 #: English words of Django admin and of templates that print a missing value.
-NOT_RUSSIAN = ("Django administration", "Welcome,", "Log out", "View site", ">None<", " None ",
-               "Home</a>")
+NOT_RUSSIAN = (
+    "Django administration",
+    "Welcome,",
+    "Log out",
+    "View site",
+    ">None<",
+    " None ",
+    "Home</a>",
+)
 
 
 def test_the_games_own_gm_reaches_every_page_in_russian(
@@ -169,8 +197,9 @@ def test_state_changes_need_post_and_csrf(victim_game: Game, gm: Any) -> None:
     assert snapshot(victim_game) == before
 
 
-def test_lists_show_only_the_gms_games(gm: Any, other_gm: Any, gm_client: Client,
-                                       django_user_model: Any) -> None:
+def test_lists_show_only_the_gms_games(
+    gm: Any, other_gm: Any, gm_client: Client, django_user_model: Any
+) -> None:
     mine = make_game(gm, start=False, name="Моя игра")
     theirs = make_game(other_gm, start=False, name="Чужая игра", vk_base=60_000)
     page = gm_client.get(reverse("admin:gameplay_game_changelist")).content.decode()
@@ -180,15 +209,13 @@ def test_lists_show_only_the_gms_games(gm: Any, other_gm: Any, gm_client: Client
     client.force_login(boss)
     page = client.get(reverse("admin:gameplay_game_changelist")).content.decode()
     assert mine.name in page and theirs.name in page
-    assert client.get(reverse("admin:panel_game", kwargs={"game_id": theirs.pk})
-                      ).status_code == 200
+    assert client.get(reverse("admin:panel_game", kwargs={"game_id": theirs.pk})).status_code == 200
 
 
 def test_the_admin_change_page_leads_to_the_panel(victim_game: Game, gm_client: Client) -> None:
     response = gm_client.get(reverse("admin:gameplay_game_change", args=[victim_game.pk]))
     assert response.status_code == 302
-    assert response["Location"] == reverse("admin:panel_game",
-                                           kwargs={"game_id": victim_game.pk})
+    assert response["Location"] == reverse("admin:panel_game", kwargs={"game_id": victim_game.pk})
 
 
 def test_panel_root_leads_to_my_games(gm_client: Client) -> None:
@@ -210,8 +237,11 @@ def every_url_pattern() -> list[tuple[str, URLPattern]]:
     def walk(patterns: list, namespace: str) -> None:
         for p in patterns:
             if isinstance(p, URLResolver):
-                ns = f"{namespace}:{p.namespace}" if namespace and p.namespace else (
-                    p.namespace or namespace)
+                ns = (
+                    f"{namespace}:{p.namespace}"
+                    if namespace and p.namespace
+                    else (p.namespace or namespace)
+                )
                 walk(p.url_patterns, ns)
             elif p.name and namespace in ("admin", "panel"):
                 out.append((f"{namespace}:{p.name}", p))
@@ -226,10 +256,19 @@ COMMUNITY_PARAMS = {"game_id", "vk_id"}
 
 def test_the_url_walk_reaches_the_panel_and_the_communities() -> None:
     names = {name for name, _ in every_url_pattern()}
-    assert {"panel:communities", "panel:community", "panel:community_connect",
-            "panel:community_disconnect", "panel:community_gm_add", "panel:community_gm_remove",
-            "panel:community_history", "panel:community_reconnect", "admin:panel_export",
-            "admin:panel_export_download", "admin:panel_history"} <= names
+    assert {
+        "panel:communities",
+        "panel:community",
+        "panel:community_connect",
+        "panel:community_disconnect",
+        "panel:community_gm_add",
+        "panel:community_gm_remove",
+        "panel:community_history",
+        "panel:community_reconnect",
+        "admin:panel_export",
+        "admin:panel_export_download",
+        "admin:panel_history",
+    } <= names
     assert len(names) > 60
 
 
@@ -243,12 +282,25 @@ def community_snapshot() -> tuple:
     from gameplay.models import Community, CommunityMember
 
     return (
-        tuple(Community.objects.order_by("pk").values_list(
-            "vk_id", "name", "connected", "history_public", "group_token", "user_token",
-            "callback_secret", "setup", "disconnected_at")),
+        tuple(
+            Community.objects.order_by("pk").values_list(
+                "vk_id",
+                "name",
+                "connected",
+                "history_public",
+                "group_token",
+                "user_token",
+                "callback_secret",
+                "setup",
+                "disconnected_at",
+            )
+        ),
         tuple(CommunityMember.objects.order_by("pk").values_list("community", "user", "role")),
-        tuple(User.objects.order_by("pk").values_list("username", "password", "is_staff",
-                                                      "is_superuser", "is_active")),
+        tuple(
+            User.objects.order_by("pk").values_list(
+                "username", "password", "is_staff", "is_superuser", "is_active"
+            )
+        ),
         tuple(Game.objects.order_by("pk").values_list("pk", "name", "status", "vk_group_id")),
     )
 
@@ -271,12 +323,17 @@ def test_every_url_under_another_communitys_gm_is_a_404_and_changes_nothing(
     # The other community's GM runs games, has a community and may see their own pages.
     seat = Seat.objects.filter(game=victim_game, number__isnull=False).first()
     values = {
-        "game_id": victim_game.pk, "object_id": victim_game.pk, "vk_id": home.vk_id,
-        "user_id": co_gm.pk, "seat_id": seat.pk, "number": seat.number,
+        "game_id": victim_game.pk,
+        "object_id": victim_game.pk,
+        "vk_id": home.vk_id,
+        "user_id": co_gm.pk,
+        "seat_id": seat.pk,
+        "number": seat.number,
         "strike_id": Strike.objects.filter(seat__game=victim_game).first().pk,
         "flag_id": ModerationFlag.objects.filter(game=victim_game).first().pk,
         "outbox_id": Outbox.objects.filter(game=victim_game).first().pk,
-        "vk_user_id": seat.vk_user_id, "app_label": "gameplay",
+        "vk_user_id": seat.vk_user_id,
+        "app_label": "gameplay",
         "content_type_id": ContentType.objects.get_for_model(Game).pk,
     }
     before = (snapshot(victim_game), community_snapshot())
@@ -291,7 +348,8 @@ def test_every_url_under_another_communitys_gm_is_a_404_and_changes_nothing(
         for method in ("get", "post"):
             response = getattr(other_client, method)(url, ALL_PAYLOAD)
             if COMMUNITY_PARAMS & set(params) or (
-                    "object_id" in params and name.startswith("admin:gameplay_game")):
+                "object_id" in params and name.startswith("admin:gameplay_game")
+            ):
                 assert response.status_code == 404, (method, url, response.status_code)
             else:
                 assert response.status_code in (200, 302, 403, 404, 405), (method, url)

@@ -235,8 +235,11 @@ def test_with_auto_publish_a_second_missed_night_is_shown_as_a_modkill_before_th
         if not commissar.alive:
             pytest.skip("the seed executed the commissar")
         mafia = [n for n in roles[Role.MAFIA] if n in {s.number for s in living(game)}]
-        town = [s.number for s in living(game)
-                if s.number not in roles[Role.MAFIA] and s.number != commissar.number]
+        town = [
+            s.number
+            for s in living(game)
+            if s.number not in roles[Role.MAFIA] and s.number != commissar.number
+        ]
         if not mafia or not town:
             pytest.skip("the seed ended the game early")
         services.night_action_submit(

@@ -21,8 +21,7 @@ CONNECT = reverse("panel:community_connect")
 
 
 def connect(client: Client, group_token: str, user_token: str) -> Any:
-    return client.post(CONNECT, {"group_token": group_token, "user_token": user_token},
-                       follow=True)
+    return client.post(CONNECT, {"group_token": group_token, "user_token": user_token}, follow=True)
 
 
 def messages_of(response: Any) -> list[str]:
@@ -45,15 +44,20 @@ def test_connecting_a_community_sets_it_up_through_the_api(
     row = Community.objects.get(vk_id=101)
     assert response.redirect_chain[-1][0] == reverse("panel:community", kwargs={"vk_id": 101})
     assert (row.name, row.connected, row.group_token, row.user_token) == (
-        "Мафия на Неве", True, group_token, user_token)
+        "Мафия на Неве",
+        True,
+        group_token,
+        user_token,
+    )
     assert CommunityMember.objects.get(community=row).role == CommunityRole.OWNER
     assert CommunityMember.objects.get(community=row).user == gm
     [poll] = fake_vk.called("groups.setLongPollSettings")
     assert (poll["group_id"], poll["enabled"], poll["api_version"]) == (101, 1, "5.199")
     flags = {k: v for k, v in poll.items() if k not in ("group_id", "enabled", "api_version")}
     assert {k for k, v in flags.items() if v == 1} == set(EVENT_TYPES)
-    assert {"wall_post_new", "message_reply", "group_join"} <= {k for k, v in flags.items()
-                                                                if v == 0}
+    assert {"wall_post_new", "message_reply", "group_join"} <= {
+        k for k, v in flags.items() if v == 0
+    }
     [features] = fake_vk.called("groups.setSettings")
     assert features["bots_capabilities"] == 1 and features["bots_add_to_chat"] == 1
     assert not fake_vk.called("groups.addCallbackServer")
@@ -63,10 +67,13 @@ def test_connecting_a_community_sets_it_up_through_the_api(
     assert "Разрешить" in page  # players allow the community's messages: the checklist
 
 
-@pytest.mark.parametrize(("mask", "right"), [
-    (MESSAGES, "доступ к управлению сообществом"),
-    (262144, "доступ к сообщениям сообщества"),
-])
+@pytest.mark.parametrize(
+    ("mask", "right"),
+    [
+        (MESSAGES, "доступ к управлению сообществом"),
+        (262144, "доступ к сообщениям сообщества"),
+    ],
+)
 def test_a_token_without_a_right_is_refused_naming_it(
     fake_vk: FakeVk, gm_client: Client, mask: int, right: str
 ) -> None:
@@ -83,17 +90,20 @@ def test_a_token_without_a_right_is_refused_naming_it(
     assert group_token not in response.content.decode()
 
 
-@pytest.mark.parametrize(("setup", "refusal", "params"), [
-    ("wrong_group_token", "community_token_invalid", {}),
-    ("wrong_user_token", "user_token_invalid", {}),
-    ("group_token_as_user_token", "user_token_invalid", {}),
-    ("not_admin", "user_not_community_admin", {"user": "Пётр Чужой", "community": "Клуб"}),
-    ("no_offline", "user_token_right_missing", {"right": "offline"}),
-    ("vk_down", "vk_unreachable", {}),
-    ("vk_timeout", "vk_unreachable", {}),
-    ("vk_garbage", "vk_answer_unreadable", {"step": "проверка ключа сообщества"}),
-    ("poll_refused", "vk_refused_setup", {"step": "включение Long Poll API", "code": 100}),
-])
+@pytest.mark.parametrize(
+    ("setup", "refusal", "params"),
+    [
+        ("wrong_group_token", "community_token_invalid", {}),
+        ("wrong_user_token", "user_token_invalid", {}),
+        ("group_token_as_user_token", "user_token_invalid", {}),
+        ("not_admin", "user_not_community_admin", {"user": "Пётр Чужой", "community": "Клуб"}),
+        ("no_offline", "user_token_right_missing", {"right": "offline"}),
+        ("vk_down", "vk_unreachable", {}),
+        ("vk_timeout", "vk_unreachable", {}),
+        ("vk_garbage", "vk_answer_unreadable", {"step": "проверка ключа сообщества"}),
+        ("poll_refused", "vk_refused_setup", {"step": "включение Long Poll API", "code": 100}),
+    ],
+)
 def test_every_vk_failure_is_a_russian_refusal_that_changes_nothing(
     fake_vk: FakeVk, gm_client: Client, setup: str, refusal: str, params: dict
 ) -> None:
@@ -175,8 +185,12 @@ def test_callback_mode_without_the_public_address_is_refused(
 
 
 def test_a_community_another_owner_connected_is_refused_unless_superuser(
-    fake_vk: FakeVk, gm: Any, other_gm: Any, gm_client: Client, other_client: Client,
-    django_user_model: Any
+    fake_vk: FakeVk,
+    gm: Any,
+    other_gm: Any,
+    gm_client: Client,
+    other_client: Client,
+    django_user_model: Any,
 ) -> None:
     group_token, user_token = fake_vk.club(107, "Клуб", admin=7)
     connect(gm_client, group_token, user_token)
@@ -184,8 +198,9 @@ def test_a_community_another_owner_connected_is_refused_unless_superuser(
 
     response = connect(other_client, group_token, user_token)
 
-    assert messages_of(response) == [render("refusals/community_owned_by_another",
-                                            community="Клуб")]
+    assert messages_of(response) == [
+        render("refusals/community_owned_by_another", community="Клуб")
+    ]
     assert not CommunityMember.objects.filter(user=other_gm).exists()
     assert Community.objects.get(vk_id=107).setup == before
     boss = django_user_model.objects.create_superuser("оператор", password="x")
@@ -206,10 +221,10 @@ def test_connecting_again_keeps_the_stored_tokens_and_wants_this_communitys(
 
     page = gm_client.get(again).content.decode()
     assert "Ключ сохранён" in page and group_token not in page and user_token not in page
-    response = gm_client.post(again, {"group_token": other_token, "user_token": ""},
-                              follow=True)
-    assert messages_of(response) == [render("refusals/community_token_of_another",
-                                            community="Клуб")]
+    response = gm_client.post(again, {"group_token": other_token, "user_token": ""}, follow=True)
+    assert messages_of(response) == [
+        render("refusals/community_token_of_another", community="Клуб")
+    ]
     assert not Community.objects.filter(vk_id=109).exists()
     response = gm_client.post(again, {"group_token": "", "user_token": ""}, follow=True)
     assert "подключено снова" in " ".join(messages_of(response))

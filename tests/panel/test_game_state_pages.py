@@ -125,9 +125,10 @@ def test_a_players_history_is_headed_by_their_name(gm: Any, gm_client: Client) -
     assert "Игрок не найден" in nobody
 
 
-@pytest.mark.parametrize(("alive", "heading"), [(21, "21 живой игрок из 26"),
-                                                 (3, "3 живых игрока из 26"),
-                                                 (25, "25 живых игроков из 26")])
+@pytest.mark.parametrize(
+    ("alive", "heading"),
+    [(21, "21 живой игрок из 26"), (3, "3 живых игрока из 26"), (25, "25 живых игроков из 26")],
+)
 def test_the_seats_heading_agrees_with_its_number(
     gm: Any, gm_client: Client, alive: int, heading: str
 ) -> None:

@@ -38,7 +38,9 @@ def test_linking_another_unfinished_games_chat_is_refused(
 
 
 def test_a_new_game_in_another_games_sign_up_topic_is_refused(
-    other_gm: Any, gm_client: Client, club555: Any  # noqa: F811
+    other_gm: Any,
+    gm_client: Client,
+    club555: Any,  # noqa: F811
 ) -> None:
     make_game(other_gm, start=False, deal=False, topic_id=90, recruit_topic_id=41)
 

@@ -22,15 +22,18 @@ from tests.panel.test_access import every_url_pattern, params_of
 from tests.panel.vk_fake import FakeVk
 
 
-def _connect(client: Client, fake_vk: FakeVk, caplog: pytest.LogCaptureFixture,
-             settings: Any) -> tuple[Community, list[str], str]:
+def _connect(
+    client: Client, fake_vk: FakeVk, caplog: pytest.LogCaptureFixture, settings: Any
+) -> tuple[Community, list[str], str]:
     settings.VK_CALLBACK_MODE = True  # a Callback secret too
     settings.PUBLIC_URL = "https://mafia.example.org"
     group_token, user_token = fake_vk.club(110, "Тайный клуб", admin=9)
     with caplog.at_level(logging.DEBUG):
-        response = client.post(reverse("panel:community_connect"),
-                               {"group_token": group_token, "user_token": user_token},
-                               follow=True)
+        response = client.post(
+            reverse("panel:community_connect"),
+            {"group_token": group_token, "user_token": user_token},
+            follow=True,
+        )
     assert response.status_code == 200
     row = Community.objects.get(vk_id=110)
     assert row.connected and row.callback_secret
@@ -47,16 +50,32 @@ def test_tokens_are_not_in_the_database_in_plain_text(
 ) -> None:
     row, secrets, _ = _connect(gm_client, fake_vk, caplog, settings)
     with connection.cursor() as cursor:
-        cursor.execute("SELECT group_token, user_token, callback_secret FROM "
-                       "gameplay_community WHERE vk_id = %s", [row.vk_id])
+        cursor.execute(
+            "SELECT group_token, user_token, callback_secret FROM "
+            "gameplay_community WHERE vk_id = %s",
+            [row.vk_id],
+        )
         stored = cursor.fetchone()
     assert all(value.startswith(FERNET_PREFIX) for value in stored)
     assert not _leaks(" ".join(stored), secrets)
     db = connection.settings_dict
     dump = subprocess.run(
-        ["pg_dump", "--data-only", "--table=gameplay_community", "-h", db["HOST"] or "127.0.0.1",
-         "-p", str(db["PORT"] or 5432), "-U", db["USER"] or "postgres", db["NAME"]],
-        capture_output=True, text=True, check=True, timeout=60,
+        [
+            "pg_dump",
+            "--data-only",
+            "--table=gameplay_community",
+            "-h",
+            db["HOST"] or "127.0.0.1",
+            "-p",
+            str(db["PORT"] or 5432),
+            "-U",
+            db["USER"] or "postgres",
+            db["NAME"],
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
     ).stdout
     assert "Тайный клуб" in dump and stored[0] in dump  # the row is in it, encrypted
     assert not _leaks(dump, secrets)
@@ -64,8 +83,7 @@ def test_tokens_are_not_in_the_database_in_plain_text(
 
 @pytest.mark.django_db
 def test_tokens_are_not_in_the_log_pages_or_export(
-    fake_vk: FakeVk, gm: Any, gm_client: Client, caplog: pytest.LogCaptureFixture,
-    settings: Any
+    fake_vk: FakeVk, gm: Any, gm_client: Client, caplog: pytest.LogCaptureFixture, settings: Any
 ) -> None:
     row, secrets, log_text = _connect(gm_client, fake_vk, caplog, settings)
     assert "Community 110 connected from the panel" in log_text
@@ -73,8 +91,14 @@ def test_tokens_are_not_in_the_log_pages_or_export(
     game = make_game(gm, players=7, vk_group_id=row.vk_id)
     vote_round(game)
     seat = Seat.objects.filter(game=game, number__isnull=False).first()
-    values = {"vk_id": row.vk_id, "game_id": game.pk, "user_id": gm.pk, "seat_id": seat.pk,
-              "number": seat.number, "vk_user_id": seat.vk_user_id}
+    values = {
+        "vk_id": row.vk_id,
+        "game_id": game.pk,
+        "user_id": gm.pk,
+        "seat_id": seat.pk,
+        "number": seat.number,
+        "vk_user_id": seat.vk_user_id,
+    }
     seen = 0
     for name, pattern in every_url_pattern():
         params = params_of(pattern)
@@ -109,8 +133,10 @@ def test_an_unexpected_failure_mid_connect_shows_no_token(
 
     monkeypatch.setattr(fake_vk, "answer", broken)
     with caplog.at_level(logging.DEBUG):
-        response = gm_client.post(reverse("panel:community_connect"),
-                                  {"group_token": group_token, "user_token": user_token})
+        response = gm_client.post(
+            reverse("panel:community_connect"),
+            {"group_token": group_token, "user_token": user_token},
+        )
     body = response.content.decode()
     assert response.status_code == 200 and "Traceback" not in body
     assert "VK ответил непонятно" in body

@@ -89,8 +89,9 @@ def test_extend_remind_and_close_the_day(game: Game, gm_client: Client) -> None:
     assert "День 1 закрыт: казнён №" in msgs(r)
     assert current(game).kind == "night"
     # a stale form (the phase changed meanwhile) closes nothing
-    r = gm_client.post(url("panel_close", game), {"phase": str(day.pk), "confirm": "yes"},
-                       follow=True)
+    r = gm_client.post(
+        url("panel_close", game), {"phase": str(day.pk), "confirm": "yes"}, follow=True
+    )
     assert "Фаза уже сменилась" in msgs(r)
     assert current(game).status == PhaseStatus.OPEN
 
@@ -113,8 +114,11 @@ def test_night_close_edit_reopen_and_publish(game: Game, gm_client: Client) -> N
     r = gm_client.post(url("panel_night_edit", game), {"deaths": [], "reason": ""}, follow=True)
     assert "Обязательное поле" in msgs(r)
     alive = [s.number for s in living(game)]
-    r = gm_client.post(url("panel_night_edit", game),
-                       {"deaths": [alive[0]], "reason": "решение ведущего"}, follow=True)
+    r = gm_client.post(
+        url("panel_night_edit", game),
+        {"deaths": [alive[0]], "reason": "решение ведущего"},
+        follow=True,
+    )
     assert f"погибают №{alive[0]}" in msgs(r)
     edit = GameEvent.objects.get(game=game, kind="night_edited")
     assert edit.override and edit.actor == "gm:ведущий"
@@ -146,13 +150,19 @@ def test_modkill_is_confirmed_first(game: Game, gm_client: Client) -> None:
     gm_client.post(url("panel_modkill", game, number=seat.number), {"reason": "мат"})
     seat.refresh_from_db()
     assert seat.alive  # no confirmation field: nothing happened
-    r = gm_client.post(url("panel_modkill", game, number=seat.number),
-                       {"reason": "мат", "confirm": "yes"}, follow=True)
+    r = gm_client.post(
+        url("panel_modkill", game, number=seat.number),
+        {"reason": "мат", "confirm": "yes"},
+        follow=True,
+    )
     assert "выбывает (модкилл)" in msgs(r)
     seat.refresh_from_db()
     assert not seat.alive and seat.death_cause == "modkill"
-    r = gm_client.post(url("panel_modkill", game, number=seat.number),
-                       {"reason": "ещё", "confirm": "yes"}, follow=True)
+    r = gm_client.post(
+        url("panel_modkill", game, number=seat.number),
+        {"reason": "ещё", "confirm": "yes"},
+        follow=True,
+    )
     assert "уже выбыл" in msgs(r)
     assert gm_client.get(url("panel_modkill", game, number=99)).status_code == 404
 
@@ -161,48 +171,56 @@ def test_penalty_forgiveness_and_a_second_penalty(game: Game, gm_client: Client)
     seat = living(game)[1]
     page = gm_client.get(url("panel_penalty", game, number=seat.number)).content.decode()
     assert "+2 голоса" in page
-    gm_client.post(url("panel_penalty", game, number=seat.number),
-                   {"reason": "оффтоп", "confirm": "yes"})
+    gm_client.post(
+        url("panel_penalty", game, number=seat.number), {"reason": "оффтоп", "confirm": "yes"}
+    )
     strike = Strike.objects.get(seat=seat)
     assert strike.penalty_votes == 2
-    r = gm_client.post(url("panel_forgive", game, strike_id=strike.pk),
-                       {"reason": "сбой бота"}, follow=True)
+    r = gm_client.post(
+        url("panel_forgive", game, strike_id=strike.pk), {"reason": "сбой бота"}, follow=True
+    )
     assert "прощён" in msgs(r)
     strike.refresh_from_db()
     assert strike.forgiven
-    gm_client.post(url("panel_penalty", game, number=seat.number),
-                   {"reason": "1", "confirm": "yes"})
+    gm_client.post(
+        url("panel_penalty", game, number=seat.number), {"reason": "1", "confirm": "yes"}
+    )
     page = gm_client.get(url("panel_penalty", game, number=seat.number)).content.decode()
     assert "второй штраф" in page
-    gm_client.post(url("panel_penalty", game, number=seat.number),
-                   {"reason": "2", "confirm": "yes"})
+    gm_client.post(
+        url("panel_penalty", game, number=seat.number), {"reason": "2", "confirm": "yes"}
+    )
     seat.refresh_from_db()
     assert not seat.alive
 
 
 def test_replacement_by_a_reserve_or_any_vk_user(game: Game, gm_client: Client) -> None:
-    reserve = services.signup_create(game_id=game.pk, vk_user_id=424242, name="Запас",
-                                     reserve=True)
+    reserve = services.signup_create(game_id=game.pk, vk_user_id=424242, name="Запас", reserve=True)
     first, second = living(game)[:2]
     page = gm_client.get(url("panel_replace", game, number=first.number)).content.decode()
     assert "Запас (id424242)" in page
-    r = gm_client.post(url("panel_replace", game, number=first.number),
-                       {"reserve": str(reserve.pk), "reason": "пропал"}, follow=True)
+    r = gm_client.post(
+        url("panel_replace", game, number=first.number),
+        {"reserve": str(reserve.pk), "reason": "пропал"},
+        follow=True,
+    )
     assert "передано: Запас" in msgs(r)
     first.refresh_from_db()
     reserve.refresh_from_db()
     assert first.vk_user_id == 424242 and reserve.status == SeatStatus.WITHDRAWN
-    r = gm_client.post(url("panel_replace", game, number=second.number),
-                       {"vk": "vk.com/durov"})
+    r = gm_client.post(url("panel_replace", game, number=second.number), {"vk": "vk.com/durov"})
     assert "Короткое имя" in r.content.decode()
     r = gm_client.post(url("panel_replace", game, number=second.number), {})
     assert "одно из двух" in r.content.decode()
-    gm_client.post(url("panel_replace", game, number=second.number),
-                   {"vk": "https://vk.com/id5151", "name": "Новенький"})
+    gm_client.post(
+        url("panel_replace", game, number=second.number),
+        {"vk": "https://vk.com/id5151", "name": "Новенький"},
+    )
     second.refresh_from_db()
     assert (second.vk_user_id, second.name, second.strikes) == (5151, "Новенький", 0)
-    r = gm_client.post(url("panel_replace", game, number=second.number),
-                       {"vk": "id424242"}, follow=True)
+    r = gm_client.post(
+        url("panel_replace", game, number=second.number), {"vk": "id424242"}, follow=True
+    )
     assert "уже играет" in r.content.decode()
 
 
@@ -213,8 +231,7 @@ def test_flags_are_dismissed_or_acted_on(game: Game, gm_client: Client) -> None:
     c = ModerationFlag.objects.create(game=game, seat=seat, kind=FlagKind.DEAD_POST, text="…")
     page = gm_client.get(url("panel_discipline", game)).content.decode()
     assert "Мат или оскорбление" in page
-    assert "<span class=\"count\">3</span>" in gm_client.get(url("panel_game", game)
-                                                            ).content.decode()
+    assert '<span class="count">3</span>' in gm_client.get(url("panel_game", game)).content.decode()
     gm_client.post(url("panel_flag", game, flag_id=a.pk), {"decision": "dismiss", "note": "ок"})
     gm_client.post(url("panel_flag", game, flag_id=b.pk), {"decision": "acted", "note": "пред"})
     a.refresh_from_db()
@@ -224,8 +241,10 @@ def test_flags_are_dismissed_or_acted_on(game: Game, gm_client: Client) -> None:
     r = gm_client.post(url("panel_flag", game, flag_id=a.pk), {"decision": "acted"}, follow=True)
     assert "уже рассмотрена" in msgs(r)
     # acting with a penalty: the flag and the strike in one step
-    gm_client.post(url("panel_penalty", game, number=seat.number),
-                   {"reason": "мат", "confirm": "yes", "flag": str(c.pk)})
+    gm_client.post(
+        url("panel_penalty", game, number=seat.number),
+        {"reason": "мат", "confirm": "yes", "flag": str(c.pk)},
+    )
     c.refresh_from_db()
     assert c.status == FlagStatus.ACTED and c.note.startswith("Штраф")
     assert Strike.objects.filter(seat=seat, note="мат").exists()
@@ -234,8 +253,9 @@ def test_flags_are_dismissed_or_acted_on(game: Game, gm_client: Client) -> None:
 def test_spectator_chat(game: Game, gm_client: Client) -> None:
     r = gm_client.post(url("panel_chat_open", game), follow=True)
     assert "Сначала привяжите беседу" in msgs(r)
-    r = gm_client.post(url("panel_chat_link", game), {"chat": "https://vk.me/join/AbC"},
-                       follow=True)
+    r = gm_client.post(
+        url("panel_chat_link", game), {"chat": "https://vk.me/join/AbC"}, follow=True
+    )
     assert "без запроса к VK" in msgs(r)
     gm_client.post(url("panel_chat_link", game), {"chat": "2000000012"})
     game.refresh_from_db()
@@ -243,8 +263,9 @@ def test_spectator_chat(game: Game, gm_client: Client) -> None:
     vote_round(game)
     services.day_close(game_id=game.pk)
     dead = Seat.objects.get(game=game, alive=False)
-    SpectatorMember.objects.create(game=game, vk_user_id=dead.vk_user_id, seat=dead,
-                                   status="joined")
+    SpectatorMember.objects.create(
+        game=game, vk_user_id=dead.vk_user_id, seat=dead, status="joined"
+    )
     SpectatorMember.objects.create(game=game, vk_user_id=1, status="removed", reason="чужой")
     r = gm_client.post(url("panel_chat_open", game), follow=True)
     assert "Беседа зрителей открыта" in msgs(r)
@@ -273,11 +294,20 @@ def test_the_community_creates_the_spectator_chat(game: Game, gm_client: Client)
 
     # The delivery gets the chat from VK: the game is linked, the GM sees it and can open it.
     lease, rows = outbox_claim(limit=500, lease_seconds=60)
-    delivery_settle(lease=lease, settlements=[
-        Settlement(r.pk, "sent", result={"chat_id": 12, "peer_id": 2_000_000_012},
-                   created_chat=2_000_000_012) if r.pk == row.pk else Settlement(r.pk, "sent")
-        for r in rows
-    ])
+    delivery_settle(
+        lease=lease,
+        settlements=[
+            Settlement(
+                r.pk,
+                "sent",
+                result={"chat_id": 12, "peer_id": 2_000_000_012},
+                created_chat=2_000_000_012,
+            )
+            if r.pk == row.pk
+            else Settlement(r.pk, "sent")
+            for r in rows
+        ],
+    )
     game.refresh_from_db()
     assert game.spectator_chat_id == 2_000_000_012
     html = gm_client.get(url("panel_spectators", game)).content.decode()
@@ -299,11 +329,14 @@ def test_the_community_creates_the_spectator_chat(game: Game, gm_client: Client)
 def test_failed_deliveries_are_retried(game: Game, gm_client: Client) -> None:
     rows = list(Outbox.objects.filter(game=game, channel="message").order_by("id")[:3])
     Outbox.objects.filter(pk__in=[r.pk for r in rows[:2]]).update(
-        status=OutboxStatus.FAILED, attempts=5, last_error="901: can't send")
+        status=OutboxStatus.FAILED, attempts=5, last_error="901: can't send"
+    )
     # the third reached some recipients only
     Outbox.objects.filter(pk=rows[2].pk).update(
-        status=OutboxStatus.SENT, last_error="not delivered to 1: 901",
-        result={"failed": {"1": "901"}})
+        status=OutboxStatus.SENT,
+        last_error="not delivered to 1: 901",
+        result={"failed": {"1": "901"}},
+    )
     page = gm_client.get(url("panel_outbox", game))
     assert [r.pk for r in page.context["page_obj"]] == [rows[2].pk, rows[1].pk, rows[0].pk]
     assert "доставлено не всем" in page.content.decode()
@@ -318,8 +351,9 @@ def test_failed_deliveries_are_retried(game: Game, gm_client: Client) -> None:
     assert not Outbox.objects.filter(game=game, status=OutboxStatus.FAILED).exists()
     rows[2].refresh_from_db()
     assert rows[2].status == OutboxStatus.PENDING and "failed" not in (rows[2].result or {})
-    assert GameEvent.objects.filter(game=game, kind="outbox_retried", actor="gm:ведущий"
-                                    ).count() == 3
+    assert (
+        GameEvent.objects.filter(game=game, kind="outbox_retried", actor="gm:ведущий").count() == 3
+    )
     r = gm_client.post(url("panel_outbox_retry_all", game), follow=True)
     assert "Недоставленных сообщений нет." in msgs(r)
 
@@ -334,7 +368,8 @@ def test_log_filters(game: Game, gm_client: Client) -> None:
     assert [e.kind for e, _, _, _ in page["rows"]] == ["strike_manual"]
     page = gm_client.get(url("panel_log", game), {"seat": seat.number, "kind": "vote"}).context
     assert page["rows"] and all(
-        seat.number in (e.data.get("voter"), e.data.get("target")) for e, _, _, _ in page["rows"])
+        seat.number in (e.data.get("voter"), e.data.get("target")) for e, _, _, _ in page["rows"]
+    )
     html = gm_client.get(url("panel_log", game), {"actor": "gm:"}).content.decode()
     assert "Штраф ведущего" in html
 
@@ -346,8 +381,7 @@ def test_end_game_confirmation_and_export(game: Game, gm_client: Client) -> None
     assert "Завершить игру сейчас?" in page
     game.refresh_from_db()
     assert game.status == GameStatus.RUNNING
-    r = gm_client.post(url("panel_end", game), {"winner": "mafia", "reason": "тест"},
-                       follow=True)
+    r = gm_client.post(url("panel_end", game), {"winner": "mafia", "reason": "тест"}, follow=True)
     assert "Игра завершена." in msgs(r)
     game.refresh_from_db()
     assert (game.status, game.winner) == (GameStatus.FINISHED, "mafia")

@@ -22,12 +22,23 @@ def club555(gm: Any) -> Any:
     """The GM's community (the topic links of NEW_GAME are its)."""
     return community_of(555, owner=gm)
 
+
 NEW_GAME = {
-    "name": "Машина времени", "topic": "https://vk.com/topic-555_42", "recruit_topic": "41",
-    "vk_group_id": "555", "mafia_count": "6", "commissar_count": "1", "doctor_count": "1",
-    "maniac_count": "1", "civilian_count": "17", "day_length": "24:00",
-    "night_length": "12:30", "reminders": "60, 180, 60", "early_close": "majority",
-    "time_zone": "Europe/Moscow", "gm_vk_ids": "vk.com/id5, id6 vk.com/id5",
+    "name": "Машина времени",
+    "topic": "https://vk.com/topic-555_42",
+    "recruit_topic": "41",
+    "vk_group_id": "555",
+    "mafia_count": "6",
+    "commissar_count": "1",
+    "doctor_count": "1",
+    "maniac_count": "1",
+    "civilian_count": "17",
+    "day_length": "24:00",
+    "night_length": "12:30",
+    "reminders": "60, 180, 60",
+    "early_close": "majority",
+    "time_zone": "Europe/Moscow",
+    "gm_vk_ids": "vk.com/id5, id6 vk.com/id5",
 }
 
 
@@ -60,20 +71,23 @@ def test_creating_a_game(gm: Any, gm_client: Client) -> None:
     assert GameEvent.objects.get(game=game, kind="game_created").actor == "gm:ведущий"
 
 
-@pytest.mark.parametrize(("change", "error"), [
-    ({"mafia_count": "0"}, "Нужна хотя бы одна мафия."),
-    ({"mafia_count": "13", "civilian_count": "10"}, "закончится, не начавшись"),
-    ({"doctor_count": "2"}, "Убедитесь"),  # the field's own bound (Django's message)
-    ({"day_length": "abc"}, "ЧЧ:ММ"),
-    ({"day_length": "0:01"}, "от 5 минут"),
-    ({"reminders": "60, минута"}, "не число минут"),
-    ({"topic": "vk.com/durov"}, "vk.com/topic-"),
-    ({"recruit_topic": "vk.com/topic-1_2"}, "одном сообществе"),
-    ({"time_zone": "Марс/Олимп"}, "Неизвестный часовой пояс"),
-    ({"time_zone": "America"}, "Неизвестный часовой пояс"),  # a folder of the zone database
-    ({"gm_vk_ids": "vk.com/durov"}, "Короткое имя"),
-    ({"name": "  "}, "Обязательное поле"),
-])
+@pytest.mark.parametrize(
+    ("change", "error"),
+    [
+        ({"mafia_count": "0"}, "Нужна хотя бы одна мафия."),
+        ({"mafia_count": "13", "civilian_count": "10"}, "закончится, не начавшись"),
+        ({"doctor_count": "2"}, "Убедитесь"),  # the field's own bound (Django's message)
+        ({"day_length": "abc"}, "ЧЧ:ММ"),
+        ({"day_length": "0:01"}, "от 5 минут"),
+        ({"reminders": "60, минута"}, "не число минут"),
+        ({"topic": "vk.com/durov"}, "vk.com/topic-"),
+        ({"recruit_topic": "vk.com/topic-1_2"}, "одном сообществе"),
+        ({"time_zone": "Марс/Олимп"}, "Неизвестный часовой пояс"),
+        ({"time_zone": "America"}, "Неизвестный часовой пояс"),  # a folder of the zone database
+        ({"gm_vk_ids": "vk.com/durov"}, "Короткое имя"),
+        ({"name": "  "}, "Обязательное поле"),
+    ],
+)
 def test_impossible_setups_are_refused(gm_client: Client, change: dict, error: str) -> None:
     response = gm_client.post(reverse("admin:gameplay_game_add"), {**NEW_GAME, **change})
     assert response.status_code == 200
@@ -109,8 +123,11 @@ def test_adding_players_by_link_id_and_list(gm: Any, gm_client: Client) -> None:
     game = make_game(gm, players=7, deal=False, start=False)
     for ref in ("https://vk.com/id91", "vk.com/id92", "id93", "94"):
         gm_client.post(url("panel_player_add", game), {"vk": ref, "name": ""})
-    response = gm_client.post(url("panel_player_add", game), {"vk": "95", "name": "Мария Ефремова",
-                                                              "reserve": "on"}, follow=True)
+    response = gm_client.post(
+        url("panel_player_add", game),
+        {"vk": "95", "name": "Мария Ефремова", "reserve": "on"},
+        follow=True,
+    )
     # The confirmation does not guess a gender: no «записан» for Мария.
     assert "Мария Ефремова (id95) — в запасе." in response.content.decode()
     assert "записан" not in response.content.decode()
@@ -123,8 +140,9 @@ def test_adding_players_by_link_id_and_list(gm: Any, gm_client: Client) -> None:
 def test_a_screen_name_is_refused_with_a_reason(gm: Any, gm_client: Client) -> None:
     game = make_game(gm, players=7, deal=False, start=False)
     before = Seat.objects.count()
-    response = gm_client.post(url("panel_player_add", game), {"vk": "https://vk.com/durov"},
-                              follow=True)
+    response = gm_client.post(
+        url("panel_player_add", game), {"vk": "https://vk.com/durov"}, follow=True
+    )
     assert any("Короткое имя «durov»" in m for m in messages_of(response))
     assert Seat.objects.count() == before
 
@@ -136,11 +154,13 @@ def test_a_list_is_added_whole_or_not_at_all(gm: Any, gm_client: Client) -> None
     response = gm_client.post(url("panel_players_bulk", game), {"lines": text}, follow=True)
     assert any("Никто не добавлен" in m for m in messages_of(response))
     assert Seat.objects.count() == before
-    response = gm_client.post(url("panel_players_bulk", game), {"lines": "id201 Аня\nбред"},
-                              follow=True)
+    response = gm_client.post(
+        url("panel_players_bulk", game), {"lines": "id201 Аня\nбред"}, follow=True
+    )
     assert any("Строка 2" in m for m in messages_of(response))
-    response = gm_client.post(url("panel_players_bulk", game),
-                              {"lines": "id201 Аня\nvk.com/id202\tБоря"}, follow=True)
+    response = gm_client.post(
+        url("panel_players_bulk", game), {"lines": "id201 Аня\nvk.com/id202\tБоря"}, follow=True
+    )
     assert "Добавлено игроков: 2." in messages_of(response)
     assert Seat.objects.get(game=game, vk_user_id=202).name == "Боря"
 
@@ -158,10 +178,14 @@ def test_removing_players(gm: Any, gm_client: Client) -> None:
     seat.refresh_from_db()
     game.refresh_from_db()
     assert seat.status == SeatStatus.PLAYER and game.status == GameStatus.DEALT
-    response = gm_client.post(url("panel_player_remove", game, seat_id=seat.pk),
-                              {"confirm": "yes", "discard": "yes"}, follow=True)
+    response = gm_client.post(
+        url("panel_player_remove", game, seat_id=seat.pk),
+        {"confirm": "yes", "discard": "yes"},
+        follow=True,
+    )
     assert f"{seat.name} снята с игры. Раздача сброшена: раздайте роли заново." in messages_of(
-        response)
+        response
+    )
     seat.refresh_from_db()
     game.refresh_from_db()
     assert seat.status == SeatStatus.WITHDRAWN
@@ -178,8 +202,7 @@ def test_a_removal_confirmed_before_the_deal_does_not_discard_a_deal_made_since(
     page = gm_client.get(url("panel_player_remove", game, seat_id=seat.pk)).content.decode()
     assert "раздача будет сброшена" not in page
     services.game_deal(game_id=game.pk)
-    response = gm_client.post(url("panel_player_remove", game, seat_id=seat.pk),
-                              {"confirm": "yes"})
+    response = gm_client.post(url("panel_player_remove", game, seat_id=seat.pk), {"confirm": "yes"})
     assert response.status_code == 200 and "раздача будет сброшена" in response.content.decode()
     seat.refresh_from_db()
     game.refresh_from_db()
@@ -205,9 +228,7 @@ def test_a_player_cannot_be_removed_from_a_running_game(gm: Any, gm_client: Clie
     assert seat.status == SeatStatus.PLAYER
 
 
-def test_the_deal_shows_every_draw_and_a_new_round_is_confirmed(
-    gm: Any, gm_client: Client
-) -> None:
+def test_the_deal_shows_every_draw_and_a_new_round_is_confirmed(gm: Any, gm_client: Client) -> None:
     game = make_game(gm, players=26, deal=False, start=False)
     response = gm_client.post(url("panel_deal_run", game), follow=True)
     game.refresh_from_db()
@@ -239,9 +260,7 @@ def test_the_deal_shows_every_draw_and_a_new_round_is_confirmed(
     assert GameEvent.objects.get(game=game, kind="deal_discarded").override
 
 
-def test_dealing_with_the_wrong_number_of_players_is_a_message(
-    gm: Any, gm_client: Client
-) -> None:
+def test_dealing_with_the_wrong_number_of_players_is_a_message(gm: Any, gm_client: Client) -> None:
     game = make_game(gm, players=7, deal=False, start=False)
     Seat.objects.filter(game=game).first().delete()
     response = gm_client.post(url("panel_deal_run", game), follow=True)

@@ -37,8 +37,16 @@ class FakeVk:
     calls: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
     next_server: int = 1
 
-    def club(self, vk_id: int, name: str, *, admin: int, first: str = "Анна",
-             last: str = "Админова", rights: int = MESSAGES | MANAGE) -> tuple[str, str]:
+    def club(
+        self,
+        vk_id: int,
+        name: str,
+        *,
+        admin: int,
+        first: str = "Анна",
+        last: str = "Админова",
+        rights: int = MESSAGES | MANAGE,
+    ) -> tuple[str, str]:
         """A community with an admin; returns (its community token, the admin's user token)."""
         self.clubs[vk_id] = Club(vk_id, name, {admin})
         self.users[admin] = (first, last)
@@ -75,21 +83,37 @@ class FakeVk:
 
     @staticmethod
     def error(code: int) -> dict[str, Any]:
-        return {"error": {"error_code": code, "error_msg": f"error {code}",
-                          "request_params": []}}
+        return {"error": {"error_code": code, "error_msg": f"error {code}", "request_params": []}}
 
     def group_method(self, method: str, vk_id: int, mask: int, data: dict[str, Any]) -> Any:
         club = self.clubs[vk_id]
         if method == "groups.getById":
-            return {"response": {"groups": [{"id": vk_id, "name": club.name,
-                                             "screen_name": f"club{vk_id}", "type": "group"}],
-                                 "profiles": []}}
+            return {
+                "response": {
+                    "groups": [
+                        {
+                            "id": vk_id,
+                            "name": club.name,
+                            "screen_name": f"club{vk_id}",
+                            "type": "group",
+                        }
+                    ],
+                    "profiles": [],
+                }
+            }
         if method == "groups.getTokenPermissions":
-            names = [{"setting": bit, "name": name} for name, bit in
-                     (("messages", MESSAGES), ("manage", MANAGE)) if mask & bit]
+            names = [
+                {"setting": bit, "name": name}
+                for name, bit in (("messages", MESSAGES), ("manage", MANAGE))
+                if mask & bit
+            ]
             return {"response": {"mask": mask, "permissions": names}}
-        if method in ("groups.setLongPollSettings", "groups.setCallbackSettings",
-                      "groups.setSettings", "groups.deleteCallbackServer"):
+        if method in (
+            "groups.setLongPollSettings",
+            "groups.setCallbackSettings",
+            "groups.setSettings",
+            "groups.deleteCallbackServer",
+        ):
             if not mask & MANAGE:
                 return self.error(15)
             return {"response": 1}
@@ -110,10 +134,19 @@ class FakeVk:
             club = self.clubs.get(int(data["group_id"]))
             if club is None:
                 return self.error(100)
-            return {"response": {"groups": [{"id": club.vk_id, "name": club.name,
-                                             "is_admin": int(user_id in club.admins),
-                                             "admin_level": 3 if user_id in club.admins
-                                             else 0}], "profiles": []}}
+            return {
+                "response": {
+                    "groups": [
+                        {
+                            "id": club.vk_id,
+                            "name": club.name,
+                            "is_admin": int(user_id in club.admins),
+                            "admin_level": 3 if user_id in club.admins else 0,
+                        }
+                    ],
+                    "profiles": [],
+                }
+            }
         if method == "account.getAppPermissions":
             return {"response": mask}
         return self.error(3)
@@ -123,12 +156,18 @@ class FakeVk:
 def fake_vk(monkeypatch: pytest.MonkeyPatch) -> FakeVk:
     vk = FakeVk()
 
-    async def request_text(self: AiohttpClient, url: str, method: str = "GET",
-                           data: dict[str, Any] | None = None, **kwargs: Any) -> str:
+    async def request_text(
+        self: AiohttpClient,
+        url: str,
+        method: str = "GET",
+        data: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> str:
         params = kwargs.get("params") or {}
         assert url.startswith("http") and params.get("v") == "5.199"
-        answer = vk.answer(url.rsplit("/", 1)[-1], str(params.get("access_token")),
-                           dict(data or {}))
+        answer = vk.answer(
+            url.rsplit("/", 1)[-1], str(params.get("access_token")), dict(data or {})
+        )
         return answer if isinstance(answer, str) else json.dumps(answer)
 
     monkeypatch.setattr(AiohttpClient, "request_text", request_text)

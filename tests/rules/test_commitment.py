@@ -187,8 +187,13 @@ def _published_roster_deal(
 def _published_roster_commitment(
     seed: str, roles: list[str], items: dict[str, int], roster: list[int]
 ) -> str:
-    doc = {"algorithm": "sha256-stream-v2", "items": items, "roles": roles, "roster": roster,
-           "seed": seed}
+    doc = {
+        "algorithm": "sha256-stream-v2",
+        "items": items,
+        "roles": roles,
+        "roster": roster,
+        "seed": seed,
+    }
     text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -65,9 +65,7 @@ class Cluster:
 
 
 @pytest.fixture
-def cluster(
-    require_services: None, settings: Any, tmp_path: Path, rq_queues: Any
-) -> Iterator[Any]:
+def cluster(require_services: None, settings: Any, tmp_path: Path, rq_queues: Any) -> Iterator[Any]:
     from localvk import ServerThread
 
     games = soak_int("SOAK_GAMES", 10)

@@ -18,8 +18,11 @@ from gameplay.models import Game, GameStatus, PhaseKind, Seat, SeatStatus
 from gameplay.rules import Act, Item, Role
 
 GUESS_WORDS = {Role.COMMISSAR: "комиссар", Role.DOCTOR: "доктор", Role.MANIAC: "маньяк"}
-ITEM_WORDS = {Item.CLOCK: ("часы", Act.CLOCK), Item.RED_BUTTON: ("кнопка", Act.RED_BUTTON),
-              Item.BOOK: ("книга", Act.BOOK)}
+ITEM_WORDS = {
+    Item.CLOCK: ("часы", Act.CLOCK),
+    Item.RED_BUTTON: ("кнопка", Act.RED_BUTTON),
+    Item.BOOK: ("книга", Act.BOOK),
+}
 
 
 @dataclass(frozen=True)
@@ -46,8 +49,11 @@ def table_of(game: BenchGame) -> Table | None:
     row = Game.objects.get(pk=game.game_id)
     if row.status != GameStatus.RUNNING:
         return None
-    seats = list(Seat.objects.filter(game_id=game.game_id, status=SeatStatus.PLAYER,
-                                     number__isnull=False).order_by("number"))
+    seats = list(
+        Seat.objects.filter(
+            game_id=game.game_id, status=SeatStatus.PLAYER, number__isnull=False
+        ).order_by("number")
+    )
     living = [s.number for s in seats if s.alive]
     doctor = next((s for s in seats if s.role == Role.DOCTOR), None)
     return Table(
@@ -75,8 +81,9 @@ def day_events(rng: random.Random, game: BenchGame, table: Table) -> list[Event]
         if rng.random() < 0.2:
             choices.insert(0, rng.choice(others))
         for choice in choices:
-            events.append(Event(game, voter, voter % 2 == 1, f"голос {choice}",
-                                ("vote", voter, choice)))
+            events.append(
+                Event(game, voter, voter % 2 == 1, f"голос {choice}", ("vote", voter, choice))
+            )
     return events
 
 
@@ -126,9 +133,7 @@ def night_events(rng: random.Random, game: BenchGame, table: Table, number: int)
     return events
 
 
-def phase_events(
-    seed: int, games: list[BenchGame], kind: str, number: int
-) -> list[Event]:
+def phase_events(seed: int, games: list[BenchGame], kind: str, number: int) -> list[Event]:
     """The phase's events of every running game, interleaved game by game (all at once)."""
     per_game: list[list[Event]] = []
     for game in games:

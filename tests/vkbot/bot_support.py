@@ -55,8 +55,11 @@ _posts = itertools.count(9_000_001)
 def roles_26() -> dict[int, tuple[Role, Item | None]]:
     roles: dict[int, tuple[Role, Item | None]] = {}
     for n in range(1, 27):
-        role = Role.MAFIA if n <= 6 else {7: Role.COMMISSAR, 8: Role.DOCTOR,
-                                          9: Role.MANIAC}.get(n, Role.CIVILIAN)
+        role = (
+            Role.MAFIA
+            if n <= 6
+            else {7: Role.COMMISSAR, 8: Role.DOCTOR, 9: Role.MANIAC}.get(n, Role.CIVILIAN)
+        )
         roles[n] = (role, None)
     roles[1] = (Role.MAFIA, Item.CLOCK)
     roles[10] = (Role.CIVILIAN, Item.RED_BUTTON)
@@ -94,16 +97,15 @@ def seat(game: Game, number: int) -> Seat:
 
 
 def phase(game: Game) -> Phase:
-    return Phase.objects.filter(
-        game=game, status__in=[PhaseStatus.OPEN, PhaseStatus.REVIEW]
-    ).get()
+    return Phase.objects.filter(game=game, status__in=[PhaseStatus.OPEN, PhaseStatus.REVIEW]).get()
 
 
 def tie_day(game: Game) -> None:
     """Everyone votes so that Day ends in a tie without strikes; the day closes."""
     living = list(
         Seat.objects.filter(game=game, status=SeatStatus.PLAYER, alive=True)
-        .order_by("number").values_list("number", flat=True)
+        .order_by("number")
+        .values_list("number", flat=True)
     )
     for voter, target in day_votes(living).items():
         services.vote_submit(game_id=game.pk, voter=voter, target=target)
@@ -124,54 +126,113 @@ def kill(game: Game, number: int) -> None:
 
 
 def _update(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
-    return {"type": kind, "event_id": f"ev{next(_events)}", "v": "5.199", "object": obj,
-            "group_id": GROUP_ID}
+    return {
+        "type": kind,
+        "event_id": f"ev{next(_events)}",
+        "v": "5.199",
+        "object": obj,
+        "group_id": GROUP_ID,
+    }
 
 
 def pm(from_id: int, text: str = "", payload: Any = None) -> dict[str, Any]:
-    message: dict[str, Any] = {"id": next(_events), "date": 1, "from_id": from_id,
-                               "peer_id": from_id, "out": 0, "text": text,
-                               "conversation_message_id": 1, "attachments": []}
+    message: dict[str, Any] = {
+        "id": next(_events),
+        "date": 1,
+        "from_id": from_id,
+        "peer_id": from_id,
+        "out": 0,
+        "text": text,
+        "conversation_message_id": 1,
+        "attachments": [],
+    }
     if payload is not None:
         message["payload"] = payload
-    return _update("message_new", {"message": message, "client_info": {
-        "button_actions": ["text", "callback"], "keyboard": True, "inline_keyboard": True}})
+    return _update(
+        "message_new",
+        {
+            "message": message,
+            "client_info": {
+                "button_actions": ["text", "callback"],
+                "keyboard": True,
+                "inline_keyboard": True,
+            },
+        },
+    )
 
 
 def press(user_id: int, payload: Any) -> dict[str, Any]:
-    return _update("message_event", {"user_id": user_id, "peer_id": user_id,
-                                     "event_id": f"cb{next(_events)}", "payload": payload,
-                                     "conversation_message_id": 3})
+    return _update(
+        "message_event",
+        {
+            "user_id": user_id,
+            "peer_id": user_id,
+            "event_id": f"cb{next(_events)}",
+            "payload": payload,
+            "conversation_message_id": 3,
+        },
+    )
 
 
 def board_post(topic_id: int, from_id: int, text: str, post_id: int | None = None) -> dict:
-    return _update("board_post_new", {"id": post_id or next(_posts), "from_id": from_id,
-                                      "date": 1, "text": text, "topic_id": topic_id,
-                                      "topic_owner_id": -GROUP_ID})
+    return _update(
+        "board_post_new",
+        {
+            "id": post_id or next(_posts),
+            "from_id": from_id,
+            "date": 1,
+            "text": text,
+            "topic_id": topic_id,
+            "topic_owner_id": -GROUP_ID,
+        },
+    )
 
 
 def board_edit(topic_id: int, from_id: int, post_id: int, text: str) -> dict[str, Any]:
-    return _update("board_post_edit", {"id": post_id, "from_id": from_id, "date": 1,
-                                       "text": text, "topic_id": topic_id,
-                                       "topic_owner_id": -GROUP_ID})
+    return _update(
+        "board_post_edit",
+        {
+            "id": post_id,
+            "from_id": from_id,
+            "date": 1,
+            "text": text,
+            "topic_id": topic_id,
+            "topic_owner_id": -GROUP_ID,
+        },
+    )
 
 
 def board_delete(topic_id: int, post_id: int) -> dict[str, Any]:
-    return _update("board_post_delete", {"id": post_id, "topic_id": topic_id,
-                                         "topic_owner_id": -GROUP_ID})
+    return _update(
+        "board_post_delete", {"id": post_id, "topic_id": topic_id, "topic_owner_id": -GROUP_ID}
+    )
 
 
 def chat_action(peer_id: int, member_id: int, kind: str, from_id: int | None = None) -> dict:
-    message = {"id": 0, "date": 1, "from_id": from_id or member_id, "peer_id": peer_id,
-               "out": 0, "text": "", "action": {"type": kind, "member_id": member_id},
-               "conversation_message_id": 9}
+    message = {
+        "id": 0,
+        "date": 1,
+        "from_id": from_id or member_id,
+        "peer_id": peer_id,
+        "out": 0,
+        "text": "",
+        "action": {"type": kind, "member_id": member_id},
+        "conversation_message_id": 9,
+    }
     return _update("message_new", {"message": message, "client_info": {}})
 
 
 def chat_text(peer_id: int, from_id: int, text: str) -> dict[str, Any]:
     """An ordinary message in a chat."""
-    message = {"id": 0, "date": 1, "from_id": from_id, "peer_id": peer_id, "out": 0,
-               "text": text, "conversation_message_id": 10}
+    message = {
+        "id": 0,
+        "date": 1,
+        "from_id": from_id,
+        "peer_id": peer_id,
+        "out": 0,
+        "text": text,
+        "conversation_message_id": 10,
+    }
     return _update("message_new", {"message": message, "client_info": {}})
 
 
@@ -241,9 +302,7 @@ def leaks(game: Game) -> list[str]:
                     team = mafia_reader and other.role == Role.MAFIA
                     public = finished or other.death_cause in _PUBLIC_DEATHS
                     strike = mafia_reader and "удар" in line.lower()
-                    if _ROLE_WORD[Role(other.role)].search(line) and not (
-                        team or public or strike
-                    ):
+                    if _ROLE_WORD[Role(other.role)].search(line) and not (team or public or strike):
                         found.append(f"to №{reader.number} ({row.kind}): {line}")
                     if _ACTION_OF_OTHER.search(line) and not mafia_reader:
                         found.append(f"to №{reader.number} ({row.kind}): {line}")

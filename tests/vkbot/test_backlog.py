@@ -77,8 +77,10 @@ def test_every_order_that_matters_is_kept(seed: int) -> None:
     for batch_number in range(rng.randint(1, 8)):
         count = rng.randint(1, 400)
         batch = [
-            {"game": rng.choice([None, 1, 2, 3, 4, 5, 6, 7] + [None] * rng.randint(0, 1)),
-             "n": len(arrived) + i}
+            {
+                "game": rng.choice([None, 1, 2, 3, 4, 5, 6, 7] + [None] * rng.randint(0, 1)),
+                "n": len(arrived) + i,
+            }
             for i in range(count)
         ]
         arrived += batch

@@ -79,9 +79,7 @@ def test_the_same_event_id_in_two_communities_is_two_events(client: Client, seen
         assert post(client, event(A, "same", SECRET)).content == b"ok"
         assert post(client, event(B, "same", SECRET_B)).content == b"ok"
     assert seen == [(A, "same"), (B, "same")]
-    assert sorted(VkEvent.objects.values_list("group_id", "event_id")) == [
-        (A, "same"), (B, "same")
-    ]
+    assert sorted(VkEvent.objects.values_list("group_id", "event_id")) == [(A, "same"), (B, "same")]
 
 
 def test_a_disconnected_or_unknown_community_is_refused(client: Client, seen: list) -> None:

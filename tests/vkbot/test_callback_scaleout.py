@@ -164,6 +164,7 @@ def cluster(tmp_path: Path, rq_queues: Any) -> Iterator[Cluster]:
             process.start()
         try:
             for web in webs:
+
                 def up(web: Web = web) -> bool:
                     answer = confirmation_answer(web.url)
                     cluster.probes[web.url] += answer is not None
@@ -319,8 +320,11 @@ def test_callbacks_round_robin_over_several_web_processes_apply_every_event_once
         + sum(1 for d in state.callbacks.deliveries() if d.url == web.url and d.status)
         for web in cluster.webs
     ]
-    wait_for(lambda: logged_posts() == posts, timeout=5,
-             what=f"the access logs to show {posts} posts (they show {logged_posts()})")
+    wait_for(
+        lambda: logged_posts() == posts,
+        timeout=5,
+        what=f"the access logs to show {posts} posts (they show {logged_posts()})",
+    )
     served = {web.process.name: Counter(pid for pid, _ in web.served()) for web in cluster.webs}
     assert all(served.values()) and all(
         status == "200" for web in cluster.webs for _, status in web.served()

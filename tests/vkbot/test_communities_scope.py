@@ -28,8 +28,9 @@ PLAYER = 1003  # seat 3 in both games
 def games(settings: Any) -> dict[int, Game]:
     settings.VK_GROUP_ID = A
     for vk_id in (A, B):
-        Community.objects.create(vk_id=vk_id, name=f"club{vk_id}", connected=True,
-                                 group_token=f"token-{vk_id}")
+        Community.objects.create(
+            vk_id=vk_id, name=f"club{vk_id}", connected=True, group_token=f"token-{vk_id}"
+        )
     out = {}
     for vk_id in (A, B):
         game = make_game(topic_id=TOPIC, recruit_topic_id=RECRUIT, vk_group_id=vk_id)

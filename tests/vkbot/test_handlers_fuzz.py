@@ -42,9 +42,28 @@ FUZZ = settings(
     deadline=None,
 )
 
-WORDS = ["проверка", "выстрел", "лечу", "удар", "часы", "кнопка", "книга", "голос", "голос:",
-         "статус", "помощь", "+", "запас", "снимаюсь", "в ЗЗ", "!", "подсчёт", "Действия",
-         "досрочно", "за"]
+WORDS = [
+    "проверка",
+    "выстрел",
+    "лечу",
+    "удар",
+    "часы",
+    "кнопка",
+    "книга",
+    "голос",
+    "голос:",
+    "статус",
+    "помощь",
+    "+",
+    "запас",
+    "снимаюсь",
+    "в ЗЗ",
+    "!",
+    "подсчёт",
+    "Действия",
+    "досрочно",
+    "за",
+]
 TARGETS = st.one_of(
     st.integers(-3, 40).map(str),
     st.sampled_from(["Аня", "аня петрова", "Фёдор", "федора", "себя", "Зинаида", "№3", "#7"]),
@@ -54,14 +73,19 @@ TARGETS = st.one_of(
 )
 TEXTS = st.one_of(
     st.text(max_size=200),
-    st.builds(lambda w, t, tail: f"{w} {t} {tail}", st.sampled_from(WORDS), TARGETS,
-              st.sampled_from(["", "комиссар", "доктор", "досрочно", "маньяк", "мафия"])),
+    st.builds(
+        lambda w, t, tail: f"{w} {t} {tail}",
+        st.sampled_from(WORDS),
+        TARGETS,
+        st.sampled_from(["", "комиссар", "доктор", "досрочно", "маньяк", "мафия"]),
+    ),
 )
 SENDERS = st.sampled_from([1001, 1002, 1003, 1004, 1005, 1006, 1007, 4242])
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
-                                                                 max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 
@@ -81,8 +105,11 @@ def snapshot(game: Game) -> tuple:
     return (
         list(NightAction.objects.filter(phase__game=game).values_list("id", "current")),
         list(Vote.objects.filter(phase__game=game).values_list("id", "current")),
-        list(Seat.objects.filter(game=game).values_list("id", "alive", "strikes", "status",
-                                                        "vk_user_id")),
+        list(
+            Seat.objects.filter(game=game).values_list(
+                "id", "alive", "strikes", "status", "vk_user_id"
+            )
+        ),
         Game.objects.filter(pk=game.pk).values_list("status", "role_strike_used")[0],
     )
 
@@ -96,10 +123,17 @@ def isolated(check: Any) -> None:
 
 def payloads(w: dict[str, Any]) -> st.SearchStrategy[Any]:
     valid_ish = st.fixed_dictionaries(
-        {"a": st.sampled_from(sorted(ACTIONS)), "g": st.sampled_from([w["game"].pk, 0, 10**12]),
-         "p": st.sampled_from([w["night"], w["day1"], 0])},
-        optional={"t": st.integers(-1, 30), "r": st.sampled_from(sorted(GUESSES)),
-                  "e": st.sampled_from([0, 1]), "o": st.integers(0, 40)},
+        {
+            "a": st.sampled_from(sorted(ACTIONS)),
+            "g": st.sampled_from([w["game"].pk, 0, 10**12]),
+            "p": st.sampled_from([w["night"], w["day1"], 0]),
+        },
+        optional={
+            "t": st.integers(-1, 30),
+            "r": st.sampled_from(sorted(GUESSES)),
+            "e": st.sampled_from([0, 1]),
+            "o": st.integers(0, 40),
+        },
     )
     return st.one_of(valid_ish, valid_ish.map(json.dumps), JSON, st.text(max_size=60))
 
@@ -141,8 +175,7 @@ def test_forged_payloads_change_nothing(world: dict[str, Any], data: st.DataObje
     sender = data.draw(st.sampled_from([1001, 1002, 1003, 1004, 1005, 1006]))
     action = data.draw(st.sampled_from(sorted(ACTIONS - {"signup", "status", "help", "menu"})))
     forgery = data.draw(st.sampled_from(["game", "phase", "dead"]))
-    payload = {"a": action, "g": game.pk, "p": world["night"],
-               "t": data.draw(st.integers(1, 6))}
+    payload = {"a": action, "g": game.pk, "p": world["night"], "t": data.draw(st.integers(1, 6))}
     if action == "role_strike":
         payload["r"] = data.draw(st.sampled_from(sorted(GUESSES)))
     if forgery == "game":
@@ -187,8 +220,14 @@ def test_board_posts(world: dict[str, Any], data: st.DataObject) -> None:
         voted = Vote.objects.filter(phase__game=game, vk_post_id=post_id).exists()
         # A VK user's id is under 2000000000 (ids from there on are chats' peer ids): a post
         # "from" one is no person's, and the reader (handlers.base.user_id) drops it unanswered.
-        if kind == "new" and topic == game.topic_id and cmd is not None \
-                and 0 < author < CHAT_PEER_BASE and cmd.kind == parsing.VOTE and not voted:
+        if (
+            kind == "new"
+            and topic == game.topic_id
+            and cmd is not None
+            and 0 < author < CHAT_PEER_BASE
+            and cmd.kind == parsing.VOTE
+            and not voted
+        ):
             assert [o for o in out if o.channel == OutboxChannel.BOARD], text
         if kind != "new":
             assert GameEvent.objects.filter(game=game).count() == events
@@ -197,19 +236,43 @@ def test_board_posts(world: dict[str, Any], data: st.DataObject) -> None:
 
 
 @FUZZ
-@given(update=st.one_of(
-    JSON,
-    st.fixed_dictionaries({"type": st.sampled_from(["message_new", "message_event",
-                                                     "board_post_new", "board_post_edit",
-                                                     "board_post_delete", "group_join",
-                                                     "message_reply", ""])},
-                          optional={"object": JSON, "event_id": JSON, "group_id": JSON}),
-    st.fixed_dictionaries({"type": st.just("message_new"),
-                           "object": st.fixed_dictionaries(
-                               {"message": st.dictionaries(
-                                   st.sampled_from(["from_id", "peer_id", "text", "payload",
-                                                    "action", "out"]), JSON)})}),
-))
+@given(
+    update=st.one_of(
+        JSON,
+        st.fixed_dictionaries(
+            {
+                "type": st.sampled_from(
+                    [
+                        "message_new",
+                        "message_event",
+                        "board_post_new",
+                        "board_post_edit",
+                        "board_post_delete",
+                        "group_join",
+                        "message_reply",
+                        "",
+                    ]
+                )
+            },
+            optional={"object": JSON, "event_id": JSON, "group_id": JSON},
+        ),
+        st.fixed_dictionaries(
+            {
+                "type": st.just("message_new"),
+                "object": st.fixed_dictionaries(
+                    {
+                        "message": st.dictionaries(
+                            st.sampled_from(
+                                ["from_id", "peer_id", "text", "payload", "action", "out"]
+                            ),
+                            JSON,
+                        )
+                    }
+                ),
+            }
+        ),
+    )
+)
 def test_any_update_at_all(world: dict[str, Any], update: Any) -> None:
     def check() -> None:
         dispatch(update)

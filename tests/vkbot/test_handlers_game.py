@@ -43,18 +43,23 @@ def vk(n: int) -> int:
 
 
 def latest(game: Game, kind: str, vk_id: int) -> Outbox:
-    return [o for o in Outbox.objects.filter(game=game, kind=kind).order_by("id")
-            if vk_id in o.peer_ids][-1]
+    return [
+        o for o in Outbox.objects.filter(game=game, kind=kind).order_by("id") if vk_id in o.peer_ids
+    ][-1]
 
 
 def button(row: Outbox, **match: object):  # noqa: ANN201
-    return next(p for p in payloads_of(row.keyboard)
-                if all(getattr(p, k) == v for k, v in match.items()))
+    return next(
+        p for p in payloads_of(row.keyboard) if all(getattr(p, k) == v for k, v in match.items())
+    )
 
 
 def test_a_whole_game_through_dispatch() -> None:
     game = services.game_create(
-        name="Машина времени", by="gm:test", topic_id=700_001, recruit_topic_id=700_002,
+        name="Машина времени",
+        by="gm:test",
+        topic_id=700_001,
+        recruit_topic_id=700_002,
         counts=RoleCounts(mafia=2, commissar=1, doctor=1, maniac=1, civilian=2),
     )
     names = {vk(n): NAMES_7[n - 1] for n in range(1, 8)} | {vk(8): "Зоя"}
@@ -91,8 +96,11 @@ def test_a_whole_game_through_dispatch() -> None:
     assert [o.channel for o in kick] == [OutboxChannel.KICK]
 
     # Night 1: every kind of input
-    shot = [o for o in Outbox.objects.filter(game=game, kind="night_prompt")
-            if vk(1) in o.peer_ids and "Выстрел мафии" in o.text][0]
+    shot = [
+        o
+        for o in Outbox.objects.filter(game=game, kind="night_prompt")
+        if vk(1) in o.peer_ids and "Выстрел мафии" in o.text
+    ][0]
     run(press(vk(1), button(shot, target=7).encode()))
     run(pm(vk(2), "выстрел Вера"))  # the last shot stands
     choice = latest(game, "night_prompt", vk(3))

@@ -41,8 +41,11 @@ def standing(game) -> dict[str, tuple[int, int, str]]:  # noqa: ANN001
 
 
 def prompts_to(game, vk_id: int) -> list[Outbox]:  # noqa: ANN001
-    return [o for o in Outbox.objects.filter(game=game, kind="night_prompt").order_by("id")
-            if vk_id in o.peer_ids]
+    return [
+        o
+        for o in Outbox.objects.filter(game=game, kind="night_prompt").order_by("id")
+        if vk_id in o.peer_ids
+    ]
 
 
 def test_each_player_gets_one_prompt_per_thing_with_valid_targets() -> None:
@@ -105,9 +108,7 @@ def test_the_mafia_sees_the_team_shot_and_strike_with_their_sender() -> None:
     out = run(pm(1002, "выстрел 6"))
     assert "Выстрел мафии: №6 Аня Смирнова (отправитель — №2 Борис)." in texts_to(out, 1001)
     out = run(pm(1001, "удар 3 комиссар"))
-    assert "Ролевой удар мафии: №1 Аня Петрова называет №3 Веру комиссаром." in texts_to(
-        out, 1002
-    )
+    assert "Ролевой удар мафии: №1 Аня Петрова называет №3 Веру комиссаром." in texts_to(out, 1002)
     for vk in (1003, 1004, 1005, 1006, 1007):
         assert to_user(out, vk) == []
     assert_no_leaks(game)
@@ -184,7 +185,10 @@ def test_role_strike_by_buttons_target_then_guess() -> None:
     # «удар 5» by text asks for the role with the same buttons
     out = run(pm(1001, "удар 5"))
     assert sorted(p.guess for p in payloads_of(out[0].keyboard)) == [
-        "commissar", "doctor", "maniac"]
+        "commissar",
+        "doctor",
+        "maniac",
+    ]
 
 
 def test_paging_through_26_players() -> None:
@@ -197,8 +201,7 @@ def test_paging_through_26_players() -> None:
         validate_keyboard(json.dumps(of_row(board), ensure_ascii=False))
         payloads = payloads_of(board)
         seen += [p.target for p in payloads if p.target]
-        nxt = [p for p in payloads if p.target is None and p.offset > 0
-               and p.offset >= len(seen)]
+        nxt = [p for p in payloads if p.target is None and p.offset > 0 and p.offset >= len(seen)]
         if not nxt:
             break
         out = run(press(1001, nxt[-1].encode()))

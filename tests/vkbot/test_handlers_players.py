@@ -93,14 +93,12 @@ def test_spectator_invites_and_intruders() -> None:
         assert out[0].payload == {"chat_id": CHAT_PEER - 2_000_000_000, "member_id": intruder}
     flags = ModerationFlag.objects.filter(game=game, kind=FlagKind.INTRUDER)
     assert sorted(flags.values_list("vk_user_id", flat=True)) == [1002, 1003, 4242]
-    statuses = dict(SpectatorMember.objects.filter(game=game).values_list("vk_user_id",
-                                                                          "status"))
+    statuses = dict(SpectatorMember.objects.filter(game=game).values_list("vk_user_id", "status"))
     assert statuses == {1006: "joined", 1002: "removed", 1003: "removed", 4242: "removed"}
     # the bot's own removal comes back as a kick: the status stays «removed»
     run(chat_action(CHAT_PEER, 1003, "chat_kick_user", from_id=-77))
     run(chat_action(CHAT_PEER, 1006, "chat_kick_user"))
-    statuses = dict(SpectatorMember.objects.filter(game=game).values_list("vk_user_id",
-                                                                          "status"))
+    statuses = dict(SpectatorMember.objects.filter(game=game).values_list("vk_user_id", "status"))
     assert statuses[1003] == "removed" and statuses[1006] == "left"
     # ordinary chat messages and other chats are ignored
     assert run(chat_action(CHAT_PEER + 1, 4343, "chat_invite_user")) == []
@@ -167,8 +165,9 @@ def test_status_shows_own_actions_and_the_deadline() -> None:
         (4444, ["«+»", "запас"], ["лечу", "проверка", "!текст", "выстрел"]),
     ],
 )
-def test_help_explains_only_the_players_own_role(vk: int, has: list[str],
-                                                 has_not: list[str]) -> None:
+def test_help_explains_only_the_players_own_role(
+    vk: int, has: list[str], has_not: list[str]
+) -> None:
     make_game()
     out = run(pm(vk, "помощь"))
     text = out[0].text
@@ -189,7 +188,8 @@ def test_the_community_added_to_a_chat_tells_its_number(settings: Any) -> None:
     settings.VK_GROUP_ID = GROUP_ID
     out = run(chat_action(CHAT_PEER + 3, -GROUP_ID, "chat_invite_user", from_id=4242))
     assert [(o.channel, o.peer_ids, o.kind, o.game_id) for o in out] == [
-        (OutboxChannel.CHAT, [CHAT_PEER + 3], "chat_number", None)]
+        (OutboxChannel.CHAT, [CHAT_PEER + 3], "chat_number", None)
+    ]
     text = out[0].text
     assert "Номер этой беседы для панели ведущего: 8." in text
     assert "впишите 8 в поле «Беседа» и нажмите «Привязать»" in text
@@ -202,7 +202,8 @@ def test_the_community_added_to_a_chat_tells_its_number(settings: Any) -> None:
     open_chat(game)
     out = run(chat_text(CHAT_PEER, 1005, "[club77|Мафия] Номер беседы?"))
     assert [(o.channel, o.peer_ids, o.game_id) for o in out] == [
-        (OutboxChannel.CHAT, [CHAT_PEER], game.pk)]
+        (OutboxChannel.CHAT, [CHAT_PEER], game.pk)
+    ]
     assert "Номер этой беседы для панели ведущего: 5" in out[0].text
     assert "привязана к игре «Машина времени»" in out[0].text
     assert run(chat_text(CHAT_PEER, 1005, "какой номер у беседы, интересно")) == []

@@ -18,8 +18,12 @@ from vkbot.handlers import dispatch
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
-SMALL = {1: (Role.MAFIA, Item.CLOCK), 2: (Role.COMMISSAR, None),
-         3: (Role.CIVILIAN, Item.RED_BUTTON), 4: (Role.CIVILIAN, Item.BOOK)}
+SMALL = {
+    1: (Role.MAFIA, Item.CLOCK),
+    2: (Role.COMMISSAR, None),
+    3: (Role.CIVILIAN, Item.RED_BUTTON),
+    4: (Role.CIVILIAN, Item.BOOK),
+}
 
 
 def cost(update: dict[str, Any]) -> int:
@@ -38,8 +42,9 @@ def measure(game: Any, commissar: int, target: int, name: str) -> list[int]:
     updates: list[Callable[[], dict[str, Any]]] = [
         lambda: pm(commissar, f"проверка {target}"),
         lambda: pm(commissar, f"проверка {name}"),
-        lambda: press(commissar, Payload("check", game=game.pk, phase=night.pk,
-                                         target=target).encode()),
+        lambda: press(
+            commissar, Payload("check", game=game.pk, phase=night.pk, target=target).encode()
+        ),
     ]
     out = []
     for make in updates:
@@ -63,8 +68,11 @@ def test_night_action_cost_does_not_grow(django_assert_max_num_queries: Any) -> 
     night = phase(big)
     for expected, update in zip(
         measured,
-        [pm(100_007, "проверка 20"), pm(100_007, "проверка Игрок 20"),
-         press(100_007, Payload("check", game=big.pk, phase=night.pk, target=20).encode())],
+        [
+            pm(100_007, "проверка 20"),
+            pm(100_007, "проверка Игрок 20"),
+            press(100_007, Payload("check", game=big.pk, phase=night.pk, target=20).encode()),
+        ],
         strict=True,
     ):
         with django_assert_max_num_queries(expected), transaction.atomic():

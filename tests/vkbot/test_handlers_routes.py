@@ -14,14 +14,36 @@ def test_every_button_action_has_a_handler() -> None:
 
 
 def test_every_text_command_has_a_handler() -> None:
-    kinds = {v for k, v in vars(parsing).items() if k.isupper() and isinstance(v, str)
-             and k in {"NIGHT", "VOTE", "COUNT", "STATUS", "HELP", "MENU", "SIGNUP", "RESERVE",
-                       "WITHDRAW", "SPECTATORS", "RELAY"}}
+    kinds = {
+        v
+        for k, v in vars(parsing).items()
+        if k.isupper()
+        and isinstance(v, str)
+        and k
+        in {
+            "NIGHT",
+            "VOTE",
+            "COUNT",
+            "STATUS",
+            "HELP",
+            "MENU",
+            "SIGNUP",
+            "RESERVE",
+            "WITHDRAW",
+            "SPECTATORS",
+            "RELAY",
+        }
+    }
     assert set(routes.TEXT) == kinds
     assert parsing.EMPTY not in routes.TEXT and parsing.UNKNOWN not in routes.TEXT
 
 
 def test_board_commands_and_update_types() -> None:
     assert set(routes.BOARD) == {parsing.COUNT, parsing.VOTE}
-    assert set(routes.UPDATES) == {"message_new", "message_event", "board_post_new",
-                                   "board_post_edit", "board_post_delete"}
+    assert set(routes.UPDATES) == {
+        "message_new",
+        "message_event",
+        "board_post_new",
+        "board_post_edit",
+        "board_post_delete",
+    }

@@ -24,10 +24,10 @@ def seats(game) -> dict[int, tuple[str, str, bool | None]]:  # noqa: ANN001
 def test_signup_in_the_recruitment_topic_with_facts_from_vk() -> None:
     game = make_game(start=False)
     update = board_post(game.recruit_topic_id, 42, "+")
-    assert facts_needed(update) == FactsRequest(names=frozenset({42}),
-                                                pm_allowed=frozenset({42}))
-    out = run(update, VkFacts(names={42: "Зоя Космодемьянская"}, pm_allowed={42: False},
-                              sexes={42: 1}))
+    assert facts_needed(update) == FactsRequest(names=frozenset({42}), pm_allowed=frozenset({42}))
+    out = run(
+        update, VkFacts(names={42: "Зоя Космодемьянская"}, pm_allowed={42: False}, sexes={42: 1})
+    )
     assert seats(game)[42] == ("player", "Зоя Космодемьянская", False)
     assert Seat.objects.get(game=game, vk_user_id=42).sex == 1  # the texts' grammar follows it
     answer = board_rows(out)[0]

@@ -47,8 +47,11 @@ def test_board_votes_in_every_form() -> None:
     run(board_post(t, 1004, "Долго думал.\nголосую за Бориса, он странный"))
     run(board_post(t, 1005, "голос @id1001 досрочно"))
     assert votes(game) == {
-        1: (5, False, Source.BOARD), 2: (3, False, Source.BOARD), 3: (4, False, Source.BOARD),
-        4: (2, False, Source.BOARD), 5: (1, False, Source.BOARD),
+        1: (5, False, Source.BOARD),
+        2: (3, False, Source.BOARD),
+        3: (4, False, Source.BOARD),
+        4: (2, False, Source.BOARD),
+        5: (1, False, Source.BOARD),
     }
     # the board already shows these votes: the bot does not repeat them there
     assert not Outbox.objects.filter(game=game, kind="vote").exists()
@@ -103,8 +106,9 @@ def test_private_votes_are_posted_in_the_topic() -> None:
 def test_vote_buttons_and_the_early_switch() -> None:
     game = make_game()
     # Day 1: the day prompt has the buttons (no early switch before Day 3)
-    prompt = [o for o in Outbox.objects.filter(game=game, kind="day_prompt")
-              if o.peer_ids == [1002]][0]
+    prompt = [
+        o for o in Outbox.objects.filter(game=game, kind="day_prompt") if o.peer_ids == [1002]
+    ][0]
     buttons = payloads_of(prompt.keyboard)
     assert [p.target for p in buttons] == [1, 3, 4, 5, 6, 7]
     run(press(1002, buttons[1].encode()))
@@ -122,8 +126,11 @@ def test_early_vote_buttons_from_day_three() -> None:
         services.night_publish(game_id=game.pk, by="gm:test")
     day = phase(game)
     assert day.number == 3
-    prompt = [o for o in Outbox.objects.filter(game=game, kind="day_prompt").order_by("id")
-              if 1012 in o.peer_ids][-1]
+    prompt = [
+        o
+        for o in Outbox.objects.filter(game=game, kind="day_prompt").order_by("id")
+        if 1012 in o.peer_ids
+    ][-1]
     early = [p for p in payloads_of(prompt.keyboard) if p.early and p.target is None]
     assert len(early) == 1
     out = run(press(1012, early[0].encode()))

@@ -94,8 +94,12 @@ async def test_the_long_poll_hands_the_facts_to_the_handlers(
             await asyncio.wait_for(task, 5)
             await SingleAiohttpClient().close()
         assert recorder.seen == [
-            ("+", Facts(names={SIGNER: "Анна Каренина"}, pm_allowed={SIGNER: True},
-                        sexes={SIGNER: 1})),
+            (
+                "+",
+                Facts(
+                    names={SIGNER: "Анна Каренина"}, pm_allowed={SIGNER: True}, sexes={SIGNER: 1}
+                ),
+            ),
             ("статус", None),  # nothing needed: nothing asked, no facts passed
         ]
         assert len(srv.state.calls("users.get")) == 1

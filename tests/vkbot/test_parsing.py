@@ -26,8 +26,7 @@ from vkbot.parsing import Command, Target, parse_board, parse_private, parse_tar
         ("выстрел *id9", "shot", Target(vk_id=9), None),
         ("удар 7 комиссар", "role_strike", Target(number=7), "commissar"),
         ("удар док 7", "role_strike", Target(number=7), "doctor"),
-        ("ролевой удар: Аня Петрова, маньяк", "role_strike", Target(name="аня петрова"),
-         "maniac"),
+        ("ролевой удар: Аня Петрова, маньяк", "role_strike", Target(name="аня петрова"), "maniac"),
         ("удар 7", "role_strike", Target(number=7), None),
         ("удар 7 мирный", "role_strike", Target(number=7), "civilian"),
         ("часы 5", "clock", Target(number=5), None),
@@ -96,9 +95,7 @@ def test_board_posts_are_discussion_unless_a_vote_count_or_signup() -> None:
     assert vote is not None and vote.target == Target(number=5)
     assert parse_board("Подсчёт") == Command(parsing.COUNT)
     assert parse_board("+") == Command(parsing.SIGNUP)
-    assert parse_board("голос") == Command(
-        parsing.VOTE, error=VoteTargetMissing
-    )
+    assert parse_board("голос") == Command(parsing.VOTE, error=VoteTargetMissing)
 
 
 def test_targets() -> None:
@@ -115,8 +112,14 @@ def test_mention_escapes_the_name() -> None:
 
 # --- names -----------------------------------------------------------------------------------
 
-ROSTER = [(1, "Аня Петрова"), (2, "Борис"), (3, "Алёна"), (4, "Аня Смирнова"), (5, "Игорь"),
-          (6, "Анна")]
+ROSTER = [
+    (1, "Аня Петрова"),
+    (2, "Борис"),
+    (3, "Алёна"),
+    (4, "Аня Смирнова"),
+    (5, "Игорь"),
+    (6, "Анна"),
+]
 
 
 @pytest.mark.parametrize(

@@ -99,15 +99,17 @@ def script(game: Game, base: int) -> list[dict[str, Any]]:
     out += [board_post(topic, base + 12, "подсчёт"), board_post(topic, base + 13, "голос 99")]
     out += [board_post(topic, base + n, "голос 22 досрочно") for n in range(1, 27)]
     out += [pm(base + 5, "голос 20"), pm(base + 1, "выстрел 3")]
-    out += [board_post(topic, base + 4, "голос 9, идиот"),  # flagged (profanity)
-            board_post(topic, base + 22, "я был мирным")]  # the executed: flagged
+    out += [
+        board_post(topic, base + 4, "голос 9, идиот"),  # flagged (profanity)
+        board_post(topic, base + 22, "я был мирным"),
+    ]  # the executed: flagged
     return out
 
 
 def interleave(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for i in range(max(len(a), len(b))):
-        out += a[i:i + 1] + b[i:i + 1]
+        out += a[i : i + 1] + b[i : i + 1]
         if i == 9:
             out.append(pm(STRANGER, "статус"))  # of no game: applied where it is
     return out
@@ -123,12 +125,14 @@ def outcome(game: Game, base: int) -> dict[str, Any]:
         if isinstance(value, int) and base < value <= base + 26:
             return f"vk#{value - base}"
         if isinstance(value, str):
-            text = re.sub(r"(id|vk:)(\d+)", lambda m: f"{m.group(1)}{norm(int(m.group(2)))}",
-                          value)
+            text = re.sub(r"(id|vk:)(\d+)", lambda m: f"{m.group(1)}{norm(int(m.group(2)))}", value)
             return _TIME.sub("T", text)
         if isinstance(value, dict):
-            return {k: norm(v) for k, v in value.items() if "deadline" not in k
-                    and not k.endswith("_at")}
+            return {
+                k: norm(v)
+                for k, v in value.items()
+                if "deadline" not in k and not k.endswith("_at")
+            }
         if isinstance(value, list):
             return [norm(v) for v in value]
         return value
@@ -137,15 +141,19 @@ def outcome(game: Game, base: int) -> dict[str, Any]:
     events = GameEvent.objects.filter(game=game).order_by("seq")
     votes = Vote.objects.filter(phase__game=game).order_by("id")
     return {
-        "outbox": [(r.kind, r.channel, norm(sorted(r.peer_ids or [])), norm(r.text))
-                   for r in rows],
+        "outbox": [(r.kind, r.channel, norm(sorted(r.peer_ids or [])), norm(r.text)) for r in rows],
         "events": [(e.seq, e.kind, norm(e.actor), norm(e.data)) for e in events],
-        "votes": [(v.voter.number, v.target.number, v.early, v.current, v.void, v.source)
-                  for v in votes],
-        "phases": [(p.kind, p.number, p.status, p.closed_early)
-                   for p in Phase.objects.filter(game=game).order_by("id")],
-        "flags": [(f.kind, norm(f.vk_user_id), f.text, f.note)
-                  for f in ModerationFlag.objects.filter(game=game).order_by("id")],
+        "votes": [
+            (v.voter.number, v.target.number, v.early, v.current, v.void, v.source) for v in votes
+        ],
+        "phases": [
+            (p.kind, p.number, p.status, p.closed_early)
+            for p in Phase.objects.filter(game=game).order_by("id")
+        ],
+        "flags": [
+            (f.kind, norm(f.vk_user_id), f.text, f.note)
+            for f in ModerationFlag.objects.filter(game=game).order_by("id")
+        ],
     }
 
 
@@ -176,12 +184,16 @@ def test_a_batch_of_two_games_ends_as_the_same_updates_one_at_a_time(settings: A
     assert ("day", 3, "done", True) in batched["phases"]
     assert batched["phases"][-1][:2] == ("night", 3)
     assert any(kind == "night_action" for _, kind, _, _ in batched["events"]), (
-        batched["phases"], batched["outbox"][-6:])
+        batched["phases"],
+        batched["outbox"][-6:],
+    )
     assert [e[0] for e in batched["events"]] == list(range(1, len(batched["events"]) + 1))
     assert {kind for kind, *_ in batched["flags"]} == {"profanity", "dead_post"}
-    stranger = Outbox.objects.filter(game=None, peer_ids__contains=[STRANGER]) if (
-        connection.vendor == "postgresql") else [
-        r for r in Outbox.objects.filter(game=None) if STRANGER in (r.peer_ids or [])]
+    stranger = (
+        Outbox.objects.filter(game=None, peer_ids__contains=[STRANGER])
+        if (connection.vendor == "postgresql")
+        else [r for r in Outbox.objects.filter(game=None) if STRANGER in (r.peer_ids or [])]
+    )
     assert len(list(stranger)) == 2
 
 
@@ -190,8 +202,10 @@ def test_a_batch_of_two_games_ends_as_the_same_updates_one_at_a_time(settings: A
 
 def locks(captured: CaptureQueriesContext) -> int:
     """Reads of the game row (``lock_game``: FOR UPDATE, which SQLite leaves out)."""
-    return sum(q["sql"].startswith("SELECT") and 'FROM "gameplay_game"' in q["sql"]
-               for q in captured.captured_queries)
+    return sum(
+        q["sql"].startswith("SELECT") and 'FROM "gameplay_game"' in q["sql"]
+        for q in captured.captured_queries
+    )
 
 
 def seqs(game: Game) -> list[int]:
@@ -243,8 +257,11 @@ def test_a_rolled_back_savepoint_takes_what_it_kept_with_it() -> None:
         for n in range(4, 12):
             vote(game, n, 21)
     assert seqs(game) == list(range(1, len(seqs(game)) + 1))
-    current = dict(Vote.objects.filter(phase__game=game, current=True)
-                   .values_list("voter__number", "target__number"))
+    current = dict(
+        Vote.objects.filter(phase__game=game, current=True).values_list(
+            "voter__number", "target__number"
+        )
+    )
     assert current == {2: 20, **{n: 21 for n in range(3, 12)}}
     # The count came after the 10th vote cast, not after the one rolled back.
     [count] = Outbox.objects.filter(game=game, kind="vote_count")
@@ -283,12 +300,16 @@ def test_queued_rows_keep_their_order_and_go_with_a_rolled_back_savepoint() -> N
         vote(game, 3, 20)
     rows = list(Outbox.objects.order_by("id")[before:])
     assert [(r.kind, r.peer_ids) for r in rows] == [
-        ("vote", []), ("vote_echo", [1001]), ("reply", [1001]), ("vote", []),
+        ("vote", []),
+        ("vote_echo", [1001]),
+        ("reply", [1001]),
+        ("vote", []),
         ("vote_echo", [1003]),
     ]
     assert seqs(game) == list(range(1, len(seqs(game)) + 1))
-    assert list(GameEvent.objects.filter(game=game, kind="vote").values_list(
-        "data__voter", flat=True)) == [1, 3]
+    assert list(
+        GameEvent.objects.filter(game=game, kind="vote").values_list("data__voter", flat=True)
+    ) == [1, 3]
 
 
 @pytestmark_db
@@ -307,5 +328,4 @@ def test_a_refusal_after_the_writes_began_is_a_crash_and_rolls_the_update_back(
     update = board_post(game.topic_id, 1002, "голос 20")
     assert apply_update(update, source=pipeline.LONGPOLL)
     assert not Vote.objects.filter(phase__game=game).exists()
-    assert VkEvent.objects.get(event_id=update["event_id"]).error.startswith(
-        "RefusalAfterWrites")
+    assert VkEvent.objects.get(event_id=update["event_id"]).error.startswith("RefusalAfterWrites")

@@ -43,8 +43,9 @@ async def test_a_burst_of_board_sign_ups_keeps_within_the_community_token_limit(
             srv.state.add_user(user_id, "Имя", f"Фамилия{user_id}")
         api = make_api(token)
         try:
-            polling = DatabasePolling(api=api, group_id=GROUP_ID, start_ts=None, wait=1,
-                                      persist=_nothing)
+            polling = DatabasePolling(
+                api=api, group_id=GROUP_ID, start_ts=None, wait=1, persist=_nothing
+            )
             await polling.get_server()
             # each sign-up asks users.get and messages.isMessagesFromGroupAllowed
             facts = [await prefetch(api, board_signup(u), group_id=GROUP_ID) for u in SIGNERS]

@@ -58,6 +58,7 @@ def _replies_to(vk_user_id: int) -> int:
     """How many Outbox rows go to ``vk_user_id`` (in Python: SQLite has no JSON ``contains``)."""
     return sum(vk_user_id in row for row in Outbox.objects.values_list("peer_ids", flat=True))
 
+
 def connect_b(token: str = TOKEN_B) -> Community:
     return community_record(vk_id=B, name="Второе сообщество", group_token=token, connected=True)
 
@@ -110,9 +111,7 @@ def seen(monkeypatch: pytest.MonkeyPatch) -> Seen:
 
 @pytest_asyncio.fixture
 async def supervisor(servers: dict[int, RunningServer]) -> AsyncIterator[Supervisor]:
-    running = Supervisor(
-        poller_for(servers), refresh=0.1, retry=lambda: Backoff(0.05, 0.2)
-    )
+    running = Supervisor(poller_for(servers), refresh=0.1, retry=lambda: Backoff(0.05, 0.2))
     task = asyncio.create_task(running.run())
     yield running
     running.request_stop()
@@ -142,8 +141,10 @@ async def test_two_communities_are_served_each_from_its_own_ts(
     running = Supervisor(poller_for(servers), refresh=0.1)
     task = asyncio.create_task(running.run())
     await serving(running, [A, B])
-    await wait_until(lambda: long_polls(servers[A].state).polled()
-                     and long_polls(servers[B].state).polled(), what="both long polls")
+    await wait_until(
+        lambda: long_polls(servers[A].state).polled() and long_polls(servers[B].state).polled(),
+        what="both long polls",
+    )
     servers[A].state.inject_message(42, "в первом")
     servers[B].state.inject_message(42, "во втором")
     expected = {g: str(servers[g].state.longpoll.ts) for g in (A, B)}
@@ -235,9 +236,10 @@ def test_runbot_answers_a_player_in_each_community_as_that_community(
     """The real handlers: a player writes to each community; each reply is queued to go out
     as the community written to."""
     settings.VK_COMMUNITIES_REFRESH_SECONDS = 1
-    with ServerThread(make_state()) as a, ServerThread(
-        make_state(group_id=B, group_token=TOKEN_B)
-    ) as b:
+    with (
+        ServerThread(make_state()) as a,
+        ServerThread(make_state(group_id=B, group_token=TOKEN_B)) as b,
+    ):
         configure(settings, api_url=a.api_url)
         connect_b()
         watches = {A: long_polls(a.state), B: long_polls(b.state)}

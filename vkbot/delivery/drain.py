@@ -53,6 +53,7 @@ IDLE_SLEEP = 0.2
 #: The first look again after a round that claimed nothing while a row was due.
 RELOOK_SLEEP = 0.01
 
+
 @dataclass
 class DrainReport:
     rounds: int = 0

@@ -94,9 +94,7 @@ class RateLimiter:
     def free(self) -> tuple[int, float]:
         """How many requests could go out now, taking no slot; when none, also the seconds
         until one frees up (else 0.0)."""
-        free, wait_us = self._peek(
-            keys=[self.key], args=[self.limit, int(self.window * 1_000_000)]
-        )
+        free, wait_us = self._peek(keys=[self.key], args=[self.limit, int(self.window * 1_000_000)])
         return int(free), int(wait_us) / 1_000_000
 
     def acquire(self, timeout: float | None = None) -> float:

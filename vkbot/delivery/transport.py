@@ -92,9 +92,7 @@ class Transport:
                 continue
             tokens[kind] = token  # type: ignore[index]
             if token not in self._by_token:
-                api = make_api(
-                    token, http_client=self._client, request_rescheduler=_NoReschedule()
-                )
+                api = make_api(token, http_client=self._client, request_rescheduler=_NoReschedule())
                 limiter = (self._given.get(kind) if community is None else None) or limiter_for(
                     token, kind
                 )  # fmt: skip

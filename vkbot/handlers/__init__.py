@@ -75,7 +75,6 @@ def facts_needed(update: Any) -> FactsRequest:
     elif kind == "board_post_new":
         sender = user_id(obj.get("from_id"))
         cmd = parsing.parse_board(obj.get("text"))
-        if sender is not None and cmd is not None and cmd.kind in (parsing.SIGNUP,
-                                                                   parsing.RESERVE):
+        if sender is not None and cmd is not None and cmd.kind in (parsing.SIGNUP, parsing.RESERVE):
             return FactsRequest(names=frozenset({sender}), pm_allowed=frozenset({sender}))
     return FactsRequest()

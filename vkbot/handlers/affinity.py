@@ -81,8 +81,10 @@ def games_of(updates: Sequence[Any]) -> list[int | None]:
     of_topic = sel.active_games_of_topics(t for t in topics if t is not None)
     out: list[int | None] = []
     for sender, topic in zip(senders, topics, strict=True):
-        games = of_user.get(sender, set()) if sender is not None else (
-            of_topic.get(topic, set()) if topic is not None else set()
+        games = (
+            of_user.get(sender, set())
+            if sender is not None
+            else (of_topic.get(topic, set()) if topic is not None else set())
         )
         out.append(next(iter(games)) if len(games) == 1 else None)
     return out
@@ -92,6 +94,7 @@ def prefetch_seats(updates: Sequence[Any]) -> None:
     """Read the seats of the senders of these private messages and buttons at once, for the
     handlers of the transaction that applies them (``gameplay.selectors.bot``)."""
     sel.keep_seats_of_users(
-        u for u in (_private_sender(x) if isinstance(x, dict) else None for x in updates)
+        u
+        for u in (_private_sender(x) if isinstance(x, dict) else None for x in updates)
         if u is not None
     )

@@ -77,8 +77,9 @@ def say(
 ) -> None:
     """Answer the user; ``edit``: the ``conversation_message_id`` of the bot's message this
     answer replaces (a page of buttons turned: ``replies.reply``)."""
-    replies.reply(vk_user_id=vk_user_id, text=text, game=game, keyboard=keyboard, kind=kind,
-                  edit=edit)
+    replies.reply(
+        vk_user_id=vk_user_id, text=text, game=game, keyboard=keyboard, kind=kind, edit=edit
+    )
 
 
 def refuse(vk_user_id: int, reason: str, *, game: Game | int | None = None) -> None:
@@ -103,13 +104,15 @@ class Sender:
     @property
     def playing(self) -> list[Seat]:
         """Seats in running games (living ones first)."""
-        out = [s for s in self.seats if s.status == "player" and s.number is not None
-               and s.game.status == "running"]
+        out = [
+            s
+            for s in self.seats
+            if s.status == "player" and s.number is not None and s.game.status == "running"
+        ]
         return sorted(out, key=lambda s: (not s.alive, s.game_id))
 
     def in_game(self, game_id: int) -> Seat | None:
-        return next((s for s in self.seats if s.game_id == game_id and s.status == "player"),
-                    None)
+        return next((s for s in self.seats if s.game_id == game_id and s.status == "player"), None)
 
     def name(self, facts: VkFacts) -> str:
         return (facts.names.get(self.vk_user_id) or "").strip()[:200] or f"id{self.vk_user_id}"

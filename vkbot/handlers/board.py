@@ -34,9 +34,12 @@ def _signup_game(topic: int, author: int, kind: str) -> Game | None:
     """The game a «+», «запас» or «-» in this topic is for (one recruitment topic may serve
     several games): a sign-up goes to a recruiting game, a reserve to a running one first, a
     withdrawal to the game the author is signed up for."""
-    games = [g for g in sel.games_for_topic(topic)
-             if g.recruit_topic_id == topic
-             or (g.topic_id == topic and g.status == GameStatus.RECRUITING)]
+    games = [
+        g
+        for g in sel.games_for_topic(topic)
+        if g.recruit_topic_id == topic
+        or (g.topic_id == topic and g.status == GameStatus.RECRUITING)
+    ]
     if not games:
         return None
     if kind == parsing.SIGNUP:
@@ -89,12 +92,20 @@ def post_new(obj: dict[str, Any], facts: VkFacts) -> Command | None:
 def _moderate(
     game: Game, topic: int, post_id: int | None, author: int, seat: Seat | None, text: str
 ) -> None:
-    common = {"game_id": game.pk, "vk_user_id": author, "text": text, "topic_id": topic,
-              "vk_post_id": post_id}
+    common = {
+        "game_id": game.pk,
+        "vk_user_id": author,
+        "text": text,
+        "topic_id": topic,
+        "vk_post_id": post_id,
+    }
     found = moderation.profanity(text)
     if found:
-        flag(kind=FlagKind.PROFANITY, note=render(
-            "gm/flag_words_found", words=sorted({f.word for f in found})[:10]), **common)
+        flag(
+            kind=FlagKind.PROFANITY,
+            note=render("gm/flag_words_found", words=sorted({f.word for f in found})[:10]),
+            **common,
+        )
     if seat is None:
         return
     if not seat.alive:
@@ -105,12 +116,19 @@ def _moderate(
         return  # (the text first: most posts need no look at the phase)
     phase = sel.current_phase(game)
     in_review = (
-        phase is not None and phase.kind == PhaseKind.NIGHT and phase.closed_at is not None
+        phase is not None
+        and phase.kind == PhaseKind.NIGHT
+        and phase.closed_at is not None
         and phase.published_at is None
     )
     if in_review:
-        flag(kind=FlagKind.REVEAL, note=render("gm/flag_reveal_in_review", number=phase.number,
-                                               words=sorted(set(words))[:10]), **common)
+        flag(
+            kind=FlagKind.REVEAL,
+            note=render(
+                "gm/flag_reveal_in_review", number=phase.number, words=sorted(set(words))[:10]
+            ),
+            **common,
+        )
 
 
 def _vote_of(game: Game, post_id: int | None) -> Vote | None:
@@ -128,15 +146,26 @@ def post_edit(obj: dict[str, Any]) -> None:
     text = as_str(obj.get("text"), 20000)
     vote = _vote_of(game, post_id)
     if vote is not None:
-        flag(game_id=game.pk, kind=FlagKind.EDITED_VOTE, vk_user_id=author, text=text,
-                     topic_id=topic, vk_post_id=post_id,
-                     note=render("gm/flag_vote_post_edited"))
+        flag(
+            game_id=game.pk,
+            kind=FlagKind.EDITED_VOTE,
+            vk_user_id=author,
+            text=text,
+            topic_id=topic,
+            vk_post_id=post_id,
+            note=render("gm/flag_vote_post_edited"),
+        )
     found_words = moderation.profanity(text)
     if found_words:
-        flag(game_id=game.pk, kind=FlagKind.PROFANITY, vk_user_id=author, text=text,
-                     topic_id=topic, vk_post_id=post_id,
-                     note=render("gm/flag_words_found",
-                                 words=sorted({f.word for f in found_words})[:10]))
+        flag(
+            game_id=game.pk,
+            kind=FlagKind.PROFANITY,
+            vk_user_id=author,
+            text=text,
+            topic_id=topic,
+            vk_post_id=post_id,
+            note=render("gm/flag_words_found", words=sorted({f.word for f in found_words})[:10]),
+        )
 
 
 def post_delete(obj: dict[str, Any]) -> None:
@@ -148,6 +177,12 @@ def post_delete(obj: dict[str, Any]) -> None:
     post_id = as_int(obj.get("id"))
     vote = _vote_of(game, post_id)
     if vote is not None:
-        flag(game_id=game.pk, kind=FlagKind.EDITED_VOTE,
-                     vk_user_id=vote.voter.vk_user_id, text="", topic_id=topic,
-                     vk_post_id=post_id, note=render("gm/flag_vote_post_deleted"))
+        flag(
+            game_id=game.pk,
+            kind=FlagKind.EDITED_VOTE,
+            vk_user_id=vote.voter.vk_user_id,
+            text="",
+            topic_id=topic,
+            vk_post_id=post_id,
+            note=render("gm/flag_vote_post_deleted"),
+        )

@@ -20,8 +20,12 @@ def _signup(sender: Sender, game: Game, reserve: bool, facts: VkFacts) -> None:
     allowed = facts.pm_allowed.get(sender.vk_user_id, True)
     try:
         signup.signup_create(
-            game_id=game.pk, vk_user_id=sender.vk_user_id, name=sender.name(facts),
-            sex=sender.sex(facts), reserve=reserve, pm_allowed=allowed,
+            game_id=game.pk,
+            vk_user_id=sender.vk_user_id,
+            name=sender.name(facts),
+            sex=sender.sex(facts),
+            reserve=reserve,
+            pm_allowed=allowed,
         )
     except RuleViolation as e:
         refuse(sender.vk_user_id, e.reason, game=game)
@@ -38,8 +42,9 @@ def from_private(sender: Sender, cmd: parsing.Command, facts: VkFacts) -> None:
         mine = {s.game_id for s in sender.seats}
         games = [g for g in games if g.pk not in mine] or games
     if not games:
-        refuse(sender.vk_user_id,
-               render("player/no_reserve" if reserve else "player/no_recruitment"))
+        refuse(
+            sender.vk_user_id, render("player/no_reserve" if reserve else "player/no_recruitment")
+        )
         return
     if len(games) == 1:
         _signup(sender, games[0], reserve, facts)
@@ -48,8 +53,12 @@ def from_private(sender: Sender, cmd: parsing.Command, facts: VkFacts) -> None:
         (render("player/signup_choice", game=g.name), Payload(SIGNUP, game=g.pk, early=reserve))
         for g in games[:10]
     ]
-    say(sender.vk_user_id, render("player/choose_game"), keyboard=choice_keyboard(choices),
-        kind="signup_choice")
+    say(
+        sender.vk_user_id,
+        render("player/choose_game"),
+        keyboard=choice_keyboard(choices),
+        kind="signup_choice",
+    )
 
 
 def from_button(sender: Sender, payload: Payload, facts: VkFacts) -> None:
@@ -61,12 +70,16 @@ def from_button(sender: Sender, payload: Payload, facts: VkFacts) -> None:
 
 
 def _withdraw_private(sender: Sender) -> None:
-    seats = [s for s in sender.seats if s.game.status in (GameStatus.RECRUITING,
-                                                           GameStatus.DEALT)
-             or s.status == "reserve"]
+    seats = [
+        s
+        for s in sender.seats
+        if s.game.status in (GameStatus.RECRUITING, GameStatus.DEALT) or s.status == "reserve"
+    ]
     if not seats:
-        refuse(sender.vk_user_id, render("player/not_signed_up") if not sender.seats else
-               WithdrawTooLate().reason)
+        refuse(
+            sender.vk_user_id,
+            render("player/not_signed_up") if not sender.seats else WithdrawTooLate().reason,
+        )
         return
     for seat in seats:
         try:
@@ -85,8 +98,9 @@ def from_board(
     try:
         if cmd.kind == parsing.WITHDRAW:
             signup.signup_withdraw(game_id=game.pk, vk_user_id=vk_user_id)
-            replies.board_reply(game_id=game.pk, topic_id=topic_id,
-                                text=render("board/withdrawn", mention=mention))
+            replies.board_reply(
+                game_id=game.pk, topic_id=topic_id, text=render("board/withdrawn", mention=mention)
+            )
             return
         signup.signup_create(
             game_id=game.pk,
@@ -99,5 +113,8 @@ def from_board(
             mention=mention,
         )
     except RuleViolation as e:
-        replies.board_reply(game_id=game.pk, topic_id=topic_id,
-                            text=render("board/refusal", mention=mention, reason=e.reason))
+        replies.board_reply(
+            game_id=game.pk,
+            topic_id=topic_id,
+            text=render("board/refusal", mention=mention, reason=e.reason),
+        )

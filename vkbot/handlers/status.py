@@ -25,8 +25,13 @@ def show_status(sender: Sender) -> None:
 def show_help(sender: Sender) -> None:
     playing = sender.playing
     seat = playing[0] if playing else (sender.seats[0] if sender.seats else None)
-    say(sender.vk_user_id, replies.help_for(seat), game=seat.game_id if seat else None,
-        keyboard=menu_keyboard(), kind="help")
+    say(
+        sender.vk_user_id,
+        replies.help_for(seat),
+        game=seat.game_id if seat else None,
+        keyboard=menu_keyboard(),
+        kind="help",
+    )
 
 
 def show_menu(sender: Sender) -> None:

@@ -33,7 +33,11 @@ def show_page(seat: Seat, payload: Payload, *, edit: int | None = None) -> None:
     if phase.status != PhaseStatus.OPEN or (payload.phase and payload.phase != phase.pk):
         raise StaleButton()
     text, board = prompts.vote_page(
-        game=seat.game, phase=phase, seats=sel.roster(seat.game_id), seat=seat, early=payload.early,
+        game=seat.game,
+        phase=phase,
+        seats=sel.roster(seat.game_id),
+        seat=seat,
+        early=payload.early,
         offset=payload.offset,
     )
     say(seat.vk_user_id, text, game=seat.game_id, keyboard=board, kind="vote_page", edit=edit)
@@ -85,8 +89,12 @@ def count_private(sender: Sender) -> None:
         refuse(sender.vk_user_id, seat)
         return
     try:
-        say(sender.vk_user_id, votes.vote_count_text(game_id=seat.game_id), game=seat.game_id,
-            kind="vote_count")
+        say(
+            sender.vk_user_id,
+            votes.vote_count_text(game_id=seat.game_id),
+            game=seat.game_id,
+            kind="vote_count",
+        )
     except RuleViolation as e:
         refuse(sender.vk_user_id, e.reason, game=seat.game_id)
 
@@ -122,7 +130,8 @@ def from_board(
         )
     except RuleViolation as e:
         replies.board_reply(
-            game_id=game.pk, topic_id=topic_id,
+            game_id=game.pk,
+            topic_id=topic_id,
             text=render("board/vote_refused", mention=mention, reason=e.reason),
             kind="vote_refused",
         )
@@ -133,7 +142,11 @@ def count_board(game: Game, topic_id: int, vk_user_id: int) -> None:
         votes.vote_count_post(game_id=game.pk)
     except RuleViolation as e:
         replies.board_reply(
-            game_id=game.pk, topic_id=topic_id,
-            text=render("board/refusal", mention=parsing.mention(vk_user_id, f"id{vk_user_id}"),
-                        reason=e.reason),
+            game_id=game.pk,
+            topic_id=topic_id,
+            text=render(
+                "board/refusal",
+                mention=parsing.mention(vk_user_id, f"id{vk_user_id}"),
+                reason=e.reason,
+            ),
         )

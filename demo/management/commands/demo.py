@@ -44,39 +44,81 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--data-dir", default=None,
-                            help="where the SQLite file and the local VK's state live "
-                                 "(default: .demo in the project)")
-        parser.add_argument("--host", default="127.0.0.1", help="the address every server "
-                            "listens on (default 127.0.0.1)")
-        parser.add_argument("--web-port", type=_port, default=8000,
-                            help="the GM panel's port (default 8000; 0: any free port)")
-        parser.add_argument("--vk-port", type=_port, default=8081,
-                            help="the local VK's port, with the player page (default 8081)")
-        parser.add_argument("--redis-port", type=_port, default=6390,
-                            help="the Redis stand-in's port (default 6390)")
+        parser.add_argument(
+            "--data-dir",
+            default=None,
+            help="where the SQLite file and the local VK's state live "
+            "(default: .demo in the project)",
+        )
+        parser.add_argument(
+            "--host",
+            default="127.0.0.1",
+            help="the address every server listens on (default 127.0.0.1)",
+        )
+        parser.add_argument(
+            "--web-port",
+            type=_port,
+            default=8000,
+            help="the GM panel's port (default 8000; 0: any free port)",
+        )
+        parser.add_argument(
+            "--vk-port",
+            type=_port,
+            default=8081,
+            help="the local VK's port, with the player page (default 8081)",
+        )
+        parser.add_argument(
+            "--redis-port",
+            type=_port,
+            default=6390,
+            help="the Redis stand-in's port (default 6390)",
+        )
         parser.add_argument("--gm-user", default="gm")
         parser.add_argument("--gm-password", default="gm")
-        parser.add_argument("--day-minutes", type=_minutes, default=5,
-                            help="day length of a new demo game (default 5)")
-        parser.add_argument("--night-minutes", type=_minutes, default=5,
-                            help="night length of a new demo game (default 5)")
-        parser.add_argument("--auto-publish", action="store_true",
-                            help="a new game publishes nights without the GM's review")
+        parser.add_argument(
+            "--day-minutes",
+            type=_minutes,
+            default=5,
+            help="day length of a new demo game (default 5)",
+        )
+        parser.add_argument(
+            "--night-minutes",
+            type=_minutes,
+            default=5,
+            help="night length of a new demo game (default 5)",
+        )
+        parser.add_argument(
+            "--auto-publish",
+            action="store_true",
+            help="a new game publishes nights without the GM's review",
+        )
         parser.add_argument("--seed", default=None, help="the deal's seed of a new game")
-        parser.add_argument("--new-game", action="store_true",
-                            help="end the running demo games and start new ones")
-        parser.add_argument("--no-players", action="store_true",
-                            help="do not run the simulated players")
-        parser.add_argument("--min-delay", type=float, default=3.0,
-                            help="simulated players move at least this many seconds after "
-                                 "a prompt (default 3)")
-        parser.add_argument("--max-delay", type=float, default=150.0,
-                            help="… and at most this many (default 150)")
-        parser.add_argument("--players-seed", type=int, default=None,
-                            help="seed of the simulated players' randomness")
-        parser.add_argument("--verbose", action="store_true",
-                            help="show every log line (rq's routine lines are hidden)")
+        parser.add_argument(
+            "--new-game", action="store_true", help="end the running demo games and start new ones"
+        )
+        parser.add_argument(
+            "--no-players", action="store_true", help="do not run the simulated players"
+        )
+        parser.add_argument(
+            "--min-delay",
+            type=float,
+            default=3.0,
+            help="simulated players move at least this many seconds after a prompt (default 3)",
+        )
+        parser.add_argument(
+            "--max-delay", type=float, default=150.0, help="… and at most this many (default 150)"
+        )
+        parser.add_argument(
+            "--players-seed",
+            type=int,
+            default=None,
+            help="seed of the simulated players' randomness",
+        )
+        parser.add_argument(
+            "--verbose",
+            action="store_true",
+            help="show every log line (rq's routine lines are hidden)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         project = Path(settings.BASE_DIR)
@@ -107,8 +149,9 @@ class Command(BaseCommand):
             players_seed=options["players_seed"],
         )
         env = {**os.environ, **layout.env()}
-        supervisor = Supervisor(env=env, cwd=str(project), out=sys.stdout,
-                                verbose=options["verbose"], name="demo")
+        supervisor = Supervisor(
+            env=env, cwd=str(project), out=sys.stdout, verbose=options["verbose"], name="demo"
+        )
         supervisor.install_signal_handlers()
         status = run(demo, supervisor)
         if status:

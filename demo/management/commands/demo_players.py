@@ -39,16 +39,36 @@ class Command(BaseCommand):
             default=os.environ.get("DEMO_VK_URL", "http://127.0.0.1:8081"),
             help="the local VK server (default: $DEMO_VK_URL or http://127.0.0.1:8081)",
         )
-        parser.add_argument("--min-delay", type=_seconds, default=3.0,
-                            help="seconds at least between a prompt and a move (default 3)")
-        parser.add_argument("--max-delay", type=_seconds, default=150.0,
-                            help="seconds at most between a prompt and a move (default 150)")
-        parser.add_argument("--seed", type=int, default=None,
-                            help="seed of the players' randomness (default: random)")
-        parser.add_argument("--poll", type=_seconds, default=1.0,
-                            help="seconds between two reads of the feed (default 1)")
         parser.add_argument(
-            "--group-id", type=int, action="append", dest="group_ids", default=None,
+            "--min-delay",
+            type=_seconds,
+            default=3.0,
+            help="seconds at least between a prompt and a move (default 3)",
+        )
+        parser.add_argument(
+            "--max-delay",
+            type=_seconds,
+            default=150.0,
+            help="seconds at most between a prompt and a move (default 150)",
+        )
+        parser.add_argument(
+            "--seed",
+            type=int,
+            default=None,
+            help="seed of the players' randomness (default: random)",
+        )
+        parser.add_argument(
+            "--poll",
+            type=_seconds,
+            default=1.0,
+            help="seconds between two reads of the feed (default 1)",
+        )
+        parser.add_argument(
+            "--group-id",
+            type=int,
+            action="append",
+            dest="group_ids",
+            default=None,
             metavar="ID",
             help="a community whose players to play (repeatable; default: the demo's game "
             f"communities, {', '.join(str(c.group_id) for c in config.GAME_COMMUNITIES)})",
@@ -69,8 +89,9 @@ class Command(BaseCommand):
         )
         self.stdout.flush()
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(self.serve(options["vk_url"], pace, options["seed"], options["poll"],
-                                   group_ids))
+            asyncio.run(
+                self.serve(options["vk_url"], pace, options["seed"], options["poll"], group_ids)
+            )
 
     async def serve(
         self, url: str, pace: Pace, seed: int | None, poll: float, group_ids: list[int]

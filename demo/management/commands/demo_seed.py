@@ -26,8 +26,10 @@ def _minutes(value: str) -> int:
 
 
 class Command(BaseCommand):
-    help = ("Set up the demo games (26 players in group 1, 12 in group 2) on the local VK "
-            "server, or continue them.")
+    help = (
+        "Set up the demo games (26 players in group 1, 12 in group 2) on the local VK "
+        "server, or continue them."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -37,21 +39,39 @@ class Command(BaseCommand):
         )
         parser.add_argument("--gm-user", default="gm")
         parser.add_argument("--gm-password", default="gm")
-        parser.add_argument("--day-minutes", type=_minutes, default=5,
-                            help="length of a day in a new demo game (5-1440, default 5)")
-        parser.add_argument("--night-minutes", type=_minutes, default=5,
-                            help="length of a night in a new demo game (5-1440, default 5)")
-        parser.add_argument("--auto-publish", action="store_true",
-                            help="a new game publishes each night without the GM's review")
+        parser.add_argument(
+            "--day-minutes",
+            type=_minutes,
+            default=5,
+            help="length of a day in a new demo game (5-1440, default 5)",
+        )
+        parser.add_argument(
+            "--night-minutes",
+            type=_minutes,
+            default=5,
+            help="length of a night in a new demo game (5-1440, default 5)",
+        )
+        parser.add_argument(
+            "--auto-publish",
+            action="store_true",
+            help="a new game publishes each night without the GM's review",
+        )
         parser.add_argument(
             "--seed", default=None, help="round 1's seed of the deal (default: the server's)"
         )
-        parser.add_argument("--new-game", action="store_true",
-                            help="end the running demo games and start new ones")
-        parser.add_argument("--migrate", action="store_true",
-                            help="apply the database migrations first")
-        parser.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
-                            help="wait up to this long for the local VK server and Redis")
+        parser.add_argument(
+            "--new-game", action="store_true", help="end the running demo games and start new ones"
+        )
+        parser.add_argument(
+            "--migrate", action="store_true", help="apply the database migrations first"
+        )
+        parser.add_argument(
+            "--wait",
+            type=float,
+            default=0.0,
+            metavar="SECONDS",
+            help="wait up to this long for the local VK server and Redis",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if not django_settings.DEBUG:

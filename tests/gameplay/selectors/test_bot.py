@@ -52,7 +52,9 @@ def test_vote_count_orders_by_votes_and_lists_who_has_not_voted() -> None:
 
     count = vote_count(current_phase(game))
 
-    assert [(s.number, votes, penalty) for s, votes, penalty in count.rows] == [(6, 3, 0),
-                                                                                (7, 2, 0)]
+    assert [(s.number, votes, penalty) for s, votes, penalty in count.rows] == [
+        (6, 3, 0),
+        (7, 2, 0),
+    ]
     assert (count.day, count.voted, count.living) == (1, 5, 8)
     assert [s.number for s in count.missing] == [4, 5, 8]

@@ -31,9 +31,7 @@ def test_a_gm_sees_only_their_games_a_superuser_all_a_visitor_none(
     assert list(games_for(gm)) == []
 
 
-def test_my_games_puts_what_needs_the_gm_first_and_lists_the_ended(
-    gm: Any, other_gm: Any
-) -> None:
+def test_my_games_puts_what_needs_the_gm_first_and_lists_the_ended(gm: Any, other_gm: Any) -> None:
     running = make_game(gm, name="Идёт", topic_id=VK_BASE + 1, vk_base=VK_BASE + 100)
     # Newer, so listed first were it not for the running game's undelivered messages.
     recruiting = make_game(gm, name="Набор", players=5, start=False, deal=False)
@@ -50,6 +48,10 @@ def test_my_games_puts_what_needs_the_gm_first_and_lists_the_ended(
     assert first.needs_attention and first.failed_outbox == failed
     assert (first.phase.kind, first.phase.number, first.players, first.needed) == ("day", 1, 7, 7)
     assert (second.phase, second.players, second.needed, second.needs_attention) == (
-        None, 5, 5, False)
+        None,
+        5,
+        5,
+        False,
+    )
     assert recruiting == second.game
     assert [g.name for g in ends] == ["Конец"]

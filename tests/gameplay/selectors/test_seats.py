@@ -14,8 +14,7 @@ pytestmark = pytest.mark.django_db
 
 def test_seats_by_number_the_reserve_and_a_listed_sign_up() -> None:
     game = make_game(players=7)
-    services.signup_create(game_id=game.pk, vk_user_id=VK_BASE + 50, name="Запасной",
-                            reserve=True)
+    services.signup_create(game_id=game.pk, vk_user_id=VK_BASE + 50, name="Запасной", reserve=True)
     other = make_game(players=7, topic_id=VK_BASE + 1, vk_base=VK_BASE + 100)
 
     assert seat_at(game, 3).vk_user_id == VK_BASE + 3

@@ -84,8 +84,9 @@ def test_valid_vote_is_recorded_logged_echoed_and_posted(game):
     )
     [echo] = pms_to(game, voter.vk_user_id, "vote_echo", after=mark)
     assert label(target, "accs") != label(target)  # «№5 Дарью»
-    assert echo.text == (f"Ваш голос за {label(target, 'accs')} принят. "
-                         "До закрытия дня его можно изменить.")
+    assert echo.text == (
+        f"Ваш голос за {label(target, 'accs')} принят. До закрытия дня его можно изменить."
+    )
     [post] = board(game, "vote", after=mark)
     assert post.text == f"{label(voter)} голосует за {label(target, 'accs')}."
 
@@ -271,8 +272,10 @@ def test_a_second_missed_vote_is_a_modkill_before_the_tally(game):
     last = Strike.objects.filter(seat=lazy).order_by("id").last()
     assert last.modkill and last.count == 2 and last.penalty_votes == 0
     post = board(game, "day_result")[-1].text
-    assert (f"{label(lazy)} исключается из игры ведущим (модкилл), роль — "
-            f"{Role(lazy.role).title.lower()}.") in post
+    assert (
+        f"{label(lazy)} исключается из игры ведущим (модкилл), роль — "
+        f"{Role(lazy.role).title.lower()}."
+    ) in post
     assert pms_to(game, lazy.vk_user_id, "you_died")
 
 

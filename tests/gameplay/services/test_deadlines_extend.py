@@ -24,15 +24,17 @@ def test_extend_moves_the_deadline_and_resets_reminders_ahead(gm: Any) -> None:
     game = make_game(gm, players=7)
     now = timezone.now()
     phase = Phase.objects.get(game=game, status=PhaseStatus.OPEN)
-    Phase.objects.filter(pk=phase.pk).update(deadline=now + timedelta(minutes=30),
-                                             reminded=[180, 60])
+    Phase.objects.filter(pk=phase.pk).update(
+        deadline=now + timedelta(minutes=30), reminded=[180, 60]
+    )
     new = phase_extend(game_id=game.pk, by="gm:x", minutes=120, now=now)
     assert new == now + timedelta(minutes=150)
     phase.refresh_from_db()
     assert phase.reminded == [180]  # 60 minutes before the new deadline is ahead again
     Phase.objects.filter(pk=phase.pk).update(deadline=now - timedelta(hours=1))
     assert phase_extend(game_id=game.pk, by="gm:x", minutes=30, now=now) == (
-        now + timedelta(minutes=30))  # a passed deadline is extended from now
+        now + timedelta(minutes=30)
+    )  # a passed deadline is extended from now
     for bad in (0, -5, True, 60 * 24 * 31):
         with pytest.raises(InvalidCommand):
             phase_extend(game_id=game.pk, by="gm:x", minutes=bad)

@@ -84,8 +84,9 @@ def test_modkill_during_a_day_voids_votes_by_and_for_the_player_and_tells_the_vo
     )
     [voided] = outbox(game, "vote_voided", after=mark)
     assert sorted(voided.peer_ids) == sorted([a.vk_user_id, b.vk_user_id])
-    assert voided.text == (f"{label(culprit)} выбывает из игры, и ваш голос отменён. "
-                           "Вы можете проголосовать заново.")
+    assert voided.text == (
+        f"{label(culprit)} выбывает из игры, и ваш голос отменён. Вы можете проголосовать заново."
+    )
     [public] = board(game, "modkill", after=mark)
     assert public.text == f"{label(culprit)} исключается из игры ведущим (модкилл), роль — мафия."
     [private] = pms_to(game, culprit.vk_user_id, "modkill", after=mark)
@@ -630,7 +631,8 @@ def test_discipline_commands_need_a_running_game():
 def test_the_replacement_announcement_names_the_seat_once(game):
     old = civilians(game)[0]
     mark = last_outbox_id()
-    services.seat_replace(game_id=game.pk, seat=old.number, vk_user_id=4242, name="Ёжик",
-                          by="gm:test")
+    services.seat_replace(
+        game_id=game.pk, seat=old.number, vk_user_id=4242, name="Ёжик", by="gm:test"
+    )
     [public] = board(game, "replace", after=mark)
     assert public.text == f"Замена: место №{old.number} ({old.name}) занимает Ёжик."

@@ -27,8 +27,7 @@ def test_flags_and_outbox_rows_of_another_game_are_refused(gm: Any) -> None:
     with pytest.raises(InvalidCommand, match="Такой отметки нет"):
         flag_resolve(game_id=game.pk, flag_id=flag.pk, by="gm:x", acted=False)
     with pytest.raises(InvalidCommand, match="Неизвестное решение"):
-        flag_resolve(game_id=other.pk, flag_id=flag.pk, by="gm:x", acted=True,
-                                 punish="ban", seat=1)
+        flag_resolve(game_id=other.pk, flag_id=flag.pk, by="gm:x", acted=True, punish="ban", seat=1)
     row = Outbox.objects.filter(game=other).first()
     Outbox.objects.filter(pk=row.pk).update(status=OutboxStatus.FAILED)
     with pytest.raises(InvalidCommand, match="Недоставленных сообщений нет"):
@@ -42,8 +41,15 @@ def test_flag_acted_on_with_a_modkill(gm: Any) -> None:
     game = make_game(gm, players=7)
     seat = living(game)[0]
     flag = ModerationFlag.objects.create(game=game, seat=seat, kind=FlagKind.PROFANITY)
-    flag_resolve(game_id=game.pk, flag_id=flag.pk, by="gm:x", acted=True,
-                             note="оскорбления", punish="modkill", seat=seat.number)
+    flag_resolve(
+        game_id=game.pk,
+        flag_id=flag.pk,
+        by="gm:x",
+        acted=True,
+        note="оскорбления",
+        punish="modkill",
+        seat=seat.number,
+    )
     flag.refresh_from_db()
     seat.refresh_from_db()
     assert not seat.alive and flag.status == "acted" and flag.note == "Модкилл. оскорбления"

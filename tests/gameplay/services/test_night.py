@@ -424,8 +424,10 @@ def test_reveal_on_night_death_setting_names_the_role():
     act(game, seat(game, Role.MAFIA), Act.MAFIA_SHOT, target)
     close(game)
     publish(game)
-    assert (f"Жертва этой ночи — {label(target)}, роль — доктор."
-            in board(game, "night_result")[-1].text)
+    assert (
+        f"Жертва этой ночи — {label(target)}, роль — доктор."
+        in board(game, "night_result")[-1].text
+    )
 
 
 def test_items_are_spent_at_publication_even_when_the_use_is_blocked(game):
@@ -451,8 +453,11 @@ def test_items_are_spent_at_publication_even_when_the_use_is_blocked(game):
     assert not holder(game, Item.BOOK).item_used
     [post] = board(game, "night_result")
     # §5: the uses are not announced (a holder with a duty role may still get a penalty line).
-    named = [line for line in post.text.splitlines()
-             if (label(button) in line or label(clock) in line) and "штрафных" not in line]
+    named = [
+        line
+        for line in post.text.splitlines()
+        if (label(button) in line or label(clock) in line) and "штрафных" not in line
+    ]
     assert named == []
 
 
@@ -492,8 +497,10 @@ def test_a_missed_duty_action_is_a_strike_with_two_votes_in_the_next_days_tally(
         2,
         2,
     )
-    assert (f"+2 штрафных голоса в сегодняшнем голосовании: {label(doctor)}."
-            in board(game, "night_result", after=mark)[0].text)
+    assert (
+        f"+2 штрафных голоса в сегодняшнем голосовании: {label(doctor)}."
+        in board(game, "night_result", after=mark)[0].text
+    )
     # Day 2: one ordinary vote for the doctor; the two penalty votes count too.
     living = seats(game, alive=True)
     target = civilians(game)[0]

@@ -19,8 +19,7 @@ pytestmark = pytest.mark.django_db
 
 def test_player_lines() -> None:
     lines = parse_player_lines(text="id1 Аня Петрова\n\nvk.com/id2;Боря\n3")
-    assert [(x.vk_user_id, x.name) for x in lines] == [(1, "Аня Петрова"), (2, "Боря"),
-                                                       (3, "")]
+    assert [(x.vk_user_id, x.name) for x in lines] == [(1, "Аня Петрова"), (2, "Боря"), (3, "")]
     with pytest.raises(InvalidCommand, match="уже есть в строке 1"):
         parse_player_lines(text="id1\n1")
     with pytest.raises(InvalidCommand, match="Список пуст"):

@@ -89,8 +89,12 @@ def test_the_community_creates_the_chat_and_it_is_linked(vk: RunningServer) -> N
 
     # The community is the chat's admin: an invite to it gets its link.
     invite = Outbox.objects.create(
-        game=game, channel=OutboxChannel.INVITE, peer_ids=[9200], text="Вход: {link}",
-        payload={"chat_peer_id": chat.peer_id}, kind="spectator_invite",
+        game=game,
+        channel=OutboxChannel.INVITE,
+        peer_ids=[9200],
+        text="Вход: {link}",
+        payload={"chat_peer_id": chat.peer_id},
+        kind="spectator_invite",
     )
     deliver()
     invite.refresh_from_db()
@@ -159,8 +163,9 @@ def test_a_refusal_flags_the_gm_and_nothing_is_linked(vk: RunningServer) -> None
 
 def test_a_chat_created_after_the_spectator_chat_opened_is_not_linked(vk: RunningServer) -> None:
     game, row = request_chat()
-    Game.objects.filter(pk=game.pk).update(spectator_chat_id=2_000_000_042,
-                                           spectator_chat_open=True)
+    Game.objects.filter(pk=game.pk).update(
+        spectator_chat_id=2_000_000_042, spectator_chat_open=True
+    )
     deliver()
     row.refresh_from_db()
     game.refresh_from_db()
@@ -201,8 +206,13 @@ def _settle(row: Outbox, answer: CallResult) -> Any:
 
 
 def test_answers_to_create_chat() -> None:
-    row = Outbox(pk=5, game_id=1, channel=OutboxChannel.CREATE_CHAT, text="ЗЗ",
-                 payload={"title": "ЗЗ", "user_ids": [3]})
+    row = Outbox(
+        pk=5,
+        game_id=1,
+        channel=OutboxChannel.CREATE_CHAT,
+        text="ЗЗ",
+        payload={"title": "ЗЗ", "user_ids": [3]},
+    )
     plan = plan_round([row], group_id=1)
     assert plan.calls[0].method == "messages.createChat"
     assert plan.calls[0].params == {"title": "ЗЗ", "user_ids": "3"}
@@ -225,10 +235,17 @@ def test_answers_to_create_chat() -> None:
     odd = _settle(row, CallResult(value={"ok": 1}))
     assert odd.outcome == "failed" and odd.result[CREATE_CHAT_ASKED] is True
 
-    marked = Outbox(pk=6, game_id=1, channel=OutboxChannel.CREATE_CHAT, text="ЗЗ",
-                    payload={"title": "ЗЗ", "user_ids": []}, result={CREATE_CHAT_ASKED: True})
+    marked = Outbox(
+        pk=6,
+        game_id=1,
+        channel=OutboxChannel.CREATE_CHAT,
+        text="ЗЗ",
+        payload={"title": "ЗЗ", "user_ids": []},
+        result={CREATE_CHAT_ASKED: True},
+    )
     plan = plan_round([marked], group_id=1)
     assert plan.calls == [] and plan.settled[0].outcome == "failed"
-    bad = Outbox(pk=7, game_id=1, channel=OutboxChannel.CREATE_CHAT, text="ЗЗ",
-                 payload={"user_ids": ["x"]})
+    bad = Outbox(
+        pk=7, game_id=1, channel=OutboxChannel.CREATE_CHAT, text="ЗЗ", payload={"user_ids": ["x"]}
+    )
     assert plan_round([bad], group_id=1).settled[0].outcome == "failed"

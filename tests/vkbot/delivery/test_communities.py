@@ -140,7 +140,8 @@ def test_each_community_s_rows_go_out_with_its_own_tokens(
     assert received(vk)[(1001, "Первому сообществу")] == 1
     theirs = vk.community(OTHER_ID)
     assert {(m.peer_id, m.text) for m in theirs.sent_messages()} == {
-        (2001, "Второму сообществу"), (3001, "Без игры, как второе")
+        (2001, "Второму сообществу"),
+        (3001, "Без игры, как второе"),
     }
     assert [c.text for c in vk.state.topic(first_topic).comments] == ["Пост первого"]
     assert [c.text for c in theirs.topic(second_topic).comments] == ["Пост второго"]
