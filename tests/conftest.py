@@ -18,6 +18,23 @@ hypothesis_settings.register_profile("ci", max_examples=500, deadline=None, prin
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip the tests marked ``postgres(reason=…)`` on the embedded default (SQLite), and only
+    there; a mark without a reason is a mistake in the test, not a skip."""
+    from django.conf import settings
+
+    on_postgres = settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+    for item in items:
+        marker = item.get_closest_marker("postgres")
+        if marker is None:
+            continue
+        reason = marker.kwargs.get("reason") or (marker.args[0] if marker.args else "")
+        if not reason:
+            raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.postgres needs a reason=")
+        if not on_postgres:
+            item.add_marker(pytest.mark.skip(reason=f"needs PostgreSQL: {reason}"))
+
+
 @pytest.fixture
 def rq_queues() -> Iterator[dict[str, Queue]]:
     """The project's django-rq queues by name, emptied (scheduled jobs, jobs a killed worker
