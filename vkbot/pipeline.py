@@ -100,13 +100,13 @@ def event_id_of(update: Mapping[str, Any]) -> str:
 
 
 def group_id_of(update: Mapping[str, Any]) -> int | None:
-    """The update's ``group_id`` as an int, or None if missing or not a number."""
+    """The update's ``group_id`` as an int, or None if missing or not a finite number."""
     raw = update.get("group_id")
     if isinstance(raw, bool):
         return None
     try:
         return int(raw)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
 
 

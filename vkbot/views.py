@@ -11,13 +11,16 @@ does not serve, or one disconnected in the panel), and is applied for N
 changes the game once. The answer is the plain text ``ok``, also for a duplicate, so VK stops
 retrying. Bad input gets a 4xx, never a 500, and is looked at before anything else: a body over
 ``MAX_BODY_BYTES`` is a 413 unread, JSON nested deeper than ``MAX_DEPTH`` a 400 (VK's events
-are a few levels deep; the JSON decoder's own recursion would otherwise escape as a 500).
+are a few levels deep; the JSON decoder's own recursion would otherwise escape as a 500), and
+JSON beyond the standard (``NaN``, ``Infinity``, a number too large for a float such as
+``1e400``) a 400: VK never sends it, and an infinite ``group_id`` cannot become an int.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 from typing import Any
 
 from django.db import DatabaseError
@@ -55,6 +58,26 @@ def _too_deep(data: object, limit: int = MAX_DEPTH) -> bool:
             return True
         stack.extend((child, depth + 1) for child in children)
     return False
+
+
+class _NonStandardJson(ValueError):
+    """A constant or number that standard JSON (RFC 8259) has no place for."""
+
+
+def _reject_constant(name: str) -> object:
+    raise _NonStandardJson(f"{name} is not standard JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NonStandardJson(f"{text} does not fit a float")
+    return value
+
+
+def _parse(body: bytes) -> object:
+    """The body as standard JSON; ValueError (or RecursionError) for anything else."""
+    return json.loads(body, parse_constant=_reject_constant, parse_float=_finite_float)
 
 
 def _declared_length(request: HttpRequest) -> int | None:
@@ -95,7 +118,10 @@ def callback(request: HttpRequest) -> HttpResponse:
         logger.warning("Callback API: refused a body of %d bytes", len(body))
         return _text("request entity too large", 413)
     try:
-        data = json.loads(body)
+        data = _parse(body)
+    except _NonStandardJson as e:
+        logger.warning("Callback API: the body is not standard JSON: %s", e)
+        return _text("bad request: the body is not standard JSON", 400)
     except (ValueError, RecursionError):
         logger.warning("Callback API: the body is not JSON")
         return _text("bad request: the body is not JSON", 400)

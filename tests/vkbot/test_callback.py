@@ -141,6 +141,30 @@ def test_malformed_bodies_get_400(client: Client, game_id: int, body: Any) -> No
     assert snapshot(game_id) == before
 
 
+@pytest.mark.parametrize("number", ["Infinity", "-Infinity", "NaN", "1e400", "-1e400"])
+@pytest.mark.parametrize("kind", ["confirmation", "message_new"])
+def test_non_standard_json_numbers_are_a_400(
+    client: Client, game_id: int, kind: str, number: str
+) -> None:
+    before = snapshot(game_id)
+    body = f'{{"type": "{kind}", "secret": "{SECRET}", "group_id": {number}}}'
+
+    response = post(client, body)
+
+    assert response.status_code == 400
+    assert snapshot(game_id) == before
+    assert not VkEvent.objects.exists()
+
+
+def test_non_standard_json_deep_inside_an_event_is_a_400(client: Client, game_id: int) -> None:
+    event = signed(message_update(1001, "проверка 3"))
+    event["object"]["extra"] = "NUMBER"
+    body = json.dumps(event).replace('"NUMBER"', "[1, NaN]")
+
+    assert post(client, body).status_code == 400
+    assert not VkEvent.objects.exists()
+
+
 def test_only_post_is_allowed(client: Client) -> None:
     assert client.get(URL).status_code == 405
 
