@@ -88,7 +88,8 @@ demo: $(STAMP)
 # The whole deployment against VK (ops/serve.py, `manage.py serve`): checks the configuration
 # (VK_GROUP_ID, VK_GROUP_TOKEN, VK_USER_TOKEN, a PostgreSQL DATABASE_URL and REDIS_URL; one line
 # and exit status 2 when something is missing), migrates, collects the static files, then runs
-# the web (gunicorn on BIND, default 0.0.0.0:8000, WEB_CONCURRENCY processes, default 2),
+# the web (gunicorn on BIND, default 127.0.0.1:8000 for a TLS proxy on the same host; another
+# interface only when BIND says so, e.g. BIND=0.0.0.0:8000; WEB_CONCURRENCY processes, default 2),
 # RUN_WORKERS rq workers (default 1; queues default and vk, with the scheduler) and the bot (long
 # poll; none with RUN_CALLBACK=true, when VK pushes events to /vk/callback/). A process that
 # exits is restarted with back-off; Ctrl-C stops everything. The variables come from .env when

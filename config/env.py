@@ -8,6 +8,7 @@ exit instead of showing a traceback.
 from __future__ import annotations
 
 import base64
+import ipaddress
 import os
 import re
 import sys
@@ -146,6 +147,38 @@ def get_proxy_ssl_header(
             f"{name} must be an HTTP header name such as X-Forwarded-Proto, or off, got {value!r}."
         )
     return "HTTP_" + value.upper().replace("-", "_"), "https"
+
+
+def get_networks(
+    name: str, default: tuple[str, ...] = (), *, environ: Mapping[str, str] | None = None
+) -> tuple[str, ...]:
+    """Comma-separated IP addresses and networks (``127.0.0.1``, ``172.16.0.0/12``, ``::1``),
+    each returned as a network (``127.0.0.1/32``); ``none``: no address at all; ``default``
+    when unset. A network of every address (``0.0.0.0/0``, ``::/0``) is refused: these are the
+    addresses whose word on another's address is believed."""
+    value = _raw(name, environ)
+    if value is None:
+        return default
+    if value.lower() in {"none", "off"}:
+        return ()
+    networks: list[str] = []
+    for item in (part.strip() for part in value.split(",")):
+        if not item:
+            continue
+        try:
+            network = ipaddress.ip_network(item, strict=False)
+        except ValueError:
+            raise EnvError(
+                f"{name} must list IP addresses or networks separated by commas (such as "
+                f"127.0.0.1,::1 or 172.16.0.0/12), or none; {item!r} is neither."
+            ) from None
+        if network.prefixlen == 0:
+            raise EnvError(
+                f"{name} must not contain {item!r}: it trusts every address on the Internet to "
+                "say who the client is; list only your proxy's addresses."
+            )
+        networks.append(str(network))
+    return tuple(networks)
 
 
 SQLITE_OPTIONS: dict[str, object] = {

@@ -65,6 +65,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: a request that did not come through a trusted proxy loses its X-Forwarded-* headers
+    # before anything reads them (config.proxies, TRUSTED_PROXIES).
+    "config.proxies.ForwardedHeadersMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -237,12 +240,15 @@ SECURE_HSTS_PRELOAD = env.get_bool("SECURE_HSTS_PRELOAD", _PRODUCTION)
 SECURE_PROXY_SSL_HEADER = env.get_proxy_ssl_header(
     "SECURE_PROXY_SSL_HEADER", "X-Forwarded-Proto" if _PRODUCTION else "off"
 )
-# The proxies in front of the web (each appends the address it saw to X-Forwarded-For): the
-# client's address, which the login throttling keys on, is the TRUSTED_PROXY_COUNT-th entry from
-# the right of that header; 0 takes REMOTE_ADDR (no proxy). Behind a proxy, REMOTE_ADDR is the
-# proxy's own address, so five wrong passwords from anyone would lock a GM out everywhere.
-TRUSTED_PROXY_COUNT = env.get_int("TRUSTED_PROXY_COUNT", 1 if _PRODUCTION else 0, minimum=0)
-AXES_CLIENT_IP_CALLABLE = "panel.access.client_address"
+# The addresses (IPs, CIDR networks) of the proxies in front of the web: only a request from
+# one of them keeps its X-Forwarded-* headers, and the client's address, which the login
+# throttling keys on, is read from X-Forwarded-For back to the first address that is no trusted
+# proxy (config.proxies). Default: loopback with DEBUG off (a TLS proxy on the same host), none
+# with DEBUG on; "none" trusts no one (REMOTE_ADDR is the client).
+TRUSTED_PROXIES = env.get_networks(
+    "TRUSTED_PROXIES", ("127.0.0.1/32", "::1/128") if _PRODUCTION else ()
+)
+AXES_CLIENT_IP_CALLABLE = "config.proxies.client_address"
 
 # --- Internationalisation ----------------------------------------------------------------------
 

@@ -23,7 +23,9 @@ from gameplay.management.database import error_line
 from .probes import http_status, port_in_use, unix_http_status
 from .supervisor import Interrupted, Service, StartupError, Supervisor
 
-DEFAULT_BIND = "0.0.0.0:8000"
+#: Loopback: the TLS proxy in front of the web runs on the same host (and is the only trusted
+#: proxy by default, TRUSTED_PROXIES); another interface only when BIND says so.
+DEFAULT_BIND = "127.0.0.1:8000"
 DEFAULT_WEB_CONCURRENCY = 2
 DEFAULT_WORKERS = 1
 #: A service that exits is restarted after 1, 2, 4 … 30 s; after this many exits within
@@ -86,7 +88,7 @@ def parse_bind(value: str) -> Bind:
         if ":" in host:
             sep = ""  # an IPv6 address goes in brackets
     if not sep or not port.isdigit() or not 0 < int(port) < 65536:
-        raise EnvError(f"BIND must be HOST:PORT (e.g. 0.0.0.0:8000) or unix:PATH, got {value!r}.")
+        raise EnvError(f"BIND must be HOST:PORT (e.g. 127.0.0.1:8000) or unix:PATH, got {value!r}.")
     return Bind(text, host or "0.0.0.0", int(port))
 
 

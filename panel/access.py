@@ -20,6 +20,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 
+from config.proxies import client_address
 from gameplay.models import FlagStatus, Game, ModerationFlag
 from gameplay.rules import RuleViolation
 from gameplay.selectors.games import games_for
@@ -113,20 +114,6 @@ def render_panel(
     if game is not None and "phase" not in ctx:
         ctx["phase"] = current_phase(game)
     return render(request, template, ctx, status=status)
-
-
-def client_address(request: HttpRequest) -> str | None:
-    """The client's address for the login throttling (``AXES_CLIENT_IP_CALLABLE``): behind
-    ``TRUSTED_PROXY_COUNT`` proxies, the entry of X-Forwarded-For the outermost trusted proxy
-    appended (entries further left are the client's to write, so they are never trusted);
-    REMOTE_ADDR without a proxy, or when the header has fewer entries than proxies."""
-    remote = request.META.get("REMOTE_ADDR")
-    count = settings.TRUSTED_PROXY_COUNT
-    if count <= 0:
-        return remote
-    hops = [hop.strip() for hop in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
-    hops = [hop for hop in hops if hop]
-    return hops[-count] if len(hops) >= count else remote
 
 
 def login_locked_out(

@@ -4,6 +4,7 @@ dashboard for superusers only, a throttled admin login, and ``demo_seed`` refuse
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 from pathlib import Path
@@ -44,8 +45,6 @@ def env_example() -> dict[str, str]:
 
 
 def security(tmp_path: Path, debug: str | None, **overrides: str) -> dict[str, object]:
-    import json
-
     result = run_manage("shell", "-c", DUMP_SECURITY, tmp_path=tmp_path, debug=debug, **overrides)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
@@ -257,7 +256,7 @@ def test_behind_a_proxy_the_lockout_is_per_client_address_not_the_proxys(
 ) -> None:
     # Every request reaches the web from the proxy (REMOTE_ADDR 127.0.0.1); the proxy appends
     # the client's address to X-Forwarded-For, after whatever the client itself wrote there.
-    settings.TRUSTED_PROXY_COUNT = 1
+    settings.TRUSTED_PROXIES = ("127.0.0.1/32",)
     get_user_model().objects.create_user("ведущий", password="right-password", is_staff=True)
     for _ in range(settings.AXES_FAILURE_LIMIT):
         client.post("/admin/login/", {"username": "ведущий", "password": "wrong"},
@@ -274,16 +273,149 @@ def test_behind_a_proxy_the_lockout_is_per_client_address_not_the_proxys(
     assert gm.session["_auth_user_id"]
 
 
-def test_the_client_address_is_the_entry_the_trusted_proxies_appended(settings) -> None:
+ROTATE_FORWARDED_FOR = """
+import json
+from django.core.management import call_command
+from django.contrib.auth import get_user_model
+from django.test import Client, override_settings
+
+# The pages without collectstatic's manifest.
+override_settings(STORAGES={
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}).enable()
+call_command("migrate", verbosity=0)
+get_user_model().objects.create_user("gm", password="right", is_staff=True)
+
+
+def login(password, remote, forwarded):
+    client = Client(HTTP_HOST="mafia.example.org")
+    return client.post("/admin/login/", {"username": "gm", "password": password}, secure=True,
+                       REMOTE_ADDR=remote, HTTP_X_FORWARDED_FOR=forwarded).status_code
+
+
+direct = [login("wrong", "203.0.113.50", f"198.51.100.{n}") for n in range(7)]
+proxied = login("right", "127.0.0.1", "192.0.2.8")
+print(json.dumps({"direct": direct, "proxied": proxied}))
+"""
+
+
+def test_with_the_defaults_rotating_x_forwarded_for_does_not_dodge_the_lockout(
+    tmp_path: Path,
+) -> None:
+    # DEBUG off, nothing else said: someone who reaches the web directly (not through the proxy
+    # on the same host) writes a fresh X-Forwarded-For for every wrong password.
+    result = run_manage("shell", "-c", ROTATE_FORWARDED_FOR, tmp_path=tmp_path, debug=None,
+                        **PRODUCTION)  # fmt: skip
+
+    assert result.returncode == 0, result.stderr
+    outcome = json.loads(result.stdout.strip().splitlines()[-1])
+    assert outcome["direct"] == [200] * 4 + [429] * 3
+    assert outcome["proxied"] == 302  # through the proxy, the GM's own address is not locked
+
+
+@pytest.mark.django_db
+def test_x_forwarded_proto_counts_only_from_a_trusted_proxy(client: Client, settings) -> None:
+    settings.SECURE_SSL_REDIRECT = True
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    settings.TRUSTED_PROXIES = ("127.0.0.1/32", "::1/128")
+
+    direct = client.get("/admin/login/", REMOTE_ADDR="203.0.113.50",
+                        HTTP_X_FORWARDED_PROTO="https")  # fmt: skip
+    proxied = client.get("/admin/login/", REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_PROTO="https")
+    mapped = client.get("/admin/login/", REMOTE_ADDR="::ffff:127.0.0.1",
+                        HTTP_X_FORWARDED_PROTO="https")  # fmt: skip
+
+    assert direct.status_code == 301
+    assert direct["Location"] == "https://testserver/admin/login/"
+    assert proxied.status_code == mapped.status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("remote", "forwarded", "expected"),
+    [
+        # No proxy in between: REMOTE_ADDR, whatever the client wrote.
+        ("203.0.113.50", "1.1.1.1", "203.0.113.50"),
+        ("203.0.113.50", None, "203.0.113.50"),
+        # The proxy appended what it saw: entries left of it are the client's own.
+        ("127.0.0.1", " 1.1.1.1, 2.2.2.2 ,3.3.3.3", "3.3.3.3"),
+        ("127.0.0.1", None, "127.0.0.1"),
+        # Two proxies (a load balancer in 10.0.0.0/8 before the local one): back to the first
+        # address that is no trusted proxy.
+        ("127.0.0.1", "1.1.1.1, 2.2.2.2, 10.1.2.3", "2.2.2.2"),
+        # Reaching the inner proxy directly gains nothing: its entry is the client's address.
+        ("127.0.0.1", "10.1.2.3, 2.2.2.2", "2.2.2.2"),
+        # Not an address (a proxy never writes that): the proxy's own address stands.
+        ("127.0.0.1", "1.1.1.1, garbage", "127.0.0.1"),
+    ],
+)
+def test_the_client_address_is_read_back_to_the_first_untrusted_one(
+    settings, remote: str, forwarded: str | None, expected: str
+) -> None:
     from django.test import RequestFactory
 
-    from panel.access import client_address
+    from config.proxies import client_address
 
-    request = RequestFactory().get("/", REMOTE_ADDR="127.0.0.1",
-                                   HTTP_X_FORWARDED_FOR=" 1.1.1.1, 2.2.2.2 ,3.3.3.3")  # fmt: skip
-    for count, expected in ((0, "127.0.0.1"), (1, "3.3.3.3"), (2, "2.2.2.2"), (4, "127.0.0.1")):
-        settings.TRUSTED_PROXY_COUNT = count
-        assert client_address(request) == expected
-    settings.TRUSTED_PROXY_COUNT = 1
-    bare = RequestFactory().get("/", REMOTE_ADDR="127.0.0.1")
-    assert client_address(bare) == "127.0.0.1"
+    settings.TRUSTED_PROXIES = ("127.0.0.1/32", "10.0.0.0/8")
+    headers = {"HTTP_X_FORWARDED_FOR": forwarded} if forwarded is not None else {}
+    request = RequestFactory().get("/", REMOTE_ADDR=remote, **headers)
+
+    assert client_address(request) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("127.0.0.1, ::1", ("127.0.0.1/32", "::1/128")),
+        ("172.16.0.0/12,192.168.0.0/16", ("172.16.0.0/12", "192.168.0.0/16")),
+        ("10.0.0.5/8", ("10.0.0.0/8",)),
+        ("none", ()),
+        ("", ("127.0.0.1/32",)),
+    ],
+)
+def test_trusted_proxies_from_the_environment(raw: str, expected: tuple[str, ...]) -> None:
+    value = env.get_networks("P", ("127.0.0.1/32",), environ={"P": raw})
+
+    assert value == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("proxy.local", "P must list IP addresses or networks separated by commas (such as "
+         "127.0.0.1,::1 or 172.16.0.0/12), or none; 'proxy.local' is neither."),
+        ("127.0.0.1,10.0.0.0/33", "'10.0.0.0/33' is neither"),
+        ("0.0.0.0/0", "P must not contain '0.0.0.0/0': it trusts every address on the Internet"),
+        ("::/0", "P must not contain '::/0'"),
+    ],
+)  # fmt: skip
+def test_trusted_proxies_refuse_what_is_no_proxy(raw: str, message: str) -> None:
+    with pytest.raises(EnvError, match=re.escape(message)):
+        env.get_networks("P", (), environ={"P": raw})
+
+
+def test_trusted_proxies_default_to_loopback_with_debug_off(tmp_path: Path) -> None:
+    dump = "from django.conf import settings; print(list(settings.TRUSTED_PROXIES))"
+
+    production = run_manage("shell", "-c", dump, tmp_path=tmp_path, debug=None, **PRODUCTION)
+    development = run_manage("shell", "-c", dump, tmp_path=tmp_path, debug="true")
+
+    assert production.stdout.strip().splitlines()[-1] == "['127.0.0.1/32', '::1/128']"
+    assert development.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_make_run_listens_on_loopback_unless_told() -> None:
+    from ops.serve import DEFAULT_BIND, parse_bind
+
+    assert parse_bind(DEFAULT_BIND).host == "127.0.0.1"
+    assert env_example()["BIND"] == "127.0.0.1:8000"
+    assert "default 127.0.0.1:8000" in (ROOT / "Makefile").read_text()
+
+
+def test_compose_trusts_forwarded_headers_from_its_network_gateway_only() -> None:
+    text = (ROOT / "docker-compose.yml").read_text()
+
+    [trusted] = re.findall(r"^\s+TRUSTED_PROXIES: (.+)$", text, re.MULTILINE)
+    assert trusted == "${TRUSTED_PROXIES:-172.16.0.0/12,192.168.0.0/16}"
+    assert env.get_networks("T", environ={"T": "172.16.0.0/12,192.168.0.0/16"})
+    assert env_example()["TRUSTED_PROXIES"] == ""  # compose's default applies
