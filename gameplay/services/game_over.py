@@ -4,7 +4,9 @@
 Every role, the night actions that stood, the GM's decisions (from the game's log: each
 override event's own facts, not a stored sentence), the composition the deal was made for
 and what the deal can be checked with. Names and role words are rendered by the templates
-(``gameplay.messages``), in the game's theme.
+(``gameplay.messages``), in the game's theme. A decision's reason is not among its facts: the
+GM writes it for the player concerned (a modkill's or a strike's reaches that player privately,
+as the panel promises) and for the record (the GM's export), never for the board.
 """
 
 from __future__ import annotations
@@ -96,11 +98,10 @@ def decisions(*, game: Game, seats: list[Seat]) -> list[dict[str, Any]]:
 
 def _decision(e: GameEvent, people: dict[int, Person]) -> dict[str, Any] | None:
     data = e.data or {}
-    reason = str(data.get("reason") or "").strip()
     person = Person.of_event(data, people)
     number = e.phase.number if e.phase is not None else None
     if e.kind in ("modkill", "strike_manual", "strike_forgiven") and person is not None:
-        return {"kind": e.kind, "person": person, "count": data.get("count"), "reason": reason}
+        return {"kind": e.kind, "person": person, "count": data.get("count")}
     if e.kind == "night_edited":
         died, before = set(data.get("deaths") or ()), set(data.get("before") or ())
         return {
@@ -108,13 +109,12 @@ def _decision(e: GameEvent, people: dict[int, Person]) -> dict[str, Any] | None:
             "number": number,
             "died": [people[n] for n in sorted(died - before) if n in people],
             "saved": [people[n] for n in sorted(before - died) if n in people],
-            "reason": reason,
         }
     if e.kind == "mafia_shot_reopened":
-        return {"kind": e.kind, "number": number, "reason": reason}
+        return {"kind": e.kind, "number": number}
     if e.kind == "game_finished":
         winner = data.get("winner")
-        return {"kind": e.kind, "winner": Winner(winner).title if winner else "", "reason": reason}
+        return {"kind": e.kind, "winner": Winner(winner).title if winner else ""}
     if e.kind == "deal_fixed":
         return {"kind": e.kind}
     # deal rounds and discarded deals: their summary is a board text already

@@ -227,13 +227,36 @@ def test_the_end_post_words_the_gms_decisions_with_the_players_named():
     [final] = board(game, "game_over")
     decisions = final.text.split("Решения ведущего:\n")[1].split("\n\n")[0].splitlines()
     assert decisions == [
-        f"Первый штраф: {label(a)}. Причина: флуд",
-        f"Модкилл: {label(b)}. Причина: оскорбления в обсуждении",
-        "Игра завершена ведущим без победителя. Причина: время вышло",
+        f"Первый штраф: {label(a)}.",
+        f"Модкилл: {label(b)}.",
+        "Игра завершена ведущим без победителя.",
     ]
     assert "Состав: мафия — 2, комиссар — 1, доктор — 1, маньяк — 1, мирный житель — 4" in (
         final.text
     )
+
+
+def test_no_reason_the_gm_gives_reaches_the_board():
+    """The strike and modkill forms promise the reason reaches the player privately and never
+    the topic; no other decision's reason is posted either. The GM's export keeps them."""
+    from gameplay.export import export_game
+
+    game = make_game(n=9, start=True)
+    a, b = civilians(game)[:2]
+    reasons = ["Флуд в обсуждении", "Слив роли в личке", "Штраф по ошибке", "Время вышло"]
+    services.strike_give(game_id=game.pk, seat=a.number, by="gm:anna", reason=reasons[0])
+    modkill(game, b, reason=reasons[1])
+    [strike] = Strike.objects.filter(seat=a)
+    services.strike_forgive(game_id=game.pk, strike_id=strike.pk, by="gm:anna", reason=reasons[2])
+    services.game_end(game_id=game.pk, by="gm:anna", reason=reasons[3])
+
+    posts = [o.text for o in board(game)]
+    [final] = board(game, "game_over")
+    assert f"Модкилл: {label(b)}." in final.text
+    assert [r for r in reasons if any(r in post for post in posts)] == []
+    assert "Причина" not in final.text
+    assert any(reasons[1] in o.text for o in pms_to(game, b.vk_user_id))  # the player is told
+    assert reasons[1] in export_game(Game.objects.get(pk=game.pk)).to_json()
 
 
 def test_the_end_post_names_the_struck_player_not_who_holds_the_seat_later():
@@ -250,7 +273,7 @@ def test_the_end_post_names_the_struck_player_not_who_holds_the_seat_later():
     )
     services.game_end(game_id=game.pk, by="gm:anna", reason="время вышло")
     [final] = board(game, "game_over")
-    assert f"Первый штраф: {struck}. Причина: флуд" in final.text
+    assert f"Первый штраф: {struck}." in final.text
     assert f"Первый штраф: №{a.number} Борис Новиков" not in final.text
     warnings = " ".join(export_game(Game.objects.get(pk=game.pk)).warnings)
     assert "Борис" not in warnings and a.name.split()[0][:3] in warnings
@@ -499,7 +522,8 @@ def test_a_modkill_strike_cannot_be_forgiven(game):
 
 
 def test_the_gm_ending_the_game_is_an_override_published_with_the_others_and_the_seed(game):
-    modkill(game, civilians(game)[0], reason="оскорбления")
+    victim = civilians(game)[0]
+    modkill(game, victim, reason="оскорбления")
     mark = last_outbox_id()
 
     services.game_end(game_id=game.pk, by="gm:anna", reason="игроки разошлись")
@@ -510,7 +534,8 @@ def test_the_gm_ending_the_game_is_an_override_published_with_the_others_and_the
     assert event.override and event.actor == "gm:anna" and event.data["seed"] == game.seed
     [final] = board(game, "game_over", after=mark)
     assert "Решения ведущего:" in final.text
-    assert "оскорбления" in final.text and "игроки разошлись" in final.text
+    assert f"Модкилл: {label(victim)}." in final.text
+    assert "Игра завершена ведущим без победителя." in final.text
     assert f"Зерно раздачи: {game.seed}" in final.text
     for s in seats(game):
         assert f"{label(s)} — {Role(s.role).title.lower()}" in final.text
