@@ -22,7 +22,7 @@ DEMO_VK_PORT ?= 8081
 DEMO_ARGS ?=
 RUN_ARGS ?=
 
-.PHONY: venv test lint format migrate demo run constraints clean screenshots bench soak
+.PHONY: venv test test-fast lint format migrate demo run constraints clean screenshots bench soak
 
 venv: $(STAMP)
 
@@ -33,8 +33,21 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
 	@touch $@
 
+# The whole suite, in parallel (pytest-xdist: TEST_WORKERS processes, each with a database of
+# its own; tests/settings.py). On the embedded default unless DATABASE_URL and REDIS_URL are set;
+# CI runs it on both (.ci/run). TEST_ARGS adds pytest options: `make test TEST_ARGS="-k vote"`.
+TEST_WORKERS ?= auto
+TEST_ARGS ?=
 test: $(STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(TEST_WORKERS) $(TEST_ARGS)
+
+# The edit–test loop's lane: the rules, the services, the selectors, the parsers and the panel's
+# views, in process (no subprocess, no browser, no soak). Run `make test` before you commit.
+FAST_TESTS := tests/rules tests/gameplay/services tests/gameplay/selectors tests/vkbot/test_parsing.py \
+	tests/panel
+test-fast: $(STAMP)
+	$(BIN)/pytest -q -n $(TEST_WORKERS) -m "not slow and not browser and not soak" $(TEST_ARGS) \
+		$(FAST_TESTS)
 
 # Benchmarks (bench/, README "Benchmarks"): needs PostgreSQL and Redis, BENCH_DATABASE_URL
 # (default postgres://postgres@127.0.0.1:5432/vkmafia_bench, recreated) and BENCH_REDIS_URL
@@ -62,9 +75,11 @@ screenshots: $(STAMP)
 	SANDBOX_SCREENSHOTS_DIR=$(CURDIR)/docs/screenshots $(BIN)/pytest -q -p no:randomly -m browser \
 		tests/demo/test_demo_browser.py
 
-# ruff, then the import contracts of pyproject.toml ([tool.importlinter], docs/architecture.md).
+# ruff (the checks and the formatting), then the import contracts of pyproject.toml
+# ([tool.importlinter], docs/architecture.md).
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 
 format: $(STAMP)

@@ -19,20 +19,26 @@ hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip the tests marked ``postgres(reason=…)`` on the embedded default (SQLite), and only
-    there; a mark without a reason is a mistake in the test, not a skip."""
+    """Skip the tests marked ``postgres(reason=…)`` on the embedded default's SQLite and those
+    marked ``redis(reason=…)`` on its in-process Redis stand-in, and only there; a mark without a
+    reason is a mistake in the test, not a skip."""
     from django.conf import settings
 
-    on_postgres = settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+    missing = {
+        "postgres": settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql",
+        "redis": not settings.REDIS_URL,
+    }
+    needs = {"postgres": "needs PostgreSQL", "redis": "needs a real Redis"}
     for item in items:
-        marker = item.get_closest_marker("postgres")
-        if marker is None:
-            continue
-        reason = marker.kwargs.get("reason") or (marker.args[0] if marker.args else "")
-        if not reason:
-            raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.postgres needs a reason=")
-        if not on_postgres:
-            item.add_marker(pytest.mark.skip(reason=f"needs PostgreSQL: {reason}"))
+        for name, absent in missing.items():
+            marker = item.get_closest_marker(name)
+            if marker is None:
+                continue
+            reason = marker.kwargs.get("reason") or (marker.args[0] if marker.args else "")
+            if not reason:
+                raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.{name} needs a reason=")
+            if absent:
+                item.add_marker(pytest.mark.skip(reason=f"{needs[name]}: {reason}"))
 
 
 @pytest.fixture

@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import django_rq
 import pytest
@@ -23,7 +22,6 @@ import redis
 import rq
 import rq.worker.base
 from django.conf import settings
-from django.db import connection
 from rq import Queue
 
 from gameplay import jobs
@@ -31,6 +29,7 @@ from gameplay.jobs import TICK_QUEUE, next_slot, pending_ticks, schedule_next_ti
 from gameplay.models import PhaseStatus
 from gameplay.worker import SimpleWorker
 from tests.gameplay.deadline_support import day, events, night, started_game
+from tests.process_support import shared_database_url
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -210,14 +209,6 @@ class RedisServer:
         return redis.Redis.from_url(self.url)
 
 
-def _database_url() -> str:
-    db = connection.settings_dict
-    password = f":{quote(db['PASSWORD'], safe='')}" if db.get("PASSWORD") else ""
-    user = quote(db.get("USER") or "", safe="")
-    host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
-    return f"postgres://{user}{password}@{host}/{db['NAME']}"
-
-
 @pytest.fixture
 def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
     server = RedisServer(tmp_path)
@@ -235,7 +226,7 @@ def start_worker(tmp_path: Path) -> Iterator[Callable[[RedisServer], tuple[Any, 
         log = tmp_path / f"worker-{len(started) + 1}.log"
         env = {
             **os.environ,
-            "DATABASE_URL": _database_url(),
+            "DATABASE_URL": shared_database_url(),
             "REDIS_URL": server.url,
             "DEADLINE_TICK_SECONDS": str(tick),
             "VK_API_URL": "http://127.0.0.1:9/method/",  # never the real VK
@@ -265,11 +256,6 @@ def start_worker(tmp_path: Path) -> Iterator[Callable[[RedisServer], tuple[Any, 
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.skipif(not settings.REDIS_URL, reason="needs a real Redis (REDIS_URL; CI sets it)")
-@pytest.mark.skipif(
-    connection.vendor != "postgresql",
-    reason="the worker process must share the test database (PostgreSQL, DATABASE_URL)",
-)
 @pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs the redis-server binary")
 def test_a_deadline_passing_while_redis_restarts_still_closes_the_phase_once(
     redis_server: RedisServer, start_worker: Callable[[RedisServer], tuple[Any, Path]]
@@ -314,11 +300,6 @@ BOUND = timedelta(seconds=TICK + 3)
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.skipif(not settings.REDIS_URL, reason="needs a real Redis (REDIS_URL; CI sets it)")
-@pytest.mark.skipif(
-    connection.vendor != "postgresql",
-    reason="the worker process must share the test database (PostgreSQL, DATABASE_URL)",
-)
 @pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs the redis-server binary")
 def test_a_killed_workers_successor_closes_the_phase_within_the_bound(
     redis_server: RedisServer, start_worker: Callable[..., tuple[Any, Path]]

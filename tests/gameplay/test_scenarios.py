@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.core.management import call_command
 
 from gameplay.models import Game, Outbox
@@ -105,8 +104,6 @@ def sqlite_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 @pytest.mark.slow
 def test_every_scenario_matches_on_fresh_sqlite(sqlite_env: dict[str, str]) -> None:
-    if settings.DATABASES["default"]["ENGINE"].endswith("sqlite3") and not os.environ.get("CI"):
-        pytest.skip("the in-process test already ran on SQLite")
     for path in FILES:
         done = _run(["replay", str(path)], sqlite_env)
         assert done.returncode == 0, (path.name, done.stderr.decode())
@@ -173,12 +170,10 @@ def test_replay_on_a_fresh_sqlite_file_migrates_it_first(tmp_path: Path) -> None
 
 
 @pytest.mark.slow
+@pytest.mark.postgres(reason="a server database that is not migrated (SQLite's file is migrated)")
 def test_replay_refuses_a_server_database_that_is_not_migrated(tmp_path: Path) -> None:
-    from django.db import connection
-
-    if connection.vendor != "postgresql":
-        pytest.skip("needs PostgreSQL (DATABASE_URL=postgres://…)")
     import psycopg
+    from django.db import connection
 
     db = connection.settings_dict
     name = f"vkmafia_unmigrated_{os.getpid()}"

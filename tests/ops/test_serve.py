@@ -157,14 +157,20 @@ def _admin_url(url: str, dbname: str) -> dict[str, Any]:
     }
 
 
+def NEEDS_SERVICES(test: Any) -> Any:  # noqa: N802 - reads as a mark
+    """`make run` refuses SQLite and the in-process Redis: the real thing needs both servers."""
+    test = pytest.mark.postgres(reason="`manage.py serve` refuses SQLite")(test)
+    return pytest.mark.redis(reason="`manage.py serve` refuses the in-process Redis")(test)
+
+
 @pytest.fixture(scope="module")
 def database_url() -> Iterator[str]:
-    """A fresh, empty PostgreSQL database next to the test run's own (``<name>_serve``)."""
-    url = os.environ.get("DATABASE_URL", "")
-    if not url.startswith("postgres") or not os.environ.get("REDIS_URL"):
-        pytest.skip("needs PostgreSQL and Redis (DATABASE_URL=postgres://…, REDIS_URL=redis://…)")
+    """A fresh, empty PostgreSQL database next to the test run's own (``<name>_serve_<worker>``);
+    its tests are marked with :data:`NEEDS_SERVICES`."""
+    url = os.environ["DATABASE_URL"]
     base = dj_database_url.parse(url)
-    name = f"{base['NAME']}_serve"
+    # One per xdist worker: two workers' modules must not drop each other's database.
+    name = f"{base['NAME']}_serve_{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
     admin = _admin_url(url, "postgres")
 
     def drop(conn: psycopg.Connection[Any]) -> None:
@@ -306,6 +312,7 @@ def assert_stopped_cleanly(serve: Serve, processes: dict[int, str]) -> None:
     assert re.search(r"^run +\| stopped\.$", serve.output(), re.MULTILINE)
 
 
+@NEEDS_SERVICES
 def test_make_run_serves_the_community_until_ctrl_c(start_serve: Any) -> None:
     state = make_state()
     with ServerThread(state) as vk:
@@ -347,6 +354,7 @@ def post_json(url: str, body: dict[str, Any]) -> tuple[int, str]:
         return int(response.status), response.read().decode()
 
 
+@NEEDS_SERVICES
 def test_callback_mode_answers_vk_on_the_web_and_runs_no_bot(start_serve: Any) -> None:
     state = make_state()
     with ServerThread(state) as vk:
@@ -385,6 +393,7 @@ def forget_communities(database_url: str) -> None:
             conn.execute("DELETE FROM gameplay_community")
 
 
+@NEEDS_SERVICES
 def test_callback_mode_records_the_environments_community_on_start(
     start_serve: Any, database_url: str
 ) -> None:
@@ -401,6 +410,7 @@ def test_callback_mode_records_the_environments_community_on_start(
         assert_stopped_cleanly(serve, commands)
 
 
+@NEEDS_SERVICES
 def test_without_an_environments_community_serve_starts_and_says_where_to_connect_one(
     start_serve: Any, database_url: str
 ) -> None:
@@ -426,6 +436,7 @@ def test_without_an_environments_community_serve_starts_and_says_where_to_connec
         assert_stopped_cleanly(serve, commands)
 
 
+@NEEDS_SERVICES
 def test_a_token_vk_refuses_stops_everything_with_status_2(start_serve: Any) -> None:
     state = make_state()
     with ServerThread(state) as vk:

@@ -129,6 +129,7 @@ sys.exit(1 if loaded or others else 0)
 """
 
 
+@pytest.mark.slow  # a subprocess: not in `make test-fast`
 def test_rules_import_in_a_fresh_interpreter_without_django():
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))

@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.conf import settings
-from django.db import connection
 
 from bench.e2e import make_vk, poll_position
 from bench.procs import BOT, WORKER, Managed, wait_for
+from tests.process_support import shared_database_url
 
 GROUP_ID = 1
 READY_TIMEOUT = 90.0
@@ -29,22 +28,6 @@ READY_TIMEOUT = 90.0
 def soak_int(name: str, default: int) -> int:
     raw = os.environ.get(name, "")
     return int(raw) if raw.strip().isdigit() and int(raw) > 0 else default
-
-
-@pytest.fixture
-def require_services() -> None:
-    if connection.vendor != "postgresql" or not settings.REDIS_URL:
-        pytest.skip("the soak test needs PostgreSQL and Redis (DATABASE_URL, REDIS_URL)")
-
-
-def database_url() -> str:
-    """The test database, for the processes the test starts."""
-    db = connection.settings_dict
-    auth = db["USER"] or ""
-    if db.get("PASSWORD"):
-        auth += f":{db['PASSWORD']}"
-    host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
-    return f"postgres://{auth}@{host}/{db['NAME']}"
 
 
 @dataclass
@@ -65,7 +48,7 @@ class Cluster:
 
 
 @pytest.fixture
-def cluster(require_services: None, settings: Any, tmp_path: Path, rq_queues: Any) -> Iterator[Any]:
+def cluster(settings: Any, tmp_path: Path, rq_queues: Any) -> Iterator[Any]:
     from localvk import ServerThread
 
     games = soak_int("SOAK_GAMES", 10)
@@ -76,7 +59,7 @@ def cluster(require_services: None, settings: Any, tmp_path: Path, rq_queues: An
         env = {
             **{k: v for k, v in os.environ.items()
                if not k.startswith(("VK_", "OUTBOX_", "DATABASE_", "REDIS_"))},
-            "DATABASE_URL": database_url(),
+            "DATABASE_URL": shared_database_url(),
             "REDIS_URL": settings.REDIS_URL,
             "VK_API_URL": server.api_url,
             "VK_GROUP_ID": str(GROUP_ID),

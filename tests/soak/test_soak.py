@@ -114,6 +114,8 @@ def open_phase_ids(games: list[BenchGame]) -> dict[int, int]:
     )
 
 
+@pytest.mark.postgres(reason="the soak runs the production topology (`make run` refuses SQLite)")
+@pytest.mark.redis(reason="the bot, the workers and the test share the queues and the drain flags")
 def test_soak(cluster: Cluster) -> None:
     game_count = soak_int("SOAK_GAMES", 10)
     phase_count = soak_int("SOAK_PHASES", 2)

@@ -36,7 +36,6 @@ from typing import Any
 
 import pytest
 from django.conf import settings
-from django.db import connection
 
 from bench.e2e import check_delivery, make_vk, pending_rows, poll_position, worker_ready
 from bench.env import GROUP_ID, ROOT, Services, process_env
@@ -57,7 +56,7 @@ from gameplay.models import (
 )
 from localvk import LocalVK, ServerThread
 from localvk.callback_config import CallbackConfig
-from tests.soak.conftest import database_url
+from tests.process_support import shared_database_url
 from tests.soak.scenario import night_events, table_of
 
 GAMES = 2
@@ -70,7 +69,14 @@ READY_TIMEOUT = 45.0
 #: Generous: a loaded CI host applies and delivers these in seconds; this only bounds a failure.
 APPLY_TIMEOUT = 120.0
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.postgres(
+        reason="three web processes and a worker, as `make run` scales out (it refuses SQLite)"
+    ),
+    pytest.mark.redis(reason="the web processes, the worker and the test share the queues"),
+]
 
 
 @dataclass
@@ -133,14 +139,11 @@ def confirmation_answer(url: str) -> str | None:
 
 @pytest.fixture
 def cluster(tmp_path: Path, rq_queues: Any) -> Iterator[Cluster]:
-    if connection.vendor != "postgresql" or not settings.REDIS_URL:
-        pytest.skip("needs PostgreSQL and Redis shared with the web and worker processes "
-                    "(DATABASE_URL=postgres://…, REDIS_URL=redis://…)")  # fmt: skip
     settings.VK_GROUP_ID = GROUP_ID
     state = make_vk(GAMES)
     with ServerThread(state) as server:
         env = process_env(
-            Services(database_url(), settings.REDIS_URL),
+            Services(shared_database_url(), settings.REDIS_URL),
             server.api_url,
             VK_CALLBACK_SECRET=SECRET,
             VK_CONFIRMATION_CODE=CODE,

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 import pytest
-from django.db import OperationalError, connection, connections
+from django.db import OperationalError, connections
 
 from config.env import EnvError
 from gameplay.messages import render
@@ -286,9 +286,6 @@ def test_the_ts_of_a_batch_is_kept_when_its_last_update_is_a_duplicate(
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="concurrent writers need PostgreSQL (DATABASE_URL)"
-)
 def test_two_processes_racing_on_one_event_apply_it_once(monkeypatch: pytest.MonkeyPatch) -> None:
     game_id = make_game()
     vote = vote_dispatch(game_id)

@@ -10,7 +10,7 @@ from functools import partial
 from typing import Any
 
 import pytest
-from django.db import connection, connections
+from django.db import connections
 
 from gameplay import services
 from gameplay.models import GameEvent, Outbox, Phase, PhaseKind, PhaseStatus
@@ -340,9 +340,6 @@ def _race(*calls: Any) -> list[Any]:
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="row locks need PostgreSQL (DATABASE_URL)"
-)
 def test_two_ticks_at_once_do_nothing_twice() -> None:
     for _ in range(3):
         closing = [started_game(reminders=[], name=f"Закрытие {i}") for i in range(3)]

@@ -21,11 +21,10 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import pytest
 import redis
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 from rq import Queue
 
@@ -33,6 +32,7 @@ from gameplay.models import Outbox, OutboxChannel, OutboxStatus
 from gameplay.services.common import post_board, send_message
 from localvk import ServerThread
 from outbox.queue import DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY
+from tests.process_support import shared_database_url
 from tests.redis_support import private_redis
 from tests.vkbot.delivery_support import (
     GROUP_ID,
@@ -51,24 +51,7 @@ E2E_REDIS_DB = 9
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        not (
-            os.environ.get("DATABASE_URL", "").startswith("postgres")
-            and os.environ.get("REDIS_URL")
-        ),
-        reason="needs PostgreSQL and Redis shared with worker processes "
-        "(set DATABASE_URL=postgres://… and REDIS_URL=redis://…, as CI does)",
-    ),
 ]
-
-
-def _database_url() -> str:
-    db = connection.settings_dict  # the test database (pytest-django's test_… name)
-    auth = quote(db["USER"] or "")
-    if db.get("PASSWORD"):
-        auth += ":" + quote(db["PASSWORD"])
-    host = db.get("HOST") or "127.0.0.1"
-    return f"postgres://{auth}@{host}:{db.get('PORT') or 5432}/{db['NAME']}"
 
 
 def _kill_tree(pid: int) -> None:
@@ -154,7 +137,7 @@ def test_1000_messages_with_errors_and_a_killed_worker(
         env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "config.settings",
-            "DATABASE_URL": _database_url(),
+            "DATABASE_URL": shared_database_url(),
             "REDIS_URL": redis_url,
             "VK_API_URL": server.api_url,
             "VK_GROUP_TOKEN": GROUP_TOKEN,
