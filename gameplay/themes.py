@@ -6,10 +6,13 @@ died, who was executed and their role, the tally, deadlines, strikes) are writte
 messages themselves (``templates/messages/``) and a theme cannot remove them: a slot is only
 ever rendered *inside* a message, in the place the message gives it.
 
-A theme's texts are message templates too (``templates/messages/themes/<key>/<slot>.txt``),
-rendered with the context of the message they appear in. A game may override any slot of its
-theme (``Game.theme_texts``); an override that does not render falls back to the theme's own
-text, so a game's post never fails because of its story.
+A theme's texts (``templates/messages/themes/<key>/<slot>.txt``) and a game's own versions of
+them (``Game.theme_texts``, written by its GM in the panel) are written in the GM language
+(``gameplay.gmtext``: variables, grammar, ``if``, ``for`` over the game's lists, within a
+budget of steps and the slot's length, :func:`output_limit`), rendered with a read-only copy of
+the context of the message they appear in. A game's text that does not render falls back to
+the theme's own text and the GM is told (a moderation flag, through the reporter the app
+installs: :func:`use_reporter`), so a game's post never fails, nor waits, because of its story.
 
 The roles keep their names in every theme («комиссар», «доктор», «маньяк»): players type them
 («удар N комиссар») and the rules' refusals use them; a theme tells who they are on the role
@@ -19,13 +22,13 @@ context should a theme ever rename them for display.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from django.template import Template
-
-from gameplay import messages
+from gameplay import gmtext, messages
+from gameplay.messages import MessageError
 
 DEFAULT = "time_machine"
 
@@ -54,6 +57,29 @@ SLOTS: dict[str, str] = {
 }
 
 
+#: The slots a private message shows (a role card, a night prompt); the others are board posts.
+PRIVATE_SLOTS = frozenset(s for s in SLOTS if s.startswith(("role_", "item_")))
+#: Characters one slot may render to. A role card holds two private slots and its facts
+#: (the mafia's names, the hash) within VK's 4,096; a board post one slot and its facts.
+PRIVATE_SLOT_MAX = 1400
+BOARD_SLOT_MAX = 4000
+
+
+def output_limit(slot: str) -> int:
+    """How long ``slot`` may render."""
+    return PRIVATE_SLOT_MAX if slot in PRIVATE_SLOTS else BOARD_SLOT_MAX
+
+
+#: Told when a game's own text does not render and the theme's stands in for it:
+#: ``reporter(game_id=…, slot=…, error=MessageError)``; installed when the app starts.
+_reporter: Callable[..., None] | None = None
+
+
+def use_reporter(reporter: Callable[..., None] | None) -> None:
+    global _reporter
+    _reporter = reporter
+
+
 def source(theme: str, slot: str) -> str:
     """The theme's own text of ``slot`` (the default theme's for an unknown theme)."""
     key = theme if theme in THEMES else DEFAULT
@@ -62,16 +88,18 @@ def source(theme: str, slot: str) -> str:
 
 
 @cache
-def _compiled(theme: str, slot: str) -> Template:
-    return messages.compile_text(source(theme, slot))
+def _compiled(theme: str, slot: str) -> gmtext.GmText:
+    return gmtext.compile_text(source(theme, slot))
 
 
 @dataclass
 class Theme:
-    """The theme of one game: its key and the game's own versions of some slots."""
+    """The theme of one game: its key, the game's own versions of some slots, and the game
+    (``game_id``) whose GM is told when one of them does not render."""
 
     key: str = DEFAULT
     texts: dict[str, str] = field(default_factory=dict)
+    game_id: int | None = None
 
     @property
     def title(self) -> str:
@@ -81,25 +109,22 @@ class Theme:
         return self.texts.get(slot) or source(self.key, slot)
 
     def render_slot(self, slot: str, context: Any) -> str:
-        """``slot`` rendered in ``context`` (a template Context); the theme's own text when the
-        game's override does not render."""
+        """``slot`` rendered in ``context`` (a message's template Context); the theme's own
+        text, and the GM told, when the game's does not render."""
+        data = gmtext.data_of(context)
+        limit = output_limit(slot)
         own = self.texts.get(slot)
         if own:
             try:
-                return _render_in(messages.compile_text(own), context)
-            except messages.MessageError:
-                pass
+                return gmtext.render(gmtext.compile_text(own), data, output=limit)
+            except MessageError as error:
+                if self.game_id is not None and _reporter is not None:
+                    _reporter(game_id=self.game_id, slot=slot, error=error)
         try:
-            return _render_in(_compiled(self.key if self.key in THEMES else DEFAULT, slot), context)
-        except messages.MessageError:
+            theme = self.key if self.key in THEMES else DEFAULT
+            return gmtext.render(_compiled(theme, slot), data, output=limit)
+        except MessageError:
             return ""
-
-
-def _render_in(template: Template, context: Any) -> str:
-    text = template.render(context)
-    if messages.MISSING_MARK in text:
-        raise messages.MessageError("неизвестная переменная")
-    return text.strip()
 
 
 def of(game: Any) -> Theme:
@@ -107,4 +132,9 @@ def of(game: Any) -> Theme:
     for anything else)."""
     key = getattr(game, "theme", "") or DEFAULT
     texts = getattr(game, "theme_texts", None) or {}
-    return Theme(key if key in THEMES else DEFAULT, dict(texts) if isinstance(texts, dict) else {})
+    pk = getattr(game, "pk", None)
+    return Theme(
+        key if key in THEMES else DEFAULT,
+        dict(texts) if isinstance(texts, dict) else {},
+        pk if isinstance(pk, int) else None,
+    )

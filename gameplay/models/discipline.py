@@ -37,6 +37,7 @@ class FlagKind(models.TextChoices):
     INTRUDER = "intruder", "Посторонний в беседе ЗЗ"
     NO_MAFIA_SHOT = "no_mafia_shot", "Мафия не стреляла"
     DELIVERY = "delivery", "Сообщение не доставлено"
+    THEME_TEXT = "theme_text", "Текст темы не отрисовался"
 
 
 class FlagStatus(models.TextChoices):

@@ -8,6 +8,8 @@ from datetime import datetime
 
 from django.db import transaction
 
+from gameplay import themes
+from gameplay.messages import MessageError, render
 from gameplay.models import (
     FlagKind,
     FlagStatus,
@@ -67,6 +69,26 @@ def flag(
         vk_post_id=vk_post_id,
         phase=current_phase(game_id),
         note=note,
+    )
+
+
+@transaction.atomic
+def theme_text_flag(*, game_id: int, slot: str, error: MessageError) -> ModerationFlag | None:
+    """Tell the GM that the game's own text of ``slot`` did not render when a message needed
+    it (the theme's own text went out instead): one open flag per slot and reason, however
+    many messages met it. Called while the message renders (``gameplay.themes``)."""
+    text = render(
+        "gm/theme_text_failed",
+        title=themes.SLOTS.get(slot, slot),
+        line=error.line,
+        why=error.reason,
+    )
+    kind = FlagKind.THEME_TEXT
+    open_flags = ModerationFlag.objects.filter(game_id=game_id, kind=kind, status=FlagStatus.OPEN)
+    if open_flags.filter(text=text).exists():
+        return None
+    return ModerationFlag.objects.create(
+        game_id=game_id, kind=kind, text=text, phase=current_phase(game_id)
     )
 
 

@@ -2,6 +2,11 @@
 post as players will see it, and the game's theme texts (edited in the panel with a preview
 rendered from the game itself).
 
+A theme text is written in the GM language (``gameplay.gmtext``) and checked, at save and in
+the preview, against the worst case of its slot for the game's real number of seats: every
+message that shows the slot, every list in it as long as such a game makes it
+(:func:`worst_cases`), within the render's budget and the slot's length.
+
 A story paragraph and a theme text only ever fill the story slot of a post: the facts (who
 died, who was executed and their role, the tally, strikes) are rendered by the post's own
 template around them and cannot be removed (``gameplay.themes``).
@@ -13,7 +18,7 @@ from typing import Any
 
 from django.db import transaction
 
-from gameplay import messages, themes
+from gameplay import gmtext, themes
 from gameplay.messages import MessageError, Person, render, when
 from gameplay.models import Game, Phase, PhaseKind, PhaseStatus, Seat
 from gameplay.refusals import (
@@ -24,7 +29,7 @@ from gameplay.refusals import (
     ThemeTextBroken,
     ThemeTextTooLong,
 )
-from gameplay.rules import NightResolution, Role, close_day, dawn
+from gameplay.rules import Item, NightResolution, Role, close_day, dawn
 
 from .common import current_phase, lock_game, log_event, players, table_of
 from .day import day_input, day_result_text
@@ -32,7 +37,7 @@ from .game_over import counts
 from .publication import night_result_text
 
 STORY_MAX = 2000
-THEME_TEXT_MAX = 4000
+THEME_TEXT_MAX = gmtext.SOURCE_MAX
 
 
 # --- the post of the current phase ------------------------------------------------------------
@@ -186,19 +191,167 @@ def _card_context(game: Game, ps: list[Person], slot: str) -> dict[str, Any]:
     }
 
 
+# --- the worst case of a slot ----------------------------------------------------------------
+
+_FIRST = ("Александра", "Вячеслав", "Анастасия", "Константин", "Маргарита", "Святослав")
+_LAST = ("Константинопольская", "Преображенский", "Воскресенская", "Многогрешный")
+_HASH = "f" * 64
+#: The longest a deadline reads («31.12 23:59 МСК+10:30»).
+_DEADLINE = "31.12 23:59 МСК+10:30"
+
+
+def seat_count(*, game: Game) -> int:
+    """The seats a game has, or will have when its composition is dealt (at least 3)."""
+    composition = sum(c["n"] for c in counts(game=game))
+    return max(len(players(game)), composition, 3)
+
+
+def _worst_people(n: int) -> list[Person]:
+    """``n`` players, each with a name of their own and as long as VK names run."""
+    out = []
+    for i in range(n):
+        first, last = _FIRST[i % len(_FIRST)], _LAST[(i // len(_FIRST)) % len(_LAST)]
+        female = first.endswith("а") or first.endswith("я")
+        out.append(Person(i + 1, f"{first} {last}", 1 if female else 2))
+    return out
+
+
+def worst_cases(
+    *, slot: str, seats: int, game: str = "", commitment: str = _HASH
+) -> list[tuple[str, dict[str, Any]]]:
+    """Every message that shows ``slot``, with the context a game of ``seats`` players can
+    give it at its largest: every list as long as it gets (a night log of four actions a seat),
+    numbers at their widest, names at their longest. Pure: no game needed."""
+    ps = _worst_people(seats)
+    game = game or "И" * 200
+    n = seats
+    deaths = [{"person": p, "role": Role.MAFIA.value} for p in ps]
+    if slot == "welcome":
+        rounds = [(i, _HASH, "e" * 64) for i in range(1, 6)]
+        return [
+            (
+                "board/roster",
+                {"game": game, "seats": ps, "commitment": commitment, "rounds": rounds},
+            )
+        ]
+    if slot in ("day_story", "night_story"):
+        name = "board/day_opened" if slot == "day_story" else "board/night_opened"
+        return [(name, {"number": n, "deadline": _DEADLINE, "early": True})]
+    if slot == "morning":
+        penalties = ps
+        ctx = {"number": n, "story": "", "deaths": deaths, "modkilled": deaths}
+        return [("board/night_result", {**ctx, "penalties": penalties})]
+    if slot == "execution":
+        tally = [{"person": p, "votes": n} for p in ps]
+        return [
+            (
+                "board/day_result",
+                {
+                    "number": n,
+                    "early": True,
+                    "story": "",
+                    "modkilled": deaths,
+                    "penalties": tally,
+                    "tally": tally,
+                    "executed": ps[0],
+                    "executed_role": Role.MAFIA.value,
+                },
+            )
+        ]
+    if slot == "end":
+        return [("board/game_over", _worst_end(ps, game, commitment))]
+    if slot.startswith("role_"):
+        return [("player/role_card", _worst_card(ps, game, commitment, slot[5:], Item.BOOK.value))]
+    if slot.startswith("item_"):
+        item = slot[5:]
+        prompt = {"number": n, "item": item, "deadline": _DEADLINE, "act": item}
+        return [
+            ("player/role_card", _worst_card(ps, game, commitment, Role.MAFIA.value, item)),
+            ("player/act_prompt", {**prompt, "no_self": True, "healed": ps[0]}),
+        ]
+    raise NoSuchThemeText()
+
+
+def _worst_card(
+    ps: list[Person], game: str, commitment: str, role: str, item: str
+) -> dict[str, Any]:
+    mafia = ps if role == Role.MAFIA.value else []
+    return {
+        "game": game,
+        "number": len(ps),
+        "role": role,
+        "item": item,
+        "commitment": commitment,
+        "mafia": mafia,
+    }
+
+
+def _worst_end(ps: list[Person], game: str, commitment: str) -> dict[str, Any]:
+    n = len(ps)
+    log = [
+        {
+            "number": n,
+            "actor": ps[i % n],
+            "target": ps[(i + 1) % n],
+            "act": "mafia_shot",
+            "item": False,
+            "title": "выстрел мафии",
+            "guess": Role.COMMISSAR.value,
+        }
+        for i in range(4 * n)
+    ]
+    decisions = [
+        {"kind": "modkill", "person": p, "count": n, "reason": "причина " * 20} for p in ps
+    ]
+    return {
+        "game": game,
+        "winner": "Мирный город",
+        "winner_key": "town",
+        "seats": [{"person": p, "role": Role.MAFIA.value, "item": Item.BOOK.value} for p in ps],
+        "night_log": log,
+        "overrides": decisions,
+        "seed": "e" * 64,
+        "commitment": commitment,
+        "counts": [{"role": r.value, "n": n} for r in Role],
+        "rounds": [(i, _HASH, "e" * 64) for i in range(1, 6)],
+        "roster_ids": ",".join(str(2_000_000_000 + i) for i in range(n)),
+        "from_seed": True,
+        "players_url": "https://example.org/players/",
+    }
+
+
+def theme_text_check(*, slot: str, text: str, seats: int, game: str = "") -> None:
+    """Refuse (:class:`MessageError`, with the line) a text of ``slot`` that does not compile
+    in the GM language, or does not render in the worst case of a game of ``seats`` players:
+    over the budget of steps, longer than the slot may be, or naming what the message lacks."""
+    compiled = gmtext.compile_text(text)
+    for _name, ctx in worst_cases(slot=slot, seats=seats, game=game):
+        try:
+            gmtext.render(compiled, gmtext.data_of(ctx), output=themes.output_limit(slot))
+        except gmtext.TextRefusal as e:
+            if e.code not in gmtext.BUDGET_CODES:
+                raise
+            why = render("gm/text_for_seats", seats=seats, why=e.reason)
+            raise gmtext.TextRefusal(e.code, why, e.line) from None
+
+
 def theme_preview(*, game: Game, slot: str, text: str, theme: str | None = None) -> str:
     """The post that shows ``slot`` with ``text`` in it, rendered from the game; raises
-    :class:`MessageError` (with the line and the reason) for a text that does not render."""
+    :class:`MessageError` (with the line and the reason) for a text that does not render, or
+    would not in the worst case of the game's real number of seats (:func:`theme_text_check`)."""
     if slot not in themes.SLOTS:
-        raise MessageError("нет такого текста темы")
+        raise NoSuchThemeText()
     name, ctx = slot_context(game=game, slot=slot)
     current = themes.of(game)
     key = theme if theme in themes.THEMES else current.key
-    theme_obj = themes.Theme(key, {**current.texts, slot: text})
-    ctx = {**ctx, "theme": theme_obj}
-    if text.strip():  # the text itself must render in the post's context
-        messages.render_template(messages.compile_text(text), {**ctx, "theme": themes.Theme(key)})
-    return render(name, **ctx)
+    if text.strip():
+        theme_text_check(slot=slot, text=text, seats=seat_count(game=game), game=game.name)
+        example = themes.Theme(key)  # the text must render here, with no fallback
+        own = gmtext.compile_text(text)
+        gmtext.render(
+            own, gmtext.data_of({**ctx, "theme": example}), output=themes.output_limit(slot)
+        )
+    return render(name, **{**ctx, "theme": themes.Theme(key, {**current.texts, slot: text})})
 
 
 @transaction.atomic
