@@ -1,7 +1,7 @@
 """A long-poll batch applied game by game (vkbot.pipeline.plan, vkbot.handlers.games_of):
 each game's updates in their order, an update of no single game where it was, and the same
-outcome as applying the updates one at a time; the hot path's kept rows
-(outbox.txcache) never outlive what they describe."""
+outcome as applying the updates one at a time (the kept rows themselves:
+tests/outbox/test_txcache.py)."""
 
 from __future__ import annotations
 
@@ -11,15 +11,9 @@ from typing import Any
 
 import pytest
 from django.db import connection, transaction
-from django.test.utils import CaptureQueriesContext
 
 from gameplay import services
-from gameplay.models import Game, GameEvent, ModerationFlag, Outbox, Phase, VkEvent, Vote
-from gameplay.rules import RuleViolation
-from gameplay.services.replies import reply
-from gameplay.services.votes import vote_submit
-from outbox import txcache
-from outbox.unit_of_work import RefusalAfterWrites
+from gameplay.models import Game, GameEvent, ModerationFlag, Outbox, Phase, Vote
 from tests.vkbot.bot_support import (
     GROUP_ID,
     board_post,
@@ -31,7 +25,7 @@ from tests.vkbot.bot_support import (
 )
 from vkbot import pipeline
 from vkbot.handlers import dispatch, games_of
-from vkbot.pipeline import CHUNK, apply_update, apply_updates, plan
+from vkbot.pipeline import CHUNK, apply_updates, plan
 
 # --- the plan (pure) -------------------------------------------------------------------------
 
@@ -195,137 +189,3 @@ def test_a_batch_of_two_games_ends_as_the_same_updates_one_at_a_time(settings: A
         else [r for r in Outbox.objects.filter(game=None) if STRANGER in (r.peer_ids or [])]
     )
     assert len(list(stranger)) == 2
-
-
-# --- the kept rows ---------------------------------------------------------------------------
-
-
-def locks(captured: CaptureQueriesContext) -> int:
-    """Reads of the game row (``lock_game``: FOR UPDATE, which SQLite leaves out)."""
-    return sum(
-        q["sql"].startswith("SELECT") and 'FROM "gameplay_game"' in q["sql"]
-        for q in captured.captured_queries
-    )
-
-
-def seqs(game: Game) -> list[int]:
-    return list(GameEvent.objects.filter(game=game).order_by("seq").values_list("seq", flat=True))
-
-
-def vote(game: Game, voter: int, target: int) -> None:
-    vote_submit(game_id=game.pk, vk_user_id=1000 + voter, target=target)
-
-
-@pytestmark_db
-def test_the_hot_path_reads_a_kept_game_once_per_transaction() -> None:
-    game = make_game(roles_26())
-    with transaction.atomic(), txcache.kept():
-        with CaptureQueriesContext(connection) as first:
-            vote(game, 1, 20)
-        with CaptureQueriesContext(connection) as second:
-            vote(game, 2, 20)
-        assert locks(first) == 1 and locks(second) == 0
-        assert len(second.captured_queries) < len(first.captured_queries)
-    with transaction.atomic(), txcache.kept(), CaptureQueriesContext(connection) as again:
-        vote(game, 3, 20)
-    assert locks(again) == 1  # a new transaction locks and reads again
-    assert seqs(game) == list(range(1, len(seqs(game)) + 1))
-
-
-class Boom(Exception):
-    pass
-
-
-@pytestmark_db
-def test_a_rolled_back_savepoint_takes_what_it_kept_with_it() -> None:
-    game = make_game(roles_26())
-    with transaction.atomic(), txcache.kept():
-        # Kept in a savepoint that rolls back: the lock went with it, so did the entry.
-        with pytest.raises(Boom), transaction.atomic():
-            vote(game, 1, 20)
-            raise Boom
-        with CaptureQueriesContext(connection) as captured:
-            vote(game, 2, 20)
-        assert locks(captured) == 1
-        # Changed (seq, count, ballots) in a savepoint that rolls back: read again.
-        with pytest.raises(Boom), transaction.atomic():
-            vote(game, 3, 20)
-            raise Boom
-        with CaptureQueriesContext(connection) as captured:
-            vote(game, 3, 21)
-        assert locks(captured) == 1
-        for n in range(4, 12):
-            vote(game, n, 21)
-    assert seqs(game) == list(range(1, len(seqs(game)) + 1))
-    current = dict(
-        Vote.objects.filter(phase__game=game, current=True).values_list(
-            "voter__number", "target__number"
-        )
-    )
-    assert current == {2: 20, **{n: 21 for n in range(3, 12)}}
-    # The count came after the 10th vote cast, not after the one rolled back.
-    [count] = Outbox.objects.filter(game=game, kind="vote_count")
-    assert "проголосовали 10 из 26" in count.text
-
-
-@pytestmark_db
-def test_a_refusal_keeps_the_kept_game_and_other_services_read_afresh() -> None:
-    game = make_game(roles_26())
-    with transaction.atomic(), txcache.kept():
-        vote(game, 1, 20)
-        with pytest.raises(RuleViolation), CaptureQueriesContext(connection) as refused:
-            vote(game, 2, 2)  # a vote for oneself: refused before anything is written
-        assert locks(refused) == 0
-        services.seat_modkill(game_id=game.pk, seat=3, by="gm:test", reason="тест")
-        with pytest.raises(RuleViolation):
-            vote(game, 3, 20)  # dead now: the modkill's lock dropped the kept seats
-        with pytest.raises(RuleViolation):
-            vote(game, 4, 3)
-        vote(game, 4, 20)
-    assert seqs(game) == list(range(1, len(seqs(game)) + 1))
-
-
-@pytestmark_db
-def test_queued_rows_keep_their_order_and_go_with_a_rolled_back_savepoint() -> None:
-    game = make_game(roles_26())
-    before = Outbox.objects.count()
-    with transaction.atomic(), txcache.kept():
-        vote(game, 1, 20)  # its echo and event are queued
-        reply(vk_user_id=1001, text="после голоса", game=game)
-        with pytest.raises(Boom), transaction.atomic():
-            reply(vk_user_id=1002, text="откачено", game=game)
-            vote(game, 2, 20)
-            raise Boom
-        assert Outbox.objects.count() == before  # nothing inserted yet
-        vote(game, 3, 20)
-    rows = list(Outbox.objects.order_by("id")[before:])
-    assert [(r.kind, r.peer_ids) for r in rows] == [
-        ("vote", []),
-        ("vote_echo", [1001]),
-        ("reply", [1001]),
-        ("vote", []),
-        ("vote_echo", [1003]),
-    ]
-    assert seqs(game) == list(range(1, len(seqs(game)) + 1))
-    assert list(
-        GameEvent.objects.filter(game=game, kind="vote").values_list("data__voter", flat=True)
-    ) == [1, 3]
-
-
-@pytestmark_db
-def test_a_refusal_after_the_writes_began_is_a_crash_and_rolls_the_update_back(
-    settings: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    settings.VK_GROUP_ID = GROUP_ID
-    game = make_game(roles_26())
-
-    def refuse_late(*args: Any, **kwargs: Any) -> None:
-        raise RuleViolation("поздно")
-
-    monkeypatch.setattr("gameplay.services.day.send_message", refuse_late)
-    with pytest.raises(RefusalAfterWrites), transaction.atomic(), txcache.kept():
-        vote(game, 1, 20)
-    update = board_post(game.topic_id, 1002, "голос 20")
-    assert apply_update(update, source=pipeline.LONGPOLL)
-    assert not Vote.objects.filter(phase__game=game).exists()
-    assert VkEvent.objects.get(event_id=update["event_id"]).error.startswith("RefusalAfterWrites")
