@@ -11,6 +11,8 @@ machinery between the two, below the services and above the models (it imports n
 - :mod:`outbox.outcomes`: what VK answered (sent, retry with backoff, failed);
 - :mod:`outbox.flags`: the GM's flags of kind ``delivery`` for messages VK refused;
 - :mod:`outbox.ids`: VK's ``random_id``/``guid`` of a row (this database's offset);
+- :mod:`outbox.ratelimit`: one request limiter per VK token, shared in Redis by every process
+  and every caller of VK (the delivery, the bot's prefetch);
 - :mod:`outbox.results`: the keys of a row's ``payload`` and ``result``;
 - :mod:`outbox.unit_of_work`: the bot's hot path's locked game, kept for a transaction
   (:mod:`outbox.txcache`), and the rows it defers (:mod:`outbox.dbrows` inserts them).

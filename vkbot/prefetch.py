@@ -9,7 +9,7 @@ transaction, so no database lock waits on the network, and the answers reach
 unknown: the handlers then fall back (a name like ``id123``), and the update is applied anyway.
 
 Every request waits for the community token's shared rate limiter
-(:func:`vkbot.delivery.ratelimit.limiter_for`), the one the delivery uses: VK counts the bot's
+(:func:`outbox.ratelimit.limiter_for`), the one the delivery uses: VK counts the bot's
 requests and the delivery's against one budget, and a burst of sign-ups (a recruitment topic
 filling up) must not trip error 6 for either.
 """
@@ -32,7 +32,7 @@ from vkbottle.exception_factory import VKAPIError
 from vkbottle.http import AiohttpClient
 
 from gameplay.selectors.communities import Credentials, credentials
-from vkbot.delivery.ratelimit import RateLimiter, limiter_for
+from outbox.ratelimit import RateLimiter, limiter_for
 
 logger = logging.getLogger(__name__)
 

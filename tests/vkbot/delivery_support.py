@@ -13,8 +13,8 @@ from gameplay import services
 from gameplay.models import Game, Outbox, OutboxChannel
 from gameplay.rules import RoleCounts
 from localvk import LocalVK, RunningServer, ServerThread
+from outbox.ratelimit import token_key
 from vkbot.delivery.drain import Drainer, DrainReport
-from vkbot.delivery.ratelimit import token_key
 
 GROUP_ID = 77
 GROUP_TOKEN = "delivery-group-token"

@@ -8,7 +8,7 @@
 - :mod:`.batch` — calls packed into ``execute`` requests of up to 25;
 - :mod:`.senders` — which community each row goes out as (``Outbox.group_id``), with which
   tokens; a disconnected community's rows wait;
-- :mod:`.transport` — vkbottle clients per token behind :mod:`.ratelimit`, the per-token
+- :mod:`.transport` — vkbottle clients per token behind ``outbox.ratelimit``, the per-token
   limiter all workers share in Redis;
 - :mod:`.outcome` — what VK's answers mean for each row.
 

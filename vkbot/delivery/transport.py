@@ -29,10 +29,10 @@ from vkbottle.api.request_rescheduler import ABCRequestRescheduler
 from vkbottle.http import AiohttpClient
 
 from outbox.outcomes import Failure
+from outbox.ratelimit import RateLimiter, free_many, limiter_for
 from vkbot.vkapi import make_api
 
 from .batch import EXECUTE_FAILURE_CODES, CallResult, Request, TokenKind
-from .ratelimit import RateLimiter, free_many, limiter_for
 
 log = logging.getLogger(__name__)
 

@@ -16,6 +16,7 @@ import pytest
 from gameplay.models import Community, Game, Outbox, OutboxStatus
 from gameplay.services.common import post_board, send_message
 from localvk import RunningServer
+from outbox.ratelimit import token_key
 from tests.vkbot.delivery_support import (
     GROUP_ID,
     GROUP_TOKEN,
@@ -28,7 +29,6 @@ from tests.vkbot.delivery_support import (
 )
 from vkbot.delivery import senders
 from vkbot.delivery.drain import Drainer
-from vkbot.delivery.ratelimit import token_key
 
 pytestmark = pytest.mark.django_db
 

@@ -32,6 +32,7 @@ from gameplay.models import Outbox, OutboxChannel, OutboxStatus
 from gameplay.services.common import post_board, send_message
 from localvk import ServerThread
 from outbox.queue import DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY
+from outbox.ratelimit import token_key
 from tests.process_support import shared_database_url
 from tests.redis_support import private_redis
 from tests.vkbot.delivery_support import (
@@ -42,7 +43,6 @@ from tests.vkbot.delivery_support import (
     make_vk,
     received,
 )
-from vkbot.delivery.ratelimit import token_key
 
 ROOT = Path(__file__).resolve().parents[3]
 PLAYERS = [10_001 + n for n in range(300)]

@@ -16,14 +16,14 @@ import pytest
 import redis
 
 from localvk.limits import max_in_window
-from vkbot.delivery.ratelimit import KEY_PREFIX, RateLimiter, free_many, limiter_for, token_key
+from outbox.ratelimit import KEY_PREFIX, RateLimiter, free_many, limiter_for, token_key
 
 ROOT = Path(__file__).resolve().parents[3]
 
 CHILD = """
 import json, sys, time
 import redis
-from vkbot.delivery.ratelimit import RateLimiter
+from outbox.ratelimit import RateLimiter
 url, key, limit, window, count = sys.argv[1:6]
 limiter = RateLimiter(redis.Redis.from_url(url), key, int(limit), float(window))
 sys.stdout.write("ready\\n"); sys.stdout.flush()
