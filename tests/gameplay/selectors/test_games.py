@@ -6,11 +6,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser
 
 from gameplay import services
-from gameplay.models import Outbox, OutboxStatus
+from gameplay.models import CommunityRole, Game, Outbox, OutboxStatus
 from gameplay.selectors.games import games_for, my_games
+from gameplay.services.communities import (
+    community_member_remove,
+    community_member_set,
+    community_record,
+)
 from tests.panel.support import VK_BASE, make_game
 
 pytestmark = pytest.mark.django_db
@@ -55,3 +61,24 @@ def test_my_games_puts_what_needs_the_gm_first_and_lists_the_ended(gm: Any, othe
     )
     assert recruiting == second.game
     assert [g.name for g in ends] == ["Конец"]
+
+
+def test_a_gm_sees_only_the_games_of_their_communities() -> None:
+    users = get_user_model().objects
+    a = community_record(vk_id=50, name="A", group_token="ta", connected=True)
+    b = community_record(vk_id=51, name="B", group_token="tb", connected=True)
+    gm = users.create_user("gm", is_staff=True)
+    owner = users.create_user("owner", is_staff=True)
+    root = users.create_superuser("root", password="x")
+    community_member_set(community=a, user=gm)
+    community_member_set(community=b, user=owner, role=CommunityRole.OWNER)
+    in_a = Game.objects.create(name="a", vk_group_id=50)
+    in_a.gms.add(gm)
+    in_b = Game.objects.create(name="b", vk_group_id=51)
+    in_b_by_gm = Game.objects.create(name="b2", vk_group_id=51)
+    in_b_by_gm.gms.add(gm)  # a GM of b's game, but not a member of b
+    assert set(games_for(gm)) == {in_a}
+    assert set(games_for(owner)) == {in_b, in_b_by_gm}
+    assert set(games_for(root)) == {in_a, in_b, in_b_by_gm}
+    community_member_remove(community=a, user=gm)
+    assert set(games_for(gm)) == set()

@@ -1,12 +1,16 @@
-"""The game's event log: every service call appends to it, and ``seq`` runs 1..k per game."""
+"""gameplay.services.common: every service call appends to the game's event log, ``seq`` runs
+1..k per game; an Outbox row goes out as its game's community or the one being served."""
 
 from __future__ import annotations
 
 import pytest
 
 from gameplay import services
-from gameplay.models import GameEvent, Strike
+from gameplay.context import current_group, serving
+from gameplay.models import Game, GameEvent, Outbox, Strike
 from gameplay.rules import Act, Role
+from gameplay.services.common import send_message
+from gameplay.services.communities import community_record
 from tests.gameplay.factories import (
     act,
     civilians,
@@ -99,3 +103,19 @@ def test_every_service_call_appends_to_the_log_and_seq_has_no_gaps():
         assert seqs == list(range(1, len(seqs) + 1))
     assert GameEvent.objects.filter(game=game).first().kind == "game_created"
     assert GameEvent.objects.filter(game=game).last().kind == "game_finished"
+
+
+def test_an_outbox_row_goes_out_as_its_game_or_the_community_served() -> None:
+    community_record(vk_id=40, name="Сорок", group_token="t40", connected=True)
+    game = Game.objects.create(name="g", vk_group_id=40)
+    [row] = send_message(game=game, peer_ids=[5], text="x", kind="t")
+    assert row.group_id == 40
+    with serving(41):
+        assert current_group() == 41
+        [row] = send_message(game=None, peer_ids=[5], text="x", kind="t")
+        assert row.group_id == 41
+        [row] = send_message(game=game, peer_ids=[5], text="x", kind="t")
+        assert row.group_id == 40
+    assert current_group() is None
+    [row] = send_message(game=None, peer_ids=[5], text="x", kind="t")
+    assert row.group_id is None and Outbox.objects.count() == 4

@@ -1,4 +1,6 @@
-"""Communities as data: credentials, the environment's row, secrets at rest, who sees what."""
+"""gameplay.services.communities: the environment's row kept in step, a connection recorded with
+its secrets encrypted at rest, disconnection, members, the long poll's status and the owner's
+hand on the GMs (the secrets' rotation: tests/gameplay/test_secrets_rotation.py)."""
 
 from __future__ import annotations
 
@@ -9,13 +11,11 @@ from cryptography.fernet import Fernet
 from django.contrib.auth import get_user_model
 from django.db import connection
 
-from gameplay.context import current_group, serving
-from gameplay.models import Community, CommunityRole, Game, Outbox
+from gameplay.models import Community, CommunityMember, CommunityRole
 from gameplay.models.secrets import FERNET_PREFIX
+from gameplay.refusals import NoSuchPanelUser, NotStaff, OwnerNotRemovable
 from gameplay.selectors.communities import credentials, served_group_ids
-from gameplay.selectors.games import games_for
 from gameplay.services import communities as svc
-from gameplay.services.common import send_message
 
 pytestmark = pytest.mark.django_db
 
@@ -93,38 +93,89 @@ def test_the_first_key_encrypts_and_the_others_still_decrypt(env: Any) -> None:
     assert Fernet(old.encode()).decrypt(raw("group_token", 32).encode()) == b"t32"
 
 
-def test_an_outbox_row_goes_out_as_its_game_or_the_community_served(env: Any) -> None:
-    svc.community_record(vk_id=40, name="Сорок", group_token="t40", connected=True)
-    game = Game.objects.create(name="g", vk_group_id=40)
-    [row] = send_message(game=game, peer_ids=[5], text="x", kind="t")
-    assert row.group_id == 40
-    with serving(41):
-        assert current_group() == 41
-        [row] = send_message(game=None, peer_ids=[5], text="x", kind="t")
-        assert row.group_id == 41
-        [row] = send_message(game=game, peer_ids=[5], text="x", kind="t")
-        assert row.group_id == 40
-    assert current_group() is None
-    [row] = send_message(game=None, peer_ids=[5], text="x", kind="t")
-    assert row.group_id is None and Outbox.objects.count() == 4
+# --- a connection, members and the owner's hand ------------------------------------------------
 
 
-def test_a_gm_sees_only_the_games_of_their_communities(env: Any) -> None:
+def roles(community: Community) -> dict[str, str]:
+    return dict(
+        CommunityMember.objects.filter(community=community).values_list("user__username", "role")
+    )
+
+
+def test_recording_a_connection_makes_its_first_recorder_the_owner(env: Any) -> None:
     users = get_user_model().objects
-    a = svc.community_record(vk_id=50, name="A", group_token="ta", connected=True)
-    b = svc.community_record(vk_id=51, name="B", group_token="tb", connected=True)
-    gm = users.create_user("gm", is_staff=True)
+    first, second = users.create_user("first", is_staff=True), users.create_user("second")
+    row = svc.community_record(
+        vk_id=60, name="Клуб", group_token="t", callback_secret="s1", connected=False, by=first
+    )
+    assert not row.connected and row.connected_at is None
+    assert roles(row) == {"first": CommunityRole.OWNER}
+    again = svc.community_record(
+        vk_id=60, name="Клуб 2", group_token="t2", connected=True, by=second, setup={"ok": 1}
+    )
+    assert again.pk == row.pk and again.connected and again.connected_at is not None
+    assert (again.name, again.group_token, again.setup) == ("Клуб 2", "t2", {"ok": 1})
+    assert again.callback_secret == "s1"  # not given: kept
+    assert roles(row) == {"first": CommunityRole.OWNER, "second": CommunityRole.GM}
+
+
+def test_disconnecting_twice_keeps_the_first_time(env: Any) -> None:
+    row = svc.community_record(vk_id=61, name="Клуб", group_token="t", connected=True)
+    first = svc.community_disconnect(community=row)
+    second = svc.community_disconnect(community=row)
+    assert not second.connected and second.disconnected_at == first.disconnected_at
+
+
+def test_a_member_is_set_once_and_removed(env: Any) -> None:
+    row = svc.community_record(vk_id=62, name="Клуб", group_token="t", connected=True)
+    user = get_user_model().objects.create_user("gm", is_staff=True)
+    svc.community_member_set(community=row, user=user)
+    svc.community_member_set(community=row, user=user, role=CommunityRole.OWNER)
+    assert roles(row) == {"gm": CommunityRole.OWNER}
+    svc.community_member_remove(community=row, user=user)
+    assert roles(row) == {}
+
+
+def test_the_long_polls_status_is_written_only_when_it_changes(env: Any) -> None:
+    assert svc.community_longpoll_status(vk_id=63, problem="no row") is False
+    row = svc.community_record(vk_id=63, name="Клуб", group_token="t", connected=True)
+
+    def status() -> tuple[bool, str]:
+        saved = Community.objects.get(pk=row.pk).setup[svc.LONGPOLL_STATUS]
+        return saved["ok"], saved["problem"]
+
+    assert svc.community_longpoll_status(vk_id=63, problem="token refused") is True
+    assert status() == (False, "token refused")
+    assert svc.community_longpoll_status(vk_id=63, problem="token refused") is False
+    assert svc.community_longpoll_status(vk_id=63) is True
+    assert status() == (True, "")
+    assert svc.community_longpoll_status(vk_id=63) is False
+
+
+def test_the_owner_adds_active_staff_as_gms_and_cannot_be_removed(env: Any) -> None:
+    users = get_user_model().objects
     owner = users.create_user("owner", is_staff=True)
-    root = users.create_superuser("root", password="x")
-    svc.community_member_set(community=a, user=gm)
-    svc.community_member_set(community=b, user=owner, role=CommunityRole.OWNER)
-    in_a = Game.objects.create(name="a", vk_group_id=50)
-    in_a.gms.add(gm)
-    in_b = Game.objects.create(name="b", vk_group_id=51)
-    in_b_by_gm = Game.objects.create(name="b2", vk_group_id=51)
-    in_b_by_gm.gms.add(gm)  # a GM of b's game, but not a member of b
-    assert set(games_for(gm)) == {in_a}
-    assert set(games_for(owner)) == {in_b, in_b_by_gm}
-    assert set(games_for(root)) == {in_a, in_b, in_b_by_gm}
-    svc.community_member_remove(community=a, user=gm)
-    assert set(games_for(gm)) == set()
+    users.create_user("gm", is_staff=True)
+    users.create_user("player")
+    users.create_user("gone", is_staff=True, is_active=False)
+    row = svc.community_record(vk_id=64, name="Клуб", group_token="t", connected=True, by=owner)
+    for name, refusal in [("никто", NoSuchPanelUser), ("", NoSuchPanelUser),
+                          ("player", NotStaff), ("gone", NotStaff)]:  # fmt: skip
+        with pytest.raises(refusal):
+            svc.community_gm_add(community=row, username=name)
+    added = svc.community_gm_add(community=row, username=" gm ")
+    assert added.role == CommunityRole.GM
+    assert svc.community_gm_add(community=row, username="owner").role == CommunityRole.OWNER
+    assert roles(row) == {"owner": CommunityRole.OWNER, "gm": CommunityRole.GM}
+    with pytest.raises(OwnerNotRemovable):
+        svc.community_gm_remove(community=row, user=owner)
+    svc.community_gm_remove(community=row, user=added.user)
+    assert roles(row) == {"owner": CommunityRole.OWNER}
+
+
+def test_the_history_is_shared_with_other_communities_on_request(env: Any) -> None:
+    row = svc.community_record(vk_id=65, name="Клуб", group_token="t", connected=True)
+    assert not row.history_public
+    assert svc.community_history_set(community=row, public=True).history_public
+    assert Community.objects.get(pk=row.pk).history_public
+    assert not svc.community_history_set(community=row, public=False).history_public
