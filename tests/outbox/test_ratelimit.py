@@ -1,5 +1,6 @@
-"""The per-token rate limiter in Redis: it waits instead of failing, and two processes share
-one budget (a real Redis with ``REDIS_URL``, else a fakeredis TCP server in this process)."""
+"""outbox.ratelimit, the per-token rate limiter in Redis: it waits instead of failing, and two
+processes share one budget (a real Redis with ``REDIS_URL``, else a fakeredis TCP server in
+this process)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import redis
 from localvk.limits import max_in_window
 from outbox.ratelimit import KEY_PREFIX, RateLimiter, free_many, limiter_for, token_key
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 
 CHILD = """
 import json, sys, time
