@@ -9,8 +9,9 @@ query counts), ``--naive-cap S`` (seconds a naive end-to-end phase may run befor
 projected; default 15), ``--rebuild`` (build the snapshots even if they could be reused),
 ``--keep`` (leave the working database behind too), ``--clean`` (drop the snapshots at the
 end), ``--only PART`` (repeatable: ``requests``, ``queries``, ``nightres``, ``e2e``,
-``latency``, ``communities``; default all). ``communities``: ``--games`` communities with one
-game each (:mod:`bench.communities`).
+``latency``, ``communities``, ``gmtext``; default all). ``communities``: ``--games``
+communities with one game each (:mod:`bench.communities`); ``gmtext``: the worst GM texts the
+panel accepts (:mod:`bench.gmtext`).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from .env import (
 )
 
 RESULTS = ROOT / "bench" / "results.json"
-PARTS = ("requests", "queries", "nightres", "e2e", "latency", "communities")
+PARTS = ("requests", "queries", "nightres", "e2e", "latency", "communities", "gmtext")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,7 +58,17 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     setup_django(services)
 
-    from . import communities, e2e, latency, nightres, queries, report, snapshots, vkrequests
+    from . import (
+        communities,
+        e2e,
+        gmtext,
+        latency,
+        nightres,
+        queries,
+        report,
+        snapshots,
+        vkrequests,
+    )
 
     parts = set(args.only or PARTS)
 
@@ -90,6 +101,9 @@ def main(argv: list[str] | None = None) -> int:
         if "nightres" in parts:
             step("night resolution")
             results["night_resolution"] = nightres.measure().as_dict()
+        if "gmtext" in parts:
+            step("the GM texts' worst case")
+            results["gmtext"] = gmtext.measure().as_dict()
         runs: list[e2e.PhaseRun] = []
         for mode in ("project", "naive") if "e2e" in parts else ():
             for games in sorted({1, args.games}):

@@ -84,6 +84,17 @@ def table(results: dict[str, Any]) -> str:
                 f"{night['runs']} runs",
             )
         )
+    texts = results.get("gmtext")
+    if texts:
+        slowest = max(texts["slots"], key=lambda f: f["slot_ms"])
+        rows.append(
+            (
+                f"worst accepted GM text, {texts['players']} players, one slot (cold)",
+                f"{slowest['slot_ms']:.1f} ms ({slowest['slot']}, {slowest['kind']})",
+                "—",
+                f"slowest message {max(m['ms'] for m in texts['messages']):.1f} ms",
+            )
+        )
     memory = results.get("memory")
     if memory:
         for process in ("bot", "worker"):

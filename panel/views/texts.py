@@ -5,9 +5,15 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 
-from gameplay import themes
+from gameplay import gmtext, themes
 from gameplay.messages import MessageError
-from gameplay.services.story import phase_story_set, slot_sources, theme_preview, theme_text_set
+from gameplay.services.story import (
+    phase_story_set,
+    seat_count,
+    slot_sources,
+    theme_preview,
+    theme_text_set,
+)
 from panel.access import actor, attempt, back, game_url, gm_view, render_panel
 from panel.flash import say
 
@@ -34,7 +40,12 @@ def texts_view(request: HttpRequest, game) -> HttpResponse:
         request,
         game,
         "panel/texts.html",
-        {"slots": slots, "theme_title": themes.of(game).title},
+        {
+            "slots": slots,
+            "theme_title": themes.of(game).title,
+            "seats": seat_count(game=game),
+            "loop_depth": gmtext.MAX_LOOP_DEPTH,
+        },
         title=f"Тексты темы: {game.name}",
         tab="texts",
     )

@@ -204,3 +204,42 @@ def test_the_day_close_confirmation_shows_the_exact_post_and_takes_the_story(
     assert again.endswith("\n\nСпорили до хрипоты.")
     services.day_close(game_id=game.pk, by="gm:t")
     assert board(game, "day_result") == [again]
+
+
+# --- the GM language: what a text may do ---------------------------------------------------
+
+#: Seen in a preview: six loops over the seats one inside another ran until the web worker
+#: was killed (seats⁶ iterations), and a Callback request waited behind it.
+SIX_LOOPS = "".join(f"{{% for {v} in seats %}}" for v in "abcdef") + "{{ f }} "
+SIX_LOOPS += "{% endfor %}" * 6
+
+
+def test_the_preview_refuses_six_nested_loops_before_running_them(
+    game: Game, gm_client: Client
+) -> None:
+    text = "Добро пожаловать.\n" + SIX_LOOPS
+    preview = gm_client.post(
+        url("panel_texts_preview", game), {"slot": "welcome", "text": text}
+    ).json()
+    assert not preview["ok"]
+    assert preview["error"].startswith("Строка 2: ") and "циклов друг в друге" in preview["error"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{% debug %}",
+        '{% include "board/roster.txt" %}',
+        '{% include "/etc/passwd" %}',
+        "{% load log %}{% get_admin_log 10 as log %}{{ log }}",
+    ],
+)
+def test_the_preview_shows_nothing_of_the_server(game: Game, gm_client: Client, text: str) -> None:
+    response = gm_client.post(
+        url("panel_texts_preview", game), {"slot": "night_story", "text": text}
+    )
+    assert response.status_code == 200
+    preview = response.json()
+    assert not preview["ok"] and "Строка 1: неизвестный или незакрытый тег «" in preview["error"]
+    body = response.content.decode()
+    assert "site-packages" not in body and "Хеш раздачи" not in body

@@ -1,0 +1,121 @@
+"""The GM language's worst case, measured (``bench/gmtext.py``): the most expensive texts the
+save check accepts for 26 players, in every slot, and a deadline tick of a 26-player game with
+them. The times are printed, not asserted (a loaded machine would flake them; the bench is
+where speed is judged); what is asserted is what does not depend on the machine: every such
+text is accepted, and every message stays within VK's limits."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from datetime import timedelta
+from functools import cache
+
+import pytest
+
+from bench import gmtext as worst
+from bench.games import deal_26
+from gameplay import gmtext, services, themes
+from gameplay.models import Game, Outbox
+from gameplay.rules import Role, RoleCounts
+from gameplay.services.deadlines import deadline_tick
+from gameplay.services.story import theme_text_set
+from tests.gameplay.deadline_support import T0
+from tests.gameplay.factories import community_id
+
+PLAYERS = 26
+
+
+@cache
+def figures() -> worst.Figures:
+    return worst.measure(PLAYERS, runs=3)
+
+
+def test_the_worst_accepted_texts_stay_within_vk_limits(capsys: pytest.CaptureFixture[str]) -> None:
+    measured = figures()
+    with capsys.disabled():
+        print("\n" + worst.table(measured))
+    assert {f.slot for f in measured.slots} == set(themes.SLOTS)
+    for f in measured.slots:
+        assert f.slot_chars <= themes.output_limit(f.slot)
+    for m in measured.messages:
+        if m.message != "board/game_over":
+            assert m.chars <= m.limit, m
+    # The end-of-game post's own facts for 26 players at their longest (104 night actions, a
+    # decision per player) pass one post whatever the text; the delivery splits it. The end
+    # text adds at most its slot's length to it.
+    assert themes.output_limit("end") <= gmtext.BOARD_POST_MAX
+
+
+def _game(counts: RoleCounts, deal: dict[int, tuple[Role, object]], topic: int) -> Game:
+    game = services.game_create(
+        name="Бюджет", counts=counts, topic_id=topic, vk_group_id=community_id()
+    )
+    for n in range(1, PLAYERS + 1):
+        services.signup_create(game_id=game.pk, vk_user_id=topic * 100 + n, name=f"Игрок {n}")
+    services.game_deal_fixed(game_id=game.pk, assignment=deal)
+    return game
+
+
+def _slowest_texts() -> dict[str, str]:
+    """Each slot's slowest accepted text (the bench's figures)."""
+    out = {}
+    for slot in themes.SLOTS:
+        mine = [f for f in figures().slots if f.slot == slot]
+        kind = max(mine, key=lambda f: f.slot_ms).kind
+        text = worst.worst_text(slot, kind, PLAYERS)
+        assert text is not None
+        out[slot] = text
+    return out
+
+
+def _tick_ms(*, ends: bool, texts: dict[str, str], topic: int, cold: bool) -> tuple[float, int]:
+    """A deadline tick closing day 1 of a fresh 26-player game: the night opens, with its
+    prompts, or — one mafia, voted out — the game ends. The GM's ``texts`` saved through the
+    panel's service first. ``cold``: the grammar's and the compiled texts' caches emptied (a
+    worker just started); else as they are (a worker that has rendered these before)."""
+    if ends:
+        counts = RoleCounts(mafia=1, commissar=0, doctor=0, maniac=0, civilian=PLAYERS - 1)
+        deal = {n: (Role.MAFIA if n == 1 else Role.CIVILIAN, None) for n in range(1, 27)}
+    else:
+        counts, deal = RoleCounts(), deal_26()
+    game = _game(counts, deal, topic)
+    for slot, text in texts.items():
+        theme_text_set(game_id=game.pk, by="gm:t", slot=slot, text=text)
+    services.game_start(game_id=game.pk, now=T0)
+    target = 1 if ends else 12
+    for n in range(1, PLAYERS + 1):
+        services.vote_submit(game_id=game.pk, voter=n, target=target if n != target else 2)
+    before = Outbox.objects.count()
+    if cold:
+        worst._cold()
+    start = time.perf_counter()
+    report = deadline_tick(now=T0 + timedelta(hours=24, seconds=1))
+    took = (time.perf_counter() - start) * 1000
+    assert report.closed and not report.failures
+    game.refresh_from_db()
+    assert (game.winner == "town") is ends
+    return took, Outbox.objects.count() - before
+
+
+@pytest.mark.django_db
+def test_a_deadline_tick_with_the_worst_texts(capsys: pytest.CaptureFixture[str]) -> None:
+    texts = _slowest_texts()
+    rows = []
+    topic = 662_000
+    for ends in (False, True):
+        for label, own in (("theme's texts", {}), ("worst GM texts", texts)):
+            times: dict[bool, list[float]] = {True: [], False: []}
+            for cold in (True, False, True, False, True, False):
+                topic += 1
+                took, queued = _tick_ms(ends=ends, texts=own, topic=topic, cold=cold)
+                times[cold].append(took)
+            what = "day 1 → game over" if ends else "day 1 → night 1 with its prompts"
+            rows.append(
+                f"| {what} | {label} | {statistics.median(times[True]):.1f} ms "
+                f"| {statistics.median(times[False]):.1f} ms | {queued} |"
+            )
+    with capsys.disabled():
+        print(f"\ndeadline tick, {PLAYERS} players (median of 3 each):")
+        print("| tick | texts | cold caches | warm | Outbox rows |\n|---|---|---|---|---|")
+        print("\n".join(rows))
