@@ -103,20 +103,34 @@ def messages_send(ctx: CallContext) -> Any:
     return results
 
 
+def _edited_cmid(ctx: CallContext) -> int | None:
+    """The message's number in the conversation: ``cmid`` in VK's method schema for 5.199
+    (``VKCOM/vk-api-schema`` renamed it from ``conversation_message_id`` in "JSON-schema for
+    public 5.199", 2023-03-02); dev.vk.com and clients such as vkbottle's ``MessageEvent.
+    edit_message`` still send ``conversation_message_id``, so both are read. Both at once must
+    agree."""
+    params = ctx.params
+    cmid = params.get_int("cmid", minimum=1)
+    legacy = params.get_int("conversation_message_id", minimum=1)
+    if cmid is not None and legacy is not None and cmid != legacy:
+        raise param_error("cmid and conversation_message_id differ")
+    return cmid if cmid is not None else legacy
+
+
 @method("messages.edit", scope="messages")
 def messages_edit(ctx: CallContext) -> int:
-    """Edit a message the sender wrote in ``peer_id``, named by ``conversation_message_id``
-    (or ``message_id``): its text and keyboard are replaced (no keyboard: none). Answer: 1.
-    Refused as VK does: 910 for a text over 9000 characters, 909 for a message over a day
-    old, 924 for someone else's message."""
+    """Edit a message the sender wrote in ``peer_id``, named by ``cmid`` (or its older name
+    ``conversation_message_id``, or by ``message_id``): its text and keyboard are replaced (no
+    keyboard: none). Answer: 1. Refused as VK does: 910 for a text over 9000 characters, 909
+    for a message over a day old, 924 for someone else's message."""
     params = ctx.params
     if ctx.is_group:
         check_group_id(ctx, required=False)
     peer_id = params.req_int("peer_id")
-    cmid = params.get_int("conversation_message_id", minimum=1)
+    cmid = _edited_cmid(ctx)
     message_id = params.get_int("message_id", minimum=1)
     if cmid is None and message_id is None:
-        raise param_error("message_id or conversation_message_id is undefined")
+        raise param_error("message_id or cmid is undefined")
     text = params.get_str("message") or ""
     if len(text) > MAX_MESSAGE_LENGTH:
         raise VKError(910)
