@@ -17,6 +17,7 @@ from .communities import Communities
 from .community_options import add_community_arguments, declare_communities, default_scopes
 from .server import start_site
 from .state import LocalVK
+from .vkid_options import add_vkid_arguments, configure_vkid
 
 logger = logging.getLogger("localvk")
 
@@ -55,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--log-level", default="INFO")
     add_callback_arguments(parser)
     add_community_arguments(parser)
+    add_vkid_arguments(parser)
     return parser
 
 
@@ -81,6 +83,13 @@ def state_from_args(args: argparse.Namespace) -> LocalVK:
         concurrency=args.callback_concurrency,
         retries=args.callback_retries,
         duplicate_rate=args.callback_duplicate_rate,
+    )
+    configure_vkid(
+        state,
+        args.vkid_app_id,
+        args.vkid_redirects,
+        user_token_ttl=args.user_token_ttl,
+        code_ttl=args.vkid_code_ttl,
     )
     return state
 
@@ -113,6 +122,11 @@ async def serve(
             "Callback API: pushing every event to %s once confirmed",
             ", ".join(state.callbacks.config.urls),
         )
+    if communities.vkid.apps:
+        logger.info(
+            "VK ID: VK_ID_URL=http://%s:%s/vkid/ (apps %s)",
+            host, bound_port, ", ".join(str(a) for a in communities.vkid.apps),
+        )  # fmt: skip
     if saver is not None:
         saver.start()
     stop = asyncio.Event()

@@ -1,5 +1,6 @@
 """The aiohttp application: VK's ``/method/<name>``, the long-poll endpoint of every hosted
-community (``/lp/<group_id>``), ``/_test/``, and the player page ``/sandbox/``
+community (``/lp/<group_id>``), VK ID (``/vkid/``, :mod:`localvk.vkid_routes`), ``/_test/``,
+and the player page ``/sandbox/``
 (:mod:`localvk.sandbox`); while it runs, each community's Callback API pusher
 (:mod:`localvk.callback`) posts its events to its configured server."""
 
@@ -19,6 +20,7 @@ from .dispatch import handle_api_call
 from .longpoll import MAX_WAIT
 from .sandbox import add_sandbox_routes
 from .state import LocalVK
+from .vkid_routes import add_vkid_routes
 
 logger = logging.getLogger(__name__)
 
@@ -119,6 +121,7 @@ def make_app(state: LocalVK | Communities | None = None) -> web.Application:
     app[COMMUNITIES_KEY] = Communities.of(state)
     app.router.add_route("*", "/method/{method}", handle_method)
     app.router.add_route("*", "/lp/{group_id}", handle_longpoll)
+    add_vkid_routes(app, COMMUNITIES_KEY)
     add_control_routes(app, COMMUNITIES_KEY)
     add_sandbox_routes(app, COMMUNITIES_KEY)
     app.on_startup.append(_on_startup)

@@ -15,7 +15,9 @@ A request is attributed as VK does it, by its token: a community token belongs t
 community; a user token belongs to a person who may admin several communities, so its call
 goes to the community its ``group_id`` (or first of ``group_ids``) names when that one is
 hosted, else to the first community the token was declared for (its "home"). A user token is
-rate-limited once, whichever community its calls go to (VK limits per token).
+rate-limited once, whichever community its calls go to (VK limits per token). A user token
+issued by VK ID (:attr:`Communities.vkid`) is its user's: its home is the first community that
+user administers, and it carries the rights granted at sign-in.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from .models import GROUP, USER
 from .recording import CallRecord, token_fingerprint
 from .scopes import parse_scopes
 from .state import LocalVK
+from .vkid import VKID
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +53,8 @@ class Identity:
     kind: str
     user_id: int | None
     home: LocalVK
+    #: A VK ID token's rights (None: a declared token, with every right).
+    scopes: frozenset[str] | None = None
 
 
 class Communities:
@@ -63,6 +68,8 @@ class Communities:
         self._user_tokens: dict[str, tuple[int, list[LocalVK]]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._index(self.default)
+        #: VK ID: the sign-ins of the admins and the user tokens they yield.
+        self.vkid = VKID(lock=self.default.lock)
 
     @classmethod
     def of(cls, state: LocalVK | Communities | None) -> Communities:
@@ -248,12 +255,32 @@ class Communities:
             if state is not None and state.token_identity(token) is not None:
                 return Identity(state, GROUP, None, state)
             known = self._user_tokens.get(token)
-            if known is None:
+            if known is not None:
+                uid, admins = known
+                home = admins[0]
+                target = self._named_community(params) or home
+                return Identity(target, USER, uid, home)
+            issued = self.vkid.access(token)
+            if issued is None:
                 return None
-            uid, admins = known
-            home = admins[0]
+            administered = self.administered_by(issued.user_id)
+            home = administered[0] if administered else self.default
             target = self._named_community(params) or home
-            return Identity(target, USER, uid, home)
+            return Identity(target, USER, issued.user_id, home, issued.scopes)
+
+    def administered_by(self, user_id: int) -> list[LocalVK]:
+        """The communities ``user_id`` administers (one of their user tokens is declared)."""
+        with self.lock:
+            return [state for state in self._states.values() if state.is_admin(user_id)]
+
+    def admins(self) -> dict[int, list[LocalVK]]:
+        """Every community admin, with the communities they administer, by user id."""
+        with self.lock:
+            found: dict[int, list[LocalVK]] = {}
+            for state in self._states.values():
+                for uid in sorted(set(state.user_tokens.values())):
+                    found.setdefault(uid, []).append(state)
+            return dict(sorted(found.items()))
 
     def _named_community(self, params: Mapping[str, str]) -> LocalVK | None:
         raw = params.get("group_id") or (params.get("group_ids") or "").split(",")[0]
@@ -336,8 +363,11 @@ class Communities:
             }
 
     def reset(self) -> None:
+        """Every community's :meth:`~localvk.state.LocalVK.reset`, and VK ID's record of events
+        (its apps and sign-ins stay, as tokens do)."""
         for state in self:
             state.reset()
+        self.vkid.clear_events()
 
 
 def _log_failure(task: asyncio.Task[Any]) -> None:

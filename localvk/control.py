@@ -38,7 +38,24 @@ it, the default (first) community, so single-community callers need not know. An
   ``user_id`` and ``token``, a fingerprint of the token), ``GET /_test/stats``,
   ``GET /_test/messages?peer_id=&sent=``, ``GET /_test/events``, ``GET /_test/state``,
   ``GET /_test/board`` (the community's topics with their comments)
-- ``POST /_test/reset`` (with ``group_id``: that community; without: every community)
+- ``POST /_test/reset`` (with ``group_id``: that community; without: every community, and
+  VK ID's events)
+
+VK ID (the server's, not a community's: no ``group_id``; see :mod:`localvk.vkid`):
+
+- ``GET /_test/vkid`` its apps, lifetimes, sign-ins (tokens as fingerprints) and counters;
+  ``POST /_test/vkid`` ``{client_id?, redirect_uris?, access_ttl?, code_ttl?, refresh_ttl?}``
+  adds (or replaces) an app with its trusted redirect URLs and/or sets the lifetimes (seconds)
+  of what is issued from then on
+- ``POST /_test/vkid/revoke`` ``{user_id, client_id?}``: the user revoked the app's access
+  (their refresh tokens get ``invalid_grant``, their access tokens error 5); answers
+  ``{"revoked": n}`` (sign-ins ended)
+- ``POST /_test/vkid/expire`` ``{user_id?, access_token?, refresh?}``: access tokens (one, a
+  user's, or everyone's) expire now, with ``refresh`` their refresh tokens too; answers
+  ``{"expired": n}``
+- ``GET /_test/vkid/events?kind=&since=`` ``{"events": […], "stats": {codes, denied, grants,
+  refreshes, refused, reused_refresh}}``: every code, denial, exchange, renewal and refusal
+  (``reused``: a refresh token presented after it was used, i.e. a double renewal)
 """
 
 from __future__ import annotations
@@ -93,6 +110,15 @@ def _int(data: Mapping[str, Any], name: str, default: int | None = None) -> int:
 
 def _opt_int(data: Mapping[str, Any], name: str) -> int | None:
     return None if data.get(name) is None else _int(data, name)
+
+
+def _opt_float(data: Mapping[str, Any], name: str) -> float | None:
+    value = data.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise BadRequest(f"{name} should be a number of seconds")
+    return float(value)
 
 
 def _str(data: Mapping[str, Any], name: str, default: str | None = None) -> str:
@@ -220,6 +246,55 @@ def add_control_routes(app: web.Application, key: web.AppKey[Communities]) -> No
         else:
             registry.get(_int(data, "group_id")).reset()
         return {"ok": True}
+
+    @registry_route("GET", "vkid")
+    def vkid(registry: Communities, _: web.Request, __: dict[str, Any]) -> Any:
+        return registry.vkid.describe()
+
+    @registry_route("POST", "vkid")
+    def configure_vkid(registry: Communities, _: web.Request, data: dict[str, Any]) -> Any:
+        uris = data.get("redirect_uris")
+        if data.get("client_id") is not None:
+            if not isinstance(uris, list) or not all(isinstance(u, str) for u in uris):
+                raise BadRequest("redirect_uris should be a list of URLs")
+            registry.vkid.add_app(_int(data, "client_id"), uris)
+        elif uris is not None:
+            raise BadRequest("redirect_uris need a client_id")
+        registry.vkid.configure(
+            access_ttl=_opt_float(data, "access_ttl"),
+            code_ttl=_opt_float(data, "code_ttl"),
+            refresh_ttl=_opt_float(data, "refresh_ttl"),
+        )
+        return registry.vkid.describe()
+
+    @registry_route("POST", "vkid/revoke")
+    def vkid_revoke(registry: Communities, _: web.Request, data: dict[str, Any]) -> Any:
+        revoked = registry.vkid.revoke_user(
+            _int(data, "user_id"), client_id=_opt_int(data, "client_id")
+        )
+        return {"revoked": revoked}
+
+    @registry_route("POST", "vkid/expire")
+    def vkid_expire(registry: Communities, _: web.Request, data: dict[str, Any]) -> Any:
+        token = data.get("access_token")
+        if token is not None and not isinstance(token, str):
+            raise BadRequest("access_token should be a string")
+        expired = registry.vkid.expire(
+            user_id=_opt_int(data, "user_id"),
+            access_token=token,
+            refresh=_bool(data, "refresh", False),
+        )
+        return {"expired": expired}
+
+    @registry_route("GET", "vkid/events")
+    def vkid_events(registry: Communities, request: web.Request, _: dict[str, Any]) -> Any:
+        found = registry.vkid.find_events(
+            request.query.get("kind") or None, since=_int(request.query, "since", 0)
+        )
+        return {
+            "events": [event.to_dict() for event in found],
+            "stats": registry.vkid.stats(),
+        }
 
     @route("POST", "message_new")
     def message_new(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:

@@ -64,11 +64,15 @@ def _check_version(version: str | None) -> None:
         raise VKError(8, "versions below 5.81 are deprecated")
 
 
-def _authenticate(token: str | None, identity: Identity | None) -> Identity:
+def _authenticate(
+    token: str | None, identity: Identity | None, communities: Communities
+) -> Identity:
+    """Who calls, or error 5 with VK's reason: no token, a token VK ID issued that expired or
+    was revoked, or a token nobody issued."""
     if token is None or token == "":
         raise VKError(5, "no access_token passed.")
     if identity is None:
-        raise VKError(5, "invalid access_token (4).")
+        raise VKError(5, communities.vkid.rejection(token) or "invalid access_token (4).")
     return identity
 
 
@@ -105,7 +109,7 @@ async def handle_api_call(
             _check_version(version)
             if method != EXECUTE and method not in METHODS:
                 raise VKError(3)
-            identity = _authenticate(token, found)
+            identity = _authenticate(token, found, communities)
             kind, user_id = identity.kind, identity.user_id
             record.token_kind, record.user_id = kind, user_id
             record.group_id = state.group_id
@@ -129,7 +133,15 @@ async def handle_api_call(
             body: dict[str, Any] = {"error": exc.to_error(echo)}
         else:
             ctx = CallContext(
-                state, token, kind, user_id, Params(params), base_url, record.seq, communities
+                state,
+                token,
+                kind,
+                user_id,
+                Params(params),
+                base_url,
+                record.seq,
+                communities,
+                identity.scopes,
             )
             body = _run(ctx, method, record, echo)
     if decision.drop == "after":
@@ -170,6 +182,9 @@ def invoke(ctx: CallContext, method: str) -> Any:
         raise group_auth_error()
     if spec.scope is not None and ctx.is_group and spec.scope not in ctx.scopes:
         raise VKError(15, "no access to call this method")
+    if spec.user_scope is not None and ctx.user_scopes is not None and not ctx.is_group:
+        if spec.user_scope not in ctx.user_scopes:
+            raise VKError(15, "no access to call this method")
     return spec.impl(ctx)
 
 
@@ -203,6 +218,7 @@ def _execute(ctx: CallContext) -> tuple[Any, list[dict[str, Any]]]:
             ctx.base_url,
             ctx.parent_seq,
             ctx.communities,
+            ctx.user_scopes,
         )
         try:
             if method == EXECUTE:

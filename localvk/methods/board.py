@@ -1,6 +1,7 @@
 """Board (discussion) methods. Adding topics and comments and reading topics and comments
 need a user token (a community admin's); a community token gets error 27, as from VK.
-Deleting a comment works with both. Topic and comment ids are the community's own."""
+Deleting a comment works with both. A user token issued by VK ID needs the right ``groups``.
+Topic and comment ids are the community's own."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def _author(ctx: CallContext) -> int:
     return ctx.sender_id
 
 
-@method("board.addTopic", user_only=True)
+@method("board.addTopic", user_only=True, user_scope="groups")
 def add_topic(ctx: CallContext) -> int:
     check_group_id(ctx, required=True)
     title = ctx.params.req_str("title", max_length=MAX_TITLE_LENGTH)
@@ -42,7 +43,7 @@ def add_topic(ctx: CallContext) -> int:
     return topic.id
 
 
-@method("board.createComment", user_only=True)
+@method("board.createComment", user_only=True, user_scope="groups")
 def create_comment(ctx: CallContext) -> int:
     """A comment; a repeated ``guid`` from the same token returns the first comment's id."""
     check_group_id(ctx, required=True)
@@ -68,7 +69,7 @@ def create_comment(ctx: CallContext) -> int:
     return comment.id
 
 
-@method("board.getComments", user_only=True)
+@method("board.getComments", user_only=True, user_scope="groups")
 def get_comments(ctx: CallContext) -> dict[str, Any]:
     check_group_id(ctx, required=True)
     params = ctx.params
@@ -114,7 +115,7 @@ def get_comments(ctx: CallContext) -> dict[str, Any]:
     return answer
 
 
-@method("board.deleteComment")
+@method("board.deleteComment", user_scope="groups")
 def delete_comment(ctx: CallContext) -> int:
     check_group_id(ctx, required=True)
     comment_id = ctx.params.req_int("comment_id", minimum=1)
@@ -149,7 +150,7 @@ def _topic_item(topic: Topic, preview: int, preview_length: int) -> dict[str, An
     return item
 
 
-@method("board.getTopics", user_only=True)
+@method("board.getTopics", user_only=True, user_scope="groups")
 def get_topics(ctx: CallContext) -> dict[str, Any]:
     """The community's topics (``topic_ids`` to pick some), VK's ``order`` (1/0 latest
     activity first, 2 newest first, -1/-2 the other way), ``offset``/``count`` (≤ 100),

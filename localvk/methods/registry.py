@@ -27,6 +27,9 @@ class CallContext:
     base_url: str
     parent_seq: int | None = None
     communities: Communities | None = None
+    #: The rights of a user token issued by VK ID (None: a declared user token, which has
+    #: every right).
+    user_scopes: frozenset[str] | None = None
 
     @property
     def is_group(self) -> bool:
@@ -60,19 +63,31 @@ class MethodSpec:
     impl: MethodImpl
     user_only: bool = False
     scope: str | None = None
+    user_scope: str | None = None
 
 
 METHODS: dict[str, MethodSpec] = {}
 
+#: The user token right that stands for a community token right: a user acts on a community
+#: they administer with ``groups`` (VK's user scopes have no ``manage``).
+USER_SCOPE_OF: dict[str, str] = {"messages": "messages", "manage": "groups"}
+
 
 def method(
-    name: str, *, user_only: bool = False, scope: str | None = None
+    name: str,
+    *,
+    user_only: bool = False,
+    scope: str | None = None,
+    user_scope: str | None = None,
 ) -> Callable[[MethodImpl], MethodImpl]:
     """Register an implementation; ``user_only`` methods answer a community token with 27,
-    and a community token without the right ``scope`` gets 15."""
+    a community token without the right ``scope`` gets 15, and so does a user token issued by
+    VK ID without ``user_scope`` (by default the user right standing for ``scope``)."""
+    if user_scope is None and scope is not None:
+        user_scope = USER_SCOPE_OF.get(scope)
 
     def register(impl: MethodImpl) -> MethodImpl:
-        METHODS[name] = MethodSpec(name, impl, user_only, scope)
+        METHODS[name] = MethodSpec(name, impl, user_only, scope, user_scope)
         return impl
 
     return register

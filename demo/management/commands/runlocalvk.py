@@ -6,6 +6,9 @@ also pushes every event to the web process(es) as VK's Callback API does; the co
 and the secret default to ``VK_CONFIRMATION_CODE`` and ``VK_CALLBACK_SECRET``. More
 communities: ``--community GROUP_ID:GROUP_TOKEN:USER_TOKEN[:NAME[:SCOPES]]`` (repeatable), the
 default community token's rights: ``--group-scopes`` (see :mod:`localvk.community_options`).
+VK ID (the panel's sign-in, under ``/vkid/``): ``--vkid-app-id`` and ``--vkid-redirect``
+(repeatable), defaulting to the settings ``VK_ID_APP_ID`` and ``VK_ID_REDIRECT_URI`` (a URL or
+a list) when present; ``--user-token-ttl`` (3600 s) (see :mod:`localvk.vkid_options`).
 
 It lives in the demo app, not in ``vkbot``: :mod:`localvk` is for development and tests only and
 is not in the production image, so nothing the image runs may import it.
@@ -30,6 +33,7 @@ from localvk.community_options import (
 )
 from localvk.persist import StateFileError
 from localvk.state import LocalVK
+from localvk.vkid_options import add_vkid_arguments, configure_vkid
 
 DEFAULT_GROUP_TOKEN = "group-token"
 DEFAULT_USER_TOKEN = "user-token"
@@ -59,6 +63,7 @@ class Command(BaseCommand):
         )
         add_callback_arguments(parser)
         add_community_arguments(parser)
+        add_vkid_arguments(parser)
 
     def build_state(self, options: dict[str, Any]) -> LocalVK:
         group_id = options["group_id"] or getattr(settings, "VK_GROUP_ID", None) or 1
@@ -94,6 +99,14 @@ class Command(BaseCommand):
                 retries=options["callback_retries"],
                 duplicate_rate=options["callback_duplicate_rate"],
             )
+            app_id, redirects = _vkid_app(options)
+            configure_vkid(
+                state,
+                app_id,
+                redirects,
+                user_token_ttl=options["user_token_ttl"],
+                code_ttl=options["vkid_code_ttl"],
+            )
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         return state
@@ -112,8 +125,27 @@ class Command(BaseCommand):
                 "Callback API: every event goes to "
                 f"{', '.join(state.callbacks.config.urls)} once confirmed."
             )
+        vkid = Communities.of(state).vkid
+        if vkid.apps:
+            self.stdout.write(
+                f"VK ID: VK_ID_URL=http://{host}:{port}/vkid/ (app "
+                f"{', '.join(str(a) for a in vkid.apps)})."
+            )
         try:
             with contextlib.suppress(KeyboardInterrupt):
                 asyncio.run(serve(state, host, port, state_file=options["state_file"]))
         except StateFileError as exc:
             raise CommandError(f"{options['state_file']}: {exc}") from exc
+
+
+def _vkid_app(options: dict[str, Any]) -> tuple[int | None, list[str] | None]:
+    """The VK ID app from the options, else from the settings (only when both are set there,
+    so a project without VK ID configured runs without it)."""
+    if options["vkid_app_id"] is not None or options["vkid_redirects"]:
+        return options["vkid_app_id"], options["vkid_redirects"]
+    app_id = getattr(settings, "VK_ID_APP_ID", None)
+    raw = getattr(settings, "VK_ID_REDIRECT_URI", None)
+    redirects = [raw] if isinstance(raw, str) else list(raw or [])
+    if not app_id or not redirects:
+        return None, None
+    return int(app_id), redirects
