@@ -3,6 +3,9 @@
 
 A GM is any active staff account; they see and change only the games they run (``Game.gms``),
 a superuser sees all. Games are never deleted here: a game is ended or cancelled.
+
+Every list accepts only the lookups its filters use (``panel.lookups``): no URL a GM shapes
+filters, sorts or searches by a secret (a seed of the deal, a token, a password hash).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from django.utils.html import format_html
 
 from gameplay.models import Game, PhaseStatus, SeatStatus
 from gameplay.selectors.games import games_for
+from panel.lookups import AllowListedLookups
 from panel.russian_admin import RussianTitles
 from panel.templatetags.panel_tags import local_time
 from panel.views import discipline, game, record, running, setup, texts
@@ -30,10 +34,11 @@ def _is_gm(request: HttpRequest) -> bool:
 
 
 @admin.register(Game)
-class GameAdmin(RussianTitles, admin.ModelAdmin):
+class GameAdmin(AllowListedLookups, RussianTitles, admin.ModelAdmin):
     accusative = "игру"
     list_display = ("title", "status", "players", "current_phase", "created")
     list_filter = ("status",)
+    allowed_lookups = ("status__exact",)
     search_fields = ("name",)
     list_per_page = 50
 
@@ -178,12 +183,19 @@ admin.site.unregister(Group)
 
 
 @admin.register(User)
-class PanelUserAdmin(RussianTitles, UserAdmin):
+class PanelUserAdmin(AllowListedLookups, RussianTitles, UserAdmin):
     accusative = "пользователя"
     accusative_plural = "пользователей"
+    allowed_lookups = (
+        "is_staff__exact",
+        "is_superuser__exact",
+        "is_active__exact",
+        "groups__id__exact",
+        "groups__isnull",
+    )
 
 
 @admin.register(Group)
-class PanelGroupAdmin(RussianTitles, GroupAdmin):
+class PanelGroupAdmin(AllowListedLookups, RussianTitles, GroupAdmin):
     accusative = "группу"
     accusative_plural = "группы"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.db import models
 
 from .game import Game
+from .secrets import SecretField
 
 
 class Draw(models.Model):
@@ -33,11 +34,12 @@ class Draw(models.Model):
 class DealRound(models.Model):
     """A seed of the deal and its public commitment (gameplay/rules/deal.py): round 1 opens
     with the sign-up, a later one only by the GM's decision (an override). The seed is drawn by
-    the server and revealed only at the end; the deal is this seed's for the final roster."""
+    the server and revealed only at the end; the deal is this seed's for the final roster. The
+    seed is stored encrypted (``SecretField``): no lookup can compare it with a guess."""
 
     game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="deal_rounds")
     number = models.PositiveSmallIntegerField()
-    seed = models.CharField(max_length=128)
+    seed = SecretField()
     commitment = models.CharField(max_length=64)
     #: The topic its commitment was posted in (None: not posted yet, the game had no topic).
     topic_id = models.BigIntegerField(null=True, blank=True)

@@ -19,6 +19,8 @@ from gameplay.rules import Act, EarlyClose, Item, Role, Slot, Winner
 from gameplay.themes import DEFAULT as DEFAULT_THEME
 from gameplay.themes import THEMES
 
+from .secrets import SecretField
+
 
 def _choices(enum: type) -> list[tuple[str, str]]:
     return [(m.value, getattr(m, "title", m.value)) for m in enum]  # type: ignore[attr-defined]
@@ -110,8 +112,9 @@ class Game(models.Model):
     gm_vk_ids = models.JSONField("VK id ведущих", default=list, blank=True)
 
     # The verifiable deal (RULES.md §1): the seed (the current round's, ``DealRound``) stays
-    # secret until the end; ``commitment`` is the hash of the deal in play.
-    seed = models.CharField("зерно раздачи", max_length=128, blank=True)
+    # secret until the end, stored encrypted so that no query can compare it with a guess;
+    # ``commitment`` is the hash of the deal in play.
+    seed = SecretField("зерно раздачи", blank=True)
     commitment = models.CharField("хеш раздачи", max_length=64, blank=True)
     deal_from_seed = models.BooleanField("раздача из зерна", default=True)
     role_strike_used = models.BooleanField("ролевой удар мафии использован", default=False)

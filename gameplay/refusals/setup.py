@@ -59,6 +59,11 @@ class SpectatorChatTaken(Worded, SetupError):
     pass
 
 
+class SeedUnreadable(Worded, SetupError):
+    """The round's seed is stored under a key the server no longer has (it reads as empty):
+    a deal from it would not be the committed one."""
+
+
 class CountsAfterDeal(Worded, SetupError):
     pass
 

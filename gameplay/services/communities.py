@@ -9,6 +9,7 @@ found. Tokens are stored encrypted (``gameplay.models.secrets``) and never logge
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,10 +19,11 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from gameplay.models import Community, CommunityMember, CommunityRole
+from gameplay.models import Community, CommunityMember, CommunityRole, DealRound, Game
 from gameplay.models.secrets import crypter, is_encrypted, under_first_key
 from gameplay.refusals import NoSuchPanelUser, NotStaff, OwnerNotRemovable
 from gameplay.selectors.communities import StoredSecret, stored_secrets
+from gameplay.selectors.seeds import StoredSeed, stored_seeds
 
 log = logging.getLogger(__name__)
 
@@ -167,10 +169,10 @@ def community_longpoll_status(*, vk_id: int, problem: str = "") -> bool:
 
 class SecretsUnreadable(Exception):
     """Some stored secrets cannot be decrypted with the keys in force; nothing was changed.
-    The message names the communities and columns, never a value."""
+    The message names the communities, games and columns, never a value."""
 
-    def __init__(self, secrets: list[StoredSecret]) -> None:
-        self.secrets = secrets
+    def __init__(self, secrets: Sequence[StoredSecret | StoredSeed]) -> None:
+        self.secrets = list(secrets)
         where = ", ".join(secret.where for secret in secrets)
         super().__init__(
             f"{len(secrets)} stored secret(s) cannot be decrypted with the configured keys: {where}"
@@ -182,46 +184,59 @@ class Rotation:
     """What :func:`community_secrets_rotate` did."""
 
     communities: int  # communities with at least one secret stored
-    secrets: int  # secrets written again, encrypted with the first key
-    from_older_keys: int  # of them, encrypted with another key before
-    from_plain_text: int  # of them, stored unencrypted before
+    secrets: int  # community secrets written again, encrypted with the first key
+    from_older_keys: int  # of the secrets and seeds, encrypted with another key before
+    from_plain_text: int  # of the secrets and seeds, stored unencrypted before
+    games: int = 0  # games with at least one seed of the deal stored
+    seeds: int = 0  # seeds (the games' and their rounds') written again
 
 
 @transaction.atomic
 def community_secrets_rotate() -> Rotation:
-    """Encrypt every stored secret (``Community.group_token``, ``user_token``,
-    ``callback_secret``) again with the first key of ``TOKEN_ENCRYPTION_KEYS`` (or the first
-    key derived from ``SECRET_KEY``), in one transaction, so that the older keys can be
-    dropped. Raises :class:`SecretsUnreadable`, changing nothing, when any stored value cannot
-    be decrypted with the keys in force."""
-    rows = Community.objects.select_for_update().order_by("pk")
-    found = stored_secrets(rows)
-    unreadable, plain = [], {}
+    """Encrypt every stored secret again with the first key of ``TOKEN_ENCRYPTION_KEYS`` (or
+    the first key derived from ``SECRET_KEY``), in one transaction, so that the older keys can
+    be dropped: the communities' ``group_token``, ``user_token`` and ``callback_secret``, and
+    the seeds of the deal (``Game.seed``, ``DealRound.seed``). Raises
+    :class:`SecretsUnreadable`, changing nothing, when any stored value cannot be decrypted
+    with the keys in force."""
+    found = stored_secrets(Community.objects.select_for_update().order_by("pk"))
+    seeds = stored_seeds(lock=True)
+    every: list[StoredSecret | StoredSeed] = [*found, *seeds]
+    unreadable: list[StoredSecret | StoredSeed] = []
+    plain: dict[StoredSecret | StoredSeed, str] = {}
     fernet = crypter()
-    for secret in found:
+    for secret in every:
         if not is_encrypted(secret.stored):
-            plain[(secret.community_id, secret.field)] = secret.stored
+            plain[secret] = secret.stored
             continue
         try:
-            plain[(secret.community_id, secret.field)] = fernet.decrypt(
-                secret.stored.encode()
-            ).decode()
+            plain[secret] = fernet.decrypt(secret.stored.encode()).decode()
         except InvalidToken:
             unreadable.append(secret)
     if unreadable:
         raise SecretsUnreadable(unreadable)
-    older = sum(1 for s in found if is_encrypted(s.stored) and not under_first_key(s.stored))
+    # Written through the fields (get_prep_value), which encrypt with the first key.
     for pk in sorted({s.community_id for s in found}):
-        values = {name: value for (row, name), value in plain.items() if row == pk}
-        # Written through the field (get_prep_value), which encrypts with the first key.
+        values = {s.field: plain[s] for s in found if s.community_id == pk}
         Community.objects.filter(pk=pk).update(**values)
+    for seed in seeds:
+        if seed.round is None:
+            Game.objects.filter(pk=seed.game_id).update(seed=plain[seed])
+        else:
+            DealRound.objects.filter(game_id=seed.game_id, number=seed.round).update(
+                seed=plain[seed]
+            )
     rotation = Rotation(
         communities=len({s.community_id for s in found}),
         secrets=len(found),
-        from_older_keys=older,
-        from_plain_text=sum(1 for s in found if not is_encrypted(s.stored)),
+        from_older_keys=sum(
+            1 for s in every if is_encrypted(s.stored) and not under_first_key(s.stored)
+        ),
+        from_plain_text=sum(1 for s in every if not is_encrypted(s.stored)),
+        games=len({s.game_id for s in seeds}),
+        seeds=len(seeds),
     )
-    log.info("Community secrets encrypted again with the first key: %s", rotation)
+    log.info("Stored secrets encrypted again with the first key: %s", rotation)
     return rotation
 
 

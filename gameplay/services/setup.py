@@ -44,6 +44,7 @@ from gameplay.refusals import (
     RosterMismatch,
     RoundNotNeeded,
     SeatNumbersInvalid,
+    SeedUnreadable,
     SpectatorChatTaken,
     TopicTaken,
 )
@@ -175,6 +176,13 @@ def _post_round(game: Game, rnd: DealRound) -> None:
     rnd.save(update_fields=["topic_id"])
 
 
+def _seed_of(rnd: DealRound) -> str:
+    """The round's seed; one stored under a key the server lost reads as empty: refused."""
+    if not rnd.seed:
+        raise SeedUnreadable()
+    return rnd.seed
+
+
 def _open_round(game: Game, *, by: str, seed: str | None = None) -> DealRound:
     last = current_round(game=game)
     number = (last.number if last else 0) + 1
@@ -292,7 +300,7 @@ def _deal(game: Game, rnd: DealRound, by: str) -> DealSummary:
     seats = list(Seat.objects.filter(game=game, status=SeatStatus.PLAYER).order_by("vk_user_id"))
     if len(seats) != counts.total:
         raise RosterMismatch(players=len(seats), roles=counts.total)
-    result = deal_for_roster(rnd.seed, counts, [s.vk_user_id for s in seats])
+    result = deal_for_roster(_seed_of(rnd), counts, [s.vk_user_id for s in seats])
     items = result.item_by_seat
     Seat.objects.filter(game=game).update(number=None)
     for i, seat in enumerate(seats):
@@ -373,7 +381,7 @@ def game_deal_fixed(
     rnd = current_round(game=game) or _open_round(game, by=by)
     rnd.deals += 1
     rnd.save(update_fields=["deals"])
-    seed = rnd.seed
+    seed = _seed_of(rnd)
     game.seed = seed
     game.commitment = commitment(seed, roles, held)
     game.deal_from_seed = False

@@ -468,3 +468,51 @@ async def test_reset_forgets_content_but_not_configuration(
     assert status == 200
     assert server.state.sent_messages() == [] and server.state.calls() == []
     assert await api.messages.send(peer_id=1, message="x", random_id=1)  # dedup forgotten too
+
+
+# --- messages.edit: cmid and its older name ------------------------------------------------
+
+
+async def test_edit_by_cmid_the_schemas_name(server: RunningServer, api: API) -> None:
+    """VK's method schema for 5.199 names the parameter ``cmid``; vkbottle's generated
+    ``messages.edit`` sends it so."""
+    await api.messages.send(peer_id=42, message="Было", random_id=11)
+    [message] = server.state.sent_messages(42)
+    assert await api.messages.edit(
+        peer_id=42, cmid=message.conversation_message_id, message="Стало"
+    )
+    assert server.state.sent_messages(42)[0].text == "Стало"
+
+
+@pytest.mark.parametrize(
+    "names", [("conversation_message_id",), ("cmid", "conversation_message_id")]
+)
+async def test_edit_by_the_older_name_too(
+    server: RunningServer, http: aiohttp.ClientSession, names: tuple[str, ...]
+) -> None:
+    """dev.vk.com still shows ``conversation_message_id`` and vkbottle's
+    ``MessageEvent.edit_message`` sends it; both at once must agree."""
+    await raw_call(http, server, "messages.send", {"peer_id": 42, "message": "1", "random_id": 5})
+    [message] = server.state.sent_messages(42)
+    params = {name: message.conversation_message_id for name in names}
+    _, answer = await raw_call(
+        http, server, "messages.edit", {"peer_id": 42, "message": "2", **params}
+    )
+    assert answer == {"response": 1}
+    assert server.state.sent_messages(42)[0].text == "2"
+
+
+async def test_edit_with_disagreeing_cmids_is_error_100(
+    server: RunningServer, http: aiohttp.ClientSession
+) -> None:
+    await raw_call(http, server, "messages.send", {"peer_id": 42, "message": "1", "random_id": 5})
+    _, answer = await raw_call(
+        http,
+        server,
+        "messages.edit",
+        {"peer_id": 42, "message": "2", "cmid": 1, "conversation_message_id": 2},
+    )
+    assert answer["error"]["error_code"] == 100
+    _, answer = await raw_call(http, server, "messages.edit", {"peer_id": 42, "message": "2"})
+    assert answer["error"]["error_code"] == 100
+    assert "cmid" in answer["error"]["error_msg"]

@@ -1,4 +1,5 @@
-"""``manage.py rotate_token_keys``: encrypt every stored community secret with the first key.
+"""``manage.py rotate_token_keys``: encrypt every stored secret (the communities' tokens and
+Callback secrets, the seeds of the deal) with the first key.
 
 Rotation of ``TOKEN_ENCRYPTION_KEYS`` (README "Hosting many communities"): put the new key
 first and keep the old ones after it, restart, run this, then drop the old keys. When a stored
@@ -21,8 +22,9 @@ from gameplay.services.communities import SecretsUnreadable, community_secrets_r
 
 class Command(BaseCommand):
     help = (
-        "Encrypt every stored community secret (tokens, Callback API secrets) again with the "
-        "first key of TOKEN_ENCRYPTION_KEYS, so that the older keys can be dropped."
+        "Encrypt every stored secret (the communities' tokens and Callback API secrets, the "
+        "games' seeds of the deal) again with the first key of TOKEN_ENCRYPTION_KEYS, so that "
+        "the older keys can be dropped."
     )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -35,7 +37,7 @@ class Command(BaseCommand):
             )
         except DatabaseError as error:
             self._refuse(f"cannot use the database: {error_line(error)}")
-        if not done.secrets:
+        if not done.secrets and not done.seeds:
             self.stdout.write("No community secret is stored: nothing to encrypt again.")
             return
         older = []
@@ -49,9 +51,14 @@ class Command(BaseCommand):
             if settings.TOKEN_ENCRYPTION_KEYS
             else "the key derived from SECRET_KEY (TOKEN_ENCRYPTION_KEYS is not set)"
         )
+        what = []
+        if done.secrets:
+            what.append(f"{done.secrets} secret(s) of {done.communities} community(ies)")
+        if done.seeds:
+            what.append(f"{done.seeds} seed(s) of the deal of {done.games} game(s)")
         self.stdout.write(
-            f"Encrypted {done.secrets} secret(s) of {done.communities} community(ies) again "
-            f"with {key}{detail}. The older keys can be dropped now."
+            f"Encrypted {' and '.join(what)} again with {key}{detail}. The older keys can be "
+            "dropped now."
         )
 
     def _refuse(self, line: str) -> None:

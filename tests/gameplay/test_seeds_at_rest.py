@@ -1,0 +1,162 @@
+"""The seeds of the deal at rest: stored Fernet-encrypted like the tokens, so that no query
+compares a guess with them (``Game.seed``, ``DealRound.seed``); the migration encrypts the
+plain seeds of existing games; ``manage.py rotate_token_keys`` encrypts them again with the
+first key; ``check --deploy`` names a seed no key decrypts, and no deal is made from it."""
+
+from __future__ import annotations
+
+import importlib
+import io
+
+import pytest
+from cryptography.fernet import Fernet
+from django.apps import apps
+from django.core.checks import Error
+from django.core.management import call_command
+from django.db import connection
+
+from gameplay import services
+from gameplay.checks import stored_seeds_readable
+from gameplay.models import DealRound, Game, GameStatus, Seat
+from gameplay.models.secrets import FERNET_PREFIX
+from gameplay.refusals import SeedUnreadable
+from gameplay.selectors.seeds import stored_seeds, unreadable_seeds
+from gameplay.services.communities import SecretsUnreadable, community_secrets_rotate
+from tests.gameplay.factories import make_game
+
+pytestmark = pytest.mark.django_db
+
+SEED = "a4" + "7d" * 31
+KEY_A = Fernet.generate_key().decode()
+KEY_B = Fernet.generate_key().decode()
+MIGRATION = importlib.import_module("gameplay.migrations.0015_encrypted_seeds")
+
+
+def raw(model: type[Game] | type[DealRound], pk: int) -> str:
+    """The seed column as the database holds it."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT seed FROM {model._meta.db_table} WHERE id = %s", [pk])
+        return str(cursor.fetchone()[0])
+
+
+def write_raw(model: type[Game] | type[DealRound], pk: int, stored: str) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(f"UPDATE {model._meta.db_table} SET seed = %s WHERE id = %s", [stored, pk])
+
+
+def rotate() -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        call_command("rotate_token_keys", stdout=out, stderr=err)
+    except SystemExit as ended:
+        return int(ended.code or 0), out.getvalue(), err.getvalue()
+    return 0, out.getvalue(), err.getvalue()
+
+
+def test_the_seeds_are_stored_encrypted_and_no_lookup_finds_them() -> None:
+    game = make_game(9, seed=SEED, deal=True)
+    rnd = DealRound.objects.get(game=game)
+    stored = [raw(Game, game.pk), raw(DealRound, rnd.pk)]
+    assert all(s.startswith(FERNET_PREFIX) and SEED not in s for s in stored)
+    assert stored[0] != stored[1]  # the same seed, a ciphertext of its own per row
+    assert Game.objects.get(pk=game.pk).seed == SEED == DealRound.objects.get(pk=rnd.pk).seed
+    for model in (Game, DealRound):
+        for lookup in ("exact", "iexact", "in", "contains", "icontains", "startswith"):
+            value = [SEED] if lookup == "in" else SEED
+            assert not model.objects.filter(**{f"seed__{lookup}": value}).exists()
+        # A short guess is compared with the ciphertext, never the seed: what it finds is what
+        # the stored text of each row (random, its own) happens to hold.
+        for guess in (SEED[:1], SEED[:2]):
+            for lookup, test in (("startswith", str.startswith), ("contains", str.__contains__)):
+                found = set(
+                    model.objects.filter(**{f"seed__{lookup}": guess}).values_list("pk", flat=True)
+                )
+                pks = model.objects.values_list("pk", flat=True)
+                assert found == {pk for pk in pks if test(raw(model, pk), guess)}
+
+
+def test_the_migration_encrypts_the_plain_seeds_once_and_reverses() -> None:
+    game = make_game(9, seed=SEED)
+    rnd = DealRound.objects.get(game=game)
+    empty = make_game(9, seed="other")
+    write_raw(Game, game.pk, SEED)  # as stored before the migration
+    write_raw(DealRound, rnd.pk, SEED)
+    write_raw(Game, empty.pk, "")  # a game whose seed was never set stays empty
+
+    MIGRATION.encrypt_seeds(apps, None)
+    first = raw(Game, game.pk), raw(DealRound, rnd.pk)
+    MIGRATION.encrypt_seeds(apps, None)  # run again: nothing is encrypted twice
+
+    assert (raw(Game, game.pk), raw(DealRound, rnd.pk)) == first
+    assert all(s.startswith(FERNET_PREFIX) for s in first) and raw(Game, empty.pk) == ""
+    assert Game.objects.get(pk=game.pk).seed == SEED == DealRound.objects.get(pk=rnd.pk).seed
+
+    MIGRATION.decrypt_seeds(apps, None)
+    assert (raw(Game, game.pk), raw(DealRound, rnd.pk)) == (SEED, SEED)
+
+
+def test_rotation_encrypts_the_seeds_again_with_the_first_key(settings) -> None:
+    settings.TOKEN_ENCRYPTION_KEYS = [KEY_A]
+    game = make_game(9, seed=SEED, deal=True)
+    plain = make_game(9, seed="plain-seed")
+    write_raw(Game, plain.pk, "plain-seed")  # one left unencrypted
+    before = {s.where: s.stored for s in stored_seeds()}
+
+    settings.TOKEN_ENCRYPTION_KEYS = [KEY_B, KEY_A]
+    status, out, err = rotate()
+
+    assert (status, err) == (0, "")
+    assert out.strip() == (
+        "Encrypted 4 seed(s) of the deal of 2 game(s) again with the first key of "
+        "TOKEN_ENCRYPTION_KEYS (3 were under an older key; 1 were stored unencrypted). The "
+        "older keys can be dropped now."
+    )
+    settings.TOKEN_ENCRYPTION_KEYS = [KEY_B]  # the old key dropped: every seed still reads
+    assert unreadable_seeds() == []
+    after = {s.where: s.stored for s in stored_seeds()}
+    assert set(after) == set(before) and all(after[w] != before[w] for w in after)
+    assert all(Fernet(KEY_B.encode()).decrypt(s.encode()) for s in after.values())
+    assert Game.objects.get(pk=game.pk).seed == SEED
+    assert DealRound.objects.get(game=game).seed == SEED
+    assert Game.objects.get(pk=plain.pk).seed == "plain-seed"
+
+
+def test_rotation_refuses_a_seed_no_key_decrypts(settings) -> None:
+    settings.TOKEN_ENCRYPTION_KEYS = [KEY_A]
+    game = make_game(9, seed=SEED)
+    rnd = DealRound.objects.get(game=game)
+    foreign = Fernet(Fernet.generate_key()).encrypt(b"lost-seed").decode()
+    write_raw(DealRound, rnd.pk, foreign)
+    before = {s.where: s.stored for s in stored_seeds()}
+
+    with pytest.raises(SecretsUnreadable) as refused:
+        community_secrets_rotate()
+    status, out, err = rotate()
+
+    assert f"game {game.pk} deal round 1 seed" in str(refused.value)
+    assert status == 2 and out == "" and "lost-seed" not in err and foreign not in err
+    assert (
+        f"1 stored secret(s) cannot be decrypted with the configured keys: game {game.pk} " in err
+    )
+    assert {s.where: s.stored for s in stored_seeds()} == before
+
+
+def test_check_and_deal_refuse_a_seed_no_key_decrypts(settings) -> None:
+    settings.TOKEN_ENCRYPTION_KEYS = [KEY_A]
+    game = make_game(9, seed=SEED)
+    assert stored_seeds_readable() == []
+
+    settings.TOKEN_ENCRYPTION_KEYS = [KEY_B]
+    found = stored_seeds_readable()
+
+    assert [(type(m), m.id) for m in found] == [(Error, "gameplay.E002")]
+    assert f"game {game.pk} seed, game {game.pk} deal round 1 seed" in found[0].msg
+    assert SEED not in found[0].msg
+    with pytest.raises(SeedUnreadable):
+        services.game_deal(game_id=game.pk, by="gm:test")
+    assert Game.objects.get(pk=game.pk).status == GameStatus.RECRUITING
+    assert not Seat.objects.filter(game=game, number__isnull=False).exists()
+
+    settings.TOKEN_ENCRYPTION_KEYS = [KEY_B, KEY_A]  # the key back: it deals
+    services.game_deal(game_id=game.pk, by="gm:test")
+    assert Game.objects.get(pk=game.pk).status == GameStatus.DEALT
