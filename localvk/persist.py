@@ -10,7 +10,8 @@ restart). Also the connect-flow settings of each community (long poll and Callba
 bot settings, the confirmation code) and, when the server hosts more than the default
 community, the others (``communities``: each with its tokens, name and content), so
 communities created at runtime come back; a community declared again on the command line keeps
-its declared tokens and gets its content back.
+its declared tokens and gets its content back. And VK ID's sign-ins with their tokens
+(``vkid``), so a panel signed in stays signed in across a restart.
 
 :func:`save` writes atomically (a temporary file, then a rename), so a crash leaves the last
 complete file. :class:`AutoSaver` saves every few seconds when something changed.
@@ -60,6 +61,7 @@ def export_state(state: LocalVK) -> dict[str, Any]:
             "communities": [
                 {"declaration": _declaration(other), **_export_content(other)} for other in others
             ],
+            "vkid": Communities.of(state).vkid.export(),
         }
 
 
@@ -127,6 +129,8 @@ def import_state(state: LocalVK, data: Any) -> None:
             state.users.update(users)
         for extra in data.get("communities", []):
             _import_community(Communities.of(state), extra)
+        if "vkid" in data:
+            Communities.of(state).vkid.restore(data["vkid"])
     except (KeyError, TypeError, ValueError) as exc:
         raise StateFileError(f"broken state file: {type(exc).__name__}: {exc}") from exc
 
@@ -208,9 +212,11 @@ def _apply(state: LocalVK, data: dict[str, Any]) -> None:
 def fingerprint(state: LocalVK) -> tuple[Any, ...]:
     """Changes whenever something :func:`export_state` keeps has changed (cheap)."""
     with state.lock:
+        communities = Communities.of(state)
         return (
             len(state.users),
-            tuple(_fingerprint(community) for community in Communities.of(state)),
+            tuple(_fingerprint(community) for community in communities),
+            communities.vkid.fingerprint(),
         )
 
 

@@ -623,6 +623,88 @@ class VKID:
                 self._event("expire", grant=grant)
             return expired
 
+    # --- keeping (``--state-file``) --------------------------------------------------------
+
+    def export(self) -> dict[str, Any]:
+        """The sign-ins with their tokens, JSON-ready (apps and lifetimes come from the
+        options; codes live minutes and events are a test's record: neither is kept)."""
+        with self.lock:
+            return {
+                "grants": [
+                    {
+                        "id": grant.id,
+                        "client_id": grant.client_id,
+                        "user_id": grant.user_id,
+                        "device_id": grant.device_id,
+                        "scopes": list(grant.scopes),
+                        "created": grant.created,
+                        "refresh_token": grant.refresh_token,
+                        "refresh_expires_at": grant.refresh_expires_at,
+                        "used_refresh_tokens": list(grant.used_refresh_tokens),
+                        "refreshes": grant.refreshes,
+                        "revoked": grant.revoked,
+                        "access_tokens": [
+                            {
+                                "token": token,
+                                "scopes": sorted(self._access[token].scopes),
+                                "expires_at": self._access[token].expires_at,
+                                "revoked": self._access[token].revoked,
+                            }
+                            for token in grant.access_tokens
+                        ],
+                    }
+                    for grant in self.grants.values()
+                ]
+            }
+
+    def restore(self, data: Mapping[str, Any]) -> None:
+        """Take back what :meth:`export` wrote (replacing the sign-ins held now)."""
+        with self.lock:
+            self.grants.clear()
+            self._by_refresh.clear()
+            self._by_used_refresh.clear()
+            self._access.clear()
+            for raw in data.get("grants", []):
+                grant = Grant(
+                    id=int(raw["id"]),
+                    client_id=int(raw["client_id"]),
+                    user_id=int(raw["user_id"]),
+                    device_id=str(raw["device_id"]),
+                    scopes=tuple(str(name) for name in raw["scopes"]),
+                    created=float(raw["created"]),
+                    refresh_token=str(raw["refresh_token"]),
+                    refresh_expires_at=float(raw["refresh_expires_at"]),
+                    used_refresh_tokens=[str(t) for t in raw["used_refresh_tokens"]],
+                    refreshes=int(raw["refreshes"]),
+                    revoked=bool(raw["revoked"]),
+                )
+                self.grants[grant.id] = grant
+                self._by_refresh[grant.refresh_token] = grant.id
+                for used in grant.used_refresh_tokens:
+                    self._by_used_refresh[used] = grant.id
+                for item in raw["access_tokens"]:
+                    token = AccessToken(
+                        token=str(item["token"]),
+                        grant_id=grant.id,
+                        scopes=frozenset(str(name) for name in item["scopes"]),
+                        expires_at=float(item["expires_at"]),
+                        revoked=bool(item["revoked"]),
+                    )
+                    self._access[token.token] = token
+                    grant.access_tokens.append(token.token)
+            self._grant_seq = itertools.count(max(self.grants, default=0) + 1)
+
+    def fingerprint(self) -> tuple[Any, ...]:
+        """Changes whenever something :meth:`export` keeps has changed (cheap)."""
+        with self.lock:
+            return (
+                len(self.grants),
+                len(self._access),
+                sum(grant.refreshes for grant in self.grants.values()),
+                sum(1 for grant in self.grants.values() if grant.revoked),
+                len(self.events),
+            )
+
     def find_events(self, kind: str | None = None, *, since: int = 0) -> list[VKIDEvent]:
         with self.lock:
             return [

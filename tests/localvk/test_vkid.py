@@ -12,6 +12,7 @@ import re
 import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -20,7 +21,7 @@ import pytest
 import pytest_asyncio
 from vkbottle.http import SingleAiohttpClient
 
-from localvk import LocalVK, RunningServer, running_server
+from localvk import LocalVK, RunningServer, persist, running_server
 from localvk.__main__ import build_parser, state_from_args
 from localvk.communities import Communities
 from localvk.vkid import code_challenge
@@ -757,3 +758,31 @@ def test_device_ids_and_codes_are_opaque() -> None:
     first, second = vkid.issue_code(request, ADMIN_ID), vkid.issue_code(request, ADMIN_ID)
     assert first["code"] != second["code"] and first["device_id"] != second["device_id"]
     assert re.fullmatch(r"[A-Za-z0-9_\-]+", first["device_id"])
+
+
+async def test_sign_ins_survive_a_restart_with_a_state_file(
+    tmp_path: Path, http: aiohttp.ClientSession
+) -> None:
+    path = tmp_path / "state.json"
+    async with running_server(make_state()) as first:
+        first.communities.vkid.add_app(CLIENT_ID, [REDIRECT])
+        code, tokens = await sign_in(http, first)
+        _, renewed = await token_call(
+            http, first, refresh_form(code.device_id, tokens["refresh_token"])
+        )
+        persist.save(first.state, path)
+    restarted = make_state()
+    assert persist.load(restarted, path)
+    async with running_server(restarted) as second:
+        second.communities.vkid.add_app(CLIENT_ID, [REDIRECT])
+        _, users = await raw_call(http, second, "users.get", {}, token=renewed["access_token"])
+        assert users["response"][0]["id"] == ADMIN_ID
+        status, body = await token_call(
+            http, second, refresh_form(code.device_id, tokens["refresh_token"])
+        )
+        assert (status, body["error"]) == (400, "invalid_grant")
+        assert second.communities.vkid.stats()["reused_refresh"] == 1
+        status, body = await token_call(
+            http, second, refresh_form(code.device_id, renewed["refresh_token"])
+        )
+        assert status == 200 and body["user_id"] == ADMIN_ID
