@@ -75,3 +75,27 @@ def test_runlocalvk_takes_the_code_and_secret_from_settings(settings: Any) -> No
     settings.VK_CONFIRMATION_CODE = ""
     with pytest.raises(CommandError, match="confirmation code"):
         command.build_state(vars(parser.parse_args(["--callback-url", "http://h/cb/"])))
+
+
+def test_runlocalvk_takes_the_vk_id_app_from_options_or_settings(settings: Any) -> None:
+    from django.core.management.base import CommandError
+
+    from demo.management.commands.runlocalvk import Command
+    from localvk import Communities
+
+    settings.VK_ID_APP_ID = 51234567
+    settings.VK_ID_REDIRECT_URI = "http://127.0.0.1:8000/cb/"
+    command = Command()
+    parser = command.create_parser("manage.py", "runlocalvk")
+    vkid = Communities.of(command.build_state(vars(parser.parse_args([])))).vkid
+    assert vkid.apps[51234567].redirect_uris == ("http://127.0.0.1:8000/cb/",)
+    assert vkid.access_ttl == 3600.0
+    explicit = parser.parse_args(
+        ["--vkid-app-id", "7", "--vkid-redirect", "http://x.test/", "--user-token-ttl", "5"]
+    )
+    vkid = Communities.of(command.build_state(vars(explicit))).vkid
+    assert set(vkid.apps) == {7} and vkid.access_ttl == 5.0
+    settings.VK_ID_APP_ID = None
+    assert not Communities.of(command.build_state(vars(parser.parse_args([])))).vkid.apps
+    with pytest.raises(CommandError):
+        command.build_state(vars(parser.parse_args(["--vkid-app-id", "7"])))
