@@ -126,6 +126,7 @@ from .play import (
     VoteTargetMissing,
 )
 from .setup import (
+    CommunityFixedInPlay,
     CountsAfterDeal,
     CountsLocked,
     EarlyCloseRuleUnknown,
@@ -141,6 +142,7 @@ from .setup import (
     SeatNumbersInvalid,
     SeedUnreadable,
     SpectatorChatTaken,
+    TopicRequiredInPlay,
     TopicTaken,
     UnknownTimeZone,
 )
@@ -162,6 +164,7 @@ __all__ = [
     "ChatNumberMissing",
     "ChatOpenNoNewChat",
     "ChatOpensInRunningGame",
+    "CommunityFixedInPlay",
     "CommunityFromEnvironment",
     "CommunityOwnedByAnother",
     "CommunityRequired",
@@ -254,6 +257,7 @@ __all__ = [
     "ThemeTextTooLong",
     "TopicNotFound",
     "TopicOfAnotherCommunity",
+    "TopicRequiredInPlay",
     "TopicTaken",
     "UnknownFlagDecision",
     "UnknownTimeZone",

@@ -74,3 +74,13 @@ class RosterMismatch(Worded, NotEnoughPlayers):
 
 class SeatNumbersInvalid(Worded, NotEnoughPlayers):
     pass
+
+
+class TopicRequiredInPlay(Worded, SetupError):
+    """A dealt or running game's topic cleared: its posts (the roster, the tallies, the
+    nights' results) would go nowhere and its board votes unanswered."""
+
+
+class CommunityFixedInPlay(Worded, SetupError):
+    """A dealt or running game moved to another community: its players, topics and chat are
+    the first one's."""

@@ -10,9 +10,10 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
-from gameplay.messages import known_zone
+from gameplay.messages import known_zone, render
 from gameplay.models import Community, Game, GameStatus
 from gameplay.refusals import (
+    CommunityFixedInPlay,
     CommunityRequired,
     CountsAfterDeal,
     CountsLocked,
@@ -27,6 +28,7 @@ from gameplay.refusals import (
     RemindersOutOfRange,
     SettingsFrozen,
     SettingsNotChangeable,
+    TopicRequiredInPlay,
     UnknownTimeZone,
 )
 from gameplay.rules import EarlyClose, RoleCounts
@@ -34,6 +36,7 @@ from gameplay.selectors.communities import communities_for
 from gameplay.themes import THEMES
 
 from .common import lock_game, log_event
+from .replies import board_reply
 from .setup import announce_round, check_vk_tenancy, game_create, round_was_dealt, tenancy_refusal
 from .vkrefs import CHAT_PEER_BASE
 
@@ -109,6 +112,34 @@ def _check_change(game: Game, editor: Any, values: dict[str, Any]) -> None:
         check_community(user=editor, vk_group_id=values["vk_group_id"])
 
 
+#: Statuses in which the roles are dealt and the game is played in its topic, with its
+#: community's bot.
+IN_PLAY = (GameStatus.DEALT, GameStatus.RUNNING)
+
+
+def _check_in_play(game: Game, values: dict[str, Any]) -> None:
+    """What a dealt or running game cannot take without breaking: losing its topic (its posts
+    would go nowhere, its board votes unanswered) and another community (its players, topics
+    and chat are this one's). Every other setting applies from the next phase or post on."""
+    if game.status not in IN_PLAY:
+        return
+    if "topic_id" in values and values["topic_id"] is None and game.topic_id is not None:
+        raise TopicRequiredInPlay()
+    moved = "vk_group_id" in values and values["vk_group_id"] != game.vk_group_id
+    if moved and game.vk_group_id is not None:
+        raise CommunityFixedInPlay()
+
+
+def _announce_move(game: Game, old_topic: int | None) -> None:
+    """A dealt or running game's topic moved: the old topic says where it went, since the bot
+    answers there no more."""
+    if game.status in IN_PLAY and old_topic is not None and old_topic != game.topic_id:
+        text = render(
+            "board/topic_moved", game=game.name, group=game.vk_group_id, topic=game.topic_id
+        )
+        board_reply(game_id=game.pk, topic_id=old_topic, text=text, kind="topic_moved")
+
+
 def _gm_users(usernames: Iterable[Any]) -> list[Any]:
     users = list(usernames)
     for user in users:
@@ -153,8 +184,9 @@ def game_settings_update(
     editor: Any = None,
     **values: Any,
 ) -> Game:
-    """Change a game's settings: counts only in recruitment, none once finished (and
-    ``editor``, the panel's user, moves the game only into their communities)."""
+    """Change a game's settings: counts only in recruitment, none once finished, neither the
+    topic cleared nor the community changed once dealt (``_check_in_play``); ``editor``, the
+    panel's user, moves the game only into their communities."""
     game = lock_game(game_id=game_id)
     if game.status in (GameStatus.FINISHED, GameStatus.CANCELLED):
         raise SettingsFrozen()
@@ -162,6 +194,8 @@ def game_settings_update(
     if unknown:
         raise SettingsNotChangeable(fields=", ".join(sorted(unknown)))
     _check_change(game, editor, values)
+    _check_in_play(game, values)
+    old_topic = game.topic_id
     changed: dict[str, Any] = {}
     if counts is not None:
         current = RoleCounts(
@@ -197,6 +231,7 @@ def game_settings_update(
         log_event(game, "settings_changed", by=by, changed=changed)
         if {"topic_id", "recruit_topic_id"} & set(changed):
             announce_round(game=game)
+        _announce_move(game, old_topic)
     if gms is not None:
         users = _gm_users(gms)
         if not users:

@@ -127,7 +127,8 @@ class GameSettingsForm(forms.Form):
     )
     topic = TopicField(
         label="Тема игры",
-        help_text="Где идёт игра и голосование: номер темы или ссылка vk.com/topic-…",
+        help_text="Где идёт игра и голосование: номер темы или ссылка vk.com/topic-…; после "
+        "раздачи ролей тему можно заменить другой, но не убрать.",
     )
     recruit_topic = TopicField(label="Тема набора", help_text="Где идёт запись «+».")
     vk_group_id = forms.TypedChoiceField(
@@ -135,7 +136,8 @@ class GameSettingsForm(forms.Form):
         coerce=int,
         empty_value=None,
         required=False,
-        help_text="Где идёт игра: одно из ваших сообществ («Сообщества» на главной).",
+        help_text="Где идёт игра: одно из ваших сообществ («Сообщества» на главной). После "
+        "раздачи ролей не меняется.",
     )
     mafia_count = forms.IntegerField(label="Мафия", min_value=0, max_value=50, initial=6)
     commissar_count = forms.IntegerField(label="Комиссар", min_value=0, max_value=1, initial=1)

@@ -669,6 +669,10 @@ CASES: dict[str, Contexts] = {
         {"kind": k, "number": 2, "deadline": DEADLINE} for k in ("day", "night")
     ],
     "board/spectators_opened": one(),
+    "board/topic_moved": lambda p: [
+        {"game": "Машина времени", "group": 123456, "topic": 789},
+        {"game": "Машина времени", "group": None, "topic": 789},
+    ],
     "board/spectators_closed": one(),
     # --- the spectator chat
     "spectators/chat_title": one(game="Игра"),
@@ -682,6 +686,8 @@ CASES: dict[str, Contexts] = {
     "refusals/no_open_phase": one(),
     "refusals/round_not_needed": one(),
     "refusals/topic_taken": one(),
+    "refusals/topic_required_in_play": one(),
+    "refusals/community_fixed_in_play": one(),
     "refusals/spectator_chat_taken": one(),
     "refusals/seed_unreadable": one(),
     "refusals/already_dealt": one(),

@@ -293,3 +293,23 @@ def test_cancel_before_the_start_is_confirmed(gm: Any, gm_client: Client) -> Non
     gm_client.post(url("panel_end", game), {"reason": "не набрались"})
     game.refresh_from_db()
     assert game.status == GameStatus.CANCELLED
+
+
+def test_clearing_a_running_games_topic_is_refused_with_what_to_do(
+    gm: Any, gm_client: Client
+) -> None:
+    from gameplay.messages import render
+    from panel.forms import GameSettingsForm
+
+    game = make_game(gm, players=7, topic_id=42, vk_group_id=555)
+    initial = GameSettingsForm.initial_for(game)
+    data = {k: v for k, v in initial.items() if v is not None and not isinstance(v, bool | list)}
+    data.update({k: "on" for k, v in initial.items() if v is True})
+    data["co_gms"] = [u.pk for u in initial["co_gms"]]
+    data["topic"] = ""
+
+    response = gm_client.post(url("panel_settings", game), data, follow=True)
+
+    assert messages_of(response) == [render("refusals/topic_required_in_play")]
+    game.refresh_from_db()
+    assert game.topic_id is not None

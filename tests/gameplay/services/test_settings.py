@@ -10,11 +10,13 @@ import pytest
 from gameplay import services
 from gameplay.models import (
     Game,
+    Outbox,
 )
+from gameplay.refusals import CommunityFixedInPlay, TopicRequiredInPlay
 from gameplay.rules import RoleCounts
 from gameplay.rules.errors import InvalidCommand, SetupError
 from gameplay.services.settings import game_open, game_settings_update
-from tests.panel.support import make_game
+from tests.panel.support import community_of, make_game
 
 pytestmark = pytest.mark.django_db
 
@@ -50,3 +52,77 @@ def test_settings_update_refusals(gm: Any) -> None:
     services.game_end(game_id=game.pk, by="gm:x")
     with pytest.raises(InvalidCommand, match="Игра завершена"):
         game_settings_update(game_id=game.pk, by="gm:x", name="Новое")
+
+
+# --- a dealt or running game: what would break it is refused ----------------------------------
+
+
+@pytest.mark.parametrize("start", [False, True], ids=["dealt", "running"])
+def test_the_topic_of_a_game_in_play_is_never_cleared(gm: Any, start: bool) -> None:
+    game = make_game(gm, players=7, start=start)
+    topic = game.topic_id
+
+    with pytest.raises(TopicRequiredInPlay, match="Тему игры нельзя убрать после раздачи ролей"):
+        game_settings_update(game_id=game.pk, by="gm:x", topic_id=None, name="Другое имя")
+
+    game.refresh_from_db()
+    assert (game.topic_id, game.name) == (topic, "Тестовая игра")
+    assert "укажите номер или ссылку другой темы" in str(TopicRequiredInPlay())
+
+
+def test_in_recruitment_the_topic_may_be_cleared(gm: Any) -> None:
+    game = make_game(gm, players=7, deal=False, start=False)
+
+    game_settings_update(game_id=game.pk, by="gm:x", topic_id=None)
+
+    game.refresh_from_db()
+    assert game.topic_id is None
+
+
+def test_a_running_games_topic_moves_and_the_old_topic_says_where(gm: Any) -> None:
+    game = make_game(gm, players=7)
+    old = game.topic_id
+
+    game_settings_update(game_id=game.pk, by="gm:x", topic_id=old + 1000)
+
+    game.refresh_from_db()
+    assert game.topic_id == old + 1000
+    [notice] = Outbox.objects.filter(game=game, kind="topic_moved")
+    assert notice.topic_id == old
+    assert notice.text.startswith("Игра «Тестовая игра» переехала в другую тему")
+    if game.vk_group_id:
+        assert f"https://vk.com/topic-{game.vk_group_id}_{old + 1000}" in notice.text
+
+
+def test_a_game_in_play_stays_in_its_community(gm: Any) -> None:
+    game = make_game(gm, players=7, vk_group_id=community_of(4242, owner=gm).vk_id)
+    elsewhere = community_of(4343, owner=gm).vk_id
+
+    with pytest.raises(CommunityFixedInPlay, match="Сообщество игры нельзя сменить"):
+        game_settings_update(game_id=game.pk, by="gm:x", vk_group_id=elsewhere)
+
+    game.refresh_from_db()
+    assert game.vk_group_id == 4242
+
+
+def test_every_other_setting_of_a_running_game_changes(gm: Any) -> None:
+    """The rest apply from the next phase or post on: nothing of the game in progress breaks."""
+    game = make_game(gm, players=7)
+    changes: dict[str, Any] = {
+        "name": "Новое имя",
+        "recruit_topic_id": None,
+        "day_length": timedelta(hours=30),
+        "night_length": timedelta(hours=6),
+        "reminders": [30],
+        "early_close": "all",
+        "reveal_on_night_death": True,
+        "auto_publish": True,
+        "time_zone": "Asia/Omsk",
+        "gm_vk_ids": [5],
+        "theme": "classic",
+    }
+
+    game_settings_update(game_id=game.pk, by="gm:x", **changes)
+
+    game.refresh_from_db()
+    assert {key: getattr(game, key) for key in changes} == changes
