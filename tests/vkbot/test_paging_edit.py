@@ -70,7 +70,10 @@ def test_next_page_edits_the_prompt_in_place(vk: RunningServer) -> None:
     assert prompt.update_time is not None and prompt.text == page.text
     second = [p.target for p in payloads_of(prompt.keyboard) if p.target]
     assert second and not set(second) & set(first) and "◀" in labels_of(prompt.keyboard)
-    assert [c.method for c in vk.state.calls("messages.edit")] == ["messages.edit"]
+    [edit] = vk.state.calls("messages.edit")
+    # Named both ways, agreeing: VK's 5.199 schema says ``cmid``, dev.vk.com the older name.
+    message = str(prompt.conversation_message_id)
+    assert edit.params["cmid"] == edit.params["conversation_message_id"] == message
 
 
 def test_a_refused_edit_falls_back_to_a_new_message(vk: RunningServer) -> None:

@@ -68,8 +68,11 @@ def plan_edit(row: Outbox, plan: Plan) -> None:
         plan.results[row.pk] = result
         plan.settled.append(Settlement(row.pk, "again", result=result))
         return
+    # VK's method schema for 5.199 names the message ``cmid``, dev.vk.com (and older clients)
+    # ``conversation_message_id``; VK takes either, and both when they agree (docs/vk.md).
     params: dict[str, Any] = {
         "peer_id": peer,
+        "cmid": message,
         "conversation_message_id": message,
         "message": row.text,
     }
