@@ -5,9 +5,10 @@ The texts are Django templates, one file per message, under ``templates/messages
 spectator chat; ``gm``: what the GM reads in moderation flags; ``refusals``: the text of every
 typed refusal, players' and GMs', one file per ``RuleViolation`` class — :func:`refusal`).
 ``render("player/vote_accepted", target=..., early=False)`` renders one. Templates rather than
-a package of Python message modules because a text is then data, not code: a GM can edit a
-theme's text in the panel, the panel previews it by rendering it with this same engine, and a
-text that does not compile is refused with its line and the reason (:class:`MessageError`).
+a package of Python message modules because a text is then data, not code. A GM's own theme
+texts are not rendered by this engine but in the GM language (``gameplay.gmtext``): the same
+syntax, a sandboxed subset of its tags and filters, within a budget; a text that does not
+compile there is refused with its line and the reason (:class:`MessageError`).
 
 The engine is configured for plain text: no autoescaping, and a line holding only template
 tags (``{% if %}``, ``{% endif %}``, ``{# #}``) leaves no line in the output. A variable that
@@ -127,15 +128,6 @@ def prepare(source: str) -> str:
         return "".join(tags) + _EMPTY_LINE_MARK + "\n"
 
     return _TAG_ONLY_LINE.sub(line, source).rstrip("\n")
-
-
-def compile_text(source: str) -> Template:
-    """A message template from text (a theme's, say); :class:`MessageError` if it does not
-    compile."""
-    try:
-        return Template(prepare(source), engine=engine())
-    except TemplateSyntaxError as e:
-        raise MessageError(_syntax_reason(e), _error_line(e, source)) from None
 
 
 class PlainTextLoader(FilesystemLoader):

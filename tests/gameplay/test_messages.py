@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gameplay import grammar, messages, themes
+from gameplay import gmtext, grammar, messages, themes
 from gameplay.messages import MessageError, Person, render, when
 
 # (name as VK gives it, VK's sex, the accusative «голосует за …» needs)
@@ -966,13 +966,13 @@ def test_the_checks_catch_what_they_are_for() -> None:
 
 def test_a_theme_text_that_does_not_render_is_refused_with_its_line() -> None:
     with pytest.raises(MessageError) as e:
-        messages.compile_text("Первая строка.\n{% if deaths %}\nНочь.")
+        gmtext.compile_text("Первая строка.\n{% if deaths %}\nНочь.")
     assert e.value.line == 2 and "незакрыт" in e.value.reason
     with pytest.raises(MessageError) as e:
-        messages.compile_text("Раз.\nДва {{ deaths|nope }}.")
+        gmtext.compile_text("Раз.\nДва {{ deaths|nope }}.")
     assert e.value.line == 2 and "nope" in e.value.reason
     with pytest.raises(MessageError, match="неизвестная переменная «nobody»"):
-        messages.render_template(messages.compile_text("{{ nobody }}"), {})
+        gmtext.render(gmtext.compile_text("{{ nobody }}"), {}, output=100)
 
 
 def test_a_broken_game_override_falls_back_to_the_themes_own_text() -> None:
