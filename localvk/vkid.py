@@ -275,16 +275,20 @@ class VKID:
         refresh_ttl: float | None = None,
     ) -> None:
         """Lifetimes in seconds (None: unchanged); they apply to what is issued from now on."""
-        for name, value in (
-            ("access_ttl", access_ttl),
-            ("code_ttl", code_ttl),
-            ("refresh_ttl", refresh_ttl),
-        ):
-            if value is None:
-                continue
+        given = {
+            name: value
+            for name, value in (
+                ("access_ttl", access_ttl),
+                ("code_ttl", code_ttl),
+                ("refresh_ttl", refresh_ttl),
+            )
+            if value is not None
+        }
+        for name, value in given.items():
             if not value > 0:
                 raise ValueError(f"{name} must be positive")
-            with self.lock:
+        with self.lock:
+            for name, value in given.items():
                 setattr(self, name, float(value))
 
     def add_app(self, client_id: int, redirect_uris: Iterable[str]) -> VKIDApp:
@@ -313,9 +317,9 @@ class VKID:
     # --- authorize ----------------------------------------------------------------------------
 
     def check_authorize(self, params: Mapping[str, str]) -> AuthorizeRequest:
-        """The ``authorize`` request, checked in VK's order: the app and its redirect URL
-        first (a failure there cannot go back to the app), then the rest (a failure goes back
-        with ``error``)."""
+        """The ``authorize`` request, checked as RFC 6749 §4.1.2.1 orders it: the app and its
+        redirect URL first (a failure there cannot go back to the app), then the rest (a
+        failure goes back with ``error``)."""
         raw_client = (params.get("client_id") or "").strip()
         with self.lock:
             app = self.apps.get(int(raw_client)) if raw_client.isdigit() else None
@@ -353,6 +357,9 @@ class VKID:
         ``redirect_uri`` (code, state, device_id, expires_in, type, ext_id)."""
         with self.lock:
             now = self.clock()
+            # Codes past their lifetime can never be exchanged: forget them.
+            for stale in [c for c, known in self._codes.items() if known.expires_at <= now]:
+                del self._codes[stale]
             code = AuthCode(
                 code=secrets.token_urlsafe(48),
                 request=request,
