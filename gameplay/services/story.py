@@ -340,17 +340,15 @@ def theme_preview(*, game: Game, slot: str, text: str, theme: str | None = None)
     :class:`MessageError` (with the line and the reason) for a text that does not render, or
     would not in the worst case of the game's real number of seats (:func:`theme_text_check`)."""
     if slot not in themes.SLOTS:
-        raise NoSuchThemeText()
+        raise MessageError("нет такого текста темы")
     name, ctx = slot_context(game=game, slot=slot)
     current = themes.of(game)
     key = theme if theme in themes.THEMES else current.key
     if text.strip():
         theme_text_check(slot=slot, text=text, seats=seat_count(game=game), game=game.name)
-        example = themes.Theme(key)  # the text must render here, with no fallback
-        own = gmtext.compile_text(text)
-        gmtext.render(
-            own, gmtext.data_of({**ctx, "theme": example}), output=themes.output_limit(slot)
-        )
+        # and in this game's post as it is now, with no fallback to hide a failure
+        limit = themes.output_limit(slot)
+        gmtext.render(gmtext.compile_text(text), gmtext.data_of(ctx), output=limit)
     return render(name, **{**ctx, "theme": themes.Theme(key, {**current.texts, slot: text})})
 
 
