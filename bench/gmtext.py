@@ -8,8 +8,9 @@ nested loops over the slot's longest list, the body as many empty conditions as 
 (one loop, the same body), ``names``
 (a loop declining every player in every case), ``morph`` (a loop counting with a different
 word each time, every call a pymorphy3 parse), ``words`` (as many different phrases as fit,
-outside any loop), ``agree`` (as many words agreed with an item's name), ``output`` (a loop
-writing as much as the slot may hold).
+outside any loop), ``agree`` (as many words agreed with an item's name), ``walks`` (a loop
+comparing and searching the whole list each time), ``output`` (a loop writing as much as the
+slot may hold).
 
 Pure: no database, no VK. ``make bench`` runs it as its ``gmtext`` part; so does
 ``tests/gameplay/test_gmtext_budget.py``, which prints the table.
@@ -101,6 +102,14 @@ def _loop(slot: str, k: int) -> str:
     return f"{{% for a in {name} %}}{'{% if a %}{% endif %}' * k}{{% endfor %}}"
 
 
+def _walks(slot: str, k: int) -> str:
+    if slot not in LISTS:
+        return "{% if number == number %}{% endif %}" * k
+    name, _ = LISTS[slot]
+    walk = f"{{% if {name} == {name} %}}{{% endif %}}{{% if {name}.0 in {name} %}}{{% endif %}}"
+    return f"{{% for a in {name} %}}{walk * k}{{% endfor %}}"
+
+
 KINDS: dict[str, Callable[[str, int], str]] = {
     "nodes": _nodes,
     "loop": _loop,
@@ -108,6 +117,7 @@ KINDS: dict[str, Callable[[str, int], str]] = {
     "morph": _morph,
     "words": _words,
     "agree": _agree,
+    "walks": _walks,
     "output": _output,
 }
 

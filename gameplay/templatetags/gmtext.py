@@ -188,19 +188,20 @@ class BudgetedForNode(ForNode):
             if self.is_reversed:
                 values = values[::-1]
             total = len(values)
-            loop: dict[str, Any] = {"parentloop": parent}
-            context["forloop"] = loop
             out: list[str] = []
             size = 0
             for i, value in enumerate(values):
                 spent.charge(self.steps, where)
-                loop.update(
-                    counter0=i,
-                    counter=i + 1,
-                    revcounter=total - i,
-                    revcounter0=total - i - 1,
-                    first=i == 0,
-                    last=i == total - 1,
+                context["forloop"] = gmtext.GmMap(
+                    {
+                        "parentloop": parent,
+                        "counter0": i,
+                        "counter": i + 1,
+                        "revcounter": total - i,
+                        "revcounter0": total - i - 1,
+                        "first": i == 0,
+                        "last": i == total - 1,
+                    }
                 )
                 unpack = len(self.loopvars) > 1
                 if unpack:

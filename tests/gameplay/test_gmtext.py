@@ -3,7 +3,6 @@ and that every refusal names the line as the GM typed it."""
 
 from __future__ import annotations
 
-from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -104,6 +103,17 @@ def test_a_loop_that_would_cost_too_much_stops_at_its_line() -> None:
     assert isinstance(err, gmtext.TextRefusal) and err.code == "too_costly"
 
 
+def test_walking_a_whole_list_in_a_condition_is_paid_for_each_item() -> None:
+    # An ``if`` is charged as one node; comparing or searching a list walks all of it.
+    walks = "{% if seats == seats %}{% endif %}{% if seats.0 in seats %}{% endif %}" * 3
+    err = refused("{% for a in seats %}" + walks + "{% endfor %}")
+    assert "слишком сложный" in err.reason and err.line == 1
+    cheap = "{% if seats.0 == seats.1 %}{% endif %}{% if seats %}{% endif %}" * 3
+    gmtext.render(
+        gmtext.compile_text("{% for a in seats %}" + cheap + "{% endfor %}"), data(), output=100
+    )
+
+
 def test_output_stops_at_the_slots_length() -> None:
     with pytest.raises(MessageError, match="длиннее 300 знаков") as caught:
         text = gmtext.compile_text(
@@ -130,7 +140,7 @@ def test_a_text_sees_read_only_plain_data() -> None:
     ctx = Context({"seats": seats, "theme": themes.Theme(), "d": {"a": [1, 2]}, "n": 5})
     seen = gmtext.data_of(ctx)
     assert "theme" not in seen
-    assert seen["seats"] == tuple(seats) and isinstance(seen["d"], MappingProxyType)
+    assert seen["seats"] == tuple(seats) and isinstance(seen["d"], gmtext.GmMap)
     assert seen["d"]["a"] == (1, 2) and seen["n"] == 5
     # A list's methods are not there to be called: nothing changes the message around a text.
     err = refused("{{ seats.pop }}{{ seats.clear }}")
