@@ -1,9 +1,7 @@
-"""Night services (RULES.md §4, §5, P1–P3, G2): actions, the close, the GM's review and the
-publication."""
+"""Night services (RULES.md §4, §5, P1–P3, G2): actions, the close and the GM's review (what
+the publication does: tests/gameplay/services/test_publication.py)."""
 
 from __future__ import annotations
-
-from datetime import UTC, datetime
 
 import pytest
 from django.db import IntegrityError, transaction
@@ -11,13 +9,10 @@ from django.db import IntegrityError, transaction
 from gameplay import services
 from gameplay.models import (
     DeathCause,
-    GameStatus,
-    ItemUse,
     NightAction,
     PhaseKind,
     PhaseStatus,
     Source,
-    Strike,
 )
 from gameplay.rules import Act, Item, Role, RuleViolation, Slot
 from gameplay.rules.errors import (
@@ -53,12 +48,9 @@ from tests.gameplay.factories import (
     snapshot,
     tie_day,
     to_night,
-    vote,
 )
 
 pytestmark = pytest.mark.django_db
-
-NOW = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -391,149 +383,6 @@ def test_the_gm_edit_of_the_draft_needs_a_reason_is_logged_and_changes_the_death
     assert target.alive and not spared.alive
 
 
-def test_publication_applies_deaths_without_roles_and_opens_the_next_day(game):
-    target = seat(game, Role.DOCTOR)
-    act(game, seat(game, Role.MAFIA), Act.MAFIA_SHOT, target)
-    close(game)
-    mark = last_outbox_id()
-
-    res = services.night_publish(game_id=game.pk, by="gm:test", now=NOW)
-
-    target.refresh_from_db()
-    night = game.phases.get(kind=PhaseKind.NIGHT, number=1)
-    assert night.status == PhaseStatus.DONE and night.published_at is not None
-    assert night.result["final"]["deaths"] == [target.number] == list(res.deaths)
-    assert not target.alive and target.death_cause == DeathCause.NIGHT
-    assert target.died_in == night
-    [post] = board(game, "night_result", after=mark)
-    assert f"Жертва этой ночи — {label(target)}." in post.text
-    assert "роль" not in post.text and "доктор" not in post.text.lower()
-    assert pms_to(game, target.vk_user_id, "you_died", after=mark)
-    day = current_phase(game)
-    assert (day.kind, day.number, day.status) == (PhaseKind.DAY, 2, PhaseStatus.OPEN)
-    assert day.deadline == NOW + game.day_length and night.published_at == NOW
-    assert [e.kind for e in events(game)[-2:]] == ["night_published", "phase_opened"]
-    with pytest.raises(WrongPhase):
-        publish(game)
-
-
-def test_reveal_on_night_death_setting_names_the_role():
-    game = make_game(n=9, start=True, reveal_on_night_death=True)
-    to_night(game)
-    target = seat(game, Role.DOCTOR)
-    act(game, seat(game, Role.MAFIA), Act.MAFIA_SHOT, target)
-    close(game)
-    publish(game)
-    assert (
-        f"Жертва этой ночи — {label(target)}, роль — доктор."
-        in board(game, "night_result")[-1].text
-    )
-
-
-def test_items_are_spent_at_publication_even_when_the_use_is_blocked(game):
-    clock, button = holder(game, Item.CLOCK), holder(game, Item.RED_BUTTON)
-    victim = civilians(game, exclude=[clock.number, button.number])[0]
-    act(game, clock, Act.CLOCK, button)
-    act(game, button, Act.RED_BUTTON, victim)
-    close(game)
-    assert not ItemUse.objects.filter(game=game).exists()  # not before publication
-
-    res = publish(game)
-
-    assert res.blocked == (button.number,)
-    uses = {u.item: u for u in ItemUse.objects.filter(game=game)}
-    assert set(uses) == {Item.CLOCK, Item.RED_BUTTON}
-    assert (uses[Item.CLOCK].seat_id, uses[Item.CLOCK].target_id) == (clock.pk, button.pk)
-    assert not uses[Item.CLOCK].blocked
-    assert uses[Item.RED_BUTTON].blocked and uses[Item.RED_BUTTON].target_id == victim.pk
-    for s in (clock, button, victim):
-        s.refresh_from_db()
-    assert clock.item_used and button.item_used
-    assert victim.alive  # the blocked button did nothing
-    assert not holder(game, Item.BOOK).item_used
-    [post] = board(game, "night_result")
-    # §5: the uses are not announced (a holder with a duty role may still get a penalty line).
-    named = [
-        line
-        for line in post.text.splitlines()
-        if (label(button) in line or label(clock) in line) and "штрафных" not in line
-    ]
-    assert named == []
-
-
-def test_the_check_result_goes_to_the_commissar_only(game):
-    commissar = seat(game, Role.COMMISSAR)
-    suspect = seat(game, Role.MAFIA)
-    act(game, commissar, Act.CHECK, suspect)
-    close(game)
-    mark = last_outbox_id()
-
-    publish(game)
-
-    [result] = outbox(game, "check_result", after=mark)
-    assert result.peer_ids == [commissar.vk_user_id]
-    assert label(suspect) in result.text and "мафия" in result.text
-    assert "не мафия" not in result.text
-    for o in board(game, after=mark):
-        assert label(suspect) not in o.text
-
-
-def test_a_missed_duty_action_is_a_strike_with_two_votes_in_the_next_days_tally(game):
-    doctor = seat(game, Role.DOCTOR)
-    duty_actions(game, skip=[Role.DOCTOR])
-    res = close(game)
-    assert [s.seat for s in res.strikes] == [doctor.number]
-    assert Strike.objects.filter(seat=doctor).count() == 0  # not before publication
-    mark = last_outbox_id()
-
-    publish(game)
-
-    doctor.refresh_from_db()
-    assert doctor.alive and doctor.strikes == 1
-    [strike] = Strike.objects.filter(seat=doctor)
-    assert (strike.reason, strike.count, strike.penalty_votes, strike.penalty_day) == (
-        "missed_action",
-        1,
-        2,
-        2,
-    )
-    assert (
-        f"+2 штрафных голоса в сегодняшнем голосовании: {label(doctor)}."
-        in board(game, "night_result", after=mark)[0].text
-    )
-    # Day 2: one ordinary vote for the doctor; the two penalty votes count too.
-    living = seats(game, alive=True)
-    target = civilians(game)[0]
-    for s in living:
-        if s.pk == target.pk:
-            vote(game, s, doctor)
-        elif s.pk != doctor.pk:
-            vote(game, s, target)
-    vote(game, doctor, target)
-    result = services.day_close(game_id=game.pk)
-    assert result.penalties == {doctor.number: 2}
-    assert result.tally[doctor.number] == 3
-
-
-def test_a_second_strike_at_dawn_is_a_modkill(game):
-    doctor = seat(game, Role.DOCTOR)
-    services.strike_give(game_id=game.pk, seat=doctor.number, by="gm:test", reason="оскорбление")
-    duty_actions(game, skip=[Role.DOCTOR])
-    close(game)
-    mark = last_outbox_id()
-
-    res = publish(game)
-
-    doctor.refresh_from_db()
-    assert res.modkilled == (doctor.number,)
-    assert not doctor.alive and doctor.death_cause == DeathCause.MODKILL
-    last = Strike.objects.filter(seat=doctor).order_by("id").last()
-    assert last.modkill and last.count == 2 and last.penalty_day is None
-    post = board(game, "night_result", after=mark)[0].text
-    assert f"{label(doctor)} исключается из игры ведущим (модкилл), роль — доктор." in post
-    assert pms_to(game, doctor.vk_user_id, "you_died", after=mark)
-
-
 def test_auto_publish_publishes_the_night_at_its_close():
     game = make_game(n=9, start=True, auto_publish=True)
     to_night(game)
@@ -548,22 +397,6 @@ def test_auto_publish_publishes_the_night_at_its_close():
     assert not target.alive
     assert board(game, "night_result")
     assert current_phase(game).kind == PhaseKind.DAY
-
-
-def test_a_night_that_decides_the_game_ends_it():
-    from gameplay.rules import RoleCounts
-
-    game = make_game(
-        n=4, counts=RoleCounts(mafia=1, commissar=1, doctor=0, maniac=0, civilian=2), start=True
-    )
-    to_night(game)
-    mafia, commissar = seat(game, Role.MAFIA), seat(game, Role.COMMISSAR)
-    act(game, commissar, Act.COMMISSAR_SHOT, mafia)
-    close(game)
-    publish(game)
-    game.refresh_from_db()
-    assert game.status == GameStatus.FINISHED and game.winner == "town"
-    assert f"Зерно раздачи: {game.seed}" in board(game, "game_over")[0].text
 
 
 # --- G2: the mafia's shot re-opened ------------------------------------------------------------
