@@ -1,6 +1,7 @@
 """The layout's promises (docs/architecture.md), kept by a test: the services' public functions
-take keyword arguments only, no function in gameplay/ runs past 60 lines, and no module of
-the project past ~400 (the import directions are `make lint`'s, lint-imports)."""
+take keyword arguments only, no function in gameplay/ runs past 60 lines, no module of the
+project past ~400, and every module of the services, the selectors and the outbox has a test
+module of its own (the import directions are `make lint`'s, lint-imports)."""
 
 from __future__ import annotations
 
@@ -53,3 +54,37 @@ def test_no_module_runs_far_past_four_hundred_lines() -> None:
         if lines > MODULE_LINES:
             big.append(f"{path.relative_to(ROOT)} ({lines})")
     assert not big, big
+
+
+#: The packages whose tests mirror them module by module: each ``<package>/<name>.py`` (but
+#: ``__init__.py``) has ``<tests>/test_<name>.py``.
+MIRRORED = {
+    "gameplay/services": "tests/gameplay/services",
+    "gameplay/selectors": "tests/gameplay/selectors",
+    "outbox": "tests/outbox",
+}
+
+
+def has_a_test(path: Path) -> bool:
+    """Whether the module at ``path`` defines at least one test function."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return any(
+        isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test_")
+        for node in ast.walk(tree)
+    )
+
+
+def test_every_service_selector_and_outbox_module_has_its_own_test_module() -> None:
+    missing = []
+    for package, tests in MIRRORED.items():
+        sources = sorted((ROOT / package).glob("*.py"))
+        assert sources, package
+        for source in sources:
+            if source.name == "__init__.py":
+                continue
+            mirror = ROOT / tests / f"test_{source.name}"
+            if not (mirror.is_file() and has_a_test(mirror)):
+                missing.append(
+                    f"{source.relative_to(ROOT)}: no tests in {mirror.relative_to(ROOT)}"
+                )
+    assert not missing, missing
