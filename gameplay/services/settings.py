@@ -174,6 +174,31 @@ def game_open(
     return game
 
 
+def _apply_counts(game: Game, counts: RoleCounts | None) -> dict[str, int] | None:
+    """Set ``counts`` on ``game`` if they differ from its own (only in recruitment, before any
+    deal): the new counts, or None when nothing changes."""
+    if counts is None:
+        return None
+    current = RoleCounts(
+        game.mafia_count,
+        game.commissar_count,
+        game.doctor_count,
+        game.maniac_count,
+        game.civilian_count,
+    )
+    if counts == current:
+        return None
+    if game.status != GameStatus.RECRUITING:
+        raise CountsLocked()
+    if round_was_dealt(game=game):
+        # Other counts would give the same roster another deal from the same seed.
+        raise CountsAfterDeal()
+    counts.validate()
+    for role, value in counts.as_dict().items():
+        setattr(game, f"{role}_count", value)
+    return counts.as_dict()
+
+
 @transaction.atomic
 def game_settings_update(
     *,
@@ -197,24 +222,9 @@ def game_settings_update(
     _check_in_play(game, values)
     old_topic = game.topic_id
     changed: dict[str, Any] = {}
-    if counts is not None:
-        current = RoleCounts(
-            game.mafia_count,
-            game.commissar_count,
-            game.doctor_count,
-            game.maniac_count,
-            game.civilian_count,
-        )
-        if counts != current:
-            if game.status != GameStatus.RECRUITING:
-                raise CountsLocked()
-            if round_was_dealt(game=game):
-                # Other counts would give the same roster another deal from the same seed.
-                raise CountsAfterDeal()
-            counts.validate()
-            for role, value in counts.as_dict().items():
-                setattr(game, f"{role}_count", value)
-            changed["counts"] = counts.as_dict()
+    new_counts = _apply_counts(game, counts)
+    if new_counts is not None:
+        changed["counts"] = new_counts
     for key, value in values.items():
         if key == "name":
             value = str(value).strip()[:200]
