@@ -69,6 +69,8 @@ MIDDLEWARE = [
     # before anything reads them (config.proxies, TRUSTED_PROXIES).
     "config.proxies.ForwardedHeadersMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Scripts and styles from the site only (config/csp.py).
+    "config.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -202,6 +204,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "admin:login"
+# Where a login lands without a safe ``next`` (one of another site is dropped): «Мои игры».
+LOGIN_REDIRECT_URL = "admin:index"
 # django-axes throttles the admin login: AXES_FAILURE_LIMIT wrong passwords for one user name
 # from one address lock that pair out for AXES_COOLOFF_MINUTES (failures are database rows, so
 # every web process shares them; SQLite and PostgreSQL alike). The GM reads a Russian answer

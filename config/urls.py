@@ -1,6 +1,6 @@
 """URL configuration: the admin, the GM panel, the players' and the community admin's pages
-(public, no login), the VK callback and django-rq's dashboard (superusers only: the queues show
-every game's messages, so a GM does not see them)."""
+(public, no login; ``/`` leads to the players' page), the VK callback and django-rq's dashboard
+(superusers only: the queues show every game's messages, so a GM does not see them)."""
 
 from collections.abc import Callable
 
@@ -8,6 +8,7 @@ import django_rq.urls
 from django.contrib import admin
 from django.contrib.auth.decorators import user_passes_test
 from django.urls import URLPattern, include, path
+from django.views.generic import RedirectView
 
 from panel.views.public import community_page, players_page
 
@@ -35,6 +36,7 @@ def _rq_patterns() -> list[URLPattern]:
 
 
 urlpatterns = [
+    path("", RedirectView.as_view(pattern_name="players"), name="root"),
     path("admin/", admin.site.urls),
     path("panel/", include("panel.urls")),
     path("players/", players_page, name="players"),

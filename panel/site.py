@@ -4,8 +4,8 @@ A signed-in GM lands on the index after login, so the index is where they see ea
 games with its phase, the time left to its deadline and what needs them now. A superuser also
 gets the admin's list of sections below it (accounts and the like).
 
-The header's «Открыть сайт» leads to the players' page (``/players/``, docs/players.md): the
-site has no page at ``/``, and that page is what the panel's public side is.
+The header's «Открыть сайт» leads to the players' page (``/players/``, docs/players.md), where
+``/`` leads too: that page is what the site's public side is.
 """
 
 from __future__ import annotations

@@ -43,3 +43,27 @@ def test_panel_namespace_is_mounted() -> None:
     panel = next(p for p in urls.urlpatterns if getattr(p, "namespace", None) == "panel")
     assert str(panel.pattern) == "panel/"
     assert reverse("admin:index") == "/admin/"
+
+
+def test_the_site_root_leads_to_the_players_page(client: Client) -> None:
+    response = client.get("/", follow=True)
+
+    assert response.redirect_chain == [("/players/", 302)]
+    assert response.status_code == 200
+    assert '<html lang="ru">' in response.content.decode()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("next_url", ["https://evil.example/", "//evil.example/admin/", ""])
+def test_a_login_with_a_next_of_another_site_lands_on_my_games(
+    client: Client, next_url: str
+) -> None:
+    get_user_model().objects.create_user("ведущий", password="right-password", is_staff=True)
+
+    response = client.post(
+        "/admin/login/",
+        {"username": "ведущий", "password": "right-password", "next": next_url},
+    )
+
+    assert response.status_code == 302
+    assert response["Location"] == reverse("admin:index") == "/admin/"

@@ -60,9 +60,33 @@ pytestmark = [
 ]
 
 
+#: Every page reports what its Content-Security-Policy refused as a console message; Chromium
+#: writes its own as well («Refused to execute inline script because it violates …»).
+REPORT_CSP_VIOLATIONS = """
+document.addEventListener("securitypolicyviolation", function (e) {
+  console.error("CSP violation: " + e.violatedDirective + " " + (e.blockedURI || "inline")
+                + " at " + e.sourceFile + ":" + e.lineNumber);
+});
+"""
+
+
+def _is_csp_violation(text: str) -> bool:
+    return text.startswith(("CSP violation:", "Refused to")) or "Content Security Policy" in text
+
+
 @pytest.fixture
-def page(live_server: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """A Chromium tab; closed before the live server stops."""
+def csp_violations() -> list[str]:
+    """What the pages of a test refused under their Content-Security-Policy (config/csp.py):
+    none, checked when the tab closes."""
+    return []
+
+
+@pytest.fixture
+def page(
+    live_server: Any, monkeypatch: pytest.MonkeyPatch, csp_violations: list[str]
+) -> Iterator[Any]:
+    """A Chromium tab; closed before the live server stops. No page it showed may have had
+    anything refused by the Content-Security-Policy."""
     from playwright.sync_api import sync_playwright
 
     # Playwright's sync API keeps an event loop in this thread; the test's own ORM calls
@@ -77,7 +101,12 @@ def page(live_server: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         context.set_default_timeout(15_000)
         # The waiting assertions get the same patience as the actions (their default is 5 s).
         expect.set_options(timeout=15_000)
+        context.add_init_script(REPORT_CSP_VIOLATIONS)
         tab = context.new_page()
+        tab.on(
+            "console",
+            lambda m: csp_violations.append(m.text) if _is_csp_violation(m.text) else None,
+        )
         try:
             yield tab
         finally:
@@ -86,6 +115,7 @@ def page(live_server: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
             connections.close_all()
             context.close()
             browser.close()
+    assert csp_violations == [], "the Content-Security-Policy refused parts of a page"
 
 
 class Shots:
@@ -483,3 +513,33 @@ def test_the_gm_edits_a_theme_text_and_a_nights_story_in_the_browser(
     expect(_messages(page)).to_contain_text("опубликованы")
     post = Outbox.objects.filter(game=Game.objects.get(pk=game.pk), kind="night_result").get()
     assert post.text == shown.strip()
+
+
+def test_the_public_pages_and_the_login_keep_the_content_security_policy(
+    page: Any, live_server: Any, gm: Any, csp_violations: list[str]
+) -> None:
+    """The players' page (where ``/`` leads), the community admin's, the login and «Мои игры»
+    carry the policy and break none of it; an inline script is refused and reported."""
+    response = page.goto(f"{live_server.url}/")
+    _at(page, "/players/")
+    assert "script-src 'self'" in response.headers["content-security-policy"]
+    expect(page.locator("main h1")).to_be_visible()
+    # The page's style sheet applies (an inline <style> would have been refused).
+    assert page.locator("main").evaluate("e => getComputedStyle(e).maxWidth") != "none"
+    page.goto(f"{live_server.url}/community/")
+    expect(page.locator("main h1")).to_be_visible()
+    _log_in(page, live_server.url, gm)  # «Мои игры»
+    assert csp_violations == []
+
+    # The report works: a script injected inline is refused, and that is seen.
+    page.evaluate(
+        "() => { const s = document.createElement('script'); s.textContent = 'window.ran = 1';"
+        " document.body.appendChild(s); }"
+    )
+    for _ in range(50):
+        if csp_violations:
+            break
+        page.wait_for_timeout(100)
+    assert page.evaluate("() => window.ran") is None
+    assert any("script-src" in v for v in csp_violations), csp_violations
+    csp_violations.clear()

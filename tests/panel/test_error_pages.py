@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -37,6 +38,8 @@ def russian(response: Any, *phrases: str) -> None:
     html = response.content.decode()
     assert '<html lang="ru">' in html
     assert not [w for w in ENGLISH if w in html], html
+    # Nothing of the template's own (a comment printed raw, a tag) reaches the page.
+    assert not [m for m in ("{#", "#}", "{%", "%}", "{{") if m in html], html
     for phrase in phrases:
         assert phrase in html
 
@@ -69,3 +72,21 @@ def test_a_stale_form_is_a_russian_403(gm: Any) -> None:
     )
     assert response.status_code == 403
     russian(response, "Форма устарела", "ничего не изменилось")
+
+
+def test_no_template_has_a_comment_django_would_print() -> None:
+    """``{# … #}`` is one line only: one that spans lines is printed as text."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    folders = [root / "templates", *root.glob("*/templates")]
+    multi_line = [
+        f"{path.relative_to(root)}:{text[: m.start()].count(chr(10)) + 1}"
+        for folder in folders
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and path.suffix in {".html", ".txt"}
+        for text in [path.read_text(encoding="utf-8")]
+        for m in re.finditer(r"\{#(.*?)#\}", text, re.DOTALL)
+        if "\n" in m.group(1)
+    ]
+    assert multi_line == []
