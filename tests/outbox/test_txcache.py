@@ -85,7 +85,7 @@ def test_a_rolled_back_savepoint_takes_what_it_kept_with_it() -> None:
     assert current == {2: 20, **{n: 21 for n in range(3, 12)}}
     # The count came after the 10th vote cast, not after the one rolled back.
     [count] = Outbox.objects.filter(game=game, kind="vote_count")
-    assert "проголосовали 10 из 26" in count.text
+    assert "проголосовали 10 из 26" in count.text.lower()
 
 
 def test_a_refusal_keeps_the_kept_game_and_other_services_read_afresh() -> None:
@@ -117,11 +117,11 @@ def test_queued_rows_keep_their_order_and_go_with_a_rolled_back_savepoint() -> N
         assert Outbox.objects.count() == before  # nothing inserted yet
         vote(game, 3, 20)
     rows = list(Outbox.objects.order_by("id")[before:])
-    assert [(r.kind, r.peer_ids) for r in rows] == [
-        ("vote", []),
+    # The players' messages, in the order queued (the board's rows aside).
+    messages = [(r.kind, r.peer_ids) for r in rows if r.channel == OutboxChannel.MESSAGE]
+    assert messages == [
         ("vote_echo", [1001]),
         ("reply", [1001]),
-        ("vote", []),
         ("vote_echo", [1003]),
     ]
     assert seqs(game) == list(range(1, len(seqs(game)) + 1))

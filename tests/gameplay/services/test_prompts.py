@@ -69,7 +69,7 @@ def test_an_acts_page_offers_the_targets_the_rules_accept(game: Game) -> None:
     night, seats = current_phase(game), players(game)
     commissar = seat(game, Role.COMMISSAR)
     text, keyboard = act_page(game=game, phase=night, seats=seats, seat=commissar, act=Act.CHECK)
-    assert text.startswith("Кого проверяете?")
+    assert "Кого проверяете?" in text
     assert targets(keyboard) == others(game, commissar)  # never oneself
     assert {(p.action, p.game, p.phase) for p in payloads(keyboard)} == {
         ("check", game.pk, night.pk)
@@ -94,7 +94,7 @@ def test_the_doctor_is_reminded_of_last_nights_heal_and_cannot_repeat_it(game: G
 def test_the_role_strikes_second_step_asks_for_the_role(game: Game) -> None:
     night, target = current_phase(game), civilians(game)[0]
     text, keyboard = guess_page(game=game, phase=night, target=target)
-    assert text == f"Ролевой удар по {label(target, 'datv')}: какую роль вы называете?"
+    assert f"Ролевой удар по {label(target, 'datv')}: какую роль вы называете?" in text
     assert [(p.action, p.target, p.guess) for p in payloads(keyboard)] == [
         ("role_strike", target.number, role.value) for role in GUESSES
     ]
