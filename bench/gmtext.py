@@ -38,11 +38,14 @@ LISTS: dict[str, tuple[str, str]] = {
     "morning": ("deaths", "a.person"),
     "execution": ("tally", "a.person"),
     "end": ("night_log", "a.actor"),
+    "vote_count": ("candidates", "a.person"),
     "role_mafia": ("mafia", "a"),
     "item_clock": ("mafia", "a"),
     "item_red_button": ("mafia", "a"),
     "item_book": ("mafia", "a"),
 }
+#: A list to loop over and how its element names a player; None for a slot without lists.
+Target = tuple[str, str] | None
 _WORDS = (
     "голос город житель игрок лаборатория машина время ночь день утро вечер дверь часы книга "
     "кнопка профессор лаборант дочь злодей сосед улица площадь путешествие будущее прошлое "
@@ -52,18 +55,18 @@ _WORDS = (
 _CASES = ("gent", "datv", "accs", "ablt", "loct")
 
 
-def _nodes(slot: str, k: int) -> str:
-    if slot not in LISTS:
+def _nodes(target: Target, k: int) -> str:
+    if target is None:
         return "{% if number %}{% endif %}" * k
-    name, _ = LISTS[slot]
+    name, _ = target
     body = "{% if b %}{% endif %}" * k
     return f"{{% for a in {name} %}}{{% for b in {name} %}}{body}{{% endfor %}}{{% endfor %}}"
 
 
-def _names(slot: str, k: int) -> str:
-    if slot not in LISTS:
+def _names(target: Target, k: int) -> str:
+    if target is None:
         return "{{ number|default:1 }}" * k
-    name, person = LISTS[slot]
+    name, person = target
     cases = "".join(f"{{{{ {person}|case:'{_CASES[i % len(_CASES)]}' }}}}" for i in range(k))
     return f"{{% for a in {name} %}}{cases}{{% endfor %}}"
 
@@ -72,45 +75,45 @@ def _word(i: int) -> str:
     return _WORDS[i % len(_WORDS)]
 
 
-def _morph(slot: str, k: int) -> str:
-    if slot not in LISTS:
+def _morph(target: Target, k: int) -> str:
+    if target is None:
         return "".join(f"{{{{ number|count:'{_word(i)}' }}}}" for i in range(k))
-    name, _ = LISTS[slot]
+    name, _ = target
     counts = "".join(f"{{{{ forloop.counter|count:'{_word(i)}' }}}}" for i in range(k))
     return f"{{% for a in {name} %}}{counts}{{% endfor %}}"
 
 
-def _words(slot: str, k: int) -> str:
+def _words(target: Target, k: int) -> str:
     return " ".join(f"{{{{ {i}|count:'{_word(i)} {_word(i + 7)}' }}}}" for i in range(k))
 
 
-def _agree(slot: str, k: int) -> str:
+def _agree(target: Target, k: int) -> str:
     return " ".join(f"{{% item_agree 'book' '{_word(i)}' %}}" for i in range(k))
 
 
-def _output(slot: str, k: int) -> str:
-    if slot not in LISTS:
+def _output(target: Target, k: int) -> str:
+    if target is None:
         return "Ж" * k
-    name, _ = LISTS[slot]
+    name, _ = target
     return f"{{% for a in {name} %}}{'Ж' * k}{{% endfor %}}"
 
 
-def _loop(slot: str, k: int) -> str:
-    if slot not in LISTS:
+def _loop(target: Target, k: int) -> str:
+    if target is None:
         return "{{ number|default:1|length }}" * k
-    name, _ = LISTS[slot]
+    name, _ = target
     return f"{{% for a in {name} %}}{'{% if a %}{% endif %}' * k}{{% endfor %}}"
 
 
-def _walks(slot: str, k: int) -> str:
-    if slot not in LISTS:
+def _walks(target: Target, k: int) -> str:
+    if target is None:
         return "{% if number == number %}{% endif %}" * k
-    name, _ = LISTS[slot]
+    name, _ = target
     walk = f"{{% if {name} == {name} %}}{{% endif %}}{{% if {name}.0 in {name} %}}{{% endif %}}"
     return f"{{% for a in {name} %}}{walk * k}{{% endfor %}}"
 
 
-KINDS: dict[str, Callable[[str, int], str]] = {
+KINDS: dict[str, Callable[[Target, int], str]] = {
     "nodes": _nodes,
     "loop": _loop,
     "names": _names,
@@ -130,18 +133,26 @@ def accepted(slot: str, text: str, players: int = PLAYERS) -> bool:
     return True
 
 
-def worst_text(slot: str, kind: str, players: int = PLAYERS) -> str | None:
-    """The largest text of ``kind`` the check accepts for ``slot`` (None if not even one)."""
-    make = KINDS[kind]
-    if not accepted(slot, make(slot, 1), players):
+def worst_text(
+    slot: str, kind: str, players: int = PLAYERS, target: Target | str = "slot"
+) -> str | None:
+    """The largest text of ``kind`` the check accepts for ``slot`` (None if not even one),
+    looping over ``target`` (the slot's longest list unless told)."""
+    aim = LISTS.get(slot) if target == "slot" else target
+    assert not isinstance(aim, str)
+
+    def make(k: int) -> str:
+        return KINDS[kind](aim, k)
+
+    if not accepted(slot, make(1), players):
         return None
     low, high = 1, 2
-    while accepted(slot, make(slot, high), players):
+    while accepted(slot, make(high), players):
         low, high = high, high * 2
     while high - low > 1:
         middle = (low + high) // 2
-        low, high = (middle, high) if accepted(slot, make(slot, middle), players) else (low, middle)
-    return make(slot, low)
+        low, high = (middle, high) if accepted(slot, make(middle), players) else (low, middle)
+    return make(low)
 
 
 def _cold() -> None:
@@ -171,12 +182,13 @@ class SlotFigure:
 @dataclass
 class MessageFigure:
     """``message`` with a worst text in every slot at once: the slowest of each slot (its
-    time), the longest of each slot (its length)."""
+    time), the longest of each slot (its length); ``slots``: the slots it shows."""
 
     message: str
     ms: float
     chars: int
     limit: int
+    slots: list[str]
 
 
 @dataclass
@@ -218,15 +230,11 @@ def measure(players: int = PLAYERS, runs: int = 3) -> Figures:
         if (text := worst_text(slot, kind, players)) is not None
     }
     for (slot, kind), text in texts.items():
-        limit = themes.output_limit(slot)
         theme = themes.Theme(themes.DEFAULT, {slot: text})
         for name, ctx in worst_cases(slot=slot, seats=players):
-            data = gmtext.data_of(ctx)
+            # The slot as a message renders it (the production path and its limits).
             slot_ms, rendered = _timed(
-                lambda data=data, text=text, limit=limit: gmtext.render(
-                    gmtext.compile_text(text), data, output=limit
-                ),
-                runs,
+                lambda ctx=ctx, theme=theme, slot=slot: theme.render_slot(slot, ctx), runs
             )
             message_ms, post = _timed(
                 lambda name=name, ctx=ctx, theme=theme: render(name, **{**ctx, "theme": theme}),
@@ -251,9 +259,12 @@ def _every_slot(
         slowest[slot] = texts[(slot, max(mine, key=lambda f: f.slot_ms).kind)]
         longest[slot] = texts[(slot, max(mine, key=lambda f: f.slot_chars).kind)]
     by_message: dict[str, list[dict[str, Any]]] = {}
+    shown: dict[str, list[str]] = {}
     for slot in themes.SLOTS:
         for name, ctx in worst_cases(slot=slot, seats=players):
             by_message.setdefault(name, []).append(ctx)
+            if slot not in shown.setdefault(name, []):
+                shown[name].append(slot)
     out = []
     for name, contexts in by_message.items():
         ms, chars = 0.0, 0
@@ -262,7 +273,7 @@ def _every_slot(
             took, _ = _timed(lambda c=ctx, t=slow, n=name: render(n, **{**c, "theme": t}), runs)
             ms = max(ms, took)
             chars = max(chars, len(render(name, **{**ctx, "theme": long})))
-        out.append(MessageFigure(name, ms, chars, _limit(name)))
+        out.append(MessageFigure(name, ms, chars, _limit(name), shown[name]))
     return out
 
 
