@@ -17,6 +17,7 @@ from django.db import transaction
 
 from gameplay import services
 from gameplay.models import Game, Phase, PhaseKind, Seat, SeatStatus, Source
+from gameplay.models.community import NO_COMMUNITY_VK_ID
 from gameplay.rules import Act, EarlyClose, Item, Role, RoleCounts, RuleViolation
 
 #: The reason of a scenario's modkill when its entry gives none (the service requires one).
@@ -226,10 +227,10 @@ def play(scenario: Scenario, *, name: str = "Сценарий", keep: bool = Fal
 def _play(scenario: Scenario, name: str) -> dict[str, Any]:
     roles = [p.role for p in scenario.players]
     counts = RoleCounts(**{r.value: roles.count(r) for r in Role})
+    # A replay reaches no VK community: nothing it writes in the Outbox goes out.
+    settings = {"early_close": scenario.early_close.value, "vk_group_id": NO_COMMUNITY_VK_ID}
     try:
-        game = services.game_create(
-            name=name, counts=counts, by="replay", early_close=scenario.early_close.value
-        )
+        game = services.game_create(name=name, counts=counts, by="replay", **settings)
     except RuleViolation as e:
         raise ScenarioError(f"the players' roles are not a playable setup: {e.reason}") from None
     for p in scenario.players:

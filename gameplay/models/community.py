@@ -6,7 +6,7 @@ its members (an owner, who manages the GMs, and GMs, who create and run its game
 environment's community (``VK_GROUP_ID`` with ``VK_GROUP_TOKEN``/``VK_USER_TOKEN``) is one
 row too, written on start by ``gameplay.services.communities.community_sync_env``.
 
-A game belongs to one community (``Game.vk_group``, keyed by the VK id). Disconnecting a
+Every game belongs to one community (``Game.vk_group``, keyed by the VK id). Disconnecting a
 community stops its traffic (runbot stops its long poll, the Callback endpoint refuses its
 events, delivery holds its rows) and keeps its games.
 """
@@ -20,6 +20,15 @@ from .secrets import SecretField
 
 #: The columns of :class:`Community` stored encrypted (``manage.py rotate_token_keys``).
 SECRET_FIELDS = ("group_token", "user_token", "callback_secret")
+
+#: The VK id of the row for games that reach no VK community: the replays of scenarios
+#: (``gameplay.replay``), and the games of no community a deployment without an environment's
+#: community had when every game came to need one (migration 0016). No VK community has it, so
+#: it is never connected and nothing of its games goes out; no one is its member, so only
+#: operators see them.
+NO_COMMUNITY_VK_ID = 0
+#: Its name, as operators see it.
+NO_COMMUNITY_NAME = "Без сообщества VK"
 
 
 class Community(models.Model):

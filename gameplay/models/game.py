@@ -38,20 +38,10 @@ class GameStatus(models.TextChoices):
 ACTIVE_STATUSES = (GameStatus.RECRUITING, GameStatus.DEALT, GameStatus.RUNNING)
 
 
-def _active_unique(column: str, name: str) -> list[models.UniqueConstraint]:
-    """``column`` unique among the active games of each community, and among the active games
-    of no community (two partial indexes: SQLite has no NULLS NOT DISTINCT)."""
+def _active_unique(column: str, name: str) -> models.UniqueConstraint:
+    """``column`` unique among the active games of each community."""
     active = Q(status__in=[s.value for s in ACTIVE_STATUSES]) & Q(**{f"{column}__isnull": False})
-    return [
-        models.UniqueConstraint(
-            fields=[column, "vk_group"], condition=active & Q(vk_group__isnull=False), name=name
-        ),
-        models.UniqueConstraint(
-            fields=[column],
-            condition=active & Q(vk_group__isnull=True),
-            name=f"{name}_of_no_community",
-        ),
-    ]
+    return models.UniqueConstraint(fields=[column, "vk_group"], condition=active, name=name)
 
 
 class Game(models.Model):
@@ -92,15 +82,13 @@ class Game(models.Model):
     theme_texts = models.JSONField("тексты темы", default=dict, blank=True)
 
     # VK ids it uses.
-    #: The community the game belongs to, keyed by its VK id (so ``vk_group_id`` is the VK id);
-    #: None only for games of a deployment with no community configured yet.
+    #: The community the game belongs to, keyed by its VK id (so ``vk_group_id`` is the VK id).
+    #: Every game has one: its messages go out as that community, with its tokens.
     vk_group = models.ForeignKey(
         "gameplay.Community",
         to_field="vk_id",
         db_column="vk_group_id",
         verbose_name="сообщество VK",
-        null=True,
-        blank=True,
         on_delete=models.PROTECT,
         related_name="games",
     )
@@ -129,15 +117,14 @@ class Game(models.Model):
         verbose_name_plural = "игры"
         ordering = ["-created_at"]
         # Topic ids and chat peer ids are a community's own (community B's first chat is
-        # 2000000001 as well as A's): each is unique among the active games of one community,
-        # games with no community counting as one more. A sign-up topic and a spectator chat
-        # belong to one unfinished game at a time too (a topic used as one game's sign-up
-        # topic and another's game topic is refused by
+        # 2000000001 as well as A's): each is unique among the active games of one community.
+        # A sign-up topic and a spectator chat belong to one unfinished game at a time too (a
+        # topic used as one game's sign-up topic and another's game topic is refused by
         # gameplay.services.setup.check_vk_tenancy).
         constraints = [
-            *_active_unique("topic_id", "one_active_game_per_topic"),
-            *_active_unique("recruit_topic_id", "one_active_game_per_recruit_topic"),
-            *_active_unique("spectator_chat_id", "one_active_game_per_spectator_chat"),
+            _active_unique("topic_id", "one_active_game_per_topic"),
+            _active_unique("recruit_topic_id", "one_active_game_per_recruit_topic"),
+            _active_unique("spectator_chat_id", "one_active_game_per_spectator_chat"),
             models.CheckConstraint(
                 condition=Q(early_close__in=[e.value for e in EarlyClose]),
                 name="game_early_close_valid",

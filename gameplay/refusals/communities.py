@@ -53,6 +53,10 @@ class NotCommunityMember(Worded, InvalidCommand):
     """A game in a community the GM does not belong to."""
 
 
+class GmNotCommunityMember(Worded, InvalidCommand):
+    """A co-GM (``username``) who is not a member of the game's ``community``."""
+
+
 class CommunityRequired(Worded, InvalidCommand):
     """A new game needs one of the user's communities."""
 

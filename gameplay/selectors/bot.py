@@ -6,11 +6,10 @@ Every function costs a fixed number of queries, whatever the size of the game or
 other games (the bot's hot path is measured in tests).
 
 Under ``gameplay.context.serving`` (the bot applying one community's events) the lookups by a
-VK user, a topic, a chat's peer id or a button's game find only that community's games (a
-game with no community counts as the environment's, ``default_group_id``): the same player,
-topic id or chat peer id means another game in another community. Outside it nothing is
-filtered (the panel, the deadline tick). The filter is a condition on ``Game.vk_group_id``
-(indexed) in the query that is made anyway: no query more.
+VK user, a topic, a chat's peer id or a button's game find only that community's games: the
+same player, topic id or chat peer id means another game in another community. Outside it
+nothing is filtered (the panel, the deadline tick). The filter is a condition on
+``Game.vk_group_id`` (indexed) in the query that is made anyway: no query more.
 """
 
 from __future__ import annotations

@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db.models import ExpressionWrapper, F, Q, QuerySet, TextField
 
 from gameplay.context import current_group
 from gameplay.models import Community, CommunityMember, CommunityRole, Game
-from gameplay.models.community import SECRET_FIELDS
+from gameplay.models.community import NO_COMMUNITY_VK_ID, SECRET_FIELDS
 from gameplay.models.secrets import readable
 
 
@@ -112,8 +113,8 @@ def served_group_ids() -> list[int]:
 
 
 def default_group_id() -> int | None:
-    """The community a game without one, or an Outbox row without one, belongs to: the
-    environment's."""
+    """The community an Outbox row of no community (a reply outside any game, outside
+    ``serving``) goes out as: the environment's."""
     return env_group_id()
 
 
@@ -131,33 +132,51 @@ def in_served_community(path: str = "") -> Q:
     group = current_group()
     if group is None:
         return Q()
-    scope = Q(**{f"{path}vk_group_id": group})
-    if group == default_group_id():
-        scope |= Q(**{f"{path}vk_group_id__isnull": True})
-    return scope
+    return Q(**{f"{path}vk_group_id": group})
 
 
 def of_served_community(game: Game) -> bool:
     """Whether ``game`` (already read) is of the community being served (always outside
     ``serving``)."""
     group = current_group()
-    if group is None:
-        return True
-    if game.vk_group_id is None:
-        return group == default_group_id()
-    return int(game.vk_group_id) == group
+    return group is None or int(game.vk_group_id) == group
 
 
 # --- people ------------------------------------------------------------------------------------
 
 
 def communities_for(user: Any) -> QuerySet[Community]:
-    """The communities a panel user may create and run games in (all for a superuser)."""
+    """The communities a panel user may create and run games in (all for a superuser; never
+    the row of the games of no community, ``NO_COMMUNITY_VK_ID``)."""
     if not (user.is_authenticated and user.is_active and user.is_staff):
         return Community.objects.none()
     if user.is_superuser:
-        return Community.objects.all()
+        return Community.objects.exclude(vk_id=NO_COMMUNITY_VK_ID)
     return Community.objects.filter(members__user=user).distinct()
+
+
+def gm_choices(*, user: Any, game: Game | None = None) -> QuerySet[Any]:
+    """Whom ``user`` may make GMs of ``game`` (None: of a new game): active staff accounts
+    that are members of the game's community (of a new game: of any of ``user``'s), ``user``
+    themselves for a new game, and the game's current GMs. Never the people of other
+    communities, a staff account of none, or an operator who is not a member."""
+    if game is None:
+        groups = communities_for(user).values("vk_id")
+        extra = Q(pk=user.pk)
+    else:
+        groups = Community.objects.filter(vk_id=game.vk_group_id).values("vk_id")
+        extra = Q(pk__in=Game.gms.through.objects.filter(game=game).values("user_id"))
+    members = CommunityMember.objects.filter(community__vk_id__in=groups).values("user_id")
+    return (
+        get_user_model()
+        .objects.filter(Q(pk__in=members) | extra, is_active=True, is_staff=True)
+        .order_by("username")
+    )
+
+
+def is_member(*, user: Any, vk_group_id: int) -> bool:
+    """Whether ``user`` is a member (GM or owner) of the community ``vk_group_id``."""
+    return CommunityMember.objects.filter(user=user, community__vk_id=vk_group_id).exists()
 
 
 def owned_by(user: Any) -> QuerySet[Community]:
@@ -170,9 +189,9 @@ def owned_by(user: Any) -> QuerySet[Community]:
 
 
 def membership_q(user: Any) -> Q:
-    """Games (``Game`` rows) of communities ``user`` belongs to, or of no community."""
+    """Games (``Game`` rows) of communities ``user`` belongs to."""
     ids = CommunityMember.objects.filter(user=user).values("community__vk_id")
-    return Q(vk_group__isnull=True) | Q(vk_group_id__in=ids)
+    return Q(vk_group_id__in=ids)
 
 
 def owner_q(user: Any) -> Q:

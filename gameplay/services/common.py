@@ -140,26 +140,30 @@ def _next_seq(game: Game) -> int:
     return (GameEvent.objects.filter(game=game).aggregate(m=Max("seq"))["m"] or 0) + 1
 
 
-def _group_of(row: Outbox) -> int | None:
-    """The community a row goes out as: its game's, else the one being served
-    (``gameplay.context``), else None (the environment's)."""
-    game = row.game if row.game_id is not None and Outbox.game.is_cached(row) else None
-    if game is not None and game.vk_group_id is not None:
-        return int(game.vk_group_id)
-    if row.game_id is not None and game is None:
-        value = Game.objects.filter(pk=row.game_id).values_list("vk_group_id", flat=True).first()
-        if value is not None:
-            return int(value)
-    return current_group()
+def _stamp_groups(rows: list[Outbox]) -> None:
+    """Set each row's community: its game's (every game has one), else the one being served
+    (``gameplay.context``), else None (the environment's). A game's row never goes out as
+    another community, whatever the caller set."""
+    wanted = {r.game_id for r in rows if r.game_id is not None and not Outbox.game.is_cached(r)}
+    groups = dict(Game.objects.filter(pk__in=wanted).values_list("pk", "vk_group_id"))
+    served = current_group()
+    for row in rows:
+        if row.game_id is None:
+            row.group_id = row.group_id if row.group_id is not None else served
+        elif Outbox.game.is_cached(row):
+            row.group_id = int(row.game.vk_group_id)
+        elif row.game_id in groups:
+            row.group_id = int(groups[row.game_id])
+        else:
+            raise NoSuchGame()
 
 
 def queue_outbox(*, rows: list[Outbox]) -> list[Outbox]:
-    """Write Outbox rows (inserted at the end of the pipeline's transaction when it keeps
-    games, in the order queued: :func:`outbox.unit_of_work.defer`; now otherwise) and have the
-    delivery drain them once the transaction commits."""
-    for row in rows:
-        if row.group_id is None:
-            row.group_id = _group_of(row)
+    """Write Outbox rows — the one way any code writes them, so every row of a game goes out
+    as the game's community — (inserted at the end of the pipeline's transaction when it keeps
+    games, in the order queued: :func:`outbox.unit_of_work.defer`; now otherwise) and have
+    the delivery drain them once the transaction commits."""
+    _stamp_groups(rows)
     if rows and not unit_of_work.defer(rows):
         rows = Outbox.objects.bulk_create(rows)
     if rows:

@@ -20,8 +20,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from gameplay.models import Community, CommunityMember, CommunityRole, DealRound, Game
+from gameplay.models.community import NO_COMMUNITY_NAME, NO_COMMUNITY_VK_ID
 from gameplay.models.secrets import crypter, is_encrypted, under_first_key
-from gameplay.refusals import NoSuchPanelUser, NotStaff, OwnerNotRemovable
+from gameplay.refusals import CommunityRequired, NoSuchPanelUser, NotStaff, OwnerNotRemovable
 from gameplay.selectors.communities import StoredSecret, stored_secrets
 from gameplay.selectors.seeds import StoredSeed, stored_seeds
 
@@ -59,6 +60,23 @@ def community_sync_env() -> Community | None:
             "recorded" if created else "up to date with the environment",
         )
     return row
+
+
+def community_of_new_game(*, vk_group_id: int | None) -> int:
+    """The community a new game belongs to (every game has one): the one named (a community
+    of this deployment, or ``NO_COMMUNITY_VK_ID`` for a game that must reach no VK community),
+    else the environment's (its row written as on start); refused with neither. Whether the
+    creator may use it is the caller's to check (``settings.check_community``)."""
+    if vk_group_id is None:
+        env = community_sync_env()
+        if env is None:
+            raise CommunityRequired()
+        return int(env.vk_id)
+    if vk_group_id == NO_COMMUNITY_VK_ID:
+        Community.objects.get_or_create(vk_id=vk_group_id, defaults={"name": NO_COMMUNITY_NAME})
+    elif not Community.objects.filter(vk_id=vk_group_id).exists():
+        raise CommunityRequired()
+    return int(vk_group_id)
 
 
 @transaction.atomic

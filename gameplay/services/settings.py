@@ -7,7 +7,6 @@ from collections.abc import Iterable, Sequence
 from datetime import timedelta
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
 from gameplay.messages import known_zone, render
@@ -19,6 +18,7 @@ from gameplay.refusals import (
     CountsLocked,
     EarlyCloseRuleUnknown,
     GameNameMissing,
+    GmNotCommunityMember,
     GmPagesInvalid,
     NoGm,
     NoSuchTheme,
@@ -32,7 +32,7 @@ from gameplay.refusals import (
     UnknownTimeZone,
 )
 from gameplay.rules import EarlyClose, RoleCounts
-from gameplay.selectors.communities import communities_for
+from gameplay.selectors.communities import communities_for, is_member
 from gameplay.themes import THEMES
 
 from .common import lock_game, log_event
@@ -92,22 +92,25 @@ def _check_settings(values: dict[str, Any]) -> None:
 
 
 def check_community(*, user: Any, vk_group_id: int | None) -> None:
-    """A game is created in (or moved to) a community ``user`` belongs to (any for an operator);
-    a game with no community only where the user has none to choose from."""
-    mine = communities_for(user)
+    """A game is created in (or moved to) a community ``user`` belongs to (any for an
+    operator); never in none, and not by a user of no community."""
     if vk_group_id is None:
-        if mine.exists():
-            raise CommunityRequired()
-        return
-    if not mine.filter(vk_id=vk_group_id).exists():
-        row = Community.objects.filter(vk_id=vk_group_id).first()
-        raise NotCommunityMember(community=str(row) if row else f"club{vk_group_id}")
+        raise CommunityRequired()
+    if not communities_for(user).filter(vk_id=vk_group_id).exists():
+        raise NotCommunityMember(community=_community_name(vk_group_id))
+
+
+def _community_name(vk_group_id: int) -> str:
+    row = Community.objects.filter(vk_id=vk_group_id).first()
+    return str(row) if row else f"club{vk_group_id}"
 
 
 def _check_change(game: Game, editor: Any, values: dict[str, Any]) -> None:
     """The new values are possible, and a move to another community is into the editor's."""
     _check_settings(values)
     moved = "vk_group_id" in values and values["vk_group_id"] != game.vk_group_id
+    if moved and values["vk_group_id"] is None:
+        raise CommunityRequired()
     if editor is not None and moved:
         check_community(user=editor, vk_group_id=values["vk_group_id"])
 
@@ -140,11 +143,18 @@ def _announce_move(game: Game, old_topic: int | None) -> None:
         board_reply(game_id=game.pk, topic_id=old_topic, text=text, kind="topic_moved")
 
 
-def _gm_users(usernames: Iterable[Any]) -> list[Any]:
-    users = list(usernames)
+def _gm_users(users: Iterable[Any], *, game: Game, keep: Iterable[int] = ()) -> list[Any]:
+    """Accounts to be ``game``'s GMs: active staff, and each one not among ``keep`` (user ids
+    already on the game) a member of the game's community."""
+    users = list(users)
+    kept = set(keep)
     for user in users:
         if not (user.is_active and user.is_staff):
             raise NotStaff(username=user.get_username())
+        if user.pk not in kept and not is_member(user=user, vk_group_id=game.vk_group_id):
+            raise GmNotCommunityMember(
+                username=user.get_username(), community=_community_name(game.vk_group_id)
+            )
     return users
 
 
@@ -162,7 +172,7 @@ def game_open(
     _check_settings({"name": name, **settings})
     check_community(user=gm, vk_group_id=settings.get("vk_group_id"))
     game = game_create(name=name, counts=counts, gm=gm, by=f"gm:{gm.get_username()}", **settings)
-    extra = [u for u in _gm_users(co_gms) if u.pk != gm.pk]
+    extra = _gm_users([u for u in co_gms if u.pk != gm.pk], game=game)
     if extra:
         game.gms.add(*extra)
         log_event(
@@ -243,16 +253,11 @@ def game_settings_update(
             announce_round(game=game)
         _announce_move(game, old_topic)
     if gms is not None:
-        users = _gm_users(gms)
+        before = {u.pk for u in game.gms.all()}
+        users = _gm_users(gms, game=game, keep=before)
         if not users:
             raise NoGm()
-        before = {u.pk for u in game.gms.all()}
         if before != {u.pk for u in users}:
             game.gms.set(users)
             log_event(game, "gms_changed", by=by, gms=sorted(u.get_username() for u in users))
     return game
-
-
-def staff_users() -> Any:
-    """Accounts that may be made GMs (active staff)."""
-    return get_user_model().objects.filter(is_active=True, is_staff=True).order_by("username")

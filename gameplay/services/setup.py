@@ -62,6 +62,7 @@ from .common import (
     role_card_text,
     send_message,
 )
+from .communities import community_of_new_game
 from .phases import open_day
 
 
@@ -77,16 +78,12 @@ def counts_of(*, game: Game) -> RoleCounts:
 
 def check_vk_tenancy(*, game: Game) -> None:
     """Refuse (``SetupError``, in Russian) VK links of ``game`` that belong to another
-    unfinished game of its community, or of no community (topic ids and chat peer ids are a
-    community's own): a topic is one game's sign-up or game topic, a spectator chat one
-    game's chat, until that game finishes. The database holds the same for each column on
-    its own within a community (partial unique constraints); a topic used as one game's
-    sign-up topic and another's game topic, and a game of no community against one of a
-    community, are caught here only."""
-    group = game.vk_group_id
-    # A game of no community may use any community's topic: it meets every game.
-    same = Q(vk_group_id=group) | Q(vk_group_id__isnull=True) if group is not None else Q()
-    others = Game.objects.filter(same, status__in=ACTIVE_STATUSES)
+    unfinished game of its community (topic ids and chat peer ids are a community's own): a
+    topic is one game's sign-up or game topic, a spectator chat one game's chat, until that
+    game finishes. The database holds the same for each column on its own (partial unique
+    constraints); a topic used as one game's sign-up topic and another's game topic is caught
+    here only."""
+    others = Game.objects.filter(vk_group_id=game.vk_group_id, status__in=ACTIVE_STATUSES)
     if game.pk is not None:
         others = others.exclude(pk=game.pk)
     topics = {t for t in (game.recruit_topic_id, game.topic_id) if t}
@@ -112,7 +109,8 @@ def game_create(
     seed: str | None = None,
     **settings: Any,
 ) -> Game:
-    """Create a game in recruitment. ``settings`` are Game fields (phase lengths, VK ids, …).
+    """Create a game in recruitment. ``settings`` are Game fields (phase lengths, VK ids, …);
+    its community is ``vk_group_id``, by default the environment's (``community_of_new_game``).
 
     Round 1 of the deal opens with it: the server draws the seed (``seed`` only for tests and
     the demo; the panel never passes one) and its commitment is posted in the board."""
@@ -122,6 +120,7 @@ def game_create(
     if not name:
         raise GameNameMissing()
     settings.setdefault("reminders", [180, 60])
+    settings["vk_group_id"] = community_of_new_game(vk_group_id=settings.get("vk_group_id"))
     game = Game(
         name=name[:200],
         mafia_count=counts.mafia,

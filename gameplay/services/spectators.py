@@ -43,8 +43,8 @@ from gameplay.refusals import (
 from gameplay.rules.errors import SetupError
 from gameplay.rules.spectators import SpectatorBar, spectator_bar
 from gameplay.selectors import bot as sel
+from outbox import unit_of_work
 from outbox.flags import add_flag_line
-from outbox.queue import request_delivery
 
 from .common import (
     current_phase,
@@ -210,14 +210,18 @@ def spectator_chat_create(*, game_id: int, by: str) -> Outbox:
         raise ChatBeingCreated()
     title = render("spectators/chat_title", game=game.name)
     users = sorted({int(x) for x in game.gm_vk_ids or [] if str(x).isdigit()} - {0})
-    row = Outbox.objects.create(
-        game=game,
-        channel=OutboxChannel.CREATE_CHAT,
-        text=title,
-        payload={"title": title, "user_ids": users, "by": by},
-        kind="spectator_chat_create",
+    [row] = queue_outbox(
+        rows=[
+            Outbox(
+                game=game,
+                channel=OutboxChannel.CREATE_CHAT,
+                text=title,
+                payload={"title": title, "user_ids": users, "by": by},
+                kind="spectator_chat_create",
+            )
+        ]
     )
-    request_delivery()
+    unit_of_work.flush()  # the row's id goes in the log (deferred in the pipeline's transaction)
     log_event(
         game,
         "spectator_chat_create_requested",

@@ -19,8 +19,7 @@ from gameplay.refusals import (
 )
 from gameplay.rules import EarlyClose, RoleCounts, RuleViolation
 from gameplay.rules.errors import InvalidCommand
-from gameplay.selectors.communities import communities_for
-from gameplay.services.settings import staff_users
+from gameplay.selectors.communities import communities_for, gm_choices
 from gameplay.services.vkrefs import parse_vk_user
 from gameplay.themes import DEFAULT as DEFAULT_THEME
 from gameplay.themes import THEMES
@@ -211,8 +210,15 @@ class GameSettingsForm(forms.Form):
     )
 
     def __init__(
-        self, *args: Any, counts_locked: bool = False, user: Any = None, **kwargs: Any
+        self,
+        *args: Any,
+        counts_locked: bool = False,
+        user: Any = None,
+        game: Game | None = None,
+        **kwargs: Any,
     ) -> None:
+        """``user``: who fills the form (whose communities and people it offers); ``game``:
+        the game whose settings these are (None: a new game)."""
         super().__init__(*args, **kwargs)
         zone = str(
             (self.data.get("time_zone") if self.is_bound else None)
@@ -223,7 +229,10 @@ class GameSettingsForm(forms.Form):
         if zone not in dict(choices):
             choices.append((zone, zone))
         self.fields["time_zone"].widget.choices = choices
-        self.fields["co_gms"].queryset = staff_users()
+        # Only the people of the game's community (of a new game: of the user's communities).
+        self.fields["co_gms"].queryset = (
+            gm_choices(user=user, game=game) if user is not None else self.fields["co_gms"].queryset
+        )
         self.fields["co_gms"].label_from_instance = lambda u: u.get_username()
         self._communities(user)
         self.counts_locked = counts_locked
@@ -236,17 +245,16 @@ class GameSettingsForm(forms.Form):
         """The community is one of the user's (the game's own stays listed when editing)."""
         rows = list(communities_for(user)) if user is not None else []
         current = self.initial.get("vk_group_id")
-        if current and current not in {c.vk_id for c in rows}:
+        if current is not None and current not in {c.vk_id for c in rows}:
             rows += list(Community.objects.filter(vk_id=current))
         self.communities = {c.vk_id: c for c in rows}
         field = self.fields["vk_group_id"]
         field.choices = [("", "—")] + [(c.vk_id, f"{c} (club{c.vk_id})") for c in rows]
-        if rows:
-            field.required = True
-            field.error_messages["required"] = CommunityRequired().reason
-            if len(rows) == 1 and not current:
-                self.initial["vk_group_id"] = rows[0].vk_id
-        else:
+        field.required = True  # every game belongs to a community
+        field.error_messages["required"] = CommunityRequired().reason
+        if len(rows) == 1 and current is None:
+            self.initial["vk_group_id"] = rows[0].vk_id
+        if not rows:
             field.help_text = (
                 "Вы пока не ведущий ни одного сообщества: подключите своё "
                 "(«Сообщества» → «Подключить сообщество») или попросите "

@@ -61,6 +61,7 @@ def game_settings(request: HttpRequest, game) -> HttpResponse:
             request.POST,
             counts_locked=locked,
             user=request.user,
+            game=game,
             initial=GameSettingsForm.initial_for(game),
         )
         if form.is_valid():
@@ -83,7 +84,10 @@ def game_settings(request: HttpRequest, game) -> HttpResponse:
                 return HttpResponseRedirect(game_url(game, "panel_settings"))
     else:
         form = GameSettingsForm(
-            initial=GameSettingsForm.initial_for(game), counts_locked=locked, user=request.user
+            initial=GameSettingsForm.initial_for(game),
+            counts_locked=locked,
+            user=request.user,
+            game=game,
         )
     return render_panel(
         request,

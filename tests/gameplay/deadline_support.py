@@ -13,6 +13,7 @@ from typing import Any
 from gameplay import services
 from gameplay.models import Game, GameEvent, Outbox, Phase, PhaseKind
 from gameplay.rules import Role, RoleCounts
+from tests.gameplay.factories import community_id
 
 VK_BASE = 7_000
 COUNTS = RoleCounts(mafia=2, commissar=1, doctor=1, maniac=1, civilian=3)
@@ -53,6 +54,7 @@ def started_game(
         "night_length": night_length,
         "auto_publish": auto_publish,
         "topic_id": next(_topics),
+        "vk_group_id": community_id(),
     }
     if reminders is not None:
         settings["reminders"] = reminders

@@ -40,6 +40,27 @@ NAMES = tuple(
 
 _topics = itertools.count(880_001)
 
+#: The community of a test's games when it names none and the environment has none.
+GROUP_ID = 77
+
+
+def community_id(vk_group_id: int | None = None) -> int:
+    """The community a test's game is made in (every game has one): the one named, else the
+    environment's (``VK_GROUP_ID``), else :data:`GROUP_ID`. Its row is written when missing:
+    the environment's as on start, another disconnected (no VK behind it)."""
+    from django.conf import settings
+
+    from gameplay.models import Community
+    from gameplay.services.communities import community_record, community_sync_env
+
+    env = settings.VK_GROUP_ID
+    vk = vk_group_id if vk_group_id is not None else env if env is not None else GROUP_ID
+    if vk == env:
+        community_sync_env()
+    elif not Community.objects.filter(vk_id=vk).exists():
+        community_record(vk_id=vk, name=f"club{vk}", group_token="", connected=False)
+    return int(vk)
+
 
 def vk_id(number: int) -> int:
     """The VK id of the player who signed up ``number``-th (and sits at seat ``number``)."""
@@ -70,9 +91,11 @@ def make_game(
     started if ``start``.
 
     ``counts`` defaults to RULES.md's table scaled to ``n``. ``settings`` are Game fields; the
-    game gets its own discussion topic unless ``topic_id=None`` is passed.
+    game gets its own discussion topic unless ``topic_id=None`` is passed, and the community
+    :func:`community_id` gives.
     """
     settings.setdefault("topic_id", next(_topics))
+    settings["vk_group_id"] = community_id(settings.get("vk_group_id"))
     game = services.game_create(
         name=name, counts=counts or default_counts(n), by="gm:test", seed=seed, **settings
     )

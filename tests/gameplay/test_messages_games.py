@@ -37,6 +37,7 @@ from gameplay.services.spectators import (
     spectator_request,
 )
 from gameplay.services.votes import vote_count_post
+from tests.gameplay.factories import community_id
 from tests.gameplay.test_messages import NAMES, problems
 
 pytestmark = pytest.mark.django_db
@@ -244,6 +245,7 @@ def play(index: int, theme: str, n: int, auto_publish: bool) -> tuple[Game, Tabl
         seed=hashlib.sha256(f"{theme}-{index}".encode()).hexdigest()[:32],
         theme=theme,
         auto_publish=auto_publish,
+        vk_group_id=community_id(),
         topic_id=990_000 + index,
     )
     _sign_up(game, table, n)

@@ -14,6 +14,7 @@ from django.db import connection, connections
 from gameplay import services
 from gameplay.models import NightAction, Phase, PhaseKind, Seat, Vote
 from gameplay.rules import Role, RoleCounts, RuleViolation
+from tests.gameplay.factories import community_id
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -26,7 +27,9 @@ COUNTS = RoleCounts(mafia=2, commissar=1, doctor=1, maniac=1, civilian=3)
 
 
 def started_game() -> int:
-    game = services.game_create(name="Гонка", counts=COUNTS, seed="race")
+    game = services.game_create(
+        name="Гонка", counts=COUNTS, seed="race", vk_group_id=community_id()
+    )
     for i in range(COUNTS.total):
         services.signup_create(game_id=game.pk, vk_user_id=5000 + i, name=f"Игрок {i}")
     services.game_deal(game_id=game.pk)

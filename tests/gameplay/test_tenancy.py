@@ -17,6 +17,7 @@ from gameplay.rules import RoleCounts
 from gameplay.rules.errors import SetupError
 from gameplay.services.settings import game_settings_update
 from gameplay.services.spectators import spectator_chat_link
+from tests.gameplay.factories import community_id
 from tests.vkbot.bot_support import board_post, make_game, run
 
 pytestmark = pytest.mark.django_db
@@ -25,6 +26,7 @@ COUNTS = RoleCounts.default_for(7)
 
 
 def recruiting(name: str, **links: Any) -> Game:
+    links["vk_group_id"] = community_id(links.get("vk_group_id"))
     return services.game_create(name=name, counts=COUNTS, by="gm:test", **links)
 
 
@@ -105,13 +107,14 @@ def test_another_unfinished_games_spectator_chat_is_refused() -> None:
 
 @pytest.mark.parametrize("field", ["recruit_topic_id", "topic_id", "spectator_chat_id"])
 def test_the_database_holds_one_unfinished_game_per_link(field: str) -> None:
-    Game.objects.create(name="Завершённая", status=GameStatus.FINISHED, **{field: 2_000_000_009})
-    Game.objects.create(name="Первая", **{field: 2_000_000_009})
+    link = {field: 2_000_000_009, "vk_group_id": community_id()}
+    Game.objects.create(name="Завершённая", status=GameStatus.FINISHED, **link)
+    Game.objects.create(name="Первая", **link)
 
     with pytest.raises(IntegrityError), transaction.atomic():
-        Game.objects.create(name="Вторая", status=GameStatus.RUNNING, **{field: 2_000_000_009})
+        Game.objects.create(name="Вторая", status=GameStatus.RUNNING, **link)
 
-    Game.objects.create(name="Отменённая", status=GameStatus.CANCELLED, **{field: 2_000_000_009})
+    Game.objects.create(name="Отменённая", status=GameStatus.CANCELLED, **link)
     assert Game.objects.filter(**{field: 2_000_000_009}).count() == 3
 
 

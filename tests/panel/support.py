@@ -29,7 +29,18 @@ def make_game(
     vk_base: int = VK_BASE,
     **settings: Any,
 ) -> Game:
+    """A game in the community :func:`tests.gameplay.factories.community_id` gives, run by
+    ``gm`` (made one of that community's GMs when not a member yet)."""
+    from gameplay.models import Community
+    from gameplay.services.communities import community_member_set
+    from tests.gameplay.factories import community_id
+
     settings.setdefault("topic_id", vk_base)
+    settings["vk_group_id"] = community_id(settings.get("vk_group_id"))
+    if gm is not None:
+        community = Community.objects.get(vk_id=settings["vk_group_id"])
+        if not community.members.filter(user=gm).exists():
+            community_member_set(community=community, user=gm)
     game = services.game_create(
         name=name, counts=RoleCounts.default_for(players), gm=gm, by="test", seed=seed, **settings
     )

@@ -42,7 +42,7 @@ def test_a_new_game_in_another_games_sign_up_topic_is_refused(
     gm_client: Client,
     club555: Any,  # noqa: F811
 ) -> None:
-    make_game(other_gm, start=False, deal=False, topic_id=90, recruit_topic_id=41)
+    make_game(other_gm, start=False, deal=False, topic_id=90, recruit_topic_id=41, vk_group_id=555)
 
     response = gm_client.post(reverse("admin:gameplay_game_add"), NEW_GAME)
 

@@ -96,16 +96,17 @@ def test_impossible_setups_are_refused(gm_client: Client, change: dict, error: s
 
 
 def test_a_topic_with_a_running_game_is_refused(gm: Any, gm_client: Client) -> None:
-    make_game(gm, start=False, topic_id=42)
+    make_game(gm, start=False, topic_id=42, vk_group_id=555)
     response = gm_client.post(reverse("admin:gameplay_game_add"), NEW_GAME)
     assert "уже идёт другая игра" in response.content.decode()
     assert Game.objects.count() == 1
 
 
 def test_settings_change_and_lock_counts_after_the_deal(
-    gm: Any, other_gm: Any, gm_client: Client
+    gm: Any, other_gm: Any, gm_client: Client, club555: Any
 ) -> None:
-    game = make_game(gm, players=7, start=False)
+    club555.members.create(user=other_gm, role="gm")  # a co-GM is one of the community's
+    game = make_game(gm, players=7, start=False, vk_group_id=555)
     page = gm_client.get(url("panel_settings", game))
     assert page.context["form"].fields["mafia_count"].disabled
     data = {**NEW_GAME, "mafia_count": "3", "day_length": "36", "co_gms": [gm.pk, other_gm.pk]}

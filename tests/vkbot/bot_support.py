@@ -29,6 +29,7 @@ from gameplay.models import (
     SeatStatus,
 )
 from gameplay.rules import Item, Role, RoleCounts
+from tests.gameplay.factories import community_id
 from vkbot.handlers import VkFacts, dispatch
 from vkbot.keyboards import labels_of
 
@@ -82,6 +83,7 @@ def make_game(
     counts = RoleCounts(**{r.value: counted.count(r) for r in Role})
     settings.setdefault("topic_id", next(_topics))
     settings.setdefault("recruit_topic_id", next(_topics))
+    settings["vk_group_id"] = community_id(settings.get("vk_group_id"))
     game = services.game_create(name="Машина времени", counts=counts, by="gm:test", **settings)
     for i in range(1, n + 1):
         services.signup_create(game_id=game.pk, vk_user_id=vk_base + i, name=names[i - 1])

@@ -14,6 +14,7 @@ from gameplay.models import Game, Outbox, OutboxChannel
 from gameplay.rules import RoleCounts
 from localvk import LocalVK, RunningServer, ServerThread
 from outbox.ratelimit import token_key
+from tests.gameplay.factories import community_id
 from vkbot.delivery.drain import Drainer, DrainReport
 
 GROUP_ID = 77
@@ -68,6 +69,7 @@ def make_game(topic_id: int | None = None, players: int = 0, **fields: Any) -> G
     """A game in recruitment (``players`` signed up, VK ids 1001, 1002, …); the sign-up
     confirmations are dropped from the Outbox (not what a test sends)."""
     counts = RoleCounts.default_for(players) if players >= 4 else RoleCounts()
+    fields["vk_group_id"] = community_id(fields.get("vk_group_id"))
     game = services.game_create(
         name="Машина времени", counts=counts, by="gm:test", topic_id=topic_id, **fields
     )

@@ -25,6 +25,7 @@ from gameplay import services
 from gameplay.models import GameEvent, Outbox, Source, VkEvent, Vote
 from gameplay.rules import Item, Role, RuleViolation
 from gameplay.services.common import lock_game, log_event, send_message
+from tests.gameplay.factories import community_id
 from tests.localvk.support import GROUP_ID, GROUP_TOKEN
 
 Dispatch = Callable[[dict[str, Any]], None]
@@ -78,6 +79,7 @@ def make_game(name: str = "Тест приёма событий", topic_id: int 
         name=name,
         counts=RoleCounts(mafia=1, commissar=1, doctor=1, maniac=0, civilian=2),
         topic_id=topic_id,
+        vk_group_id=community_id(),
     )
     for n in range(1, len(ROLES) + 1):
         services.signup_create(game_id=game.pk, vk_user_id=VK_BASE + n, name=f"Игрок {n}")

@@ -74,7 +74,7 @@ def test_recruiting_games_are_the_communitys(settings: Any) -> None:
     Community.objects.create(vk_id=B, connected=True, group_token="t")
     Community.objects.create(vk_id=A, connected=True, group_token="t")
     of_b = make_game(start=False, vk_group_id=B)
-    of_none = make_game(start=False)  # no community: the environment's
+    of_none = make_game(start=False)  # none named: the environment's
     with serving(B):
         assert [g.pk for g in sel.recruiting_games()] == [of_b.pk]
     with serving(A):
@@ -86,7 +86,7 @@ def test_a_game_without_a_community_is_the_environments(settings: Any) -> None:
     settings.VK_GROUP_ID = A
     Community.objects.create(vk_id=B, connected=True, group_token="t")
     game = make_game(vk_base=5000)
-    assert game.vk_group_id is None
+    assert game.vk_group_id == A  # none named: the environment's, in the game row itself
     with serving(A):
         assert [s.game_id for s in sel.seats_of_user(5003)] == [game.pk]
     with serving(B):

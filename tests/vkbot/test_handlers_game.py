@@ -19,6 +19,7 @@ from gameplay.models import (
     Strike,
 )
 from gameplay.rules import RoleCounts
+from tests.gameplay.factories import community_id
 from tests.vkbot.bot_support import (
     CHAT_PEER,
     NAMES_7,
@@ -61,6 +62,7 @@ def test_a_whole_game_through_dispatch() -> None:
         topic_id=700_001,
         recruit_topic_id=700_002,
         counts=RoleCounts(mafia=2, commissar=1, doctor=1, maniac=1, civilian=2),
+        vk_group_id=community_id(),
     )
     names = {vk(n): NAMES_7[n - 1] for n in range(1, 8)} | {vk(8): "Зоя"}
     facts = VkFacts(names=names, pm_allowed={v: True for v in names})

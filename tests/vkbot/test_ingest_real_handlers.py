@@ -57,11 +57,12 @@ def state_of_play() -> tuple[int, int, int, int]:
 
 @pytest.mark.django_db(transaction=True)
 async def test_a_private_sign_up_through_the_long_poll_is_applied_once(settings: Any) -> None:
-    await sync_to_async(services.game_create, thread_sensitive=True)(
-        name="Машина времени", counts=RoleCounts.default_for(7)
-    )
     async with running_server(make_state()) as srv:
         configure(settings, api_url=srv.api_url)
+        # No community named: the environment's, now configured.
+        await sync_to_async(services.game_create, thread_sensitive=True)(
+            name="Машина времени", counts=RoleCounts.default_for(7)
+        )
         srv.state.add_user(SIGNER, "Анна", "Каренина")
 
         def caught_up() -> bool:

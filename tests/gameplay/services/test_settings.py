@@ -24,11 +24,12 @@ pytestmark = pytest.mark.django_db
 def test_game_open_adds_co_gms_and_refuses_non_staff(
     gm: Any, other_gm: Any, django_user_model: Any
 ) -> None:
-    game = game_open(name="Игра", counts=RoleCounts(), gm=gm, co_gms=[other_gm])
+    club = community_of(555, other_gm, owner=gm).vk_id
+    game = game_open(name="Игра", counts=RoleCounts(), gm=gm, co_gms=[other_gm], vk_group_id=club)
     assert set(game.gms.all()) == {gm, other_gm}
     player = django_user_model.objects.create_user("игрок")
     with pytest.raises(SetupError, match="нет доступа к панели"):
-        game_open(name="Игра 2", counts=RoleCounts(), gm=gm, co_gms=[player])
+        game_open(name="Игра 2", counts=RoleCounts(), gm=gm, co_gms=[player], vk_group_id=club)
     assert Game.objects.count() == 1
 
 

@@ -18,7 +18,16 @@ from gameplay.rules.errors import InvalidCommand, SetupError
 from gameplay.services.settings import game_settings_update
 from gameplay.services.setup import counts_of
 from gameplay.services.signup import player_add, player_remove
-from tests.gameplay.factories import board, events, make_game, outbox, player_name, seats, vk_id
+from tests.gameplay.factories import (
+    board,
+    community_id,
+    events,
+    make_game,
+    outbox,
+    player_name,
+    seats,
+    vk_id,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -44,6 +53,7 @@ def test_round_one_is_committed_in_the_board_before_anyone_signs_up():
         counts=RoleCounts.default_for(9),
         recruit_topic_id=71,
         topic_id=72,
+        vk_group_id=community_id(),
     )
     assert not game.seats.exists()
     [rnd] = DealRound.objects.filter(game=game)
@@ -55,7 +65,9 @@ def test_round_one_is_committed_in_the_board_before_anyone_signs_up():
     assert "Открыта запись" in post.text
     assert rnd.seed not in post.text
     # Every game gets its own unpredictable seed; the log never holds it before the end.
-    other = services.game_create(name="Другая", counts=RoleCounts.default_for(9))
+    other = services.game_create(
+        name="Другая", counts=RoleCounts.default_for(9), vk_group_id=community_id()
+    )
     assert other.seed != game.seed and HEX64.match(other.seed)
     assert all(rnd.seed not in str(e.data) for e in events(game))
 
