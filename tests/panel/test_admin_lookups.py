@@ -165,6 +165,7 @@ def test_every_secret_is_stored_encrypted() -> None:
     assert ENCRYPTED <= encrypted_fields()
 
 
+@pytest.mark.slow  # thousands of requests: `make test`, not the edit loop's lane
 @pytest.mark.parametrize("who", ["gm", "boss"])
 def test_no_lookup_on_a_secret_changes_what_is_listed(world: dict[str, Any], who: str) -> None:
     """Every list registered on the admin site, every path to a secret, every lookup its
@@ -190,6 +191,7 @@ def test_no_lookup_on_a_secret_changes_what_is_listed(world: dict[str, Any], who
     assert walked > 100
 
 
+@pytest.mark.slow  # every lookup of every field of every list: `make test` runs it
 @pytest.mark.parametrize("who", ["gm", "boss"])
 def test_only_the_allow_listed_lookups_are_accepted(world: dict[str, Any], who: str) -> None:
     """Every field of every listed model with every lookup its class registers: refused
