@@ -255,6 +255,39 @@ def get_time_zone(name: str, default: str, *, environ: Mapping[str, str] | None 
     return value
 
 
+def get_vk_user_renewal(
+    *, group_id: int | None, app_id: int | None, environ: Mapping[str, str] | None = None
+) -> tuple[str, str]:
+    """``VK_USER_REFRESH_TOKEN`` and ``VK_USER_DEVICE_ID``: the environment's community's admin
+    signed in with VK ID, so its user token renews itself. Both or neither, and only with the
+    community (``VK_GROUP_ID``) and the VK ID app they were issued through (``VK_ID_APP_ID``)."""
+    refresh = get_str("VK_USER_REFRESH_TOKEN", environ=environ)
+    device = get_str("VK_USER_DEVICE_ID", environ=environ)
+    if not refresh and not device:
+        return "", ""
+    if not refresh:
+        raise EnvError(
+            "VK_USER_DEVICE_ID is set without VK_USER_REFRESH_TOKEN; set both (the device id "
+            "VK ID returned with the refresh token) or neither."
+        )
+    if not device:
+        raise EnvError(
+            "VK_USER_REFRESH_TOKEN needs VK_USER_DEVICE_ID: the device_id VK ID returned with "
+            "it (a refresh token is renewed only together with its device id)."
+        )
+    if app_id is None:
+        raise EnvError(
+            "VK_USER_REFRESH_TOKEN needs VK_ID_APP_ID: the id of the VK ID app the token was "
+            "issued through (VK ID renews it only for that app)."
+        )
+    if group_id is None:
+        raise EnvError(
+            "VK_USER_REFRESH_TOKEN is for the environment's community: set VK_GROUP_ID too, "
+            "or connect the community in the panel with «Войти через VK ID» instead."
+        )
+    return refresh, device
+
+
 def exit_on_env_error(error: EnvError) -> NoReturn:
     """Print the error as one line on stderr and exit with status 2."""
     print(f"Configuration error: {error}", file=sys.stderr)

@@ -160,8 +160,23 @@ VK_CONFIRMATION_CODE = env.get_str("VK_CONFIRMATION_CODE")
 #: panel then registers PUBLIC_URL/vk/callback/ as its Callback server (``panel.connect``).
 VK_CALLBACK_MODE = env.get_bool("RUN_CALLBACK", False)
 #: The id of a standalone VK app whose implicit flow gives a community admin's user token
-#: (the panel's «Подключить сообщество» links to it; without it the link names the app id).
+#: (the panel's «Подключить сообщество» links to it for a pasted key, the fallback to VK ID).
 VK_APP_ID = env.get_int("VK_APP_ID", None, minimum=1)
+#: VK ID (OAuth 2.1 with PKCE): the browser signs in at ``{VK_ID_URL}authorize``, the server
+#: exchanges the code and renews the admin's user token at ``{VK_ID_URL}oauth2/auth``
+#: (``gameplay.vkid``; the tests and ``make demo`` point it at the local VK's ``/vkid/``).
+VK_ID_URL = env.get_http_url("VK_ID_URL", "https://id.vk.com/").rstrip("/") + "/"
+#: The id of the VK ID app (id.vk.com → «Мои приложения») a community admin signs in through
+#: on «Подключить сообщество»; its trusted redirect URL is PUBLIC_URL/panel/communities/vkid/.
+VK_ID_APP_ID = env.get_int("VK_ID_APP_ID", None, minimum=1)
+#: The environment's community signed in with VK ID: the refresh token and the device id VK ID
+#: issued with it. Used once: after the first renewal the pair lives in the database.
+VK_USER_REFRESH_TOKEN, VK_USER_DEVICE_ID = env.get_vk_user_renewal(
+    group_id=VK_GROUP_ID, app_id=VK_ID_APP_ID
+)
+#: A renewable user token is renewed this many seconds before it expires (at most a quarter of
+#: its lifetime before: VK ID's keys live an hour).
+VK_USER_TOKEN_RENEW_SECONDS = env.get_int("VK_USER_TOKEN_RENEW_SECONDS", 300, minimum=1)
 #: How often runbot looks for communities connected or disconnected in the panel.
 VK_COMMUNITIES_REFRESH_SECONDS = env.get_int("VK_COMMUNITIES_REFRESH_SECONDS", 5, minimum=1)
 

@@ -10,7 +10,7 @@
 Every model and enum is importable from here (``from gameplay.models import Game``).
 """
 
-from .community import Community, CommunityMember, CommunityRole
+from .community import AdminTokenSource, Community, CommunityMember, CommunityRole
 from .deal import DealRound, Draw
 from .discipline import (
     FlagKind,
@@ -41,6 +41,7 @@ from .log import GameEvent
 from .transport import Deployment, Outbox, OutboxChannel, OutboxStatus, PollState, VkEvent
 
 __all__ = [
+    "AdminTokenSource",
     "Community",
     "CommunityMember",
     "CommunityRole",

@@ -19,7 +19,13 @@ from django.db import models
 from .secrets import SecretField
 
 #: The columns of :class:`Community` stored encrypted (``manage.py rotate_token_keys``).
-SECRET_FIELDS = ("group_token", "user_token", "callback_secret")
+SECRET_FIELDS = (
+    "group_token",
+    "user_token",
+    "user_refresh_token",
+    "user_device_id",
+    "callback_secret",
+)
 
 #: The VK id of the row for games that reach no VK community: the replays of scenarios
 #: (``gameplay.replay``), and the games of no community a deployment without an environment's
@@ -31,6 +37,13 @@ NO_COMMUNITY_VK_ID = 0
 NO_COMMUNITY_NAME = "Без сообщества VK"
 
 
+class AdminTokenSource(models.TextChoices):
+    """How a community admin's user token came to the deployment."""
+
+    VK_ID = "vkid", "вход через VK ID"
+    PASTED = "pasted", "вставлен вручную"
+
+
 class Community(models.Model):
     vk_id = models.BigIntegerField("id сообщества VK", unique=True)
     name = models.CharField("название", max_length=200, blank=True)
@@ -39,6 +52,28 @@ class Community(models.Model):
     group_token = SecretField("ключ доступа сообщества", blank=True)
     #: A community admin's user token (board posts as the community).
     user_token = SecretField("ключ администратора", blank=True)
+    #: How the admin gave it: signed in with VK ID (it renews itself) or pasted (it does not).
+    user_token_source = models.CharField(
+        "откуда ключ администратора", max_length=8, choices=AdminTokenSource.choices, blank=True
+    )
+    #: VK ID's refresh token (single-use: each renewal spends it and brings the next one) and
+    #: the device id the pair is bound to.
+    user_refresh_token = SecretField("ключ продления", blank=True)
+    user_device_id = SecretField("устройство VK ID", blank=True)
+    #: When the admin's token expires (None: unknown, or never) and when it was issued.
+    user_token_expires_at = models.DateTimeField("ключ администратора до", null=True, blank=True)
+    user_token_issued_at = models.DateTimeField("ключ администратора выдан", null=True, blank=True)
+    user_token_renewals = models.PositiveIntegerField("продлений ключа администратора", default=0)
+    #: When VK refused the admin's token for good (a renewal refused, a revoked or expired key
+    #: that cannot renew itself): board posts wait until the admin signs in again. Why, for the
+    #: operator (English; VK ID's error code, never a token).
+    user_token_refused_at = models.DateTimeField(
+        "ключ администратора отклонён", null=True, blank=True
+    )
+    user_token_problem = models.CharField("почему ключ отклонён", max_length=200, blank=True)
+    #: A fingerprint of the environment's refresh token (VK_USER_REFRESH_TOKEN) the stored pair
+    #: descends from: the same one is never sent to VK ID twice, a new one replaces the pair.
+    user_token_seed = models.CharField("ключ продления из окружения", max_length=64, blank=True)
     #: The Callback API's secret for this community's server, and the code VK's first
     #: request must be answered with.
     callback_secret = SecretField("секретный ключ Callback API", blank=True)

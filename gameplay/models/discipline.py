@@ -38,6 +38,7 @@ class FlagKind(models.TextChoices):
     NO_MAFIA_SHOT = "no_mafia_shot", "Мафия не стреляла"
     DELIVERY = "delivery", "Сообщение не доставлено"
     THEME_TEXT = "theme_text", "Текст темы не отрисовался"
+    ADMIN_KEY = "admin_key", "Посты ждут входа администратора"
 
 
 class FlagStatus(models.TextChoices):

@@ -110,6 +110,7 @@ from .communities import (
     UserTokenRightMissing,
     VkAnswerUnreadable,
     VkRefusedSetup,
+    VkTooManyRequests,
     VkUnreachable,
 )
 from .play import (
@@ -146,6 +147,13 @@ from .setup import (
     TopicRequiredInPlay,
     TopicTaken,
     UnknownTimeZone,
+)
+from .vkid import (
+    VkIdCancelled,
+    VkIdCodeRefused,
+    VkIdNotConfigured,
+    VkIdRightMissing,
+    VkIdSignInLost,
 )
 
 __all__ = [
@@ -267,7 +275,13 @@ __all__ = [
     "UserTokenInvalid",
     "UserTokenRightMissing",
     "VkAnswerUnreadable",
+    "VkIdCancelled",
+    "VkIdCodeRefused",
+    "VkIdNotConfigured",
+    "VkIdRightMissing",
+    "VkIdSignInLost",
     "VkRefusedSetup",
+    "VkTooManyRequests",
     "VkUnreachable",
     "VkUserMissing",
     "VkUserUnreadable",

@@ -87,3 +87,8 @@ class CommunityTokenOfAnother(Worded, InvalidCommand):
 
 class VkAnswerUnreadable(Worded, InvalidCommand):
     """VK's answer to a setup call (``step``) is not what its API says."""
+
+
+class VkTooManyRequests(Worded, InvalidCommand):
+    """VK asked for fewer requests (error 6, 9) or failed on its side (1, 10): not the token's
+    fault; try again shortly."""

@@ -14,6 +14,7 @@ from the settings, so a single-community deployment behaves exactly as before.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -24,6 +25,7 @@ from gameplay.context import current_group
 from gameplay.models import Community, CommunityMember, CommunityRole, Game
 from gameplay.models.community import NO_COMMUNITY_VK_ID, SECRET_FIELDS
 from gameplay.models.secrets import readable
+from gameplay.selectors.admin_tokens import admin_token, stored_for_env
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,10 @@ class Credentials:
     user_token: str = field(default="", repr=False)
     callback_secret: str = field(default="", repr=False)
     confirmation_code: str = field(default="", repr=False)
+    #: When the admin's user token is due for renewal (None: it does not renew itself).
+    user_token_renew_at: datetime | None = None
+    #: VK refused the admin's token: board posts wait until the admin signs in again.
+    user_token_refused: bool = False
 
 
 def env_group_id() -> int | None:
@@ -62,22 +68,28 @@ def _of_row(row: Community) -> Credentials:
     process or worker restarted with new settings need not wait for runbot's
     ``community_sync_env`` to write them into its row)."""
     env = _from_env() if row.from_env else None
+    admin = admin_token(row)
     if env is not None and env.group_id == int(row.vk_id):
+        stored = stored_for_env(row)
         return Credentials(
             group_id=env.group_id,
             name=row.name,
             group_token=env.group_token,
-            user_token=env.user_token,
+            user_token=admin.token if stored else env.user_token,
             callback_secret=env.callback_secret,
             confirmation_code=env.confirmation_code,
+            user_token_renew_at=admin.renew_at if stored else None,
+            user_token_refused=admin.refused,
         )
     return Credentials(
         group_id=int(row.vk_id),
         name=row.name,
         group_token=row.group_token or "",
-        user_token=row.user_token or "",
+        user_token=admin.token,
         callback_secret=row.callback_secret or "",
         confirmation_code=row.confirmation_code or "",
+        user_token_renew_at=admin.renew_at,
+        user_token_refused=admin.refused,
     )
 
 

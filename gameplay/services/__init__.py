@@ -28,7 +28,8 @@ number or a VK user casts it; a sign-up is ``signup.signup_create`` from VK or t
   ``retries``: the GM's retry of failed deliveries; ``settle``: a delivery round's outcome
   recorded (and a chat VK created linked); ``story``: the GM's story and theme texts.
 - ``communities``: the communities hosted (the environment's kept in step), a connection
-  recorded, disconnection, who runs games where.
+  recorded, disconnection, who runs games where; ``admin_tokens``: a community admin's user
+  token (board posts) recorded, renewed before it expires (VK ID), refused (sign in again).
 - ``vkrefs``: the VK references a GM types (pure parsing); ``common``: locking, the event log,
   queueing Outbox rows (the delivery itself is the ``outbox`` package, below the services).
 
@@ -41,6 +42,7 @@ Layers (a module imports only modules below it; ``|`` separates independent ones
     mafia | phases
     prompts | replies | retries
     acting | common | communities | game_over | vkrefs
+    admin_tokens
 """
 
 from .actions import night_action_submit

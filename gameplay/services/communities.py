@@ -26,6 +26,8 @@ from gameplay.refusals import CommunityRequired, NoSuchPanelUser, NotStaff, Owne
 from gameplay.selectors.communities import StoredSecret, stored_secrets
 from gameplay.selectors.seeds import StoredSeed, stored_seeds
 
+from .admin_tokens import AdminKey, admin_token_from_env, admin_token_store
+
 log = logging.getLogger(__name__)
 
 
@@ -42,12 +44,13 @@ def community_sync_env() -> Community | None:
     )
     wanted = {
         "group_token": settings.VK_GROUP_TOKEN or "",
-        "user_token": settings.VK_USER_TOKEN or "",
         "callback_secret": settings.VK_CALLBACK_SECRET or "",
         "confirmation_code": settings.VK_CONFIRMATION_CODE or "",
     }
     changed = [name for name, value in wanted.items() if getattr(row, name) != value]
-    if created or changed or not row.from_env or not row.connected:
+    # The admin token: the environment's, or (VK_USER_REFRESH_TOKEN) the database's own pair.
+    admin_changed = admin_token_from_env(row=row)
+    if created or changed or admin_changed or not row.from_env or not row.connected:
         for name in changed:
             setattr(row, name, wanted[name])
         row.from_env = True
@@ -86,7 +89,8 @@ def community_record(
     name: str,
     screen_name: str = "",
     group_token: str,
-    user_token: str = "",
+    user_token: str | None = "",
+    admin_key: AdminKey | None = None,
     callback_secret: str = "",
     confirmation_code: str = "",
     callback_server_id: int | None = None,
@@ -96,10 +100,15 @@ def community_record(
 ) -> Community:
     """Record a community after the panel's check of it with VK: its tokens, what was set up
     and what is left, and whether it is connected (its traffic starts). The user ``by``
-    becomes its owner when it has none."""
+    becomes its owner when it has none. The admin's token: ``admin_key`` (signed in with VK
+    ID, or pasted), else ``user_token`` (None: the stored one stays, renewals and all)."""
     row, _ = Community.objects.select_for_update().get_or_create(vk_id=int(vk_id))
     row.name, row.screen_name = name, screen_name
-    row.group_token, row.user_token = group_token, user_token
+    row.group_token = group_token
+    if admin_key is not None:
+        admin_token_store(row=row, key=admin_key)
+    elif user_token is not None:
+        row.user_token = user_token
     if callback_secret:
         row.callback_secret = callback_secret
     row.confirmation_code = confirmation_code or row.confirmation_code

@@ -393,6 +393,15 @@ CASES: dict[str, Contexts] = {
     "refusals/vk_answer_unreadable": one(step="проверка ключа сообщества"),
     "refusals/vk_refused_setup": one(step="включение Long Poll API", code=15),
     "refusals/vk_unreachable": one(),
+    "refusals/vk_too_many_requests": one(),
+    # --- signing the admin in with VK ID (gameplay.refusals.vkid), and when VK says no
+    "refusals/vk_id_cancelled": one(),
+    "refusals/vk_id_code_refused": one(),
+    "refusals/vk_id_not_configured": one(),
+    "refusals/vk_id_right_missing": one(right="groups"),
+    "refusals/vk_id_sign_in_lost": one(),
+    "gm/admin_key_refused": one(community="Мафия на Неве"),
+    "gm/admin_key_restored": one(community="Мафия на Неве"),
     "refusals/vk_user_missing": lambda p: [{}],
     "refusals/vk_user_unreadable": one(raw="что-то"),
     "refusals/vote_at_night": lambda p: [{}],
@@ -774,7 +783,8 @@ GM_TERM_TEXTS = {
 #: VK's own names a community admin finds in VK's menus and links («Работа с API», «Callback
 #: API», the rights of a user token), and the server settings they tell an operator about.
 VK_ADMIN_TERMS = re.compile(
-    r"\b(?:API|Long Poll|Callback|access_token|groups|offline|PUBLIC_URL|VK_GROUP_ID)\b"
+    r"\b(?:API|Long Poll|Callback|access_token|groups|offline|PUBLIC_URL|VK_GROUP_ID|VK ID"
+    r"|VK_ID_APP_ID|VK_USER_REFRESH_TOKEN|VK_USER_TOKEN)\b"
 )
 VK_ADMIN_TEXTS = {
     f"refusals/{name}"
@@ -786,8 +796,13 @@ VK_ADMIN_TEXTS = {
         "user_token_invalid",
         "user_token_right_missing",
         "vk_refused_setup",
+        "vk_id_cancelled",
+        "vk_id_code_refused",
+        "vk_id_not_configured",
+        "vk_id_right_missing",
+        "vk_id_sign_in_lost",
     )
-}
+} | {"gm/admin_key_refused", "gm/admin_key_restored"}
 NUMERAL = re.compile(r"(?<![\w№.:,])(\d+) ([а-яё]+)(?: ([а-яё]+))?")
 #: A command quoted as an example («удар 5 доктор»): its number is a seat, not a count.
 COMMAND_EXAMPLE = re.compile(r"«[а-яё]+ \d+ [а-яё]+»")

@@ -41,7 +41,7 @@ def community(settings: Any) -> Community:
     settings.VK_ID_APP_ID = 777
     settings.VK_USER_TOKEN_RENEW_SECONDS = 300
     row = community_record(vk_id=VK_ID, name="Клуб", group_token="t", connected=True)
-    admin_token_store(row, key=KEY, now=NOW)
+    admin_token_store(row=row, key=KEY, now=NOW)
     row.save()
     make_game(n=5, start=True, vk_group_id=VK_ID)
     return row
@@ -77,7 +77,7 @@ def test_a_vk_id_token_is_stored_with_what_renews_it(community: Community) -> No
         "device-1",
     )
     assert row.user_token_issued_at == NOW and row.user_token_expires_at == NOW + timedelta(hours=1)
-    admin_token_store(row, key=AdminKey(access_token="pasted"), now=NOW)
+    admin_token_store(row=row, key=AdminKey(access_token="pasted"), now=NOW)
     assert (row.user_token_source, row.user_refresh_token, row.user_device_id) == (
         AdminTokenSource.PASTED,
         "",
@@ -124,7 +124,7 @@ def test_a_renewal_vk_id_refuses_signs_the_admin_out_and_tells_the_gms(
     [flag] = flags()
     assert "Клуб" in flag.text and "VK ID" in flag.text
     assert admin_token_renew(vk_id=VK_ID, now=NOW).refused  # until the admin signs in again
-    admin_token_store(row, key=KEY, now=NOW + timedelta(hours=1))
+    admin_token_store(row=row, key=KEY, now=NOW + timedelta(hours=1))
     row.save()
     assert stored(community).user_token_refused_at is None and flags() == []
     [closed] = flags(FlagStatus.ACTED)
@@ -153,7 +153,7 @@ def test_without_the_app_id_nothing_is_renewed(
 
 def test_a_pasted_token_vk_refuses_cannot_renew_itself(community: Community) -> None:
     row = stored(community)
-    admin_token_store(row, key=AdminKey(access_token="pasted"), now=NOW)
+    admin_token_store(row=row, key=AdminKey(access_token="pasted"), now=NOW)
     row.save()
     assert admin_token_renew(vk_id=VK_ID, now=NOW).token == "pasted"
     assert admin_token_renew(vk_id=VK_ID, refused_token="pasted", now=NOW).refused
@@ -174,16 +174,16 @@ def test_the_environments_token_is_taken_once_from_the_environment(settings: Any
     row = Community(vk_id=92, name="env", from_env=True)
     settings.VK_USER_REFRESH_TOKEN = ""
     settings.VK_USER_TOKEN = "env-pasted"
-    assert admin_token_from_env(row, now=NOW)
+    assert admin_token_from_env(row=row, now=NOW)
     assert (row.user_token, row.user_token_source) == ("env-pasted", AdminTokenSource.PASTED)
-    assert not admin_token_from_env(row, now=NOW)
+    assert not admin_token_from_env(row=row, now=NOW)
     settings.VK_USER_REFRESH_TOKEN, settings.VK_USER_DEVICE_ID = "env-refresh", "env-device"
-    assert admin_token_from_env(row, now=NOW)
+    assert admin_token_from_env(row=row, now=NOW)
     assert (row.user_refresh_token, row.user_device_id, row.user_token_expires_at) == (
         "env-refresh",
         "env-device",
         None,
     )
     row.user_refresh_token = "renewed-since"  # VK ID took the environment's once
-    assert not admin_token_from_env(row, now=NOW)
+    assert not admin_token_from_env(row=row, now=NOW)
     assert row.user_refresh_token == "renewed-since"
