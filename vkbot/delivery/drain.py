@@ -37,6 +37,7 @@ from . import senders as community_senders
 from .batch import EXECUTE_MAX_CALLS, Call, CallResult, Request, TokenKind, pack
 from .outcome import settle_round
 from .plan import plan_round
+from .refusals import answer_refusals
 from .senders import Senders
 from .transport import Transport
 
@@ -62,6 +63,8 @@ class DrainReport:
     retried: int = 0
     failed: int = 0
     requests: int = 0
+    #: Admin tokens renewed after VK refused them in a round (their requests sent again).
+    renewed: int = 0
     #: Seconds until the next pending row falls due when the run ended; None: nothing pending.
     next_due_in: float | None = None
     stopped: str = ""
@@ -243,14 +246,24 @@ class Drainer:
         margin = min(SETTLE_MARGIN, lease_seconds / 4)
         before = self.transport.requests_sent
         replies = self.transport.send(requests, timeout=lease.seconds_left() - margin)
+        # An admin token VK refused: renewed and its requests sent once more, or held.
+        refusals = answer_refusals(
+            self.transport, self.senders, requests, replies,
+            timeout=lease.seconds_left() - margin,
+        )  # fmt: skip
         self.report.requests += self.transport.requests_sent - before
+        self.report.renewed += refusals.renewed
         answered: dict[int | None, list[tuple[Call, CallResult]]] = {c: [] for c in plans}
-        for request, results_of in zip(requests, replies, strict=True):
+        for request, results_of in zip(requests, refusals.replies, strict=True):
+            if any(pk in refusals.held for call in request.calls for pk in call.row_ids):
+                continue
             answered[request.community].extend(zip(request.calls, results_of, strict=True))
+        if refusals.held:
+            outbox_release(lease=lease, ids=sorted(refusals.held))
         settlements: list[Settlement] = []
         for community, plan in plans.items():
             settlements.extend(settle_round(by_community[community], plan, answered[community]))
-        return settlements
+        return [s for s in settlements if s.outbox_id not in refusals.held]
 
     # --- the loop -------------------------------------------------------------------------------
 

@@ -107,6 +107,10 @@ class Transport:
     def has_token(self, kind: TokenKind, community: int | None = None) -> bool:
         return kind in self._tokens.get(community, {})
 
+    def token(self, kind: TokenKind, community: int | None = None) -> str:
+        """The token ``community``'s requests of ``kind`` go with now ("" when none)."""
+        return self._tokens.get(community, {}).get(kind, "")
+
     def limiter(self, kind: TokenKind, community: int | None = None) -> RateLimiter | None:
         token = self._tokens.get(community, {}).get(kind)
         return self._by_token[token][1] if token is not None else None
