@@ -5,7 +5,8 @@ community up through the API, synchronously from the web request, then records i
 1. Read-only checks, nothing changes anywhere: ``groups.getById`` (which community the
    community token is for), ``groups.getTokenPermissions`` (``messages`` and ``manage`` are
    needed), ``users.get`` and ``groups.getById`` with ``group_id`` on the user token (its owner
-   must administer that community), ``account.getAppPermissions`` (``groups`` and ``offline``).
+   must administer that community), ``account.getAppPermissions`` (``groups``; and ``offline``
+   for a pasted key: one from VK ID lives an hour and renews itself instead).
 2. Who may connect it: a community another owner connected, or the environment's, is refused
    (an operator may connect over another owner).
 3. Setting up: in long-poll mode ``groups.setLongPollSettings`` (on, the project's API
@@ -15,9 +16,15 @@ community up through the API, synchronously from the web request, then records i
    ``groups.setSettings`` for the bot features, which VK may refuse to a community token: the
    checklist then names the menu.
 
-Every VK failure is a typed refusal (``gameplay.refusals.communities``) raised before the
-database is touched. Tokens never reach a log line: vkbottle's debug lines carry a request's
-data (the Callback secret among them), so its logger is held at INFO during the calls.
+The admin's user token comes signed in with VK ID (``panel.signin``: it renews itself) or
+pasted (``без продления``); reconnecting without a new one keeps the stored one, renewed first
+when due (``gameplay.services.admin_tokens``).
+
+Every call waits for its token's shared rate limiter (``panel.vkcalls``), as the delivery's
+do: VK counts the panel's checks and the delivery's posts against one budget, and a second
+attempt right after a first must not trip error 6. Every VK failure is a typed refusal
+(``gameplay.refusals.communities``) raised before the database is touched; no token reaches
+a log line.
 """
 
 from __future__ import annotations
@@ -25,22 +32,16 @@ from __future__ import annotations
 import inspect
 import logging
 import secrets
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import aiohttp
-from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.urls import reverse
 from django.views.decorators.debug import sensitive_variables
-from vkbottle import API, VKAPIError
-from vkbottle.api.request_rescheduler import ABCRequestRescheduler
 from vkbottle.http import AiohttpClient
 from vkbottle_types.codegen.methods.groups import GroupsCategory
 
-from gameplay.models import Community, CommunityRole
+from gameplay.models import AdminTokenSource, Community, CommunityRole
 from gameplay.refusals import (
     CallbackAddressUnknown,
     CommunityFromEnvironment,
@@ -52,10 +53,10 @@ from gameplay.refusals import (
     UserTokenInvalid,
     UserTokenRightMissing,
     VkAnswerUnreadable,
-    VkRefusedSetup,
-    VkUnreachable,
 )
+from gameplay.services.admin_tokens import AdminKey, admin_token_renew
 from gameplay.services.communities import community_record
+from panel.vkcalls import Vk, VkError, run
 
 log = logging.getLogger(__name__)
 
@@ -75,8 +76,10 @@ COMMUNITY_RIGHTS = (
     ("messages", 4096, "доступ к сообщениям сообщества"),
     ("manage", 262144, "доступ к управлению сообществом"),
 )
-#: The user token's rights (``account.getAppPermissions`` bits).
+#: The user token's rights (``account.getAppPermissions`` bits): a pasted key needs both, a
+#: VK ID key ``groups`` (it renews itself instead of living forever).
 USER_RIGHTS = (("groups", 262144), ("offline", 65536))
+RENEWING_RIGHTS = (("groups", 262144),)
 
 #: The implicit-flow link that gets an administrator's user token (README, step 5).
 USER_TOKEN_URL = (
@@ -122,88 +125,6 @@ class Found:
     callback_server_id: int | None = None
 
 
-class _Vk:
-    """One token's calls: VK's errors become the refusals of the step they happened in."""
-
-    def __init__(self, token: str, client: AiohttpClient) -> None:
-        self.api = API(token, http_client=client, request_rescheduler=_NoRetry())
-        self.api.API_URL = (
-            settings.VK_API_URL
-            if settings.VK_API_URL.endswith("/")
-            else (settings.VK_API_URL + "/")
-        )
-        self.api.API_VERSION = settings.VK_API_VERSION
-
-    async def call(self, method: str, step: str, **params: Any) -> Any:
-        try:
-            answer = await self.api.request(method, params)
-        except VKAPIError as e:
-            log.warning("Connecting a community: VK error %s on %s", e.code, method)
-            raise _VkError(e.code, step) from None
-        except _Unreadable:
-            log.warning("Connecting a community: an unreadable answer to %s", method)
-            raise VkAnswerUnreadable(step=step) from None
-        except (TimeoutError, aiohttp.ClientError, OSError) as e:
-            log.warning(
-                "Connecting a community: VK unreachable on %s (%s)", method, type(e).__name__
-            )
-            raise VkUnreachable() from None
-        except Exception as e:  # noqa: BLE001 - its text may hold the URL with the token
-            log.error("Connecting a community: %s on %s", type(e).__name__, method)
-            raise VkAnswerUnreadable(step=step) from None
-        if not isinstance(answer, dict) or "response" not in answer:
-            raise VkAnswerUnreadable(step=step)
-        return answer["response"]
-
-
-class _Unreadable(Exception):
-    pass
-
-
-class _NoRetry(ABCRequestRescheduler):
-    """vkbottle would ask again, without end, after an answer that is not JSON."""
-
-    async def reschedule(
-        self, ctx_api: Any, method: str, data: dict[str, Any], recent_response: Any
-    ) -> dict[str, Any]:
-        raise _Unreadable(method)
-
-
-class _VkError(Exception):
-    def __init__(self, code: int, step: str) -> None:
-        super().__init__(code)
-        self.code, self.step = code, step
-
-    def refusal(self) -> VkRefusedSetup:
-        return VkRefusedSetup(step=self.step, code=self.code)
-
-
-@contextmanager
-def _quiet_vkbottle() -> Iterator[None]:
-    logger = logging.getLogger("vkbottle")
-    level = logger.level
-    logger.setLevel(max(level, logging.INFO))
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
-
-
-@sensitive_variables()
-def _run(work: Any, *args: Any) -> Any:
-    @sensitive_variables()
-    async def go() -> Any:
-        timeout = aiohttp.ClientTimeout(total=float(settings.VK_HTTP_TIMEOUT_SECONDS))
-        client = AiohttpClient(timeout=timeout)
-        try:
-            return await work(client, *args)
-        finally:
-            await client.close()
-
-    with _quiet_vkbottle():
-        return async_to_sync(go)()
-
-
 def _groups(answer: Any) -> list[dict[str, Any]]:
     """``groups.getById``'s communities: a list before API 5.194, ``{"groups": [...]}`` after."""
     rows = answer.get("groups") if isinstance(answer, dict) else answer
@@ -223,12 +144,13 @@ def _rights(answer: Any) -> set[str]:
 
 
 @sensitive_variables()
-async def _check(client: AiohttpClient, group_token: str, user_token: str) -> Found:
-    group, user = _Vk(group_token, client), _Vk(user_token, client)
+async def _check_group(client: AiohttpClient, group_token: str) -> Found:
+    """The community token's part of the checks: which community, and its rights."""
+    group = Vk(group_token, client, "group")
     step = "проверка ключа сообщества"
     try:
         rows = _groups(await group.call("groups.getById", step))
-    except _VkError as e:
+    except VkError as e:
         if e.code in (5, 27, 100, 1116):
             raise CommunityTokenInvalid() from None
         raise e.refusal() from None
@@ -238,11 +160,29 @@ async def _check(client: AiohttpClient, group_token: str, user_token: str) -> Fo
     vk_id, name = int(row["id"]), str(row.get("name") or f"club{row['id']}")
     try:
         rights = _rights(await group.call("groups.getTokenPermissions", "права ключа сообщества"))
-    except _VkError as e:
+    except VkError as e:
         raise (CommunityTokenInvalid() if e.code == 5 else e.refusal()) from None
     for right, _bit, wording in COMMUNITY_RIGHTS:
         if right not in rights:
             raise CommunityRightMissing(right=wording)
+    return Found(
+        vk_id=vk_id,
+        name=name,
+        screen_name=str(row.get("screen_name") or ""),
+        rights=sorted(rights),
+        admin_name="",
+    )
+
+
+@sensitive_variables()
+async def _check(
+    client: AiohttpClient, group_token: str, user_token: str, renewing: bool = False
+) -> Found:
+    """Every check (module, step 1); ``renewing``: the user token is VK ID's (it need not be
+    ``offline``)."""
+    found = await _check_group(client, group_token)
+    vk_id, name = found.vk_id, found.name
+    user = Vk(user_token, client, "user")
     step = "проверка ключа администратора"
     try:
         people = await user.call("users.get", step)
@@ -254,7 +194,7 @@ async def _check(client: AiohttpClient, group_token: str, user_token: str) -> Fo
         theirs = _groups(
             await user.call("groups.getById", step, group_id=vk_id, fields="is_admin,admin_level")
         )
-    except _VkError as e:
+    except VkError as e:
         if e.code in (5, 27, 28, 1116):
             raise UserTokenInvalid() from None
         raise e.refusal() from None
@@ -262,19 +202,14 @@ async def _check(client: AiohttpClient, group_token: str, user_token: str) -> Fo
         raise UserNotCommunityAdmin(user=admin_name, community=name)
     try:
         mask = await user.call("account.getAppPermissions", step)
-    except _VkError:
+    except VkError:
         mask = None  # not every server answers it; the token still did the checks above
     if isinstance(mask, int) and not isinstance(mask, bool):
-        for right, bit in USER_RIGHTS:
+        for right, bit in RENEWING_RIGHTS if renewing else USER_RIGHTS:
             if not mask & bit:
                 raise UserTokenRightMissing(right=right)
-    return Found(
-        vk_id=vk_id,
-        name=name,
-        screen_name=str(row.get("screen_name") or ""),
-        rights=sorted(rights),
-        admin_name=admin_name,
-    )
+    found.admin_name = admin_name
+    return found
 
 
 def callback_url() -> str:
@@ -287,7 +222,7 @@ def callback_url() -> str:
 async def _set_up(
     client: AiohttpClient, group_token: str, found: Found, old_server_id: int | None
 ) -> Found:
-    group = _Vk(group_token, client)
+    group = Vk(group_token, client, "group")
     vk_id, version, flags = found.vk_id, settings.VK_API_VERSION, _event_flags()
     try:
         if settings.VK_CALLBACK_MODE:
@@ -301,7 +236,7 @@ async def _set_up(
                     await group.call(
                         "groups.deleteCallbackServer", step, group_id=vk_id, server_id=old_server_id
                     )
-                except _VkError:
+                except VkError:
                     pass  # removed in VK already
             found.callback_secret = secrets.token_urlsafe(32)
             server = await group.call(
@@ -336,7 +271,7 @@ async def _set_up(
                 **flags,
             )
             found.done.append(LONG_POLL)
-    except _VkError as e:
+    except VkError as e:
         raise e.refusal() from None
     try:
         await group.call(
@@ -349,7 +284,7 @@ async def _set_up(
             bots_add_to_chat=1,
         )
         found.done.append(BOT_FEATURES)
-    except _VkError:
+    except VkError:
         found.todo.append(BOT_FEATURES)
     found.todo += [BOARD_SECTION, PLAYERS_ALLOW]
     return found
@@ -357,25 +292,41 @@ async def _set_up(
 
 @sensitive_variables()
 def connect(
-    *, group_token: str, user_token: str, by: Any, community: Community | None = None
+    *,
+    group_token: str,
+    user_token: str = "",
+    key: AdminKey | None = None,
+    by: Any,
+    community: Community | None = None,
 ) -> Community:
     """Check the tokens with VK, set the community up and record it; ``by`` becomes its owner
-    when it has none. ``community``: connecting that one again (the token must be its).
-    Refusals (``RuleViolation``) change nothing in the database."""
+    when it has none. ``community``: connecting that one again (the token must be its). The
+    admin's token: ``key`` (signed in with VK ID), else ``user_token`` (pasted: it does not
+    renew itself), else, connecting ``community`` again, the stored one (renewed first when
+    due). Refusals (``RuleViolation``) change nothing in the database."""
     group_token, user_token = group_token.strip(), user_token.strip()
     if not group_token:
         raise CommunityTokenInvalid()
-    if not user_token:
+    if key is None and user_token:
+        key = AdminKey(access_token=user_token, source=AdminTokenSource.PASTED)
+    keep = key is None and community is not None and bool(community.user_token)
+    if key is None and not keep:
         raise UserTokenInvalid()
     if settings.VK_CALLBACK_MODE and not callback_url():
         raise CallbackAddressUnknown()
-    found: Found = _run(_check, group_token, user_token)
+    if key is not None:
+        checked, renewing = key.access_token, key.source == AdminTokenSource.VK_ID
+    else:
+        assert community is not None
+        checked = _stored_admin_token(community)
+        renewing = community.user_token_source == AdminTokenSource.VK_ID
+    found: Found = run(_check, group_token, checked, renewing)
     if community is not None and community.vk_id != found.vk_id:
         raise CommunityTokenOfAnother(community=str(community))
     row = Community.objects.filter(vk_id=found.vk_id).first()
     if row is not None:
-        _may_connect(row, by)
-    _run(_set_up, group_token, found, row.callback_server_id if row else None)
+        may_connect(row, by)
+    run(_set_up, group_token, found, row.callback_server_id if row else None)
     setup = {
         "mode": "callback" if settings.VK_CALLBACK_MODE else "longpoll",
         "rights": found.rights,
@@ -388,7 +339,8 @@ def connect(
         name=found.name,
         screen_name=found.screen_name,
         group_token=group_token,
-        user_token=user_token,
+        user_token=None,
+        admin_key=key,
         callback_secret=found.callback_secret,
         confirmation_code=found.confirmation_code,
         callback_server_id=found.callback_server_id,
@@ -405,7 +357,29 @@ def connect(
     return saved
 
 
-def _may_connect(row: Community, by: Any) -> None:
+@sensitive_variables()
+def check_community_token(group_token: str) -> Found:
+    """The community token's checks alone (which community, its rights): what «Войти через
+    VK ID» asks before sending the admin to VK ID, so that a wrong community token is said at
+    once. Raises the refusals of :func:`connect`."""
+    group_token = group_token.strip()
+    if not group_token:
+        raise CommunityTokenInvalid()
+    return run(_check_group, group_token)  # type: ignore[no-any-return]
+
+
+def _stored_admin_token(community: Community) -> str:
+    """The stored admin token to check with, renewed first when it is due; a token VK
+    refused for good is no token (the admin must sign in again)."""
+    renewal = admin_token_renew(vk_id=community.vk_id)
+    if renewal.refused or not renewal.token:
+        raise UserTokenInvalid()
+    return renewal.token
+
+
+def may_connect(row: Community, by: Any) -> None:
+    """Refuse ``by`` connecting ``row`` again when it is the environment's, or another owner's
+    (an operator may)."""
     if row.from_env:
         raise CommunityFromEnvironment(community=str(row))
     owners = row.members.filter(role=CommunityRole.OWNER)

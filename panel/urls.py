@@ -17,6 +17,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("", RedirectView.as_view(pattern_name="admin:index"), name="index"),
     path("communities/", _wrap(c.communities_list), name="communities"),
     path("communities/connect/", _wrap(c.community_connect), name="community_connect"),
+    path("communities/vkid/", _wrap(c.community_vkid), name="community_vkid"),
     path("communities/<int:vk_id>/", _wrap(c.community_page), name="community"),
     path(
         "communities/<int:vk_id>/reconnect/",

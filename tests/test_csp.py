@@ -34,6 +34,17 @@ def test_the_policy_allows_the_site_alone() -> None:
     assert "unsafe" not in value
 
 
+def test_forms_may_lead_to_vk_id_alone(settings: Any) -> None:
+    """«Войти через VK ID» answers its form with a redirect to VK ID, which browsers hold to
+    form-action too: VK ID's origin is allowed there, and only there."""
+    settings.VK_ID_URL = "https://id.vk.com/"
+    value = policy()
+    assert "form-action 'self' https://id.vk.com;" in value
+    assert value.count("id.vk.com") == 1
+    settings.VK_ID_URL = "http://127.0.0.1:8081/vkid/"
+    assert "form-action 'self' http://127.0.0.1:8081;" in policy()
+
+
 @pytest.mark.django_db
 @pytest.mark.parametrize("path", ["/admin/login/", "/players/", "/community/"])
 def test_public_pages_carry_the_policy(client: Client, path: str) -> None:

@@ -1,5 +1,6 @@
-"""«Сообщества»: the communities a user belongs to, a community's page (its state, what is
-left to do in VK, its GMs), «Подключить сообщество», «Подключить снова» and «Отключить».
+"""«Сообщества»: the communities a user belongs to, a community's page (its state, its admin's
+key, what is left to do in VK, its GMs), «Подключить сообщество» (the admin signs in with VK
+ID: ``panel.signin``; or pastes a key), «Подключить снова» and «Отключить».
 
 A community is found among ``communities_for(user)`` before anything else (another
 community's page is a 404, as another GM's game is); what changes it (tokens, GMs, the
@@ -25,6 +26,7 @@ from django.views.decorators.debug import sensitive_post_parameters
 
 from gameplay.models import Community
 from gameplay.refusals import CommunityFromEnvironment
+from gameplay.selectors.admin_tokens import board_posts_waiting
 from gameplay.selectors.communities import communities_for, owned_by
 from gameplay.services.communities import (
     community_disconnect,
@@ -32,7 +34,7 @@ from gameplay.services.communities import (
     community_gm_remove,
     community_history_set,
 )
-from panel import connect
+from panel import connect, signin
 from panel.access import attempt, render_panel
 from panel.flash import confirmation, say
 from panel.forms import ConnectForm, GmAddForm, HistoryForm
@@ -103,6 +105,8 @@ def _connect_page(
             "token_link": token_link(),
             "app_id": getattr(settings, "VK_APP_ID", None),
             "callback_mode": settings.VK_CALLBACK_MODE,
+            "vkid": signin.configured(),
+            "redirect_uri": signin.redirect_uri(),
         },
         title=f"Подключить снова: {community}" if community else "Подключить сообщество",
     )
@@ -116,6 +120,17 @@ def community_connect(request: HttpRequest) -> HttpResponse:
         raise PermissionDenied
     form = ConnectForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
+        if form.signs_in:
+            ok, address = attempt(
+                request,
+                signin.sign_in_start,
+                request=request,
+                group_token=form.cleaned_data["group_token"],
+                community=None,
+            )
+            if ok:
+                return HttpResponseRedirect(address)
+            return _connect_page(request, form, None)
         ok, row = attempt(
             request,
             connect.connect,
@@ -129,6 +144,20 @@ def community_connect(request: HttpRequest) -> HttpResponse:
     return _connect_page(request, form, None)
 
 
+def community_vkid(request: HttpRequest) -> HttpResponse:
+    """Where VK ID sends the browser back after «Войти через VK ID» (``panel.signin``)."""
+    if request.method not in ("GET", "HEAD"):
+        return HttpResponseNotAllowed(["GET", "HEAD"])
+    if not (request.user.is_active and request.user.is_staff):
+        raise PermissionDenied
+    ok, done = attempt(request, signin.sign_in_finish, request=request)
+    if ok:
+        name = "community_reconnected" if done.again else "community_connected"
+        say(request, name, community=done.community)
+        return HttpResponseRedirect(community_url(done.community))
+    return HttpResponseRedirect(reverse("panel:community_connect"))
+
+
 @sensitive_post_parameters("group_token", "user_token")
 @community_view("GET", "POST", owner=True)
 def community_reconnect(request: HttpRequest, community: Community) -> HttpResponse:
@@ -136,15 +165,30 @@ def community_reconnect(request: HttpRequest, community: Community) -> HttpRespo
         messages.error(request, CommunityFromEnvironment(community=str(community)).reason)
         return HttpResponseRedirect(community_url(community))
     stored = bool(community.group_token and community.user_token)
-    form = ConnectForm(request.POST if request.method == "POST" else None, stored=stored)
+    form = ConnectForm(
+        request.POST if request.method == "POST" else None,
+        stored=stored,
+        stored_group=bool(community.group_token),
+    )
     if request.method == "POST" and form.is_valid():
+        if form.signs_in:
+            ok, address = attempt(
+                request,
+                signin.sign_in_start,
+                request=request,
+                group_token=form.cleaned_data["group_token"],
+                community=community,
+            )
+            if ok:
+                return HttpResponseRedirect(address)
+            return _connect_page(request, form, community)
         ok, row = attempt(
             request,
             connect.connect,
             by=request.user,
             community=community,
             group_token=form.cleaned_data["group_token"] or community.group_token,
-            user_token=form.cleaned_data["user_token"] or community.user_token,
+            user_token=form.cleaned_data["user_token"],
         )
         if ok:
             say(request, "community_reconnected", community=row)
@@ -168,6 +212,8 @@ def community_page(request: HttpRequest, community: Community) -> HttpResponse:
             "games": community.games.count(),
             "setup": community.setup or {},
             "callback_mode": settings.VK_CALLBACK_MODE,
+            "board_waiting": board_posts_waiting(community),
+            "vkid": signin.configured(),
         },
         title=str(community),
     )

@@ -5,6 +5,7 @@ named (issue 14, items 2 and 5)."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -75,3 +76,27 @@ def test_two_communities_connect_through_the_panel_and_a_token_without_manage_is
             "community__vk_id", flat=True
         )
     ) == {A, B}
+
+
+def test_a_second_attempt_right_after_the_first_waits_for_the_user_tokens_limiter(
+    gm_client: Client, settings: Any
+) -> None:
+    """The connect checks' calls go through their tokens' shared limiters (VK's 3 a second for
+    a user token): connecting, then at once connecting again, is never refused with error 6
+    (which the panel used to word as a missing right)."""
+    run = str(time.time_ns())
+    state = LocalVK(group_id=A, group_token=f"a-group-{run}", user_tokens=[f"a-user-{run}"],
+                    group_name="Мафия А", user_rps=3, group_rps=20)  # fmt: skip
+    with ServerThread(state) as vk:
+        settings.VK_API_URL = vk.api_url
+        first = _connect(gm_client, f"a-group-{run}", f"a-user-{run}")
+        again = gm_client.post(
+            reverse("panel:community_reconnect", kwargs={"vk_id": A}),
+            {"group_token": f"a-group-{run}", "user_token": f"a-user-{run}"},
+            follow=True,
+        )
+        said = [str(m) for m in again.context["messages"]]
+
+    assert "подключено" in " ".join(first) and said == ["Сообщество «Мафия А» подключено снова."]
+    assert not [c for c in state.calls() if c.error and c.error.get("error_code") == 6]
+    assert state.max_requests_per_second("user") <= 3
