@@ -12,6 +12,13 @@ The delivery worker (``vkbot.delivery``) drains pending rows in rounds:
    drops the repeat.
 3. :func:`outbox.outcomes.outbox_settle` records what VK answered.
 
+Each peer (a player's private chat, a chat) reads its messages in the order of their rows: a
+message row waiting for a retry (or being sent by another worker) holds the later rows of its
+peers back, and only of those peers. :func:`outbox_claim` leaves out a row all of whose
+recipients wait so (put off until the earliest retry it waits for), and names in
+:attr:`Lease.held` the recipients of a claimed row that must wait; the round sends the rest,
+each peer's rows in order (``vkbot.delivery.order``).
+
 A ``create_chat`` row creates something VK cannot de-duplicate (``messages.createChat`` has no
 ``random_id``), so it is sent at most once: :func:`outbox_record` stores ``create_chat_asked``
 before the call (:mod:`outbox.results`), only an answer saying VK did not act removes it, and a
@@ -21,7 +28,7 @@ row still marked when it is claimed again is failed and flagged to the GM instea
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -34,7 +41,7 @@ from django.utils import timezone
 from gameplay.models import Outbox, OutboxChannel, OutboxStatus
 
 from . import dbrows
-from .results import board_group
+from .results import PEER_CHANNELS, board_group, peers_left
 
 #: At most this many board topics are looked at per claim.
 MAX_TOPICS_PER_CLAIM = 50
@@ -43,9 +50,12 @@ MAX_TOPICS_PER_CLAIM = 50
 @dataclass(frozen=True)
 class Lease:
     """A worker's hold on the rows it claimed: ``until`` is the ``locked_until`` written on
-    them, and every write of the round is conditional on it."""
+    them, and every write of the round is conditional on it. ``held``: per claimed row, the
+    recipients it must not be sent to in this round (an earlier row to them is pending
+    outside the claim)."""
 
     until: datetime
+    held: Mapping[int, frozenset[int]] = field(default_factory=dict, compare=False)
 
     def seconds_left(self, now: datetime | None = None) -> float:
         return (self.until - (now or timezone.now())).total_seconds()
@@ -143,20 +153,28 @@ def outbox_claim(
     ``board_groups`` (community → most topics) the same for board posts. A row without a
     community counts as ``default_group``'s.
 
+    Messages are taken per peer in order: a recipient of a row waits while an earlier row to
+    it is pending outside the claim (:func:`_hold_for_order`; the lease's ``held``).
+
     Board posts are taken per topic in order: a post waits while an earlier post of its topic
     is pending (in backoff, or being sent by another worker), and the pending rows recorded as
     one comment are taken together or not at all. Topics are taken in turns across
     communities too, the one waiting longest first. Each claim counts as an attempt.
     """
     now = now or timezone.now()
-    lease = Lease(now + timedelta(seconds=lease_seconds))
+    until = now + timedelta(seconds=lease_seconds)
     wanted = set(channels) if channels is not None else set(OutboxChannel.values)
     rows: list[Outbox] = []
+    held: dict[int, frozenset[int]] = {}
     others = sorted(wanted - {OutboxChannel.BOARD})
     if others and limit > 0 and (groups is None or groups):
-        rows.extend(_claim_others(now, limit, others, groups, default_group))
+        taken, held = _hold_for_order(
+            _claim_others(now, limit, others, groups, default_group), now, default_group
+        )
+        rows.extend(taken)
     if OutboxChannel.BOARD in wanted and limit > 0 and (board_groups is None or board_groups):
         rows.extend(_claim_board(now, limit, max_topics, board_groups, default_group))
+    lease = Lease(until, held)
     if not rows:
         return lease, []
     ids = [row.pk for row in rows]
@@ -204,6 +222,71 @@ def _claim_others(
         .filter(_due(now), pk__in=ids)
         .order_by("id")
     )
+
+
+def _hold_for_order(
+    rows: list[Outbox], now: datetime, default_group: int | None
+) -> tuple[list[Outbox], dict[int, frozenset[int]]]:
+    """The rows to claim, and the recipients of each that must wait: those with an earlier
+    message row pending outside ``rows`` (in backoff, under another worker's lease, or locked
+    by another claim right now). A row all of whose recipients wait is left out, and put off
+    until the earliest retry it waits for when every row it waits for is in backoff (else it
+    stays due: the lease it waits for ends soon)."""
+    messages = [row for row in rows if row.channel in PEER_CHANNELS]
+    if not messages:
+        return rows, {}
+    claimed = [row.pk for row in rows]
+    communities = {_community_of(row, default_group) for row in messages}
+    earlier = (
+        Outbox.objects.filter(
+            _of_groups(communities, default_group),
+            status=OutboxStatus.PENDING,
+            channel__in=PEER_CHANNELS,
+            pk__lt=max(row.pk for row in messages),
+        )
+        .exclude(pk__in=claimed)
+        .order_by("id")
+        .only("id", "group_id", "peer_ids", "result", "next_attempt_at", "locked_until")
+    )
+    first: dict[tuple[int | None, int], Outbox] = {}  # per peer, the earliest such row
+    for row in earlier:
+        for peer in peers_left(row):
+            first.setdefault((_community_of(row, default_group), peer), row)
+    if not first:
+        return rows, {}
+    taken: list[Outbox] = []
+    held: dict[int, frozenset[int]] = {}
+    put_off: dict[datetime, list[int]] = {}
+    for row in rows:
+        left = peers_left(row) if row.channel in PEER_CHANNELS else []
+        community = _community_of(row, default_group)
+        waits = {
+            peer: first[(community, peer)]
+            for peer in left
+            if (community, peer) in first and first[(community, peer)].pk < row.pk
+        }
+        if not waits:
+            taken.append(row)
+        elif len(waits) < len(left):
+            taken.append(row)
+            held[row.pk] = frozenset(waits)
+        else:
+            retries = [b.next_attempt_at for b in waits.values() if _in_backoff(b, now)]
+            if len(retries) == len(waits):
+                put_off.setdefault(min(t for t in retries if t is not None), []).append(row.pk)
+    for until, ids in put_off.items():
+        Outbox.objects.filter(pk__in=ids).update(next_attempt_at=until)
+    return taken, held
+
+
+def _community_of(row: Outbox, default_group: int | None) -> int | None:
+    return int(row.group_id) if row.group_id is not None else default_group
+
+
+def _in_backoff(row: Outbox, now: datetime) -> bool:
+    """Pending, free, and due later (waiting for its retry)."""
+    free = row.locked_until is None or row.locked_until < now
+    return free and row.next_attempt_at is not None and row.next_attempt_at > now
 
 
 def _claim_board(

@@ -38,7 +38,7 @@ from .leases import Lease, held
 
 log = logging.getLogger(__name__)
 
-Outcome = Literal["sent", "retry", "failed", "again"]
+Outcome = Literal["sent", "retry", "failed", "again", "held"]
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,9 @@ class Settlement:
     ``sent``: done (``undelivered`` lists recipients VK refused for good, flagged to the GM);
     ``retry``: not (all) done, try again after a backoff (``waiting``: recipients still to
     reach, for the GM if the row gives up); ``failed``: VK refused it for good (flagged unless
-    ``flag`` is false); ``again``: due again at once (an invite whose link is now known).
+    ``flag`` is false); ``again``: due again at once (an invite whose link is now known);
+    ``held``: recipients waited for an earlier row to them (each peer reads its rows in
+    order): due again at once, and the claim is not counted as an attempt.
     ``created_chat``: the peer id of the chat VK created for a sent ``create_chat`` row.
     """
 
@@ -145,7 +147,9 @@ def lock_games_of(outbox_ids: Sequence[int]) -> None:
 
 
 #: Fields an outcome sets besides ``result``.
-_OUTCOME_FIELDS = ("status", "locked_until", "next_attempt_at", "last_error", "sent_at")
+_OUTCOME_FIELDS = (
+    "status", "attempts", "locked_until", "next_attempt_at", "last_error", "sent_at"
+)  # fmt: skip
 
 
 def _save_settled(rows: list[Outbox]) -> None:
@@ -181,6 +185,9 @@ def _apply(row: Outbox, settlement: Settlement, now: datetime) -> None:
         row.last_error = _summary(undelivered) if undelivered else ""
     elif outcome == "again":
         row.next_attempt_at = None
+    elif outcome == "held":
+        row.next_attempt_at = None
+        row.attempts = max(row.attempts - 1, 0)
     elif outcome == "retry":
         row.next_attempt_at = now + timedelta(seconds=retry_delay(row.attempts))
         row.last_error = str(failure) if failure else ""

@@ -11,7 +11,13 @@ VK), ``chat_id``, ``peer_id``, ``added``.
 
 from __future__ import annotations
 
-from gameplay.models import Outbox
+from gameplay.models import Outbox, OutboxChannel
+
+#: Channels whose rows are messages a peer reads (a player's private chat, a chat): each peer
+#: reads them in the order of their rows. A row waiting for a retry holds the later rows of
+#: its peers back (``outbox.leases``), and a round sends a peer's rows in order
+#: (``vkbot.delivery.order``).
+PEER_CHANNELS = (OutboxChannel.MESSAGE, OutboxChannel.CHAT, OutboxChannel.INVITE)
 
 #: A ``message`` row whose ``payload[EDIT]`` names a message the bot sent
 #: (``{"peer_id", "conversation_message_id"}``: a page of buttons turned) is delivered by
@@ -36,3 +42,22 @@ def board_group(row: Outbox) -> list[int]:
     """The rows recorded as one board comment with this one (empty: not yet planned)."""
     board = (row.result or {}).get("board") or {}
     return [int(i) for i in board.get("group") or ()]
+
+
+def recipients(row: Outbox) -> list[int]:
+    """The row's recipients (``peer_ids``), each once, in order."""
+    seen: dict[int, None] = {}
+    for peer in row.peer_ids or ():
+        try:
+            seen[int(peer)] = None
+        except (TypeError, ValueError):
+            continue
+    return list(seen)
+
+
+def peers_left(row: Outbox) -> list[int]:
+    """Recipients of a row with neither a delivery nor a final refusal recorded."""
+    result = row.result or {}
+    sent = result.get("sent") or {}
+    failed = result.get("failed") or {}
+    return [p for p in recipients(row) if str(p) not in sent and str(p) not in failed]

@@ -66,10 +66,12 @@ class Call:
 
 @dataclass
 class CallResult:
-    """VK's answer to one call: ``value``, or ``failure``."""
+    """VK's answer to one call: ``value``, or ``failure``; ``held``: recipients of the call
+    not sent in this round, so that each peer reads its rows in order (:mod:`.order`)."""
 
     value: Any = None
     failure: Failure | None = None
+    held: tuple[int, ...] = ()
 
     @property
     def ok(self) -> bool:

@@ -35,6 +35,7 @@ from outbox.results import board_group
 
 from . import senders as community_senders
 from .batch import EXECUTE_MAX_CALLS, Call, CallResult, Request, TokenKind, pack
+from .order import send_in_order
 from .outcome import settle_round
 from .plan import plan_round
 from .refusals import answer_refusals
@@ -226,7 +227,7 @@ class Drainer:
         for row in rows:
             by_community.setdefault(self.senders.key(row.group_id), []).append(row)
         plans = {
-            community: plan_round(members, group_id=community, texts=texts)
+            community: plan_round(members, group_id=community, texts=texts, held=lease.held)
             for community, members in by_community.items()
         }
         results = {pk: result for plan in plans.values() for pk, result in plan.results.items()}
@@ -245,7 +246,8 @@ class Drainer:
         )
         margin = min(SETTLE_MARGIN, lease_seconds / 4)
         before = self.transport.requests_sent
-        replies = self.transport.send(requests, timeout=lease.seconds_left() - margin)
+        # Each peer's rows in order: a request sharing a recipient with an earlier one waits.
+        replies = send_in_order(self.transport, requests, timeout=lease.seconds_left() - margin)
         # An admin token VK refused: renewed and its requests sent once more, or held.
         refusals = answer_refusals(
             self.transport, self.senders, requests, replies,

@@ -2,8 +2,9 @@
 
 A recipient VK refused for good (901, 902, …) is recorded in the row's ``result["failed"]`` and
 flagged to the GM at once; a recipient hit by a retryable error (6, 9, 10, a network error) is
-tried again later with the same ``random_id``; the row is sent when every recipient has an
-outcome and at least one got it.
+tried again later with the same ``random_id``; a recipient held back for an earlier row to it
+(:mod:`.order`) makes the row ``held``; the row is sent when every recipient has an outcome
+and at least one got it.
 
 A created chat (``messages.createChat``) is known not to exist only when VK answered with an
 error other than :data:`UNKNOWN_OUTCOME_CODES`: then the row's ``create_chat_asked`` mark is
@@ -14,7 +15,7 @@ removed (retried after a rate limit, or failed). Without an answer, or after VK'
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gameplay.models import Outbox
@@ -34,11 +35,13 @@ CHAT_PEER_BASE = 2_000_000_000
 
 @dataclass
 class _Delivery:
-    """One message row's progress in this round."""
+    """One message row's progress in this round (``held``: recipients not sent in it, so that
+    each peer reads its rows in order)."""
 
     result: dict[str, Any]
     refused: dict[int, Failure] = field(default_factory=dict)
     retry: dict[int, Failure] = field(default_factory=dict)
+    held: set[int] = field(default_factory=set)
 
 
 def settle_round(
@@ -63,6 +66,10 @@ def settle_round(
             settlements.append(_settle_edit(call, answer, by_id))
         else:
             settlements.append(_settle_answer(call, answer))
+    for row_id, peers in plan.held.items():
+        if row_id not in deliveries:
+            deliveries[row_id] = _Delivery(_result(by_id[row_id], plan))
+        deliveries[row_id].held.update(peers)
     for row_id, delivery in deliveries.items():
         settlements.append(_settle_message(by_id[row_id], delivery))
     return settlements
@@ -87,6 +94,14 @@ def _record_send(
             deliveries[row_id] = _Delivery(_result(rows[row_id], plan))
         return deliveries[row_id]
 
+    held = set(answer.held)
+    for row_id, peer in call.targets:
+        if peer in held:
+            delivery(row_id).held.add(peer)
+    targets = tuple(target for target in call.targets if target[1] not in held)
+    if not targets:
+        return
+    call = replace(call, targets=targets) if held else call
     if answer.failure is not None:
         for row_id, peer in call.targets:
             _failed(delivery(row_id), peer, answer.failure)
@@ -158,6 +173,8 @@ def _settle_message(row: Outbox, delivery: _Delivery) -> Settlement:
         return Settlement(
             row.pk, "retry", result=result, failure=first, undelivered=refused, waiting=left
         )
+    if delivery.held:
+        return Settlement(row.pk, "held", result=result, undelivered=refused)
     return Settlement(row.pk, "again", result=result, undelivered=refused)
 
 
@@ -278,6 +295,8 @@ def _settle_edit(call: Call, answer: CallResult, rows: dict[int, Outbox]) -> Set
     row_id = call.row_ids[0]
     result = dict(rows[row_id].result or {})
     failure = answer.failure
+    if answer.held:  # an earlier row to the peer was not delivered: the page waits for it
+        return Settlement(row_id, "held")
     if failure is None:
         [(_, peer)] = call.targets
         result["edited"] = {str(peer): call.params.get("conversation_message_id")}

@@ -31,28 +31,38 @@ the mark only when VK's answer says it did not act (a rate limit: the row is ret
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from gameplay.models import Outbox, OutboxChannel
 
 from .board import plan_board
 from .chats import plan_answer, plan_create_chat, plan_kick, plan_links
+from .order import in_turns_of_rows, plan_order
 from .rows import MESSAGE_CHANNELS, Plan, invalid
-from .sends import is_edit, is_message, plan_edit, plan_messages
+from .sends import edit_target, is_edit, is_message, plan_edit, plan_messages
 
 
 def plan_round(
-    rows: Sequence[Outbox], *, group_id: int | None, texts: Mapping[int, str] | None = None
+    rows: Sequence[Outbox],
+    *,
+    group_id: int | None,
+    texts: Mapping[int, str] | None = None,
+    held: Mapping[int, Collection[int]] | None = None,
 ) -> Plan:
-    """Calls for the claimed rows. Board posts need ``group_id`` (the community's id), and
-    ``texts`` of the members of their recorded comments that were not claimed (already sent or
-    failed: the comment is re-sent whole; "" for a row that no longer exists)."""
+    """Calls for the claimed rows, in turns so that each peer reads its rows in order
+    (:mod:`.order`; ``held``: the recipients the claim holds back, ``Lease.held``). Board
+    posts need ``group_id`` (the community's id), and ``texts`` of the members of their
+    recorded comments that were not claimed (already sent or failed: the comment is re-sent
+    whole; "" for a row that no longer exists)."""
     plan = Plan()
     ordered = sorted(rows, key=lambda row: row.pk)
+    order, going = plan_order(ordered, plan, held or {})
     edits = [r for r in ordered if is_edit(r)]
     for row in edits:
-        plan_edit(row, plan)
-    plan_messages([r for r in ordered if is_message(r) and r not in edits], plan)
+        if edit_target(row) is None or going.get(row.pk):
+            plan_edit(row, plan)
+    messages = [r for r in ordered if is_message(r) and r not in edits]
+    plan_messages(messages, plan, going, order.turns)
     plan_links(
         [r for r in ordered if r.channel == OutboxChannel.INVITE and not is_message(r)], plan
     )
@@ -68,4 +78,5 @@ def plan_round(
     plan_board(
         [r for r in ordered if r.channel == OutboxChannel.BOARD], plan, group_id, texts or {}
     )
+    in_turns_of_rows(plan, order)
     return plan

@@ -9,6 +9,7 @@ from typing import Any
 
 from gameplay.models import Outbox, OutboxChannel
 from outbox.outcomes import Failure, Settlement
+from outbox.results import recipients
 
 from .batch import Call
 
@@ -28,14 +29,17 @@ MESSAGE_CHANNELS = (OutboxChannel.MESSAGE, OutboxChannel.CHAT, OutboxChannel.INV
 @dataclass
 class Plan:
     """``results``: rows whose ``result`` must be recorded before any call; ``calls``: in the
-    order to make them; ``settled``: rows decided without calling VK."""
+    order to make them; ``settled``: rows decided without calling VK; ``held``: recipients of
+    rows not sent in this round, so that each peer reads its rows in order
+    (:mod:`vkbot.delivery.order`)."""
 
     results: dict[int, dict[str, Any]] = field(default_factory=dict)
     calls: list[Call] = field(default_factory=list)
     settled: list[Settlement] = field(default_factory=list)
+    held: dict[int, set[int]] = field(default_factory=dict)
 
     def row_ids(self) -> set[int]:
-        ids = {s.outbox_id for s in self.settled}
+        ids = {s.outbox_id for s in self.settled} | set(self.held)
         for call in self.calls:
             ids.update(call.row_ids)
         return ids
@@ -79,16 +83,6 @@ def message_text(row: Outbox) -> str:
     if row.channel == OutboxChannel.INVITE:
         return row.text.replace(LINK_MARKER, str((row.result or {}).get("link", "")))
     return row.text
-
-
-def recipients(row: Outbox) -> list[int]:
-    seen: dict[int, None] = {}
-    for peer in row.peer_ids or ():
-        try:
-            seen[int(peer)] = None
-        except (TypeError, ValueError):
-            continue
-    return list(seen)
 
 
 def remaining(row: Outbox, result: dict[str, Any]) -> list[int]:

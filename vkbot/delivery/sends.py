@@ -6,6 +6,7 @@ a page of buttons turned. The keyboard a row stores is rendered for VK here
 from __future__ import annotations
 
 import json
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from gameplay.models import Outbox, OutboxChannel
@@ -54,20 +55,30 @@ def is_edit(row: Outbox) -> bool:
     )
 
 
-def plan_edit(row: Outbox, plan: Plan) -> None:
-    """A page of buttons turned: the message it replaces is edited. A row VK can no longer
-    take as an edit (not one peer, a text over one message) is sent as a new message."""
+def edit_target(row: Outbox) -> tuple[int, int] | None:
+    """The peer and the message an edit row changes; None when VK cannot take the row as an
+    edit (not one peer, a text over one message)."""
     target = row.payload[EDIT]
     try:
         peer, message = int(target["peer_id"]), int(target["conversation_message_id"])
     except (KeyError, TypeError, ValueError):
-        peer, message = 0, 0
+        return None
     if recipients(row) != [peer] or len(row.text) > MAX_MESSAGE_LENGTH or message <= 0:
+        return None
+    return peer, message
+
+
+def plan_edit(row: Outbox, plan: Plan) -> None:
+    """A page of buttons turned: the message it replaces is edited. A row VK can no longer
+    take as an edit (not one peer, a text over one message) is sent as a new message."""
+    target = edit_target(row)
+    if target is None:
         result = dict(row.result or {})
         result[EDIT_REFUSED] = "not an edit"
         plan.results[row.pk] = result
         plan.settled.append(Settlement(row.pk, "again", result=result))
         return
+    peer, message = target
     # VK's method schema for 5.199 names the message ``cmid``, dev.vk.com (and older clients)
     # ``conversation_message_id``; VK takes either, and both when they agree (docs/vk.md).
     params: dict[str, Any] = {
@@ -91,7 +102,16 @@ def plan_edit(row: Outbox, plan: Plan) -> None:
     )
 
 
-def plan_messages(rows: list[Outbox], plan: Plan) -> None:
+def plan_messages(
+    rows: list[Outbox],
+    plan: Plan,
+    going: Mapping[int, Collection[int]] | None = None,
+    turns: Mapping[int, int] | None = None,
+) -> None:
+    """Sends of ``rows`` to their recipients left (of those in ``going``, when given: the
+    others wait for an earlier row). Rows of different ``turns`` never share a send, so that
+    a call's turn is its rows' (:mod:`.order`)."""
+    turns = turns or {}
     live: list[tuple[Outbox, dict[str, Any], list[int], list[str]]] = []
     for row in rows:
         result = fresh_result(row, plan)
@@ -99,8 +119,13 @@ def plan_messages(rows: list[Outbox], plan: Plan) -> None:
         if not left:
             plan.settled.append(finished(row, result))
             continue
+        if going is not None:
+            now = going.get(row.pk, ())
+            left = [peer for peer in left if peer in now]
+            if not left:
+                continue
         live.append((row, result, left, split_text(message_text(row), MAX_MESSAGE_LENGTH)))
-    _pin_random_ids(live, plan)
+    _pin_random_ids(live, plan, turns)
     buckets: dict[tuple[Any, ...], list[tuple[int, int]]] = {}
     bucket_info: dict[tuple[Any, ...], tuple[Outbox, int, int, str]] = {}
     for row, result, left, parts in live:
@@ -111,6 +136,7 @@ def plan_messages(rows: list[Outbox], plan: Plan) -> None:
             part = min(int(progress.get(str(peer), 0)), len(parts) - 1)
             last = part == len(parts) - 1
             key = (
+                turns.get(row.pk, 0),
                 row.channel,
                 parts[part],
                 keyboard if last else None,
@@ -122,7 +148,7 @@ def plan_messages(rows: list[Outbox], plan: Plan) -> None:
             bucket_info.setdefault(key, (row, part, len(parts), parts[part]))
     for key, targets in buckets.items():
         row, part, count, text = bucket_info[key]
-        keyboard, random_id = key[2], key[3]
+        keyboard, random_id = key[3], key[4]
         # A chat is written to with peer_id, one call each (VK documents peer_ids for users).
         size = 1 if row.channel == OutboxChannel.CHAT else MAX_PEERS
         for start in range(0, len(targets), size):
@@ -149,11 +175,13 @@ def plan_messages(rows: list[Outbox], plan: Plan) -> None:
 
 
 def _pin_random_ids(
-    live: list[tuple[Outbox, dict[str, Any], list[int], list[str]]], plan: Plan
+    live: list[tuple[Outbox, dict[str, Any], list[int], list[str]]],
+    plan: Plan,
+    turns: Mapping[int, int],
 ) -> None:
     """Give every row without a ``random_id`` one: private rows with one-piece texts equal in
-    channel, text and keyboard, whose recipients differ, share their lowest row's (≤ 100
-    recipients); the others keep their own."""
+    channel, text and keyboard, whose recipients differ, going in the same turn, share their
+    lowest row's (≤ 100 recipients); the others keep their own."""
     groups: dict[tuple[Any, ...], list[tuple[int, set[int]]]] = {}
     for row, result, _left, parts in live:
         if result.get("random_id"):
@@ -162,7 +190,7 @@ def _pin_random_ids(
         if len(parts) > 1 or row.channel == OutboxChannel.CHAT:
             result["random_id"] = outbox_random_id(row.pk)
         else:
-            key = (row.channel, parts[0], _keyboard(row))
+            key = (turns.get(row.pk, 0), row.channel, parts[0], _keyboard(row))
             for group in groups.setdefault(key, []):
                 leader_random_id, members = group
                 if members.isdisjoint(peers) and len(members) + len(peers) <= MAX_PEERS:
