@@ -3,9 +3,11 @@ ports), and the environment every demo process gets.
 
 The demo's local VK hosts several communities (:data:`COMMUNITIES`): two connected ones with a
 game each (:data:`GAME_COMMUNITIES`: «Машина времени · демо», the environment's, and
-«Классика · демо»), and one nobody connected yet (:data:`CONNECT`), whose tokens a person pastes
-into the panel's «Подключить сообщество»; its :data:`CONNECT_WEAK_TOKEN` lacks the ``manage``
-right, to see the panel refuse it."""
+«Классика · демо»), and one nobody connected yet (:data:`CONNECT`): a person types its community
+token into the panel's «Подключить сообщество» and signs its admin in with «Войти через VK ID»
+on the local VK's VK ID page (:data:`VK_ID_APP_ID`, the panel's redirect address registered);
+or pastes its admin's token instead. Its :data:`CONNECT_WEAK_TOKEN` lacks the ``manage`` right,
+to see the panel refuse it."""
 
 from __future__ import annotations
 
@@ -81,6 +83,9 @@ CONNECT = DemoCommunity(
 #: Another community token of :data:`CONNECT` without the ``manage`` right: the panel refuses it.
 CONNECT_WEAK_TOKEN = "demo-connect-weak-token"
 CONNECT_WEAK_SCOPES = ("messages",)
+#: The demo's VK ID app in the local VK («Войти через VK ID»; its trusted redirect URL is the
+#: panel's, :meth:`DemoLayout.vkid_redirect`).
+VK_ID_APP_ID = 51_000_003
 
 #: The communities with a demo game (the seed sets them up, the simulated players play them).
 GAME_COMMUNITIES = (MAIN, CLASSIC)
@@ -160,6 +165,16 @@ class DemoLayout:
         return f"{self.vk_url}/sandbox/"
 
     @property
+    def vkid_url(self) -> str:
+        """The local VK's VK ID (``VK_ID_URL``)."""
+        return f"{self.vk_url}/vkid/"
+
+    @property
+    def vkid_redirect(self) -> str:
+        """Where VK ID sends the browser back: the panel's (``PUBLIC_URL`` + its path)."""
+        return f"{self.web_url}/panel/communities/vkid/"
+
+    @property
     def redis_url(self) -> str:
         return f"redis://{self.host}:{self.redis_port}/0"
 
@@ -174,6 +189,8 @@ class DemoLayout:
             "VK_GROUP_ID": str(GROUP_ID),
             "VK_GROUP_TOKEN": GROUP_TOKEN,
             "VK_USER_TOKEN": USER_TOKEN,
+            "VK_ID_URL": self.vkid_url,
+            "VK_ID_APP_ID": str(VK_ID_APP_ID),
             "DEADLINE_TICK_SECONDS": str(TICK_SECONDS),
             "OUTBOX_DELIVERY_ENABLED": "true",
             "DEMO_VK_URL": self.vk_url,

@@ -120,6 +120,10 @@ def servers(options: DemoOptions) -> list[Service]:
                 str(config.ADMIN_USER_ID),
                 "--state-file",
                 str(layout.localvk_state),
+                "--vkid-app-id",
+                str(config.VK_ID_APP_ID),
+                "--vkid-redirect",
+                layout.vkid_redirect,
                 *(
                     arg
                     for community in config.COMMUNITIES[1:]
@@ -205,9 +209,12 @@ def banner(options: DemoOptions) -> list[str]:
             f" ({community.players} players): {layout.sandbox_url}?group_id={community.group_id}"
         )
     lines += [
-        f"  Group {connect.group_id}:      «{connect.name}», not connected: try «Подключить "
-        "сообщество» in the panel with",
-        f"                community token {connect.group_token}, user token {connect.user_token}",
+        f"  Group {connect.group_id}:      «{connect.name}», not connected: in the panel's "
+        "«Подключить сообщество» enter",
+        f"                the community token {connect.group_token} and press «Войти через VK "
+        "ID»; on the local VK's",
+        f"                page allow as the admin of «{connect.name}» (or paste the user token "
+        f"{connect.user_token})",
         f"                (community token {config.CONNECT_WEAK_TOKEN} lacks «manage»: the "
         "panel refuses it)",
         f"  Local VK API: {layout.api_url}",

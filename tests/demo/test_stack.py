@@ -8,6 +8,8 @@ import re
 import socket
 from pathlib import Path
 
+from django.urls import reverse
+
 from demo import config
 from demo.config import DemoLayout
 from demo.stack import WORKER_MUTE, DemoOptions, banner, processes, run, servers, setup_step
@@ -79,6 +81,14 @@ def test_the_local_vk_hosts_every_demo_community(tmp_path: Path, settings: objec
         assert hosted.group_name == community.name
         assert community.group_token in hosted.group_tokens
         assert community.user_token in hosted.user_tokens
+    # «Войти через VK ID»: the demo's app, its trusted redirect URL the panel's own.
+    layout = options(tmp_path).layout
+    [app] = registry.vkid.apps.values()
+    assert app.client_id == config.VK_ID_APP_ID
+    assert app.redirect_uris == (layout.web_url + reverse("panel:community_vkid"),)
+    env = layout.env()
+    assert env["VK_ID_URL"] == "http://127.0.0.1:18082/vkid/"
+    assert env["VK_ID_APP_ID"] == str(config.VK_ID_APP_ID) and env["PUBLIC_URL"] == layout.web_url
 
 
 def test_the_banner_says_how_to_try_connecting_a_community(tmp_path: Path) -> None:
@@ -87,6 +97,7 @@ def test_the_banner_says_how_to_try_connecting_a_community(tmp_path: Path) -> No
     for community in config.GAME_COMMUNITIES:
         assert f"«{community.name}», game «{community.game_name}»" in text
     assert "«Подключить сообщество»" in text and "not connected" in text
+    assert "«Войти через VK ID»" in text
     for token in (config.CONNECT.group_token, config.CONNECT.user_token, config.CONNECT_WEAK_TOKEN):
         assert token in text
     assert "lacks «manage»" in text
