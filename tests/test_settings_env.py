@@ -95,6 +95,11 @@ def run_manage(
             {"VK_COMMUNITIES_REFRESH_SECONDS": "0"},
             "VK_COMMUNITIES_REFRESH_SECONDS must be at least 1, got 0.",
         ),
+        (
+            {"VK_USER_REFRESH_TOKEN": "r", "VK_USER_DEVICE_ID": "d", "VK_GROUP_ID": "1"},
+            "VK_USER_REFRESH_TOKEN needs VK_ID_APP_ID",
+        ),
+        ({"VK_ID_URL": "id.vk.com"}, "VK_ID_URL must be an http:// or https:// address"),
     ],
 )
 def test_bad_value_gives_one_line_and_status_2(
@@ -247,6 +252,23 @@ def test_get_fernet_keys() -> None:
     for bad in ("short", "é" * 44, "A" * 44, VALID_FERNET_KEY[:-1]):
         with pytest.raises(EnvError, match="K: key 1 is not a Fernet key"):
             env.get_fernet_keys("K", environ={"K": bad})
+
+
+def test_the_environments_refresh_token_comes_with_its_device_app_and_community() -> None:
+    """VK_USER_REFRESH_TOKEN: VK ID renews it only with its device id, for its app; it is the
+    environment's community's (VK_GROUP_ID)."""
+    pair = {"VK_USER_REFRESH_TOKEN": " r ", "VK_USER_DEVICE_ID": "d"}
+    assert env.get_vk_user_renewal(group_id=1, app_id=2, environ=pair) == ("r", "d")
+    assert env.get_vk_user_renewal(group_id=None, app_id=None, environ={}) == ("", "")
+    refusals = [
+        ({"VK_USER_REFRESH_TOKEN": "r"}, 1, 2, "VK_USER_REFRESH_TOKEN needs VK_USER_DEVICE_ID"),
+        ({"VK_USER_DEVICE_ID": "d"}, 1, 2, "VK_USER_DEVICE_ID is set without"),
+        (pair, 1, None, "VK_USER_REFRESH_TOKEN needs VK_ID_APP_ID"),
+        (pair, None, 2, "set VK_GROUP_ID too"),
+    ]
+    for environ, group_id, app_id, message in refusals:
+        with pytest.raises(EnvError, match=message):
+            env.get_vk_user_renewal(group_id=group_id, app_id=app_id, environ=environ)
 
 
 def test_get_int_and_list() -> None:
