@@ -187,3 +187,42 @@ def test_the_environments_token_is_taken_once_from_the_environment(settings: Any
     row.user_refresh_token = "renewed-since"  # VK ID took the environment's once
     assert not admin_token_from_env(row=row, now=NOW)
     assert row.user_refresh_token == "renewed-since"
+
+
+def test_the_environments_refresh_token_is_spent_once_and_its_heirs_live_in_the_database(
+    settings: Any,
+) -> None:
+    """VK_USER_REFRESH_TOKEN against the local VK's VK ID: the first start takes it, the first
+    renewal spends it (VK ID would refuse it again), and a restart keeps renewing from the
+    database's pair instead of handing VK ID the environment's spent one."""
+    from gameplay.services.communities import community_sync_env
+    from localvk import LocalVK, ServerThread
+    from tests.vkid_support import APP_ID, aim_at, issue
+
+    state = LocalVK(group_id=93, group_token="env-group", user_tokens={"declared": 990})
+    with ServerThread(state) as vk:
+        aim_at(settings, vk)
+        grant = issue(vk, admin=990, redirect="http://testserver/panel/communities/vkid/")
+        settings.VK_GROUP_ID, settings.VK_GROUP_TOKEN = 93, "env-group"
+        settings.VK_USER_TOKEN = ""
+        settings.VK_USER_REFRESH_TOKEN, settings.VK_USER_DEVICE_ID = (
+            grant.refresh_token,
+            grant.device_id,
+        )
+        community_sync_env()
+        first = admin_token_renew(vk_id=93)  # its expiry unknown: renewed before first use
+        community_sync_env()  # a restart, the environment unchanged
+        row = Community.objects.get(vk_id=93)
+        row.user_token_expires_at = row.user_token_issued_at  # due again
+        row.save()
+        second = admin_token_renew(vk_id=93)
+        stats = vk.communities.vkid.stats()
+        with pytest.raises(vkid.VkIdRefused):
+            vkid.refresh(
+                app_id=APP_ID, refresh_token=grant.refresh_token, device_id=grant.device_id
+            )
+
+    assert first.renewed and second.renewed and not second.refused
+    assert stats["refreshes"] == 2 and stats["reused_refresh"] == 0
+    row.refresh_from_db()
+    assert row.from_env and row.user_token == second.token and row.user_token_renewals == 2
