@@ -23,7 +23,10 @@ step, nothing from the network):
   newer than the cursors, for simulated players.
 
 Every route takes ``?group_id=`` for the community (a server may host several; without it,
-the default one): the users list names them all (``communities``), the page has a selector.
+the default one): the users list names them all (``communities``), the page has a selector,
+and the page's own ``?group_id=`` opens that community (before the one picked last on the
+browser). Messages and comments carry ``time``, Moscow's («01.12 14:33 МСК»), which the page
+shows whatever the browser's clock.
 A refusal is HTTP 400 ``{"error": "<Russian text>"}``.
 """
 

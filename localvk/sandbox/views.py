@@ -12,7 +12,9 @@ import json
 import re
 import time
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from ..models import Chat, Comment, Message, is_user_peer
 from ..state import LocalVK
@@ -24,6 +26,15 @@ SNACKBAR_SECONDS = 60.0
 #: At most this many items per answer (the page asks again with a cursor for more).
 PAGE = 500
 INVITE_LINK = re.compile(r"https://vk\.me/join/[\w-]+")
+#: The times the page shows are Moscow's, as the game's texts say («до 21:00 МСК»), whatever
+#: the clock of the browser or the server.
+MOSCOW = ZoneInfo("Europe/Moscow")
+
+
+def moscow_time(date: int) -> str:
+    """A message's or a comment's ``date`` (Unix seconds) as the page shows it:
+    «01.12 14:33 МСК»."""
+    return f"{datetime.fromtimestamp(date, MOSCOW):%d.%m %H:%M} МСК"
 
 
 class SandboxError(Exception):
@@ -79,6 +90,7 @@ def message_view(state: LocalVK, message: Message) -> dict[str, Any]:
         "from_community": message.out and message.from_id == state.community_id,
         "text": message.text,
         "date": message.date,
+        "time": moscow_time(message.date),
     }
     if message.payload is not None:
         data["payload"] = message.payload
@@ -158,6 +170,7 @@ def comment_view(state: LocalVK, comment: Comment) -> dict[str, Any]:
         "from_community": comment.from_id == state.community_id,
         "text": comment.text,
         "date": comment.date,
+        "time": moscow_time(comment.date),
     }
 
 

@@ -4,18 +4,22 @@ reaches the bot as the same long-poll update VK would send."""
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import aiohttp
+import pytest
 from vkbottle import API
 
 from gameplay import buttons
 from gameplay.buttons import Button, Payload
-from localvk import RunningServer
-from tests.localvk.support import ADMIN_ID, GROUP_ID
+from localvk import Communities, RunningServer, running_server
+from tests.browser_support import CHROMIUM, CHROMIUM_ARGS
+from tests.localvk.support import ADMIN_ID, GROUP_ID, make_state
 from vkbot.keyboards import button, of_row
 
 PLAYER = 1001
+B_ID = 88
 
 
 async def get(http: aiohttp.ClientSession, srv: RunningServer, path: str) -> tuple[int, Any]:
@@ -369,3 +373,67 @@ async def test_an_edited_message_is_redrawn_and_refused_edits_say_why(
     else:
         raise AssertionError("an old message was edited")
     assert message.text == "День 1, страница 2"
+
+
+# --- Moscow time, and the community the address names ----------------------------------------
+
+#: 2025-12-01 09:33 UTC: 12:33 in Moscow, 04:33 in New York.
+AT = 1764581580
+
+
+async def test_times_are_moscow_time_as_the_texts_say(
+    server: RunningServer, api: API, http: aiohttp.ClientSession
+) -> None:
+    """The game's texts say «до 21:00 МСК»: the page shows every time in Moscow's, whatever
+    the clock of the browser or of the server."""
+    await send(api, PLAYER, "Срок — до 01.12 21:00 МСК.")
+    topic = server.state.create_topic("Игра")
+    server.state.inject_board_post(PLAYER, topic.id, "голос 5")
+    server.state.conversation(PLAYER)[-1].date = AT
+    topic.comments[-1].date = AT
+    _, view = await get(http, server, f"users/{PLAYER}")
+    assert view["messages"][-1]["time"] == "01.12 12:33 МСК"
+    [shown] = [t for t in view["topics"] if t["id"] == topic.id]
+    assert shown["comments"][-1]["time"] == "01.12 12:33 МСК"
+    _, feed = await get(http, server, "feed")
+    assert {m["time"] for m in feed["messages"]} == {"01.12 12:33 МСК"}
+    assert feed["comments"][-1]["time"] == "01.12 12:33 МСК"
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} is missing")
+async def test_the_page_opens_the_community_its_address_names() -> None:
+    """``?group_id=`` in the page's address wins over the community picked last time on the
+    browser; picking another writes it into the address. Times read in Moscow's, on a browser
+    whose clock is New York's."""
+    from playwright.async_api import async_playwright, expect
+
+    state = make_state()
+    Communities.of(state).create(
+        group_id=B_ID, group_token="b-group-token", user_tokens=["b-user"], group_name="Мафия Б"
+    )
+    b = Communities.of(state).get(B_ID)
+    b.add_user(PLAYER, "Аня", "Иванова")
+    b.inject_message(PLAYER, "статус")
+    b.conversation(PLAYER)[-1].date = AT
+    state.add_user(PLAYER + 1, "Борис", "Петров")
+    async with running_server(state) as srv, async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = await browser.new_context(timezone_id="America/New_York")
+        page = await context.new_page()
+        await page.goto(f"{srv.url}/sandbox/")
+        await expect(page.locator("#group-name")).to_contain_text("локальный VK")
+        await page.evaluate(f"localStorage.setItem('sandbox-group', '{GROUP_ID}')")
+        await page.goto(f"{srv.url}/sandbox/?group_id={B_ID}")
+        await expect(page.locator("#group-name")).to_contain_text("Мафия Б")
+        await expect(page.locator("#community-select")).to_have_value(str(B_ID))
+        await expect(page.locator("#messages .meta")).to_have_text("01.12 12:33 МСК")
+        assert f"group_id={B_ID}" in page.url
+        # picking the other community puts it in the address (a reload keeps it)
+        await page.select_option("#community-select", str(GROUP_ID))
+        await expect(page.locator("#group-name")).not_to_contain_text("Мафия Б")
+        assert f"group_id={GROUP_ID}" in page.url
+        await page.reload()
+        await expect(page.locator("#community-select")).to_have_value(str(GROUP_ID))
+        await browser.close()

@@ -53,10 +53,10 @@ function el(tag, className, text) {
   return node;
 }
 
-function time(date) {
-  return new Date(date * 1000).toLocaleString("ru-RU", {
-    day: "2-digit", month: "2-digit", hour: "2-digit", minute: "2-digit",
-  });
+// Moscow time, as the server words it («01.12 14:33 МСК»): the game's texts say «МСК», so the
+// page never shows the browser's own clock.
+function time(item) {
+  return item.time || "";
 }
 
 let toastTimer = null;
@@ -136,6 +136,7 @@ async function loadUsers() {
     if (view.groupId === null) throw error;
     view.groupId = null; // the remembered community is gone: back to the default one
     localStorage.removeItem("sandbox-group");
+    showCommunityInUrl(null);
     data = await api("users");
   }
   renderCommunities(data.communities || [data.group], data.group.id);
@@ -160,9 +161,25 @@ async function loadUsers() {
   return data.users;
 }
 
+// The page's address names the community shown (?group_id=), so a link opens that one.
+function showCommunityInUrl(id) {
+  const query = id === null ? "" : "?group_id=" + id;
+  history.replaceState(null, "", location.pathname + query + location.hash);
+}
+
+// The community the page opens with: the address's ?group_id= first (a link someone gave),
+// then the one picked last time on this browser; null: the server's default one.
+function startingCommunity() {
+  const fromUrl = parseInt(new URLSearchParams(location.search).get("group_id") || "", 10);
+  if (fromUrl) return fromUrl;
+  const stored = parseInt(localStorage.getItem("sandbox-group") || "", 10);
+  return stored || null;
+}
+
 function selectCommunity(id) {
   view.groupId = id;
   localStorage.setItem("sandbox-group", String(id));
+  showCommunityInUrl(id);
   view.userId = null;
   $("user-select").dataset.key = "";
   loadUsers().then((users) => {
@@ -268,7 +285,7 @@ function messageNode(message, withAuthor) {
     join.addEventListener("click", () => act("join", { link }, "Вы вступили в беседу"));
     bubble.append(join);
   }
-  bubble.append(el("div", "meta", time(message.date)));
+  bubble.append(el("div", "meta", time(message)));
   node.append(bubble);
   if (message.keyboard && message.keyboard.inline) {
     node.append(keyboardNode(message.keyboard, message.id, "ikb"));
@@ -459,7 +476,7 @@ function renderComments(force) {
     const node = el("div", classes);
     node.dataset.id = String(comment.id);
     const head = el("div", "head");
-    head.append(el("b", null, comment.from_name), el("span", "muted", time(comment.date)));
+    head.append(el("b", null, comment.from_name), el("span", "muted", time(comment)));
     const body = el("div", "body");
     body.append(richText(comment.text || "").frag);
     node.append(head, body);
@@ -545,8 +562,8 @@ function init() {
   }
   $("user-select").addEventListener("change", (event) => selectUser(parseInt(event.target.value, 10)));
   $("community-select").addEventListener("change", (event) => selectCommunity(parseInt(event.target.value, 10)));
-  const storedGroup = parseInt(localStorage.getItem("sandbox-group") || "", 10);
-  if (storedGroup) view.groupId = storedGroup;
+  view.groupId = startingCommunity();
+  if (view.groupId !== null) localStorage.setItem("sandbox-group", String(view.groupId));
   $("topic-select").addEventListener("change", (event) => {
     view.topicId = parseInt(event.target.value, 10);
     renderComments(true);
