@@ -126,6 +126,12 @@ RQ_SHOW_ADMIN_LINK = False
 RQ["WORKER_CLASS"] = "gameplay.worker.Worker"
 # Seconds between two deadline ticks: how late a phase may close after its deadline.
 DEADLINE_TICK_SECONDS = env.get_int("DEADLINE_TICK_SECONDS", 30, minimum=1)
+# A player's «голоса» posts the vote count in a topic at most once every this many minutes
+# (the GM's button and the automatic counts are not held back, but they count).
+VOTE_COUNT_EVERY_MINUTES = env.get_int("VOTE_COUNT_EVERY_MINUTES", 10, minimum=0)
+# Sign-ups in a topic are acknowledged in one running list, posted at most once every this many
+# seconds per topic: the sign-ups meanwhile join the list waiting to go out.
+SIGNUP_LIST_SECONDS = env.get_int("SIGNUP_LIST_SECONDS", 60, minimum=0)
 
 if REDIS_URL:
     RQ_QUEUES = {

@@ -4,7 +4,9 @@ A theme fills story *slots* — the role and item cards, the welcome, the lines 
 and a night, the morning after a night, the end of a day, the end of the game. The facts (who
 died, who was executed and their role, the tally, deadlines, strikes) are written by the
 messages themselves (``templates/messages/``) and a theme cannot remove them: a slot is only
-ever rendered *inside* a message, in the place the message gives it.
+ever rendered *inside* a message, in the place the message gives it. One slot words a whole
+post (:data:`WHOLE_POST_SLOTS`): the vote count, which decides nothing (the day's result
+post states the tally) and is given its facts as data to lay out as forum GMs like.
 
 A theme's texts (``templates/messages/themes/<key>/<slot>.txt``) and a game's own versions of
 them (``Game.theme_texts``, written by its GM in the panel) are written in the GM language
@@ -45,6 +47,7 @@ SLOTS: dict[str, str] = {
     "night_story": "Начало ночи",
     "morning": "Утро после ночи (перед итогами)",
     "execution": "Итоги дня (после фактов)",
+    "vote_count": "Подсчёт голосов (весь пост)",
     "end": "Конец игры",
     "role_mafia": "Карточка роли: мафия",
     "role_commissar": "Карточка роли: комиссар",
@@ -63,11 +66,23 @@ PRIVATE_SLOTS = frozenset(s for s in SLOTS if s.startswith(("role_", "item_")))
 #: (the mafia's names, the hash) within VK's 4,096; a board post one slot and its facts.
 PRIVATE_SLOT_MAX = 1400
 BOARD_SLOT_MAX = 4000
+#: The slots that word a whole board post (the vote count: a line or two for every seat, and
+#: a link per vote): they may fill several comments (the delivery splits a longer post) and
+#: take several budgets' worth of steps, so that a table of 60 still gets its count.
+WHOLE_POST_SLOTS = frozenset({"vote_count"})
+WHOLE_POST_SHARE = 3
 
 
 def output_limit(slot: str) -> int:
     """How long ``slot`` may render."""
+    if slot in WHOLE_POST_SLOTS:
+        return gmtext.BOARD_POST_MAX * WHOLE_POST_SHARE
     return PRIVATE_SLOT_MAX if slot in PRIVATE_SLOTS else BOARD_SLOT_MAX
+
+
+def step_limit(slot: str) -> int:
+    """The steps one render of ``slot`` may take."""
+    return gmtext.STEPS * (WHOLE_POST_SHARE if slot in WHOLE_POST_SLOTS else 1)
 
 
 #: Told when a game's own text does not render and the theme's stands in for it:
@@ -112,17 +127,17 @@ class Theme:
         """``slot`` rendered in ``context`` (a message's template Context); the theme's own
         text, and the GM told, when the game's does not render."""
         data = gmtext.data_of(context)
-        limit = output_limit(slot)
+        limit, steps = output_limit(slot), step_limit(slot)
         own = self.texts.get(slot)
         if own:
             try:
-                return gmtext.render(gmtext.compile_text(own), data, output=limit)
+                return gmtext.render(gmtext.compile_text(own), data, output=limit, steps=steps)
             except MessageError as error:
                 if self.game_id is not None and _reporter is not None:
                     _reporter(game_id=self.game_id, slot=slot, error=error)
         try:
             theme = self.key if self.key in THEMES else DEFAULT
-            return gmtext.render(_compiled(theme, slot), data, output=limit)
+            return gmtext.render(_compiled(theme, slot), data, output=limit, steps=steps)
         except MessageError:
             return ""
 

@@ -150,6 +150,7 @@ class GameAdmin(AllowListedLookups, RussianTitles, admin.ModelAdmin):
             ("phase/extend/", running.extend_view, "panel_extend"),
             ("phase/close/", running.close_view, "panel_close"),
             ("phase/remind/", running.remind_view, "panel_remind"),
+            ("phase/count/", running.vote_count_view, "panel_vote_count"),
             ("night/edit/", running.night_edit_view, "panel_night_edit"),
             ("night/publish/", running.night_publish_view, "panel_night_publish"),
             ("night/reopen/", running.night_reopen_view, "panel_night_reopen"),

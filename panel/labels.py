@@ -163,6 +163,7 @@ def describe_event(event: GameEvent, vk_names: dict[int, str] | None = None) -> 
 #: What an Outbox row is about (``Outbox.kind``), for the deliveries page.
 OUTBOX_KIND_LABELS: dict[str, str] = {
     "signup": "запись",
+    "signup_list": "список записавшихся",
     "withdraw": "снятие",
     "role_card": "карточка роли",
     "roster": "состав игры",
@@ -203,6 +204,7 @@ OUTBOX_KIND_LABELS: dict[str, str] = {
     "vote_page": "кнопки голосования",
     "vote_refused": "голос не принят",
     "vote_count": "подсчёт голосов",
+    "count_posted": "подсчёт опубликован",
     "night_page": "ночные кнопки",
     "signup_choice": "запись",
     "status": "статус",

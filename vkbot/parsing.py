@@ -2,9 +2,9 @@
 
 Private messages: night actions («проверка 5», «лечу Аня», «выстрел @id123», «удар 7 комиссар»,
 «часы 5», «кнопка 5», «книга 5»), votes («голос 5», «голос: Аня», «голос за [id123|Аню]
-досрочно»), «подсчёт», «статус», «помощь», «+»/«участвую», «запас», «снимаюсь», «в ЗЗ», and
-«!текст» for the mafia's relay. Board posts: votes, «подсчёт» and sign-ups; anything else in a
-post is discussion (``parse_board`` returns None).
+досрочно»), «голоса» (the vote count, also «подсчёт»), «статус», «помощь», «+»/«участвую»,
+«запас», «снимаюсь», «в ЗЗ», and «!текст» for the mafia's relay. Board posts: votes, «голоса»
+and sign-ups; anything else in a post is discussion (``parse_board`` returns None).
 
 A player is named by seat number («5», «№5», «#5»), a mention (``[id123|Аня]``, ``@id123``,
 ``*id123``, ``vk.com/id123``) or a name (resolved against the roster elsewhere:
@@ -59,7 +59,17 @@ _VOTE_RE = re.compile(
     r"^(?:мой\s+)?(?:голос(?:ую)?)(?![\w])[\s:,\-—–]*(?:за(?![\w])\s*)?(?P<rest>.*)$"
 )
 _EARLY_RE = re.compile(r"(?<![\w])досрочн\w*", re.I)
-_COUNT_WORDS = {"подсчет", "подсчет голосов", "подсчитать", "подсчитай", "счет голосов"}
+_COUNT_WORDS = {
+    "голоса",
+    "голоса?",
+    "подсчет",
+    "подсчет голосов",
+    "подсчитать",
+    "подсчитай",
+    "счет голосов",
+    "покажи голоса",
+    "сколько голосов",
+}
 _STATUS_WORDS = {"статус", "status", "мой статус", "что я отправил"}
 _HELP_WORDS = {
     "помощь",
@@ -276,7 +286,7 @@ def parse_private(raw: object) -> Command:
 
 
 def parse_board(raw: object) -> Command | None:
-    """A post in a game's topic: a vote, «подсчёт», a sign-up; None for discussion."""
+    """A post in a game's topic: a vote, «голоса», a sign-up; None for discussion."""
     text = clean(raw).strip()
     if not text:
         return None

@@ -275,6 +275,11 @@ class CountNotDay(Worded, InvalidCommand):
     pass
 
 
+class CountTooSoon(Worded, InvalidCommand):
+    """A player asked for a vote count within minutes of the last one in that topic
+    (``last``, ``next``: when it was posted and when the next may be asked for)."""
+
+
 class ReopenReasonMissing(Worded, InvalidCommand):
     pass
 

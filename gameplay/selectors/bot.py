@@ -1,6 +1,6 @@
 """Reads the VK bot needs: who a VK user is in which game, which game a topic or chat belongs
-to, who a typed name or mention designates, valid targets and the vote count («статус»:
-:mod:`gameplay.selectors.status`).
+to, who a typed name or mention designates, valid targets and how many votes a day has had
+(«статус»: :mod:`gameplay.selectors.status`; the vote count: :mod:`.vote_count`).
 
 Every function costs a fixed number of queries, whatever the size of the game or the number of
 other games (the bot's hot path is measured in tests).
@@ -15,9 +15,8 @@ nothing is filtered (the panel, the deadline tick). The filter is a condition on
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
-from django.db.models import Q, Sum
+from django.db.models import Q
 
 from gameplay import names
 from gameplay.messages import Person
@@ -30,7 +29,6 @@ from gameplay.models import (
     PhaseStatus,
     Seat,
     SeatStatus,
-    Strike,
     Vote,
 )
 from gameplay.rules import EARLY_VOTE_FROM_DAY, Act, Item, Role, SeatState
@@ -328,55 +326,7 @@ def last_heal_target(seats: Sequence[Seat]) -> int | None:
     return doctor.last_heal_target if doctor else None
 
 
-# --- the vote count --------------------------------------------------------------------------
-
-
-@dataclass
-class VoteCount:
-    day: int
-    #: (seat, votes, penalty votes), most votes first.
-    rows: list[tuple[Seat, int, int]]
-    voted: int
-    living: int
-    missing: list[Seat]
-
-
-def vote_count(phase: Phase) -> VoteCount:
-    """The current tally of a day (penalty votes already announced for it included)."""
-    seats = roster(phase.game_id)
-    living = [s for s in seats if s.alive]
-    by_pk = {s.pk: s for s in seats}
-    votes = list(
-        Vote.objects.filter(phase=phase, current=True, void=False).values_list(
-            "voter_id", "target_id"
-        )
-    )
-    counts: dict[int, int] = {}
-    voters = set()
-    for voter, target in votes:
-        if by_pk.get(voter) and by_pk[voter].alive and by_pk.get(target) and by_pk[target].alive:
-            counts[target] = counts.get(target, 0) + 1
-            voters.add(voter)
-    penalties = dict(
-        Strike.objects.filter(seat__game_id=phase.game_id, penalty_day=phase.number, forgiven=False)
-        .values("seat_id")
-        .annotate(v=Sum("penalty_votes"))
-        .values_list("seat_id", "v")
-    )
-    rows = []
-    for pk in set(counts) | {p for p, v in penalties.items() if v}:
-        seat = by_pk.get(pk)
-        if seat is None or not seat.alive:
-            continue
-        rows.append((seat, counts.get(pk, 0), int(penalties.get(pk) or 0)))
-    rows.sort(key=lambda r: (-(r[1] + r[2]), r[0].number))
-    return VoteCount(
-        day=phase.number,
-        rows=rows,
-        voted=len(voters),
-        living=len(living),
-        missing=[s for s in living if s.pk not in voters],
-    )
+# --- votes cast ------------------------------------------------------------------------------
 
 
 def votes_cast(phase: Phase) -> int:

@@ -13,6 +13,7 @@ from gameplay.messages import Person, render
 from gameplay.models import (
     DeathCause,
     Game,
+    Outbox,
     Phase,
     PhaseKind,
     PhaseStatus,
@@ -35,6 +36,7 @@ from gameplay.rules import (
     validate_vote,
 )
 from gameplay.rules.errors import PhaseNotOpen
+from gameplay.selectors.vote_count import COUNT_KIND, count_context, vote_tally
 from outbox import dbrows, unit_of_work
 from outbox.unit_of_work import CastVote, LockedGame
 
@@ -53,6 +55,7 @@ from .common import (
     table_of,
 )
 from .phases import finish_game, open_night
+from .replies import board_reply
 
 
 @dataclass(frozen=True)
@@ -221,31 +224,45 @@ def _record_vote(
 def _echo_vote(
     game: Game, voter_seat: Seat, target_seat: Seat, accepted: AcceptedVote, source: str
 ) -> None:
-    """The vote's post on the board (unless cast there) and the voter's confirmation."""
-    voter_label, target_label = Person.of(voter_seat), Person.of(target_seat)
-    if source != Source.BOARD:
-        post_board(
-            game=game,
-            text=render(
-                "board/vote_posted",
-                voter=voter_label,
-                target=target_label,
-                early=accepted.ballot.early,
-            ),
-            kind="vote",
-        )
+    """The voter's confirmation. The board shows a vote in the counts (:func:`post_vote_count`),
+    not in a post of its own."""
     if source != Source.REPLAY:
         send_message(
             game=game,
             peer_ids=[voter_seat.vk_user_id],
             text=render(
                 "player/vote_accepted",
-                target=target_label,
+                target=Person.of(target_seat),
                 early=accepted.ballot.early,
                 early_ignored=accepted.early_ignored,
             ),
             kind="vote_echo",
         )
+
+
+def vote_count_text(*, game: Game, phase: Phase, final: bool = False, now: datetime) -> str:
+    """The vote count of the open day ``phase`` as it stands (``final``: the one posted as the
+    day closes), worded by the game's theme."""
+    context = count_context(game=game, tally=vote_tally(phase), now=now, final=final)
+    return render("board/vote_count", theme=themes.of(game), **context)
+
+
+def post_vote_count(
+    *,
+    game: Game,
+    phase: Phase,
+    final: bool = False,
+    now: datetime | None = None,
+    topic_id: int | None = None,
+) -> Outbox | None:
+    """Post the vote count in the game's topic (or in ``topic_id``, another topic of the
+    game's where it was asked for). A game without a topic posts nothing."""
+    if topic_id is None and game.topic_id is None:
+        return None
+    text = vote_count_text(game=game, phase=phase, final=final, now=now_or(now=now))
+    if topic_id is not None and topic_id != game.topic_id:
+        return board_reply(game_id=game.pk, topic_id=topic_id, text=text, kind=COUNT_KIND)
+    return post_board(game=game, text=text, kind=COUNT_KIND)
 
 
 @transaction.atomic
@@ -293,7 +310,9 @@ def day_close_locked(
     *, game: Game, phase: Phase, seats: list[Seat], now: datetime, by: str, early: bool
 ) -> DayResult:
     """:func:`day_close` for a service that has locked ``game`` and read its open day and
-    players (an early close, the modkill that ends a day)."""
+    players (an early close, the modkill that ends a day). The day's last vote count goes
+    first, then the result."""
+    post_vote_count(game=game, phase=phase, final=True, now=now)
     result = close_day(table_of(seats), day_input(game=game, phase=phase))
     by_number = {s.number: s for s in seats}
     for strike in result.strikes:

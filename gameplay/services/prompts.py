@@ -86,20 +86,40 @@ def _question(seats: Sequence[Seat], seat: Seat, act: Act, targets: Sequence[Sea
     return {"act": act.value, "no_self": seat not in targets, "healed": healed}
 
 
+def _act_text(
+    game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat, act: Act, targets: list[Seat]
+) -> str:
+    """An act's prompt: the night, the item's card, the question, the deadline."""
+    return render(
+        "player/act_prompt",
+        theme=themes.of(game),
+        number=phase.number,
+        item=act.item.value if act.item else "",
+        deadline=when(phase.deadline, game.time_zone),
+        **_question(seats, seat, act, targets),
+    )
+
+
 def act_page(
     *, game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat, act: Act, offset: int = 0
 ) -> Prompt:
-    """The targets of one act, one page."""
+    """The targets of one act, one page, under the act's whole prompt (the night and its
+    deadline stay when a page replaces the prompt: ▶, or «Проверка» of the commissar's)."""
     targets = _targets(game, phase, seats, seat, act)
     base = Payload(act.value, game=game.pk, phase=phase.pk)
-    text = render("player/act_question", **_question(seats, seat, act, targets))
+    text = _act_text(game, phase, seats, seat, act, targets)
     return text, targets_keyboard(_pairs(targets), base, offset=offset, color=_color(act))
 
 
 def guess_page(*, game: Game, phase: Phase, target: Seat) -> Prompt:
-    """Step two of a role strike: the guessed role."""
+    """Step two of a role strike: the guessed role (with the night and its deadline)."""
     base = Payload(Act.ROLE_STRIKE.value, game=game.pk, phase=phase.pk, target=target.number)
-    text = render("player/pick_guess", target=Person.of(target))
+    text = render(
+        "player/pick_guess",
+        target=Person.of(target),
+        number=phase.number,
+        deadline=when(phase.deadline, game.time_zone),
+    )
     return text, choice_keyboard(guess_choices(base=base), color=NEGATIVE)
 
 
@@ -129,19 +149,7 @@ def night_prompts(*, game: Game, phase: Phase, seats: Sequence[Seat], seat: Seat
         targets = _targets(game, phase, seats, seat, act)
         base = Payload(act.value, game=game.pk, phase=phase.pk)
         board = targets_keyboard(_pairs(targets), base, color=_color(act))
-        out.append(
-            (
-                render(
-                    "player/act_prompt",
-                    theme=themes.of(game),
-                    number=phase.number,
-                    item=act.item.value if act.item else "",
-                    deadline=when(phase.deadline, game.time_zone),
-                    **_question(seats, seat, act, targets),
-                ),
-                board,
-            )
-        )
+        out.append((_act_text(game, phase, seats, seat, act, targets), board))
     return out
 
 

@@ -5,13 +5,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
 
+from django.conf import settings
 from django.db import transaction
+from django.db.models import Count, Q
+from django.utils import timezone
 
 from gameplay.messages import render
 from gameplay.models import (
     Game,
     GameStatus,
+    Outbox,
+    OutboxChannel,
+    OutboxStatus,
     Seat,
     SeatStatus,
 )
@@ -30,9 +38,9 @@ from gameplay.refusals import (
     WithdrawTooLate,
 )
 from gameplay.rules.errors import InvalidCommand
+from outbox import unit_of_work
 
-from .common import lock_game, log_event, send_message
-from .replies import board_reply
+from .common import lock_game, log_event, queue_outbox, send_message
 from .setup import discard_deal
 from .vkrefs import parse_vk_user
 
@@ -67,7 +75,7 @@ def signup_create(
     ``sex`` is VK's (1 female, 2 male, 0 unknown): the texts' grammar follows it;
     ``pm_allowed`` whether the community may write to them (the bot asks VK). A sign-up in
     the board (``topic_id``, the author's ``mention``) is answered there, with how to allow
-    messages when the bot cannot write."""
+    messages when the bot cannot write: in the running list of the topic's sign-ups."""
     game = lock_game(game_id=game_id)
     _check_signup(game, vk_user_id, reserve=reserve)
     seat = Seat.objects.create(
@@ -93,18 +101,79 @@ def signup_create(
         kind="signup",
     )
     if topic_id is not None:
-        board_reply(
-            game_id=game_id,
-            topic_id=topic_id,
-            text=render(
-                "board/signed_up",
-                mention=mention or f"[id{vk_user_id}|{seat.name}]",
-                game=game.name,
-                reserve=reserve,
-                pm_allowed=pm_allowed,
-            ),
-        )
+        entry = {
+            "mention": mention or f"[id{vk_user_id}|{seat.name}]",
+            "reserve": reserve,
+            "pm_allowed": pm_allowed,
+        }
+        _acknowledge_in_topic(game, topic_id, entry)
     return seat
+
+
+# --- the running list of sign-ups in a topic ----------------------------------------------------
+
+#: The Outbox kind of the list of sign-ups acknowledged in a topic.
+SIGNUP_LIST_KIND = "signup_list"
+
+
+def _acknowledge_in_topic(game: Game, topic_id: int, entry: dict[str, Any]) -> Outbox:
+    """Acknowledge a sign-up in the topic it was made in, in one running list rather than a
+    comment per player: it joins the list waiting to go out there (not yet taken by the
+    delivery), or starts a new one, posted at once or, if the last list went out less than
+    ``settings.SIGNUP_LIST_SECONDS`` ago, that long after it (the sign-ups meanwhile join it).
+    A busy recruitment makes a comment per batch, not per player (VK.md: the user token's
+    3 requests a second, the board's flood control)."""
+    now = timezone.now()
+    unit_of_work.flush()  # a list queued earlier in this transaction is a row to find
+    lists = Outbox.objects.filter(
+        game=game, channel=OutboxChannel.BOARD, topic_id=topic_id, kind=SIGNUP_LIST_KIND
+    )
+    waiting = lists.filter(status=OutboxStatus.PENDING, result__isnull=True).last()
+    if waiting is not None:
+        entries = [*(waiting.payload or {}).get("signups", []), entry]
+        joined = (
+            lists.filter(pk=waiting.pk, status=OutboxStatus.PENDING, result__isnull=True)
+            .filter(Q(locked_until__isnull=True) | Q(locked_until__lt=now))
+            .update(text=_signup_list_text(game, entries), payload={"signups": entries})
+        )
+        if joined:
+            waiting.refresh_from_db()
+            return waiting
+    every = timedelta(seconds=settings.SIGNUP_LIST_SECONDS)
+    last = lists.order_by("-id").values_list("created_at", flat=True).first()
+    [row] = queue_outbox(
+        rows=[
+            Outbox(
+                game=game,
+                channel=OutboxChannel.BOARD,
+                topic_id=topic_id,
+                text=_signup_list_text(game, [entry]),
+                payload={"signups": [entry]},
+                kind=SIGNUP_LIST_KIND,
+                next_attempt_at=last + every if last is not None and now < last + every else None,
+            )
+        ]
+    )
+    return row
+
+
+def _signup_list_text(game: Game, entries: list[dict[str, Any]]) -> str:
+    counts = dict(
+        Seat.objects.filter(game=game, status__in=[SeatStatus.PLAYER, SeatStatus.RESERVE])
+        .values("status")
+        .annotate(n=Count("id"))
+        .values_list("status", "n")
+    )
+    return render(
+        "board/signups",
+        game=game.name,
+        players=[e["mention"] for e in entries if not e["reserve"]],
+        reserves=[e["mention"] for e in entries if e["reserve"]],
+        blocked=[e["mention"] for e in entries if e["pm_allowed"] is False],
+        unknown=[e["mention"] for e in entries if e["pm_allowed"] is None],
+        total=counts.get(SeatStatus.PLAYER, 0),
+        reserve_total=counts.get(SeatStatus.RESERVE, 0),
+    )
 
 
 @transaction.atomic

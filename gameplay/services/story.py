@@ -30,6 +30,7 @@ from gameplay.refusals import (
     ThemeTextTooLong,
 )
 from gameplay.rules import Item, NightResolution, Role, close_day, dawn
+from gameplay.selectors.vote_count import count_preview, count_worst_cases
 
 from .common import current_phase, lock_game, log_event, players, table_of
 from .day import day_input, day_result_text
@@ -153,6 +154,8 @@ def slot_context(*, game: Game, slot: str) -> tuple[str, dict[str, Any]]:
             "executed": ps[0],
             "executed_role": Role.MAFIA.value,
         }
+    if slot == "vote_count":
+        return "board/vote_count", count_preview(game=game, people=ps)
     if slot == "end":
         return "board/game_over", {
             "game": game.name,
@@ -258,6 +261,8 @@ def worst_cases(
                 },
             )
         ]
+    if slot == "vote_count":
+        return [("board/vote_count", ctx) for ctx in count_worst_cases(ps, _DEADLINE)]
     if slot == "end":
         return [("board/game_over", _worst_end(ps, game, commitment))]
     if slot.startswith("role_"):
@@ -327,7 +332,12 @@ def theme_text_check(*, slot: str, text: str, seats: int, game: str = "") -> Non
     compiled = gmtext.compile_text(text)
     for _name, ctx in worst_cases(slot=slot, seats=seats, game=game):
         try:
-            gmtext.render(compiled, gmtext.data_of(ctx), output=themes.output_limit(slot))
+            gmtext.render(
+                compiled,
+                gmtext.data_of(ctx),
+                output=themes.output_limit(slot),
+                steps=themes.step_limit(slot),
+            )
         except gmtext.TextRefusal as e:
             if e.code not in gmtext.BUDGET_CODES:
                 raise
@@ -348,7 +358,12 @@ def theme_preview(*, game: Game, slot: str, text: str, theme: str | None = None)
         theme_text_check(slot=slot, text=text, seats=seat_count(game=game), game=game.name)
         # and in this game's post as it is now, with no fallback to hide a failure
         limit = themes.output_limit(slot)
-        gmtext.render(gmtext.compile_text(text), gmtext.data_of(ctx), output=limit)
+        gmtext.render(
+            gmtext.compile_text(text),
+            gmtext.data_of(ctx),
+            output=limit,
+            steps=themes.step_limit(slot),
+        )
     return render(name, **{**ctx, "theme": themes.Theme(key, {**current.texts, slot: text})})
 
 

@@ -1,4 +1,7 @@
-"""Casting a vote (RULES.md V1–V3, V6) and the vote count («подсчёт»).
+"""Casting a vote (RULES.md V1–V3, V6) and the vote count («голоса», «подсчёт»): posted in
+the topic after every ``COUNT_EVERY`` votes, at the GM's click, on a player's request (at
+most once every ``settings.VOTE_COUNT_EVERY_MINUTES`` per topic) and as the day closes
+(:func:`.day.post_vote_count`).
 
 One command, :func:`vote_submit`, whoever sends the vote: a seat number (the GM's tools, the
 scenarios) or a VK user (the bot: by buttons, private message or a topic post, on the hot path
@@ -7,20 +10,21 @@ of :func:`common.hot_game`). Closing the day is :mod:`.day`'s.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
 
-from gameplay.messages import Person, render
-from gameplay.models import Game, GameStatus, Outbox, Phase, PhaseKind, Source
-from gameplay.refusals import CountNotDay
+from gameplay.messages import moment
+from gameplay.models import Game, GameStatus, Outbox, Phase, PhaseKind, PhaseStatus, Source
+from gameplay.refusals import CountNotDay, CountTooSoon
 from gameplay.selectors import bot as sel
+from gameplay.selectors.vote_count import last_count_at
 from outbox import unit_of_work
 
 from .acting import check_button_phase, seat_of_user
-from .common import current_phase, hot_game, lock_game, post_board
-from .day import VoteOutcome, vote_submit_locked
-from .replies import board_reply
+from .common import current_phase, hot_game, lock_game, now_or
+from .day import VoteOutcome, post_vote_count, vote_submit_locked
 
 #: A vote count is posted in the topic after every this many votes of a day.
 COUNT_EVERY = 10
@@ -41,10 +45,11 @@ def vote_submit(
     """Cast or change a vote (V1–V3, V6); seats are seat numbers. The voter is ``voter`` (a
     seat number) or the living seat of ``vk_user_id``.
 
-    A vote sent by private message is also posted in the day's topic, so every vote is public
-    (V3). From Day 3 the day closes at once when enough early votes are held. A vote from VK
-    (``vk_user_id``: buttons naming ``phase_id``, a message, or a board post with its
-    ``vk_post_id``) is followed by a count every ``COUNT_EVERY`` votes of the day.
+    Every vote is public (V3): a vote sent by private message shows in the vote counts posted
+    in the day's topic, with its voter named. From Day 3 the day closes at once when enough
+    early votes are held. A vote from VK (``vk_user_id``: buttons naming ``phase_id``, a
+    message, or a board post with its ``vk_post_id``) is followed by a count every
+    ``COUNT_EVERY`` votes of the day.
     """
     if vk_user_id is None:
         if voter is None:
@@ -86,40 +91,48 @@ def vote_submit(
 
 
 def _post_count(game: Game, phase: Phase, topic_id: int | None = None) -> Outbox | None:
-    count = sel.vote_count(phase)
-    text = _count_text(count)
-    if topic_id is not None and topic_id != game.topic_id:
-        return board_reply(game_id=game.pk, topic_id=topic_id, text=text, kind="vote_count")
-    return post_board(game=game, text=text, kind="vote_count")
+    return post_vote_count(game=game, phase=phase, topic_id=topic_id)
 
 
 def _open_day(game: Game) -> Phase:
     phase = current_phase(game)
     if game.status != GameStatus.RUNNING or phase is None or phase.kind != PhaseKind.DAY:
         raise CountNotDay()
+    if phase.status != PhaseStatus.OPEN:
+        raise CountNotDay()
     return phase
 
 
 @transaction.atomic
 def vote_count_post(*, game_id: int) -> Outbox | None:
-    """«подсчёт» in the topic: the current count, posted there."""
+    """The GM's «Опубликовать подсчёт голосов»: the current count, posted in the game's topic
+    now (a player's request waits for :data:`settings.VOTE_COUNT_EVERY_MINUTES`; the GM's
+    does not)."""
     game = lock_game(game_id=game_id)
     return _post_count(game, _open_day(game))
 
 
-def vote_count_text(*, game_id: int) -> str:
-    """The current count as text (for «подсчёт» by private message)."""
-    game = Game.objects.get(pk=game_id)
-    count = sel.vote_count(_open_day(game))
-    return _count_text(count)
-
-
-def _count_text(count: sel.VoteCount) -> str:
-    return render(
-        "board/vote_count",
-        day=count.day,
-        rows=[{"person": Person.of(s), "total": v + p, "penalty": p} for s, v, p in count.rows],
-        voted=count.voted,
-        living=count.living,
-        missing=[s.number for s in count.missing],
-    )
+def vote_count_request(
+    *, game_id: int, topic_id: int | None = None, now: datetime | None = None
+) -> Outbox | None:
+    """A player's «голоса» (in a topic of the game's, ``topic_id``, or by private message:
+    the game's topic): the current count, posted there, at most once every
+    ``settings.VOTE_COUNT_EVERY_MINUTES`` per topic (any count posted there counts, the
+    GM's and the automatic ones too); sooner is refused with when it will be possible."""
+    # The rows the bot's earlier events queued in this transaction are written first, outside
+    # this call's savepoint: a refusal rolls the savepoint back and must not take them along.
+    unit_of_work.flush()
+    with transaction.atomic():
+        now = now_or(now=now)
+        game = lock_game(game_id=game_id)
+        phase = _open_day(game)
+        topic = topic_id if topic_id is not None else game.topic_id
+        if topic is None:
+            raise CountNotDay()
+        every = timedelta(minutes=settings.VOTE_COUNT_EVERY_MINUTES)
+        last = last_count_at(game=game, topic_id=topic, since=phase.opened_at)
+        if last is not None and now < last + every:
+            raise CountTooSoon(
+                last=moment(last, game.time_zone), next=moment(last + every, game.time_zone)
+            )
+        return _post_count(game, phase, topic_id=topic)

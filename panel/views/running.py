@@ -1,4 +1,5 @@
-"""Running the current phase: deadline, close now, reminders, the night draft."""
+"""Running the current phase: deadline, close now, reminders, the vote count, the night
+draft."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from gameplay.services.night import (
     night_reopen_mafia,
 )
 from gameplay.services.story import post_preview
+from gameplay.services.votes import vote_count_post
 from panel.access import actor, attempt, back, game_url, gm_view, render_panel
 from panel.flash import say
 from panel.forms import ExtendForm, NightEditForm, RequiredReasonForm
@@ -117,6 +119,15 @@ def remind_view(request: HttpRequest, game) -> HttpResponse:
     ok, reminder = attempt(request, phase_remind, game_id=game.pk, by=actor(request))
     if ok:
         say(request, "reminded", seats=reminder.seats)
+    return back(request, game)
+
+
+@gm_view("POST")
+def vote_count_view(request: HttpRequest, game) -> HttpResponse:
+    """«Опубликовать подсчёт голосов»: the open day's vote count, posted in the topic now."""
+    ok, _ = attempt(request, vote_count_post, game_id=game.pk)
+    if ok:
+        say(request, "vote_count_posted")
     return back(request, game)
 
 

@@ -205,7 +205,7 @@ def play(context: Any, demo: Demo, doctor: int, doctor_seat: int, target: int, s
     # The simulated players vote too (the bot posts a count every ten votes; a changed vote
     # counts as a vote, so the second count may show 19 voters after 20 votes).
     expect(sandbox.locator("#comments")).to_contain_text(
-        re.compile(r"проголосовали (1[1-9]|2\d) из 26"), timeout=90_000
+        re.compile(r"Проголосовали (1[1-9]|2\d) из 26"), timeout=90_000
     )
     shot(sandbox, "sandbox-day-1")
 

@@ -58,21 +58,18 @@ async def day_1(s: Script) -> None:
     await s.world.settle()
 
     board = s.board()
-    for n in button_votes:  # the bot posted the button votes in the topic
-        assert (
-            f"№{n} {s.seat(n).name} голосует за №{c.executed1} {s.seat(c.executed1).accs()}."
-            in board
-        ), n
+    assert "голосует за" not in board  # no vote has a post of its own: the counts show them
     for n in [*voters, c.executed1]:
         target = c.other if n in to_other or n == c.executed1 else c.executed1
         assert s.seat(n).received(f"Ваш голос за №{target} {s.seat(target).accs()} принят"), n
-    counts = s.posts("Подсчёт голосов, день 1")
-    assert [t.splitlines()[0] for t in counts] == [
-        "Подсчёт голосов, день 1: проголосовали 10 из 26.",
-        "Подсчёт голосов, день 1: проголосовали 20 из 26.",
-        "Подсчёт голосов, день 1: проголосовали 25 из 26.",  # «подсчёт»
+    counts = s.posts("Часы в лаборатории отсчитывают время. Подсчёт голосов, день 1")
+    assert [t.splitlines()[1].split(".")[0] for t in counts] == [
+        "Проголосовали 10 из 26",
+        "Проголосовали 20 из 26",
     ]
-    assert f"Ещё не голосовали: №{c.skipper}." in counts[-1]
+    # the player's «подсчёт» came minutes after the last count: refused, saying when
+    skipper = s.seat(c.skipper)
+    assert f"[id{skipper.vk}|{skipper.name}], подсчёт голосов уже публиковался в " in board
     edited = await db(
         lambda: list(
             ModerationFlag.objects.filter(game_id=s.game_id, kind=FlagKind.EDITED_VOTE).values_list(
@@ -85,6 +82,14 @@ async def day_1(s: Script) -> None:
     before = s.last_comment_id()
     s.marks["night 1"] = s.mark()
     await s.gm(services.day_close)
+    # the day's last count goes out first: every vote, a board vote linked to its comment
+    head = "Стрелки часов в лаборатории замерли: итоговый подсчёт голосов, день 1."
+    last = s.board(before).split(head, 1)[1].split("Итоги дня 1")[0]
+    for n in [*button_votes, *by_pm]:  # named, with no link: they were not cast in the board
+        assert f"\n• №{n} {s.seat(n).name}: в ЛС\n" in last, n
+    for n in posted:
+        assert f"\n• №{n} {s.seat(n).name}: https://vk.com/topic-" in last, n
+    assert f"\nНе проголосовали: №{c.skipper} {s.seat(c.skipper).name}.\n" in last
     [result] = s.posts("Итоги дня 1", before)
     assert f"\nШтрафные голоса: №{c.skipper} {s.seat(c.skipper).name} (+2).\n" in result
     assert f"№{c.executed1} {s.seat(c.executed1).name} — 21 голос\n" in result
@@ -257,10 +262,6 @@ async def day_3(s: Script) -> None:
         )
     s.seat(by_pm).say(f"голос {s.seat(c.clock).mention} досрочно")
     await s.world.settle()
-    for n in by_button:
-        assert (
-            f"№{n} {s.seat(n).name} голосует за №{c.clock} {s.seat(c.clock).accs()} (досрочно)."
-        ) in s.board(), n
     assert s.seat(by_pm).received(
         f"Ваш досрочный голос за №{c.clock} {s.seat(c.clock).accs()} принят. Изменить его нельзя."
     )
@@ -275,6 +276,10 @@ async def day_3(s: Script) -> None:
     await s.world.settle()
 
     [result] = s.posts("Итоги дня 3 (закрыт досрочно).", before)
+    # the day's last count, before the result: the early votes by buttons among the votes
+    last = s.board(before).split("итоговый подсчёт голосов, день 3.", 1)[1]
+    for n in by_button:
+        assert f"\n• №{n} {s.seat(n).name}: в ЛС, досрочно\n" in last.split("Итоги дня 3")[0], n
     # Early close is a close (V4): who had not voted is struck, +2 (the scenario
     # early_close_day3 says so too); the eighth early vote did not count.
     missing = [c.clock, *voters[13:]]

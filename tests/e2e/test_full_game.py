@@ -103,11 +103,10 @@ async def sign_up(s: Script) -> None:
     ]
     assert seats[0].name == "Аня Петрова"  # the name VK gave (users.get)
     replies = s.comments(s.recruit.id)
+    # the sign-ups in the topic are acknowledged in one running list, not a comment each
+    [listed] = [t for t in replies if f"Записаны в игру «{GAME}»: " in t]
     for i in range(1, PLAYERS + 1, 2):
-        assert any(
-            f"[id{BASE + i}|{PEOPLE[i - 1][0]} {PEOPLE[i - 1][1]}], вы записаны в игру" in text
-            for text in replies
-        ), i
+        assert f"[id{BASE + i}|{PEOPLE[i - 1][0]} {PEOPLE[i - 1][1]}]" in listed, i
     # ... and the answer in the topic told them how to allow messages.
     hint = [t for t in replies if f"[id{BASE + 3}|" in t][0]
     assert "бот не может написать вам" in hint

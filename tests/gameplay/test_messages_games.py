@@ -96,9 +96,13 @@ def _try(call: Any, **kw: Any) -> Any:
 
 
 def _sign_up(game: Game, table: Table, n: int) -> None:
-    for _ in range(n + 1):
+    for i in range(n + 1):
         vk, name, sex = table.newcomer()
-        services.signup_create(game_id=game.pk, vk_user_id=vk, name=name, sex=sex)
+        # every other one in the topic (acknowledged in the topic's running list)
+        in_topic = {"topic_id": game.topic_id, "pm_allowed": (True, False, None)[i % 3]}
+        services.signup_create(
+            game_id=game.pk, vk_user_id=vk, name=name, sex=sex, **(in_topic if i % 2 else {})
+        )
     # one changes their mind; one more waits in the reserve
     services.signup_withdraw(game_id=game.pk, vk_user_id=VK_BASE + table.offset * 100 + 2)
     vk, name, sex = table.newcomer()
@@ -294,9 +298,10 @@ def test_generated_games_read_right(capsys: pytest.CaptureFixture[str]) -> None:
     # the games reach what they are for
     for kind in (
         "signup",
+        "signup_list",
         "withdraw",
         "role_card",
-        "vote",
+        "vote_echo",
         "day_result",
         "night_result",
         "modkill",

@@ -41,6 +41,7 @@ BOT_COMMAND_REFUSALS = [
     refusals.WithdrawTooLate,
     refusals.RelayEmpty,
     refusals.CountNotDay,
+    refusals.CountTooSoon,
     AmbiguousTarget,
 ]
 #: The bot's own refusal messages (vkbot answers with them).

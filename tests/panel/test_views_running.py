@@ -68,6 +68,23 @@ def test_day_page_shows_tally_penalties_pending_and_history(game: Game, gm_clien
     assert 'class="old"' in html
 
 
+def test_the_gm_posts_the_vote_count_from_the_day_page(game: Game, gm_client: Client) -> None:
+    vote_round(game, changes=1, skip=2)
+    page = gm_client.get(url("panel_game", game)).content.decode()
+    assert 'id="post-vote-count"' in page and url("panel_vote_count", game) in page
+    r = gm_client.post(url("panel_vote_count", game), follow=True)
+    assert "Подсчёт голосов опубликован в обсуждении игры." in msgs(r)
+    [count] = Outbox.objects.filter(game=game, kind="vote_count")
+    assert count.topic_id == game.topic_id and "Не проголосовали: " in count.text
+    # again at once: the GM's click is never held back
+    gm_client.post(url("panel_vote_count", game))
+    assert Outbox.objects.filter(game=game, kind="vote_count").count() == 2
+    close_now(gm_client, game)  # the night: no button, and a click is refused
+    assert 'id="post-vote-count"' not in gm_client.get(url("panel_game", game)).content.decode()
+    r = gm_client.post(url("panel_vote_count", game), follow=True)
+    assert "Подсчёт голосов возможен только днём" in msgs(r)
+
+
 def test_extend_remind_and_close_the_day(game: Game, gm_client: Client) -> None:
     deadline = current(game).deadline
     r = gm_client.post(url("panel_extend", game), {"minutes": "90"}, follow=True)

@@ -9,6 +9,7 @@ import pytest
 
 from gameplay import services
 from gameplay.buttons import Payload
+from gameplay.messages import when
 from gameplay.models import NightAction, Outbox, OutboxChannel
 from localvk.keyboard import validate_keyboard
 from tests.vkbot.bot_support import (
@@ -170,6 +171,30 @@ def test_commissar_chooses_then_targets() -> None:
     assert [p.target for p in targets] == [1, 2, 4, 5, 6, 7]
     run(press(1003, targets[0].encode()))
     assert standing(game) == {"commissar_shot": (3, 1, "")}
+
+
+def test_a_page_that_replaces_a_prompt_keeps_the_night_and_its_deadline() -> None:
+    """▶ on the mafia's shot, «Проверка» of the commissar's choice, a role strike's target:
+    the page edits the prompt in place, so it says the night and the deadline again."""
+    game = make_game(roles_26())
+    night = to_night(game)
+    deadline = when(night.deadline, game.time_zone)
+    shot = [o for o in prompts_to(game, 1001) if "Выстрел мафии" in o.text][0]
+    nxt = [p for p in payloads_of(shot.keyboard) if p.target is None and p.offset > 0][-1]
+    check = [p for p in payloads_of(prompts_to(game, 1007)[0].keyboard) if p.action == "check"]
+    strike = [o for o in prompts_to(game, 1002) if "Ролевой удар" in o.text][0]
+    aimed = [p for p in payloads_of(strike.keyboard) if p.target == 8][0]
+    pages = [
+        [o for o in run(press(user, payload.encode())) if o.kind == "night_page"][0].text
+        for user, payload in ((1001, nxt), (1007, check[0]), (1002, aimed))
+    ]
+    assert pages[0].startswith("Ночь 1.") and "Выстрел мафии" in pages[0]
+    assert pages[1].startswith("Ночь 1.") and "Кого проверяете?" in pages[1]
+    assert pages[2].startswith("Ночь 1. Ролевой удар по №8 ")
+    assert all(f"Срок — до {deadline}." in page for page in pages)
+    # «проверка» typed alone shows the same page
+    [typed] = [o for o in run(pm(1007, "проверка")) if o.kind == "night_page"]
+    assert typed.text == pages[1]
 
 
 def test_role_strike_by_buttons_target_then_guess() -> None:

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from gameplay import services
+from gameplay.messages import when
 from gameplay.models import (
     FlagKind,
     Game,
@@ -24,6 +25,7 @@ from tests.vkbot.bot_support import (
     chat_text,
     kill,
     make_game,
+    phase,
     pm,
     run,
     texts_to,
@@ -230,10 +232,17 @@ def test_status_of_a_player_who_is_out_says_what_the_spectator_chat_offers_them(
     kill(game, 6)  # a civilian
     kill(game, 2)  # a mafia member
     civilian = run(pm(1006, "статус"))[0].text
-    assert "Вы выбыли из игры." in civilian
-    assert "Когда ведущий откроет беседу зрителей, напишите «в ЗЗ»" in civilian
+    deadline = when(phase(game).deadline, game.time_zone)
+    # what every player who is out can do: read the topic (not write there), follow the day
+    for text in (civilian, run(pm(1002, "статус"))[0].text):
+        assert "Вы выбыли из игры: голосовать, действовать ночью и пользоваться предметами" in text
+        assert "писать в обсуждении игры выбывшим нельзя" in text
+        assert "Читать обсуждение можно: там итоги дней и ночей." in text
+        assert f"Сейчас день 1, голосование до {deadline}." in text
+    assert "Беседа зрителей пока не открыта. Когда ведущий её откроет, бот напишет вам" in civilian
+    assert "тогда пришлите «в ЗЗ»" in civilian
     mafia = run(pm(1002, "статус"))[0].text
-    assert "Вы выбыли из игры." in mafia and "ЗЗ" not in mafia and "зрител" not in mafia
+    assert "ЗЗ" not in mafia and "зрител" not in mafia
     open_chat(game)
     civilian = run(pm(1006, "статус"))[0].text
     assert "Беседа зрителей открыта: напишите «в ЗЗ», и бот пришлёт приглашение." in civilian

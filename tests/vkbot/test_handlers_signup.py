@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.test import override_settings
+from django.utils import timezone
 
 from gameplay import services
-from gameplay.models import Seat, SeatStatus
+from gameplay.models import Outbox, Seat, SeatStatus
 from gameplay.rules.errors import SetupError
 from tests.vkbot.bot_support import board_post, board_rows, make_game, pm, press, run, texts_to
 from vkbot.handlers import FactsRequest, VkFacts, facts_needed
@@ -31,9 +35,40 @@ def test_signup_in_the_recruitment_topic_with_facts_from_vk() -> None:
     assert seats(game)[42] == ("player", "Зоя Космодемьянская", False)
     assert Seat.objects.get(game=game, vk_user_id=42).sex == 1  # the texts' grammar follows it
     answer = board_rows(out)[0]
-    assert answer.topic_id == game.recruit_topic_id
-    assert "[id42|Зоя Космодемьянская], вы записаны" in answer.text
+    assert answer.topic_id == game.recruit_topic_id and answer.kind == "signup_list"
+    assert "Записаны в игру «Машина времени»: [id42|Зоя Космодемьянская]." in answer.text
     assert "Разрешить сообщения" in answer.text  # how to allow messages
+
+
+@override_settings(SIGNUP_LIST_SECONDS=60)
+def test_signups_in_the_topic_are_acknowledged_in_one_running_list() -> None:
+    """Not a comment per player: the sign-ups join the list waiting to go out; once it is on
+    its way, the next list waits a minute after it, gathering the sign-ups meanwhile."""
+    game = make_game(start=False)
+    topic = game.recruit_topic_id
+    facts = VkFacts(names={41: "Аня", 43: "Вера", 44: "Глеб"}, pm_allowed={41: True, 43: None})
+    run(board_post(topic, 41, "+"), facts)
+    run(board_post(topic, 43, "запас"), facts)
+    [waiting] = Outbox.objects.filter(game=game, kind="signup_list")
+    assert waiting.next_attempt_at is None  # the first list goes at once
+    assert waiting.text.splitlines() == [
+        "Записаны в игру «Машина времени»: [id41|Аня].",
+        "В запас игры «Машина времени»: [id43|Вера].",
+        "[id43|Вера]: роль придёт в личные сообщения сообщества. Если вы ещё не писали боту, "
+        "напишите ему «статус», чтобы разрешить сообщения.",
+        "Всего в игре 8 игроков, в запасе 1.",
+    ]
+    # the delivery takes it (a lease): the next sign-up starts the next list, a minute after
+    Outbox.objects.filter(pk=waiting.pk).update(locked_until=timezone.now() + timedelta(seconds=30))
+    run(board_post(topic, 44, "+"), facts)
+    first, second = Outbox.objects.filter(game=game, kind="signup_list").order_by("id")
+    assert first.text == waiting.text and "[id44|Глеб]" in second.text
+    assert second.next_attempt_at == first.created_at + timedelta(seconds=60)
+    run(board_post(topic, 45, "+"))
+    second.refresh_from_db()
+    assert "[id44|Глеб] и [id45|id45]" in second.text
+    assert "Всего в игре 10 игроков, в запасе 1." in second.text
+    assert Outbox.objects.filter(game=game, kind="signup_list").count() == 2
 
 
 def test_signup_without_facts_still_works() -> None:

@@ -4,10 +4,12 @@ posts."""
 from __future__ import annotations
 
 import pytest
+from django.test import override_settings
 
 from gameplay import services
 from gameplay.buttons import Payload
 from gameplay.models import FlagKind, ModerationFlag, Outbox, OutboxChannel, Source, Vote
+from gameplay.selectors.vote_count import struck
 from tests.vkbot.bot_support import (
     assert_no_leaks,
     board_delete,
@@ -94,13 +96,14 @@ def test_dead_voter_in_the_board_is_refused_and_flagged() -> None:
     assert votes(game) == {}
 
 
-def test_private_votes_are_posted_in_the_topic() -> None:
+def test_private_votes_show_in_the_counts_not_in_posts_of_their_own() -> None:
     game = make_game()
     out = run(pm(1003, "голос Дарья"))
     assert votes(game) == {3: (5, False, Source.PM)}
-    posted = board_rows(out)
-    assert [p.text for p in posted] == ["№3 Вера голосует за №5 Дарью."]
+    assert board_rows(out) == []
     assert "Ваш голос за №5 Дарью принят" in texts_to(out, 1003)
+    [count] = board_rows(run(board_post(game.topic_id, 1001, "голоса")))
+    assert "№5 Дарья — 1 голос\n• №3 Вера: в ЛС" in count.text
 
 
 def test_vote_buttons_and_the_early_switch() -> None:
@@ -151,12 +154,75 @@ def test_a_count_after_every_ten_votes_and_on_request() -> None:
     run(board_post(game.topic_id, 1010, "голос 21"))
     counts = list(Outbox.objects.filter(game=game, kind="vote_count"))
     assert len(counts) == 1 and counts[0].channel == OutboxChannel.BOARD
-    assert "проголосовали 10 из 26" in counts[0].text
-    assert "№20 Игрок 20 — 9" in counts[0].text and "№21 Игрок 21 — 1" in counts[0].text
+    assert "Проголосовали 10 из 26." in counts[0].text
+    assert "№20 Игрок 20 — 9 голосов" in counts[0].text
+    assert "№21 Игрок 21 — 1 голос" in counts[0].text
+    # a player's request follows a count by minutes, not at once: refused, saying when
     out = run(board_post(game.topic_id, 1011, "Подсчёт"))
-    assert [o.kind for o in out] == ["vote_count"]
-    out = run(pm(1011, "подсчёт"))
-    assert out[0].channel == OutboxChannel.MESSAGE and "Подсчёт голосов" in out[0].text
+    [refusal] = board_rows(out)
+    assert refusal.kind == "board_reply" and "[id1011|" in refusal.text
+    assert "Следующий можно попросить с" in refusal.text
+    out = run(pm(1011, "голоса"))
+    assert [o.kind for o in out] == ["refusal"] and "Следующий можно" in out[0].text
+    with override_settings(VOTE_COUNT_EVERY_MINUTES=0):
+        out = run(pm(1011, "голоса"))
+    assert [(o.kind, o.channel) for o in out] == [
+        ("vote_count", OutboxChannel.BOARD),
+        ("count_posted", OutboxChannel.MESSAGE),
+    ]
+    assert "опубликован в обсуждении" in out[1].text
+    assert_no_leaks(game)
+
+
+def test_a_played_day_shows_vote_counts_with_links_and_no_per_vote_posts(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A day of votes in the topic and by private message, changed votes, a count asked for
+    in the topic and the one that goes out as the day closes: the topic holds the counts,
+    each vote linked to its comment (a private vote named without a link), changed votes
+    struck through, «Не проголосовали», the leader and what closing now would do — and not
+    one sentence per vote."""
+    game = make_game(roles_26())
+    t = game.topic_id
+    mark = Outbox.objects.order_by("-id").values_list("id", flat=True).first()
+    run(board_post(t, 1001, "голос 7", post_id=801))
+    run(board_post(t, 1002, "голос 7", post_id=802))
+    run(pm(1003, "голос 7"))
+    run(board_post(t, 1004, "голос 9", post_id=804))
+    run(board_post(t, 1004, "голос 7, передумал", post_id=805))
+    run(pm(1005, "голос 9"))
+    run(board_post(t, 1007, "голос 9", post_id=807))
+    run(pm(1006, "голос 4"))
+    run(pm(1006, "голос 9"))
+    with override_settings(VOTE_COUNT_EVERY_MINUTES=10):
+        [asked] = board_rows(run(board_post(t, 1010, "голоса", post_id=810)))
+    services.day_close(game_id=game.pk, by="gm:test")
+
+    posts = list(
+        Outbox.objects.filter(game=game, channel=OutboxChannel.BOARD, pk__gt=mark).order_by("id")
+    )
+    assert [p.kind for p in posts] == ["vote_count", "vote_count", "day_result", "night_opened"]
+    assert not [p for p in posts if "голосует за" in p.text]
+    final = posts[1]
+    link = f"https://vk.com/topic-{game.vk_group_id}_{t}?post="
+    for text in (asked.text, final.text):
+        assert f"• №1 Игрок 1: {link}801" in text and f"• №4 Игрок 4: {link}805" in text
+        assert "• №3 Игрок 3: в ЛС" in text and "• №6 Игрок 6: в ЛС" in text
+        assert f"{link}804" not in text  # the changed vote: struck through, not linked
+        assert f"• {struck('№4 Игрок 4')} — голос сменён" in text
+        assert f"• {struck('№6 Игрок 6')} — голос сменён" in text
+        assert "Не проголосовали: №8 Игрок 8, №9 Игрок 9, №10 Игрок 10," in text
+    assert asked.text.startswith("Часы в лаборатории отсчитывают время. Подсчёт голосов, день 1")
+    assert "Лидер: №7 Игрок 7 — 4 голоса." in asked.text
+    assert (
+        "Если закрыть день сейчас: штраф и +2 голоса против себя получат все не проголосовавшие;"
+        " казнь грозит №9 " in asked.text  # its 3 votes and a missed vote's +2 pass №7's 4
+    )
+    assert final.text.startswith("Стрелки часов в лаборатории замерли: итоговый подсчёт")
+    assert "Если закрыть день сейчас" not in final.text
+    with capsys.disabled():
+        print("\n--- a vote count of the played day, as the topic shows it ---")
+        print(asked.text)
     assert_no_leaks(game)
 
 

@@ -75,6 +75,7 @@ def test_votes(text: str, target: Target | None, early: bool) -> None:
         ("снимаюсь", parsing.WITHDRAW),
         ("в ЗЗ", parsing.SPECTATORS),
         ("подсчёт", parsing.COUNT),
+        ("голоса", parsing.COUNT),
         ("", parsing.EMPTY),
         ("привет, как дела?", parsing.UNKNOWN),
     ],
@@ -94,6 +95,8 @@ def test_board_posts_are_discussion_unless_a_vote_count_or_signup() -> None:
     vote = parse_board("Долго думал.\nГолос 5. Он точно мафия")
     assert vote is not None and vote.target == Target(number=5)
     assert parse_board("Подсчёт") == Command(parsing.COUNT)
+    assert parse_board("Голоса?") == Command(parsing.COUNT)
+    assert parse_board("голоса за него не отдам") is None
     assert parse_board("+") == Command(parsing.SIGNUP)
     assert parse_board("голос") == Command(parsing.VOTE, error=VoteTargetMissing)
 

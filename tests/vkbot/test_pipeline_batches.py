@@ -110,6 +110,8 @@ def interleave(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[dict[st
 
 
 _TIME = re.compile(r"\d{1,2}:\d{2}|\d{1,2}\.\d{1,2}(\.\d{2,4})?|[0-9a-f]{16,}")
+#: A vote count's link to a board comment: the game's own topic and the post's own id.
+_LINK = re.compile(r"https://vk\.com/topic-\d+_\d+\?post=\d+")
 
 
 def outcome(game: Game, base: int) -> dict[str, Any]:
@@ -119,7 +121,8 @@ def outcome(game: Game, base: int) -> dict[str, Any]:
         if isinstance(value, int) and base < value <= base + 26:
             return f"vk#{value - base}"
         if isinstance(value, str):
-            text = re.sub(r"(id|vk:)(\d+)", lambda m: f"{m.group(1)}{norm(int(m.group(2)))}", value)
+            text = _LINK.sub("https://vk.com/topic-G_T?post=P", value)
+            text = re.sub(r"(id|vk:)(\d+)", lambda m: f"{m.group(1)}{norm(int(m.group(2)))}", text)
             return _TIME.sub("T", text)
         if isinstance(value, dict):
             return {

@@ -1,5 +1,6 @@
 """Votes: in the day's topic («голос 5», «голос: Аня», «[id123|Аня]», «досрочно»), by private
-message or by buttons (then the bot posts the vote in the topic), and «подсчёт»."""
+message or by buttons (the topic's vote counts show them), and «голоса» («подсчёт»): the vote
+count, posted in the topic."""
 
 from __future__ import annotations
 
@@ -84,19 +85,17 @@ def from_private(sender: Sender, cmd: parsing.Command) -> None:
 
 
 def count_private(sender: Sender) -> None:
+    """«голоса» by private message: the count, posted in the game's topic."""
     seat = single_running_seat(sender)
     if isinstance(seat, str):
         refuse(sender.vk_user_id, seat)
         return
     try:
-        say(
-            sender.vk_user_id,
-            votes.vote_count_text(game_id=seat.game_id),
-            game=seat.game_id,
-            kind="vote_count",
-        )
+        votes.vote_count_request(game_id=seat.game_id)
     except RuleViolation as e:
         refuse(sender.vk_user_id, e.reason, game=seat.game_id)
+        return
+    say(sender.vk_user_id, render("player/count_posted"), game=seat.game_id, kind="count_posted")
 
 
 # --- in the board ----------------------------------------------------------------------------
@@ -138,15 +137,18 @@ def from_board(
 
 
 def count_board(game: Game, topic_id: int, vk_user_id: int) -> None:
+    """«голоса» in one of the game's topics: the count, posted there (or, too soon, when it
+    will be possible, to the one who asked)."""
     try:
-        votes.vote_count_post(game_id=game.pk)
+        votes.vote_count_request(game_id=game.pk, topic_id=topic_id)
     except RuleViolation as e:
+        seat = sel.seat_in_game(game.pk, vk_user_id)
         replies.board_reply(
             game_id=game.pk,
             topic_id=topic_id,
             text=render(
                 "board/refusal",
-                mention=parsing.mention(vk_user_id, f"id{vk_user_id}"),
+                mention=parsing.mention(vk_user_id, seat.name if seat else f"id{vk_user_id}"),
                 reason=e.reason,
             ),
         )

@@ -189,6 +189,11 @@ def test_start_posts_the_roster_and_the_commitment_in_the_game_topic():
     [round1] = board(game, "deal_round")
     assert f"Раунд 1: хеш зерна (SHA-256) {round_commitment(1, 'test-seed')}" in round1.text
     assert f"Раунд 1: хеш зерна (SHA-256) {round_commitment(1, 'test-seed')}" in roster.text
+    # how the seats are numbered, in words players use (no «VK id»)
+    assert "Номера мест даны по порядку номеров страниц VK: у кого номер страницы меньше, " in (
+        roster.text
+    )
+    assert "VK id" not in roster.text and "по возрастанию" not in roster.text
 
 
 def test_start_without_a_topic_posts_nothing_to_the_board_but_sends_the_cards():
