@@ -106,7 +106,6 @@ def _connect_page(
             "app_id": getattr(settings, "VK_APP_ID", None),
             "callback_mode": settings.VK_CALLBACK_MODE,
             "vkid": signin.configured(),
-            "redirect_uri": signin.redirect_uri(),
         },
         title=f"Подключить снова: {community}" if community else "Подключить сообщество",
     )
