@@ -14,6 +14,13 @@ and right after it reconnects to Redis, the worker
 - restarts its rq scheduler process if it died: rq's scheduler process exits on a lost Redis
   connection and rq itself would only restart it at its next maintenance run (10 minutes).
 
+A lost Redis is retried every second (:data:`REDIS_RETRY_SECONDS`), however long it has been
+away: rq's own back-off (1, 2, 4 … 60 s) would notice Redis back up to a minute late. The
+outage is logged once when it starts and once when it ends, with its length (rq's line per
+retry is folded into them). Right after Redis is back the worker also enqueues an Outbox drain
+(``outbox.queue.enqueue_delivery``): rows committed while Redis was away enqueued none, and they
+go out then rather than at the next tick.
+
 Before its first job it imports the jobs it runs (:func:`preload_jobs`), so that the work
 horses it forks inherit them, and records the environment's community
 (:func:`gameplay.startup.sync_env_community`). Nothing else here touches the database:
@@ -30,16 +37,73 @@ from typing import Any
 from django.conf import settings
 from django.utils.module_loading import import_string
 from redis.exceptions import RedisError
+from rq.defaults import DEFAULT_LOGGING_DATE_FORMAT, DEFAULT_LOGGING_FORMAT
+from rq.scheduler import RQScheduler
 from rq.worker import SimpleWorker as RqSimpleWorker
 from rq.worker import Worker as RqWorker
 
 from gameplay.jobs import TICK_QUEUE, enqueue_due_ticks, schedule_next_tick, tick_seconds
 from gameplay.startup import sync_env_community
+from outbox.queue import enqueue_delivery
 
 log = logging.getLogger(__name__)
 
 #: How often (seconds) an idle worker looks for a due deadline tick.
 TICK_POLL_SECONDS = 1
+#: How often a worker that lost Redis tries it again (rq's back-off is made flat at this).
+REDIS_RETRY_SECONDS = 1.0
+#: rq's log line for each failed reconnect (the worker's loop and its command listener).
+RQ_RETRY_LINE = "could not connect to Redis instance"
+
+
+class RedisOutage:
+    """A worker's view of Redis: one line when it is lost, one when it is back, with how long
+    it was away; nothing for every retry in between."""
+
+    def __init__(self) -> None:
+        self.since: float | None = None
+
+    def lost(self, error: object) -> None:
+        if self.since is None:
+            self.since = time.monotonic()
+            log.warning(
+                "Redis unavailable (%s); the worker goes on and tries again every %g s",
+                error, REDIS_RETRY_SECONDS,
+            )  # fmt: skip
+
+    def back(self) -> float | None:
+        """The seconds Redis was away, when it just came back (None: it was not away)."""
+        if self.since is None:
+            return None
+        away, self.since = time.monotonic() - self.since, None
+        log.warning("Redis is back after %.0f s", away)
+        return away
+
+
+class QuietScheduler(RQScheduler):
+    """rq's scheduler process, which ends on a lost Redis with a line instead of a traceback
+    (the worker starts it again once Redis is back: ``_restart_dead_scheduler``)."""
+
+    def work(self) -> None:
+        try:
+            super().work()
+        except RedisError as error:
+            self.log.debug("Scheduler: Redis unavailable (%s); the worker restarts it later", error)
+
+
+class _FoldRedisRetries(logging.Filter):
+    """Folds rq's line per failed reconnect into the worker's :class:`RedisOutage`."""
+
+    def __init__(self, outage: RedisOutage) -> None:
+        super().__init__()
+        self.outage = outage
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if RQ_RETRY_LINE not in str(record.msg):
+            return True
+        args = record.args if isinstance(record.args, tuple) else ()
+        self.outage.lost(args[1] if len(args) > 1 else "connection lost")
+        return False
 
 
 class DeadlineTickerMixin:
@@ -47,13 +111,38 @@ class DeadlineTickerMixin:
 
     _next_keep_at: float = 0.0
     _burst: bool = False
+    # rq's reconnect back-off, made flat: see the module.
+    exponential_backoff_factor = 1.0
+    max_connection_wait_time = REDIS_RETRY_SECONDS
+
+    @property
+    def redis_outage(self) -> RedisOutage:
+        outage = self.__dict__.get("_redis_outage")
+        if outage is None:
+            outage = self.__dict__["_redis_outage"] = RedisOutage()
+        return outage
 
     def work(self, burst: bool = False, *args: Any, **kwargs: Any) -> bool:
         self._burst = burst
         self._next_keep_at = 0.0
+        self.log.addFilter(_FoldRedisRetries(self.redis_outage))  # type: ignore[attr-defined]
         sync_env_community("worker")
         preload_jobs()
         return super().work(burst, *args, **kwargs)  # type: ignore[misc]
+
+    def _redis_lost(self, error: RedisError) -> None:
+        self._next_keep_at = 0.0  # keep ticking as soon as Redis is back
+        self.redis_outage.lost(error)
+
+    def _redis_back(self) -> None:
+        """After an outage: a drain for the rows committed meanwhile (their commits could
+        enqueue none); the tick is kept by :meth:`keep_deadlines_ticking` right after."""
+        if self.redis_outage.back() is None or self.is_horse:  # type: ignore[attr-defined]
+            return
+        try:
+            enqueue_delivery()
+        except RedisError as error:
+            self._redis_lost(error)
 
     @property
     def dequeue_timeout(self) -> int:
@@ -68,9 +157,9 @@ class DeadlineTickerMixin:
         try:
             super().heartbeat(timeout, pipeline)  # type: ignore[misc]
         except RedisError as error:
-            self._next_keep_at = 0.0  # Redis is gone: keep ticking as soon as it is back
-            log.warning("Worker heartbeat: Redis unavailable (%s); carrying on", error)
+            self._redis_lost(error)
             return
+        self._redis_back()
         self.enqueue_due_ticks()
         self.keep_deadlines_ticking()
 
@@ -84,8 +173,7 @@ class DeadlineTickerMixin:
         try:
             moved = enqueue_due_ticks(queue)
         except RedisError as error:
-            self._next_keep_at = 0.0
-            log.warning("Deadline ticking: Redis unavailable (%s); retrying", error)
+            self._redis_lost(error)
             return
         except Exception:  # noqa: BLE001 - the worker must go on delivering messages
             log.exception("Deadline ticking: could not enqueue the due tick")
@@ -100,23 +188,22 @@ class DeadlineTickerMixin:
         try:
             super().check_for_suspension(burst)  # type: ignore[misc]
         except RedisError as error:
-            self._next_keep_at = 0.0
-            log.warning("Worker: Redis unavailable (%s); carrying on", error)
-            time.sleep(1.0)
+            self._redis_lost(error)
+            time.sleep(REDIS_RETRY_SECONDS)
 
     def set_state(self, state: Any, pipeline: Any = None) -> None:
         """rq's worker state (informational, kept in Redis): not fatal when Redis is lost."""
         try:
             super().set_state(state, pipeline)  # type: ignore[misc]
         except RedisError as error:
-            log.warning("Worker state: Redis unavailable (%s); carrying on", error)
+            self._redis_lost(error)
 
     def run_maintenance_tasks(self) -> None:
         """rq's registry cleaning; skipped (until the next one) while Redis is unavailable."""
         try:
             super().run_maintenance_tasks()  # type: ignore[misc]
         except RedisError as error:
-            log.warning("Worker maintenance: Redis unavailable (%s); later", error)
+            self._redis_lost(error)
 
     def execute_job(self, job: Any, queue: Any) -> Any:
         """rq's ``execute_job``, surviving a Redis lost while the job runs: rq would let the
@@ -127,9 +214,9 @@ class DeadlineTickerMixin:
         try:
             return super().execute_job(job, queue)  # type: ignore[misc]
         except RedisError as error:
-            self._next_keep_at = 0.0
-            log.warning("Redis was lost while job %s ran (%s); the worker carries on",
-                        getattr(job, "id", "?"), error)  # fmt: skip
+            self._redis_lost(error)
+            log.info("Redis was lost while job %s ran; the worker carries on",
+                     getattr(job, "id", "?"))  # fmt: skip
             if getattr(self, "_horse_pid", 0):  # never two work horses at once
                 try:
                     self.wait_for_horse()  # type: ignore[attr-defined]
@@ -154,11 +241,40 @@ class DeadlineTickerMixin:
             self._restart_dead_scheduler()
             schedule_next_tick(queue=queue)
         except RedisError as error:
-            log.warning("Deadline ticking: Redis unavailable (%s); retrying", error)
+            self._redis_lost(error)
             return
         except Exception:  # noqa: BLE001 - the worker must go on delivering messages
             log.exception("Deadline ticking: could not schedule the next tick")
         self._next_keep_at = time.monotonic() + tick_seconds()
+
+    def _start_scheduler(
+        self,
+        burst: bool = False,
+        logging_level: str | None = "INFO",
+        date_format: str = DEFAULT_LOGGING_DATE_FORMAT,
+        log_format: str = DEFAULT_LOGGING_FORMAT,
+    ) -> None:
+        """rq's, with a :class:`QuietScheduler`."""
+        self.scheduler = QuietScheduler(
+            self.queues,  # type: ignore[attr-defined]
+            connection=self.connection,  # type: ignore[attr-defined]
+            logging_level=logging_level if logging_level is not None else self.log.level,  # type: ignore[attr-defined]
+            date_format=date_format,
+            log_format=log_format,
+            serializer=self.serializer,  # type: ignore[attr-defined]
+        )
+        self.scheduler.acquire_locks()
+        if not self.scheduler.acquired_locks:
+            return
+        if not burst:
+            self.scheduler.start()
+            return
+        try:
+            self.scheduler.register_birth()
+            self.scheduler.enqueue_scheduled_jobs()
+        finally:
+            self.scheduler.release_locks()
+            self.scheduler.register_death()
 
     def _restart_dead_scheduler(self) -> None:
         scheduler = getattr(self, "scheduler", None)

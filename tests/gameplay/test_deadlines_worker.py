@@ -222,7 +222,9 @@ def start_worker(tmp_path: Path) -> Iterator[Callable[[RedisServer], tuple[Any, 
     """Start ``manage.py rqworker default vk --with-scheduler`` as production does."""
     started: list[subprocess.Popen[bytes]] = []
 
-    def start(server: RedisServer, tick: int = 1) -> tuple[subprocess.Popen[bytes], Path]:
+    def start(
+        server: RedisServer, tick: int = 1, **extra: str
+    ) -> tuple[subprocess.Popen[bytes], Path]:
         log = tmp_path / f"worker-{len(started) + 1}.log"
         env = {
             **os.environ,
@@ -230,6 +232,7 @@ def start_worker(tmp_path: Path) -> Iterator[Callable[[RedisServer], tuple[Any, 
             "REDIS_URL": server.url,
             "DEADLINE_TICK_SECONDS": str(tick),
             "VK_API_URL": "http://127.0.0.1:9/method/",  # never the real VK
+            **extra,
         }
         with log.open("wb") as out:
             process = subprocess.Popen(
@@ -339,3 +342,70 @@ def test_a_killed_workers_successor_closes_the_phase_within_the_bound(
     assert client.get(lock) == holder  # the dead scheduler's lock was never needed
     assert len(events(game, "day_closed")) == 1
     assert second.poll() is None
+
+
+# --- Redis is away longer than rq's reconnect back-off: delivery and ticks resume at once ------
+
+#: Longer than rq's own back-off would wait (1, 2, 4 … 32 s: a 35 s outage cost 30 s more).
+OUTAGE = timedelta(seconds=35)
+#: What the README promises after Redis returns: due rows sent and due phases closed within a
+#: tick interval plus a few seconds (the worker's reconnect, the tick's slot, its run).
+AFTER_REDIS = timedelta(seconds=TICK + 4)
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs the redis-server binary")
+def test_after_a_long_redis_outage_rows_go_and_phases_close_within_a_tick(
+    redis_server: RedisServer,
+    start_worker: Callable[..., tuple[Any, Path]],
+    settings: Any,
+) -> None:
+    from gameplay.models import Outbox, OutboxChannel, OutboxStatus
+    from gameplay.services.common import send_message
+    from localvk import ServerThread
+    from tests.vkbot.delivery_support import GROUP_ID, GROUP_TOKEN, USER_TOKEN, make_vk
+
+    # The test's own commits enqueue nothing (its Redis is not the worker's): the worker's
+    # ticks find the rows, as they find rows whose commit met Redis away.
+    settings.OUTBOX_DELIVERY_ENABLED = False
+    settings.VK_GROUP_ID, settings.VK_GROUP_TOKEN = GROUP_ID, GROUP_TOKEN
+    settings.VK_USER_TOKEN = USER_TOKEN
+    client = redis_server.client()
+    queue = Queue(TICK_QUEUE, connection=client)
+    with ServerThread(make_vk()) as vk:
+        vk_env = {"VK_API_URL": vk.api_url, "VK_GROUP_ID": str(GROUP_ID),
+                  "VK_GROUP_TOKEN": GROUP_TOKEN, "VK_USER_TOKEN": USER_TOKEN}  # fmt: skip
+        worker, log = start_worker(redis_server, TICK, **vk_env)
+        ticks = _wait_for("the first scheduled tick", lambda: pending_ticks(queue), 30, log)
+        _wait_for("ticking", lambda: pending_ticks(queue) not in ([], ticks), 15, log)
+        game = started_game(now=datetime.now(UTC), day_length=timedelta(seconds=20), reminders=[])
+        messages = Outbox.objects.filter(game=game, channel=OutboxChannel.MESSAGE)
+        _wait_for("the start's messages", lambda: not messages.exclude(status="sent"), 20, log)
+        drains = Queue("vk", connection=client).started_job_registry
+        _wait_for("the drain to end", lambda: not drains.get_job_ids(), 30, log)
+
+        redis_server.stop()
+        away = time.monotonic()
+        late = send_message(game=game, peer_ids=[7001, 7002], text="Пока Redis нет", kind="t")
+        deadline = day(game).deadline
+        time.sleep(max(0.0, OUTAGE.total_seconds() - (time.monotonic() - away)))
+        assert datetime.now(UTC) > deadline and day(game).status == PhaseStatus.OPEN
+        back, back_at = time.monotonic(), datetime.now(UTC)
+        redis_server.start()
+
+        pending = Outbox.objects.filter(pk__in=[row.pk for row in late])
+        _wait_for("the rows of the outage", lambda: not pending.exclude(status="sent"), 60, log)
+        sent_after = time.monotonic() - back
+        _wait_for("the day to close", lambda: day(game).status == PhaseStatus.DONE, 60, log)
+        closed_after = day(game).closed_at - back_at
+        print(
+            f"Redis away {back - away:.1f} s, ticks every {TICK} s: the rows of the outage "
+            f"went {sent_after:.1f} s and the day closed {closed_after.total_seconds():.1f} s "
+            f"after Redis was started again"
+        )
+        assert worker.poll() is None, log.read_text(errors="replace")[-4000:]
+        assert sent_after <= AFTER_REDIS.total_seconds(), log.read_text()[-4000:]
+        assert closed_after <= AFTER_REDIS, log.read_text()[-4000:]
+        assert len(events(game, "day_closed")) == 1
+        assert all(row.status == OutboxStatus.SENT for row in pending)
