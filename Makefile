@@ -46,7 +46,7 @@ test: $(STAMP)
 FAST_TESTS := tests/rules tests/gameplay/services tests/gameplay/selectors tests/vkbot/test_parsing.py \
 	tests/panel
 test-fast: $(STAMP)
-	$(BIN)/pytest -q -n $(TEST_WORKERS) -m "not slow and not browser and not soak" $(TEST_ARGS) \
+	HYPOTHESIS_PROFILE=$(if $(CI),ci,fast) $(BIN)/pytest -q -n $(TEST_WORKERS) -m "not slow and not browser and not soak" $(TEST_ARGS) \
 		$(FAST_TESTS)
 
 # Benchmarks (bench/, README "Benchmarks"): needs PostgreSQL and Redis, BENCH_DATABASE_URL

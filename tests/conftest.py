@@ -1,7 +1,8 @@
 """Fixtures shared by every test package, and the Hypothesis profiles.
 
-Profiles: ``dev`` (100 examples, the default) and ``ci`` (500 examples, no deadline), chosen
-with the ``HYPOTHESIS_PROFILE`` environment variable (``make test`` picks ``ci`` under CI).
+Profiles: ``dev`` (100 examples, the default), ``fast`` (25, ``make test-fast``'s) and ``ci``
+(500 examples, no deadline), chosen with the ``HYPOTHESIS_PROFILE`` environment variable
+(``make test`` picks ``ci`` under CI).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from hypothesis import settings as hypothesis_settings
 from rq import Queue
 
 hypothesis_settings.register_profile("dev", max_examples=100)
+hypothesis_settings.register_profile("fast", max_examples=25)
 hypothesis_settings.register_profile("ci", max_examples=500, deadline=None, print_blob=True)
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 

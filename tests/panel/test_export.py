@@ -47,6 +47,7 @@ def _is_subsequence(part: list, whole: list) -> bool:
     return all(any(x == y for y in rest) for x in part)
 
 
+@pytest.mark.slow  # every scenario replayed twice: `make test` runs it, the edit loop's lane not
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
 def test_every_scenario_round_trips(path: Path) -> None:
     """Play a scenario, export the game it leaves, play the export: the same output. Only the
