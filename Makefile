@@ -49,7 +49,7 @@ test-fast: $(STAMP)
 	HYPOTHESIS_PROFILE=$(if $(CI),ci,fast) $(BIN)/pytest -q -n $(TEST_WORKERS) -m "not slow and not browser and not soak" $(TEST_ARGS) \
 		$(FAST_TESTS)
 
-# Benchmarks (bench/, README "Benchmarks"): needs PostgreSQL and Redis, BENCH_DATABASE_URL
+# Benchmarks (bench/, bench/README.md): needs PostgreSQL and Redis, BENCH_DATABASE_URL
 # (default postgres://postgres@127.0.0.1:5432/vkmafia_bench, recreated) and BENCH_REDIS_URL
 # (default redis://127.0.0.1:6379/15, flushed). Prints the table, writes bench/results.json.
 bench: $(STAMP)
@@ -66,7 +66,7 @@ soak: $(STAMP)
 		DATABASE_URL=$(SOAK_DATABASE_URL) REDIS_URL=$(SOAK_REDIS_URL) \
 		$(BIN)/pytest -q -p no:randomly -m soak -s tests/soak
 
-# The panel's and the player page's screenshots in docs/screenshots (the README shows them): the
+# The panel's and the player page's screenshots in docs/screenshots (README.md, docs/panel.md): the
 # browser tests with Debian's Chromium (/usr/bin/chromium; apt-get install chromium).
 screenshots: $(STAMP)
 	@test -x /usr/bin/chromium || { echo "Install Chromium first: apt-get install chromium" >&2; exit 1; }

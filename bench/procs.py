@@ -15,8 +15,8 @@ from pathlib import Path
 
 from .env import ROOT
 
-#: The production commands (README), without Django's system checks at start (they only make
-#: a start slower).
+#: The production commands (docs/operations.md), without Django's system checks at start (they
+#: only make a start slower).
 BOT = [sys.executable, "manage.py", "runbot", "--wait", "25", "--skip-checks"]
 #: The worker: both queues, with the scheduler.
 WORKER = [

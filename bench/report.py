@@ -1,5 +1,5 @@
 """The benchmark's results: ``bench/results.json`` and the table printed at the end (Markdown,
-so that it can go into the README as it is)."""
+so that it can go into bench/README.md as it is)."""
 
 from __future__ import annotations
 

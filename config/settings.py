@@ -188,7 +188,8 @@ VK_COMMUNITIES_REFRESH_SECONDS = env.get_int("VK_COMMUNITIES_REFRESH_SECONDS", 5
 
 # --- Secrets at rest (gameplay.models.secrets) ---------------------------------------------------
 
-#: Fernet keys for the communities' tokens, the encrypting one first (rotation: README).
+#: Fernet keys for the communities' tokens, the encrypting one first (rotation:
+#: docs/operations.md, "Tokens at rest").
 TOKEN_ENCRYPTION_KEYS = env.get_fernet_keys("TOKEN_ENCRYPTION_KEYS")
 #: The salt of the fallback derivation from SECRET_KEY (without TOKEN_ENCRYPTION_KEYS).
 SALT_KEY = "vkmafia.community-secrets"

@@ -81,7 +81,8 @@ COMMUNITY_RIGHTS = (
 USER_RIGHTS = (("groups", 262144), ("offline", 65536))
 RENEWING_RIGHTS = (("groups", 262144),)
 
-#: The implicit-flow link that gets an administrator's user token (README, step 5).
+#: The implicit-flow link that gets an administrator's user token (docs/operations.md, "Setting
+#: up a VK community", step 5).
 USER_TOKEN_URL = (
     "https://oauth.vk.com/authorize?client_id={app_id}&scope=groups,offline"
     "&response_type=token&redirect_uri=https://oauth.vk.com/blank.html&v=5.199"

@@ -85,7 +85,7 @@ def _public_url() -> str:
 
 def redirect_uri() -> str:
     """The address VK ID sends the browser back to: the trusted redirect URL to register in
-    the VK ID app (README). '' without PUBLIC_URL."""
+    the VK ID app (docs/operations.md, "The admin's key: VK ID"). '' without PUBLIC_URL."""
     base = _public_url()
     return f"{base}{reverse('panel:community_vkid')}" if base else ""
 

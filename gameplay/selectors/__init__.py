@@ -1,1 +1,2 @@
-"""Reads that several callers share (DESIGN.md). One module per caller family; no writes."""
+"""Reads that several callers share (docs/architecture.md, "Conventions"). One module per caller
+family; no writes."""

@@ -1,4 +1,4 @@
-"""The only code that writes game state (DESIGN.md).
+"""The only code that writes game state (docs/architecture.md).
 
 Each public function is one transaction that locks its game row, calls the rules, saves,
 appends GameEvents and writes the messages it causes as Outbox rows. Refusals are typed

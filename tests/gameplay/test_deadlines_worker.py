@@ -296,8 +296,8 @@ def test_a_deadline_passing_while_redis_restarts_still_closes_the_phase_once(
 # --- A worker is killed (SIGKILL) before a deadline: its successor closes the phase on time ---
 
 TICK = 2
-#: What the README promises: a phase closes at most DEADLINE_TICK_SECONDS after its deadline,
-#: plus the second a worker may take to notice the due tick and the tick's own run.
+#: What docs/operations.md promises: a phase closes at most DEADLINE_TICK_SECONDS after its
+#: deadline, plus the second a worker may take to notice the due tick and the tick's own run.
 BOUND = timedelta(seconds=TICK + 3)
 
 
@@ -348,8 +348,8 @@ def test_a_killed_workers_successor_closes_the_phase_within_the_bound(
 
 #: Longer than rq's own back-off would wait (1, 2, 4 … 32 s: a 35 s outage cost 30 s more).
 OUTAGE = timedelta(seconds=35)
-#: What the README promises after Redis returns: due rows sent and due phases closed within a
-#: tick interval plus a few seconds (the worker's reconnect, the tick's slot, its run).
+#: What docs/operations.md promises after Redis returns: due rows sent and due phases closed
+#: within a tick interval plus a few seconds (the worker's reconnect, the tick's slot, its run).
 AFTER_REDIS = timedelta(seconds=TICK + 4)
 
 

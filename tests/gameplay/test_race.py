@@ -1,5 +1,5 @@
 """Per-game serialisation on PostgreSQL: commands racing for one game behave as if they came one
-after another (DESIGN.md). Each thread has its own connection and transaction."""
+after another (docs/architecture.md). Each thread has its own connection and transaction."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ reading the page at once would read the old one. The database is read only after
 that the request was done.
 
 Screenshots go to a temporary folder; with ``PANEL_SCREENSHOTS_DIR`` set (``make screenshots``)
-the ones the README shows are also written there.
+the ones docs/panel.md shows are also written there.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from tests.browser_support import CHROMIUM, CHROMIUM_ARGS
 from tests.panel.conftest import PASSWORD
 from tests.panel.support import community_of
 
-#: Screens the README shows (docs/screenshots/<name>.png).
+#: Screens docs/panel.md shows (docs/screenshots/<name>.png).
 DOCS_SCREENS = ("deal", "day", "night-draft", "spectators", "day-close-confirm", "game-mobile")
 
 pytestmark = [

@@ -1,4 +1,5 @@
-"""The rules are pure Python (DESIGN.md): no Django, and nothing from the rest of ``gameplay``."""
+"""The rules are pure Python (docs/architecture.md): no Django, and nothing from the rest of
+``gameplay``."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ status button. Then every vote and action is applied exactly once, every event i
 once, every reply reached the local VK once and every button was answered once, and both
 servers served events (their access logs hold every post the pusher made to them).
 
-Last, the two channels together, as the README allows: ``runbot`` is started beside the web
+Last, the two channels together, as docs/operations.md allows: ``runbot`` is started beside the web
 processes and every player asks for their status (half by message, half by button); each
 request, delivered by the long poll and by the Callback API, is answered once.
 """

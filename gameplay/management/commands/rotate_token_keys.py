@@ -1,7 +1,7 @@
 """``manage.py rotate_token_keys``: encrypt every stored secret (the communities' tokens and
 Callback secrets, the seeds of the deal) with the first key.
 
-Rotation of ``TOKEN_ENCRYPTION_KEYS`` (README "Hosting many communities"): put the new key
+Rotation of ``TOKEN_ENCRYPTION_KEYS`` (docs/operations.md, "Tokens at rest"): put the new key
 first and keep the old ones after it, restart, run this, then drop the old keys. When a stored
 value cannot be decrypted with the keys in force it refuses (one line naming the communities,
 exit status 2) and changes nothing.
