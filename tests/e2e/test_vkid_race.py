@@ -39,34 +39,51 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 GROUP, ADMIN = 431, 910
 POSTS = 12
-#: The moment all three go, seconds from when the workers are started (they import Django).
-HEAD_START = 8.0
+#: How long a participant waits for the others (to start, to ask for the key) before going on.
+WAIT = 120.0
 
 #: VK ID answers a renewal this late (a slow network): whoever renews holds the lock that long,
 #: and the others arrive while it does.
 SLOW = 1.0
 
 #: A delivery worker: the worker's drain, its renewals traced (when asked, when answered,
-#: whether it renewed), VK ID slowed down as above.
+#: whether it renewed), VK ID slowed down as above. The participants meet in ``barrier``: each
+#: says it is ready, all go when ``go`` appears, each marks that it asked for the key, and
+#: VK ID answers the renewal only once all three have asked (so all three are in the race
+#: however slowly a loaded machine starts them).
 WORKER = """
-import time, django
+import pathlib, time, django
 django.setup()
 from gameplay import vkid
 import vkbot.delivery.senders as senders
+barrier = pathlib.Path({barrier!r})
 refresh, renew = vkid.refresh, senders.admin_token_renew
 def slow_refresh(**kwargs):
+    deadline = time.time() + {wait}
+    while len(list(barrier.glob("*.asked"))) < 3 and time.time() < deadline:
+        time.sleep(0.02)
     time.sleep({slow})
     return refresh(**kwargs)
 def traced(**kwargs):
     asked = time.time()
+    (barrier / "worker{n}.asked").touch()
     renewal = renew(**kwargs)
     print("renew", asked, time.time(), int(renewal.renewed), flush=True)
     return renewal
 vkid.refresh, senders.admin_token_renew = slow_refresh, traced
 from vkbot.delivery.drain import drain
-time.sleep(max(0.0, {start} - time.time()))
+print("ready", flush=True)
+deadline = time.time() + {wait}
+while not (barrier / "go").exists() and time.time() < deadline:
+    time.sleep(0.02)
 print("report", drain(max_seconds=25.0, wait_up_to=1.0).as_dict(), flush=True)
 """
+
+
+def wait_for_file(path: Path, timeout: float = WAIT) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def traces(log: str) -> list[tuple[float, float, int]]:
@@ -101,7 +118,8 @@ def test_two_workers_and_the_web_at_expiry_renew_once(
         )
         before = vk.communities.vkid.stats()
 
-        start = time.time() + HEAD_START
+        barrier = tmp_path / "barrier"
+        barrier.mkdir()
         env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "config.settings",
@@ -117,7 +135,11 @@ def test_two_workers_and_the_web_at_expiry_renew_once(
             env.pop(name, None)
         workers = [
             subprocess.Popen(
-                [sys.executable, "-c", WORKER.format(start=start, slow=SLOW)],
+                [
+                    sys.executable,
+                    "-c",
+                    WORKER.format(barrier=str(barrier), wait=WAIT, slow=SLOW, n=n),
+                ],
                 cwd=PROJECT,
                 env=env,
                 stdout=(tmp_path / f"worker{n}.log").open("wb"),
@@ -129,11 +151,15 @@ def test_two_workers_and_the_web_at_expiry_renew_once(
         refresh, renew = vkid.refresh, connect.admin_token_renew
 
         def slow_refresh(**kwargs: Any) -> Any:
+            deadline = time.monotonic() + WAIT
+            while len(list(barrier.glob("*.asked"))) < 3 and time.monotonic() < deadline:
+                time.sleep(0.02)
             time.sleep(SLOW)
             return refresh(**kwargs)
 
         def traced(**kwargs: Any) -> Any:
             asked = time.time()
+            (barrier / "web.asked").touch()
             renewal = renew(**kwargs)
             web["traces"].append((asked, time.time(), int(renewal.renewed)))
             return renewal
@@ -142,7 +168,7 @@ def test_two_workers_and_the_web_at_expiry_renew_once(
         monkeypatch.setattr(connect, "admin_token_renew", traced)
 
         def reconnect() -> None:
-            time.sleep(max(0.0, start - time.time()))
+            wait_for_file(barrier / "go")
             try:
                 response = client.post(
                     reverse("panel:community_reconnect", kwargs={"vk_id": GROUP}),
@@ -156,7 +182,14 @@ def test_two_workers_and_the_web_at_expiry_renew_once(
         thread = threading.Thread(target=reconnect)
         thread.start()
         try:
-            thread.join(60)
+            deadline = time.monotonic() + WAIT
+            while time.monotonic() < deadline and not all(
+                "ready" in (tmp_path / f"worker{n}.log").read_text() for n in range(2)
+            ):
+                time.sleep(0.05)
+            start = time.time()
+            (barrier / "go").touch()
+            thread.join(WAIT)
             for n, worker in enumerate(workers):
                 log = tmp_path / f"worker{n}.log"
                 assert worker.wait(90) == 0, log.read_text()[-4000:]
