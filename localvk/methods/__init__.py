@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from . import board, chats, groups, messages, users
+from . import account, board, chats, groups, messages, users
 from .registry import METHODS, CallContext, MethodSpec, check_group_id
 
 __all__ = [
     "METHODS",
+    "account",
     "CallContext",
     "MethodSpec",
     "board",

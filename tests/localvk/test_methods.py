@@ -516,3 +516,28 @@ async def test_edit_with_disagreeing_cmids_is_error_100(
     _, answer = await raw_call(http, server, "messages.edit", {"peer_id": 42, "message": "2"})
     assert answer["error"]["error_code"] == 100
     assert "cmid" in answer["error"]["error_msg"]
+
+
+# --- account.getAppPermissions ---------------------------------------------------------------
+
+
+async def test_app_permissions_of_a_declared_user_token_are_every_right(
+    http: aiohttp.ClientSession, server: RunningServer
+) -> None:
+    status, answer = await raw_call(http, server, "account.getAppPermissions", {}, token=USER_TOKEN)
+    assert status == 200 and answer["response"] & 262144 and answer["response"] & 65536
+
+
+async def test_app_permissions_answer_a_community_token_with_27(
+    http: aiohttp.ClientSession, server: RunningServer
+) -> None:
+    _, answer = await raw_call(http, server, "account.getAppPermissions", {})
+    assert answer["error"]["error_code"] == 27
+
+
+async def test_app_permissions_of_another_user_are_none(
+    http: aiohttp.ClientSession, server: RunningServer
+) -> None:
+    params = {"user_id": ADMIN_ID + 1000}
+    _, answer = await raw_call(http, server, "account.getAppPermissions", params, token=USER_TOKEN)
+    assert answer["response"] == 0

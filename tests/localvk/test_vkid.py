@@ -786,3 +786,18 @@ async def test_sign_ins_survive_a_restart_with_a_state_file(
             http, second, refresh_form(code.device_id, renewed["refresh_token"])
         )
         assert status == 200 and body["user_id"] == ADMIN_ID
+
+
+async def test_app_permissions_are_the_rights_the_sign_in_granted(
+    http: aiohttp.ClientSession, vk: RunningServer
+) -> None:
+    _, granted = await sign_in(http, vk, scope="vkid.personal_info groups")
+    _, answer = await raw_call(
+        http, vk, "account.getAppPermissions", {}, token=granted["access_token"]
+    )
+    assert answer["response"] == 262144  # groups; vkid.personal_info has no bit
+    _, bare = await sign_in(http, vk, scope="vkid.personal_info")
+    _, answer = await raw_call(
+        http, vk, "account.getAppPermissions", {}, token=bare["access_token"]
+    )
+    assert answer["response"] == 0
