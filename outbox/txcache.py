@@ -22,6 +22,14 @@ is ruled out by construction:
   back savepoint also releases the row lock PostgreSQL took in it); the commit or rollback of
   the transaction discards every marker, and leaving :func:`kept` drops every entry;
 - a hot call that raises drops its game's entry (its savepoint rolls back).
+
+The deferred rows (:func:`defer`) are tied to the savepoints they were queued in the same way.
+:func:`flush` may insert them with more savepoints open than were open when they were queued
+(a service that locks its game in a savepoint of its own writes the rows queued before it,
+then refuses): the insert goes with those savepoints, the rows do not. Such an insert is
+remembered until its savepoints are released; when one of them rolls back instead, the rows
+queued outside it are queued again as they were, and the next :func:`flush` inserts them in
+their place, before the rows queued since. A refusal takes back its own writes only.
 """
 
 from __future__ import annotations
@@ -74,7 +82,10 @@ class LockedGame:
     marks: list[Callable[[], None]] = field(default_factory=list)
 
     def mark(self) -> None:
-        """Tie the entry to the savepoints open now (see the module doc)."""
+        """Tie the entry to the savepoints open now (see the module doc); every change of
+        what it holds marks it, so a savepoint that rolls back a change takes the entry along."""
+        if not active():
+            return
         marker = _marker()
         if not self.marks or self.marks[-1] is not marker:
             self.marks.append(marker)
@@ -84,6 +95,7 @@ class LockedGame:
     def begin_writes(self) -> None:
         """A hot call is about to write: a refusal from now on has something to undo."""
         self.version += 1
+        self.mark()
 
     def take_event_seq(self, read_next: Callable[[], int]) -> int:
         """The seq of the game's next GameEvent, counted on from ``read_next()`` (the log's
@@ -94,6 +106,7 @@ class LockedGame:
         seq = self.next_seq
         self.next_seq += 1
         self.version += 1
+        self.mark()
         return seq
 
     def ballots_or(self, load: Callable[[], dict[int, CastVote]]) -> dict[int, CastVote]:
@@ -108,6 +121,7 @@ class LockedGame:
             self.ballots[voter] = vote
         if self.votes_cast is not None:
             self.votes_cast += 1
+        self.mark()
 
     def votes_cast_or(self, count: Callable[[], int]) -> int:
         """Every vote cast in the kept phase (changes included), counted once by ``count``."""
@@ -125,6 +139,7 @@ class LockedGame:
         """A night action now stands in the slot ``key``."""
         if self.standing is not None:
             self.standing.add(key)
+        self.mark()
 
     def table_or(self, make: Callable[[list[Seat]], Any]) -> Any:
         """The rules' snapshot of the kept seats, made once by ``make``."""
@@ -140,11 +155,13 @@ class _State(threading.local):
         #: Users' seats in active games read for the transaction's updates
         #: (:func:`keep_user_seats`), by user.
         self.user_seats: dict[int, list[Seat]] = {}
-        #: The last marker registered, and the savepoints open then.
-        self.marker: Callable[[], None] | None = None
-        self.marker_sids: tuple[str, ...] = ()
+        #: The last marker registered (it holds the savepoints open then).
+        self.marker: _Marker | None = None
         #: Rows queued by :func:`defer`, each with its marker, in order.
-        self.pending: list[tuple[Callable[[], None], Model]] = []
+        self.pending: list[tuple[_Marker, Model]] = []
+        #: Rows :func:`flush` inserted with savepoints open that were not open when they were
+        #: queued, until those are released, in the order inserted.
+        self.inserted: list[_Inserted] = []
 
 
 _state = _State()
@@ -165,6 +182,7 @@ def kept() -> Iterator[None]:
         if _state.depth == 0:
             _state.games.clear()
             _state.pending.clear()
+            _state.inserted.clear()
             _state.user_seats.clear()
             _state.marker = None
 
@@ -188,17 +206,48 @@ def defer(rows: Sequence[Model]) -> bool:
 def flush() -> None:
     """Insert the queued rows that still stand, in the order they were queued (a table's
     rows in one statement). :func:`kept` flushes at its end; whatever reads those tables in
-    the transaction, or appends to the event log by its own count, flushes first."""
-    if not _state.pending:
+    the transaction, or appends to the event log by its own count, flushes first.
+
+    Rows whose insert a rolled-back savepoint took back while they still stand (see the
+    module doc) are inserted again, first."""
+    if not _state.pending and not _state.inserted:
         return
     standing = _pending_markers()
-    rows = [row for marker, row in _state.pending if id(marker) in standing]
+    queued = _taken_back(standing)
+    queued += [(marker, row) for marker, row in _state.pending if id(marker) in standing]
     _state.pending.clear()
+    if not queued:
+        return
+    open_now = frozenset(_open_savepoints())
     by_model: dict[type[Model], list[Model]] = {}
-    for row in rows:
+    for marker, row in queued:
         by_model.setdefault(type(row), []).append(row)
+        newer = open_now - marker.sids
+        if newer:  # the insert can be rolled back without the row's own savepoints
+            _state.inserted.append(_Inserted(_marker(), marker, row, newer))
     for same in by_model.values():
         dbrows.insert(same)
+
+
+def _taken_back(standing: set[int]) -> list[tuple[_Marker, Model]]:
+    """The inserted rows a rolled-back savepoint took back while the savepoints they were
+    queued in still stand, made new rows again (with their markers), in the order inserted;
+    the inserts settled since (their newer savepoints released) are forgotten."""
+    if not _state.inserted:
+        return []
+    open_now = frozenset(_open_savepoints())
+    again: list[tuple[_Marker, Model]] = []
+    unsettled: list[_Inserted] = []
+    for done in _state.inserted:
+        if id(done.insert) not in standing:  # the insert was rolled back
+            if id(done.queued) in standing:
+                done.row.pk = None
+                done.row._state.adding = True
+                again.append((done.queued, done.row))
+        elif done.newer & open_now:
+            unsettled.append(done)
+    _state.inserted = unsettled
+    return again
 
 
 def keeps_any() -> bool:
@@ -243,19 +292,46 @@ def stored(game_id: int) -> LockedGame | None:
     return _state.games.get(game_id)
 
 
-def _marker() -> Callable[[], None]:
-    """A no-op ``on_commit`` callback registered with the savepoints open now: Django drops
-    it when one of them rolls back. Savepoint ids are not reused within a transaction, so a
-    marker registered with the same savepoints open serves again (it shares their fate)."""
-    sids = tuple(sid for sid in connection.savepoint_ids if sid is not None)
-    if _state.marker is not None and _state.marker_sids == sids:
-        return _state.marker
+class _Marker:
+    """A no-op ``on_commit`` callback, registered with the savepoints open then (``sids``):
+    Django drops it when one of them rolls back."""
 
-    def marker() -> None:
+    __slots__ = ("sids",)
+
+    def __init__(self, sids: tuple[str, ...]) -> None:
+        self.sids = frozenset(sids)
+
+    def __call__(self) -> None:
         return None
 
+
+@dataclass(frozen=True, eq=False)
+class _Inserted:
+    """A row :func:`flush` inserted (``insert``: the marker of the savepoints open then) with
+    savepoints open that were not when it was queued (``queued``: its marker); ``newer``:
+    those savepoints."""
+
+    insert: _Marker
+    queued: _Marker
+    row: Model
+    newer: frozenset[str]
+
+
+def _open_savepoints() -> tuple[str, ...]:
+    return tuple(sid for sid in connection.savepoint_ids if sid is not None)
+
+
+def _marker() -> _Marker:
+    """The marker of the savepoints open now (registered when there is none yet). Savepoint
+    ids are not reused within a transaction, so a marker registered with the same savepoints
+    open serves again (it shares their fate)."""
+    sids = _open_savepoints()
+    last = _state.marker
+    if last is not None and last.sids == frozenset(sids):
+        return last
+    marker = _Marker(sids)
     transaction.on_commit(marker)
-    _state.marker, _state.marker_sids = marker, sids
+    _state.marker = marker
     return marker
 
 

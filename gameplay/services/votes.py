@@ -119,9 +119,6 @@ def vote_count_request(
     the game's topic): the current count, posted there, at most once every
     ``settings.VOTE_COUNT_EVERY_MINUTES`` per topic (any count posted there counts, the
     GM's and the automatic ones too); sooner is refused with when it will be possible."""
-    # The rows the bot's earlier events queued in this transaction are written first, outside
-    # this call's savepoint: a refusal rolls the savepoint back and must not take them along.
-    unit_of_work.flush()
     with transaction.atomic():
         now = now_or(now=now)
         game = lock_game(game_id=game_id)

@@ -172,6 +172,69 @@ def test_deferred_rows_are_inserted_in_order_by_flush_or_at_the_end_of_kept() ->
     ]
 
 
+def texts() -> list[str]:
+    return list(Outbox.objects.filter(kind="test").order_by("id").values_list("text", flat=True))
+
+
+def test_rows_written_in_a_savepoint_that_rolls_back_are_written_again_once() -> None:
+    """A savepoint that writes the rows queued before it and then rolls back takes its own
+    rows only: the earlier ones are written again, in their place, by the next flush."""
+    with transaction.atomic(), txcache.kept():
+        first, second = row("первая"), row("вторая")
+        txcache.defer([first, second])
+        with pytest.raises(Boom), transaction.atomic():
+            txcache.defer([row("откачена")])
+            txcache.flush()
+            assert texts() == ["первая", "вторая", "откачена"]
+            raise Boom
+        assert texts() == []
+        txcache.defer([row("после")])
+        txcache.flush()
+        assert texts() == ["первая", "вторая", "после"]
+        assert [first.pk, second.pk] == list(
+            Outbox.objects.filter(text__in=["первая", "вторая"])
+            .order_by("id")
+            .values_list("id", flat=True)
+        )
+        txcache.flush()
+    assert texts() == ["первая", "вторая", "после"]
+
+
+def test_rows_written_in_a_released_savepoint_stay_written_once() -> None:
+    with transaction.atomic(), txcache.kept():
+        txcache.defer([row("первая")])
+        with transaction.atomic():
+            txcache.flush()
+        with pytest.raises(Boom), transaction.atomic():  # a later rollback: not theirs
+            txcache.defer([row("откачена")])
+            txcache.flush()
+            raise Boom
+        txcache.flush()
+    assert texts() == ["первая"]
+
+
+def test_rows_queued_in_a_released_savepoint_and_written_in_a_rolled_back_one_stand() -> None:
+    with transaction.atomic(), txcache.kept():
+        with transaction.atomic():
+            txcache.defer([row("из сохранённой")])
+        with pytest.raises(Boom), transaction.atomic():
+            txcache.flush()
+            raise Boom
+    assert texts() == ["из сохранённой"]
+
+
+def test_rows_of_a_rolled_back_savepoint_are_not_written_again() -> None:
+    with transaction.atomic(), txcache.kept():
+        with pytest.raises(Boom), transaction.atomic():
+            txcache.defer([row("откачена")])
+            with pytest.raises(Boom), transaction.atomic():
+                txcache.flush()
+                raise Boom
+            raise Boom
+        txcache.defer([row("после")])
+    assert texts() == ["после"]
+
+
 def test_a_kept_game_is_found_by_id_topic_seats_and_phase_until_forgotten() -> None:
     game = make_started_game(n=5, start=True)
     other = make_started_game(n=5, start=True)
@@ -215,6 +278,30 @@ def test_an_entry_changed_in_a_rolled_back_savepoint_is_stale() -> None:
             raise Boom
         assert txcache.get(game.pk) is None
         assert txcache.stored(game.pk) is None  # the stale entry was dropped
+
+
+@pytest.mark.parametrize("change", ["seq", "ballot", "standing", "writes"])
+def test_any_change_of_an_entry_in_a_rolled_back_savepoint_makes_it_stale(change: str) -> None:
+    """A change ties the entry to the savepoints open (no explicit mark needed): the refused
+    event's partial changes are never seen by the next one."""
+    game = make_started_game(n=5, start=True)
+    with transaction.atomic(), txcache.kept():
+        entry = entry_of(game)
+        entry.ballots_or(dict)
+        entry.standing_or(set)
+        with pytest.raises(Boom), transaction.atomic():
+            if change == "seq":
+                entry.take_event_seq(lambda: 41)
+            elif change == "ballot":
+                entry.record_ballot(1, txcache.CastVote(pk=1, target=2, early=False, void=False))
+            elif change == "standing":
+                entry.record_standing(("role", 3))
+            else:
+                entry.begin_writes()
+            raise Boom
+        assert txcache.get(game.pk) is None
+        fresh = entry_of(game)
+        assert fresh is not entry and fresh.ballots is None and fresh.next_seq is None
 
 
 def test_the_counts_of_an_entry_are_read_once_and_counted_on() -> None:

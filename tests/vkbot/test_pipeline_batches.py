@@ -1,7 +1,7 @@
 """A long-poll batch applied game by game (vkbot.pipeline.plan, vkbot.handlers.games_of):
 each game's updates in their order, an update of no single game where it was, and the same
-outcome as applying the updates one at a time (the kept rows themselves:
-tests/outbox/test_txcache.py)."""
+outcome as applying the updates one at a time; a refusal in the middle of a batch takes back its
+own writes only (the kept rows themselves: tests/outbox/test_txcache.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,11 @@ from django.db import connection, transaction
 
 from gameplay import services
 from gameplay.models import Game, GameEvent, ModerationFlag, Outbox, Phase, Vote
+from gameplay.rules import RuleViolation
+from gameplay.services.common import lock_game
+from gameplay.services.replies import reply
+from gameplay.services.votes import vote_count_post, vote_submit
+from localvk import RunningServer
 from tests.vkbot.bot_support import (
     GROUP_ID,
     board_post,
@@ -23,6 +28,8 @@ from tests.vkbot.bot_support import (
     roles_26,
     to_night,
 )
+from tests.vkbot.delivery_support import deliver, vk_fixture  # noqa: F401 (the ``vk`` fixture)
+from tests.vkbot.ingest_support import use_dispatch
 from vkbot import pipeline
 from vkbot.handlers import dispatch, games_of
 from vkbot.pipeline import CHUNK, apply_updates, plan
@@ -192,3 +199,97 @@ def test_a_batch_of_two_games_ends_as_the_same_updates_one_at_a_time(settings: A
         else [r for r in Outbox.objects.filter(game=None) if STRANGER in (r.peer_ids or [])]
     )
     assert len(list(stranger)) == 2
+
+
+# --- a refusal in the middle of a batch ------------------------------------------------------
+
+
+def _sent(vk: RunningServer, peer: int) -> list[str]:
+    """The texts the community sent ``peer`` (the local VK's record)."""
+    return [m.text for m in vk.state.sent_messages(peer)]
+
+
+@pytestmark_db
+@pytest.mark.parametrize("refused", ["запас", "голоса"])
+def test_a_refusal_after_the_lock_keeps_what_the_earlier_events_queued(
+    vk: RunningServer, refused: str
+) -> None:
+    """Event 1 is a vote (its confirmation and its log row queued, not inserted yet); event 2,
+    another player's «запас» (already signed up) or «голоса» (a count was just posted), is
+    refused by a service that locked the game in its own savepoint, whose rollback takes only
+    its own writes: event 1's confirmation goes out once, event 2 reads its refusal, event 3
+    votes on top."""
+    topic = vk.state.create_topic("Машина времени")
+    game = make_game(roles_26(), topic_id=topic.id)
+    Outbox.objects.all().delete()  # the setup's messages: not what this test delivers
+    vote_count_post(game_id=game.pk)  # «голоса» now: too soon
+    events_before = GameEvent.objects.filter(game=game).count()
+    batch = [pm(1001, "голос 20"), pm(1002, refused), pm(1003, "голос 20")]
+
+    assert apply_updates(batch, "9", source=pipeline.LONGPOLL, group_id=GROUP_ID) == 3
+
+    echoes = Outbox.objects.filter(game=game, kind="vote_echo").order_by("id")
+    assert [r.peer_ids for r in echoes] == [[1001], [1003]]
+    [refusal] = Outbox.objects.filter(kind="refusal")
+    assert refusal.peer_ids == [1002]
+    expected = "вы уже" if refused == "запас" else "подсчёт голосов уже публиковался"
+    assert expected in refusal.text.lower()
+    votes = GameEvent.objects.filter(game=game).order_by("seq")
+    assert [e.data["voter"] for e in votes if e.kind == "vote"] == [1, 3]
+    seqs = [e.seq for e in votes]
+    assert seqs == list(range(1, events_before + 3))
+
+    report = deliver()
+    assert report.sent and not Outbox.objects.exclude(status="sent").exists()
+    accepted = "Ваш голос за №20"
+    assert [t for t in _sent(vk, 1001) if t.startswith(accepted)] == [echoes[0].text]
+    assert [t for t in _sent(vk, 1003) if t.startswith(accepted)] == [echoes[1].text]
+    assert _sent(vk, 1002) == [refusal.text]
+
+
+@pytestmark_db
+@pytest.mark.parametrize("afresh", [False, True], ids=["after-its-vote", "after-a-lock"])
+def test_a_refused_event_leaves_the_kept_game_as_the_events_before_it_left_it(
+    settings: Any, monkeypatch: pytest.MonkeyPatch, afresh: bool
+) -> None:
+    """Event 2 votes in a savepoint of its own (the kept ballots, count and log seq change),
+    then is refused there (``afresh``: after locking the game again, which writes the rows
+    queued so far in that savepoint): the kept game forgets its vote, so event 3 — the same
+    player voting again — is their first vote and the day's 10th, which posts the count, and
+    event 1's rows stand once."""
+    settings.VK_GROUP_ID = GROUP_ID
+    game = make_game(roles_26())
+    for voter in range(1, 9):
+        services.vote_submit(game_id=game.pk, voter=voter, target=20)
+    events_before = GameEvent.objects.filter(game=game).count()
+    rows_before = Outbox.objects.order_by("-id").values_list("id", flat=True).first() or 0
+
+    def dispatch(update: dict[str, Any]) -> None:
+        message = update["object"]["message"]
+        try:
+            with transaction.atomic():
+                vote_submit(game_id=game.pk, vk_user_id=message["from_id"], target=20)
+                if message["text"] == "отказ":
+                    if afresh:
+                        lock_game(game_id=game.pk)
+                    raise RuleViolation("отказано")
+        except RuleViolation as refusal:
+            reply(vk_user_id=message["from_id"], text=refusal.reason, game=game, kind="refusal")
+
+    use_dispatch(monkeypatch, dispatch)
+    batch = [pm(1009, "голос"), pm(1010, "отказ"), pm(1010, "голос")]
+    assert apply_updates(batch, "10", source=pipeline.LONGPOLL, group_id=GROUP_ID) == 3
+
+    rows = Outbox.objects.filter(id__gt=rows_before, kind__in=["vote_echo", "refusal"])
+    assert [(r.kind, r.peer_ids) for r in rows.order_by("id")] == [
+        ("vote_echo", [1009]),
+        ("refusal", [1010]),
+        ("vote_echo", [1010]),
+    ]
+    votes = Vote.objects.filter(phase__game=game, voter__number__in=[9, 10])
+    assert sorted(votes.values_list("voter__number", "current")) == [(9, True), (10, True)]
+    [count] = Outbox.objects.filter(game=game, kind="vote_count")
+    assert "проголосовали 10 из 26" in count.text.lower()
+    log = GameEvent.objects.filter(game=game, seq__gt=events_before).order_by("seq")
+    assert [(e.kind, e.data.get("voter")) for e in log] == [("vote", 9), ("vote", 10)]
+    assert [e.seq for e in log] == [events_before + 1, events_before + 2]
