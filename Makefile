@@ -39,7 +39,7 @@ $(STAMP): pyproject.toml constraints.txt
 TEST_WORKERS ?= auto
 TEST_ARGS ?=
 test: $(STAMP)
-	$(BIN)/pytest -q -n $(TEST_WORKERS) $(TEST_ARGS)
+	$(BIN)/pytest -q -rs -n $(TEST_WORKERS) $(TEST_ARGS)
 
 # The edit–test loop's lane: the rules, the services, the selectors, the parsers and the panel's
 # views, in process (no subprocess, no browser, no soak). Run `make test` before you commit.
