@@ -33,6 +33,8 @@ EVENT_LABELS: dict[str, str] = {
     "night_edited": "Правка ночи",
     "mafia_shot_reopened": "Выстрел мафии открыт заново",
     "night_published": "Итоги ночи",
+    "story_set": "Абзац ведущего",
+    "theme_text_set": "Текст темы",
     "alert_no_mafia_shot": "Мафия не стреляла",
     "modkill": "Модкилл",
     "replace": "Замена",

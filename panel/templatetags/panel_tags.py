@@ -111,6 +111,14 @@ def game_field(name: str) -> str:
 
 
 @register.filter
+def slot_title(slot: str) -> str:
+    """A theme text's slot as the texts page names it: «Начало дня»."""
+    from gameplay import themes
+
+    return themes.SLOTS.get(slot, "") or "текст"
+
+
+@register.filter
 def seats(values: Any) -> str:
     """[3, 5] → «№3, №5»; empty → «—»."""
     return ", ".join(f"№{v}" for v in values or []) or "—"

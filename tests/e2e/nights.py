@@ -75,7 +75,7 @@ async def night_1(s: Script) -> None:
             if m == c.striker
             else [f"Мафия, №{c.striker} {s.seat(c.striker).name}:\nстреляем в {c.victim}"]
         ), m
-    assert s.seat(c.striker).received("Передано живой мафии: 4 игрока.", start)
+    assert s.seat(c.striker).received("Сообщение передано живой мафии (4 игрока).", start)
     for n, what in [
         (c.maniac, f"выстрел маньяка — №{c.shot1}"),
         (c.doctor, f"лечение — №{c.healed1}"),

@@ -83,7 +83,7 @@ def test_a_retry_backs_off_and_gives_up_after_max_attempts(settings: Any) -> Non
     }
     flag = ModerationFlag.objects.get(game=game, kind=FlagKind.DELIVERY)
     assert flag.vk_user_id == 1002
-    assert "внутренняя ошибка VK (ошибка VK 10); 3 попытки, отправка остановлена" in flag.text
+    assert "внутренняя ошибка VK; 3 попытки, отправка остановлена" in flag.text
 
 
 def test_a_created_chat_is_not_settled_here() -> None:

@@ -128,10 +128,10 @@ def test_closing_a_night_shows_its_deaths_and_the_review_or_the_publication(
         victim = Seat.objects.get(game=game, number=town[0])
         assert f"№{victim.number} {victim.name}" in html
         if auto:
-            assert "Итоги будут опубликованы сразу" in html and "Погибнут:" in html
+            assert "Итоги будут опубликованы сразу" in html and "Погибнет:" in html  # one death
         else:
             assert "черновик итогов придёт вам на проверку" in html
-            assert "По присланным действиям погибают:" in html
+            assert "По присланным действиям погибает:" in html  # one death
         # The commissar, the doctor and the maniac sent nothing: struck at dawn.
         commissar = Seat.objects.get(game=game, number=roles[Role.COMMISSAR][0])
         if commissar.alive:
@@ -186,7 +186,7 @@ def test_a_manual_strike_needs_a_reason_and_tells_the_player(game: Game, gm_clie
     assert not Strike.objects.filter(seat=seat).exists()
     gm_client.post(penalty, {"confirm": "yes", "reason": "флуд в теме"})
     [notice] = texts_to(game, seat, "strike")
-    assert "Вам штраф: штраф ведущего: флуд в теме." in notice
+    assert "Вам штраф: решение ведущего (флуд в теме)." in notice
     assert "они добавятся в подсчёт дня 1" in notice and "Второй штраф — модкилл" in notice
 
 

@@ -204,18 +204,22 @@ LOG_LINES = [
         "состав ролей, длина дня, название",
     ),
     ("gms_changed", {"gms": ["анна", "борис"]}, "анна, борис"),
-    ("modkill", {"seat": 3, "name": "Аня", "reason": "флуд"}, "Модкилл №3 Аня. флуд"),
+    (
+        "modkill",
+        {"seat": 3, "name": "Аня", "reason": "флуд"},
+        "№3 Аня: модкилл, выбывает из игры. Причина: флуд",
+    ),
     # An entry logged before its kind had a line shows the sentence it stored.
     ("modkill", {"seat": 3, "summary": "Модкилл №3 Аня."}, "Модкилл №3 Аня."),
     (
         "strike_manual",
         {"seat": 4, "name": "Борис", "count": 1, "reason": ""},
-        "Штраф №4 Борис (1-й).",
+        "№4 Борис: 1-й штраф.",
     ),
     (
         "strike_forgiven",
         {"seat": 4, "name": "Борис", "reason": "сбой бота"},
-        "Штраф №4 Борис прощён. сбой бота",
+        "№4 Борис: штраф прощён. Причина: сбой бота",
     ),
     (
         "night_edited",
@@ -246,10 +250,22 @@ LOG_LINES = [
     (
         "mafia_shot_reopened",
         {"number": 3, "reason": "раскрылись"},
-        "Ночь 3: мафии разрешено изменить выстрел. раскрылись",
+        "Ночь 3: мафии разрешено изменить выстрел. Причина: раскрылись",
     ),
-    ("game_cancelled", {"reason": "мало игроков"}, "Игра отменена до начала. мало игроков"),
+    (
+        "game_cancelled",
+        {"reason": "мало игроков"},
+        "Игра отменена до начала. Причина: мало игроков",
+    ),
     ("deal_discarded", {"summary": "Раздача №2 отброшена."}, "Раздача №2 отброшена."),
+    ("story_set", {"story": "Город не спал."}, "Абзац ведущего к посту фазы: «Город не спал.»."),
+    ("story_set", {"story": ""}, "Абзац ведущего к посту фазы убран."),
+    ("theme_text_set", {"slot": "day_story", "text": "…"}, "Свой текст «Начало дня» сохранён."),
+    (
+        "theme_text_set",
+        {"slot": "day_story", "text": ""},
+        "Текст «Начало дня» возвращён к тексту темы.",
+    ),
     ("game_started", {}, ""),
 ]
 
@@ -273,9 +289,11 @@ def test_a_game_the_gm_ended_reads_so_in_the_log_as_its_stored_sentence_did() ->
     def line(**data: Any) -> str:
         return describe_event(GameEvent(kind="game_finished", data=data, override=True))
 
-    assert line(winner="mafia", reason="сдались") == "Игра завершена ведущим: Мафия. сдались"
+    assert (
+        line(winner="mafia", reason="сдались") == "Игра завершена ведущим: Мафия. Причина: сдались"
+    )
     assert line(winner=None, reason="") == "Игра завершена ведущим: без победителя."
     # The sentence such an entry stored before: the line reads the same from its facts.
     assert line(winner=None, reason="x", summary="старый текст") == (
-        "Игра завершена ведущим: без победителя. x"
+        "Игра завершена ведущим: без победителя. Причина: x"
     )

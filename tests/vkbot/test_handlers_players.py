@@ -45,7 +45,7 @@ def test_relay_reaches_the_other_living_mafia_only() -> None:
     relayed = [o for o in out if o.kind == "mafia_relay"]
     assert len(relayed) == 1 and relayed[0].peer_ids == [1002]
     assert relayed[0].text == "Мафия, №1 Аня Петрова:\nСтреляем в Веру"
-    assert "Передано живой мафии: 1 игрок." in texts_to(out, 1001)
+    assert "Сообщение передано живой мафии (1 игрок)." in texts_to(out, 1001)
     for vk in range(1003, 1008):
         assert to_user(out, vk) == []
     kill(game, 2)

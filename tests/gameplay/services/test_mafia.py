@@ -40,7 +40,8 @@ def test_the_message_reaches_the_other_living_mafia_and_the_sender_is_told(game:
     assert relayed.peer_ids == [first.vk_user_id]
     assert relayed.text == f"Мафия, {label(sender)}:\nстреляем в 5"
     [told] = outbox(game, "mafia_relay_sent", after=mark)
-    assert told.peer_ids == [sender.vk_user_id] and told.text == "Передано живой мафии: 1 игрок."
+    assert told.peer_ids == [sender.vk_user_id]
+    assert told.text == "Сообщение передано живой мафии (1 игрок)."
     event = events(game, "mafia_relay")[-1]
     assert (event.actor, event.data) == (
         f"seat:{sender.number}",

@@ -156,7 +156,7 @@ def test_a_refusal_flags_the_gm_and_nothing_is_linked(vk: RunningServer) -> None
     assert game.spectator_chat_id is None
     assert delivery_flags(game) == (
         f"Беседа зрителей «ЗЗ — Машина времени» (запрос №{row.pk}) не создана: VK отклонил "
-        "параметры запроса (ошибка VK 100). Создать заново — кнопка «Создать беседу» на "
+        "параметры запроса. Создать заново — кнопка «Создать беседу» на "
         "вкладке «Беседа ЗЗ»."
     )
 
