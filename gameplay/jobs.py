@@ -23,6 +23,10 @@ lock that a killed worker keeps for 61 s; the workers need no lock, so a killed 
 successor, or any other worker, moves the tick on time. The deadlines themselves, and the
 reminders already sent, are database rows, so nothing else lives in Redis and nothing is lost
 with it; a late tick closes what became due meanwhile.
+
+A tick that finds the database away (PostgreSQL stopped or restarting) ends quietly: the
+outage is one line when it starts and one when it ends, across every tick and drain of every
+worker (``ops.outages.SharedOutage``), and the next tick tries again.
 """
 
 from __future__ import annotations
@@ -34,12 +38,13 @@ from typing import Any
 
 import django_rq
 from django.conf import settings
-from django.db import close_old_connections, connection
+from django.db import DatabaseError, close_old_connections, connection
 from redis.exceptions import RedisError
 from rq import Queue
 from rq.exceptions import DuplicateJobError
 
 from gameplay.services.deadlines import deadline_tick
+from ops.outages import DATABASE_OUTAGE_KEY, SharedOutage, database_lost
 from outbox.queue import ensure_delivery
 
 log = logging.getLogger(__name__)
@@ -130,7 +135,13 @@ def tick() -> dict[str, Any]:
     try:
         report = deadline_tick().as_dict()
         report["drain_enqueued"] = _ensure_delivery()
+        database_outage(log).back()
         return report
+    except DatabaseError as error:
+        if not database_lost(error):
+            raise
+        database_outage(log).lost(error, then="the next tick tries again")
+        return {"database": "unavailable"}
     finally:
         _refresh_db_connection()
         try:
@@ -145,6 +156,13 @@ def _ensure_delivery() -> bool:
     except RedisError as error:  # the next tick tries again
         log.warning("Could not check the Outbox drain: %s", error)
         return False
+
+
+def database_outage(logger: logging.Logger) -> SharedOutage:
+    """The database's outage as the worker's jobs see it (ticks and drains, any worker)."""
+    return SharedOutage(
+        "The database", logger, key=DATABASE_OUTAGE_KEY, redis=django_rq.get_connection(TICK_QUEUE)
+    )
 
 
 def pending_ticks(queue: Queue | None = None) -> list[str]:

@@ -44,6 +44,7 @@ from rq.worker import Worker as RqWorker
 
 from gameplay.jobs import TICK_QUEUE, enqueue_due_ticks, schedule_next_tick, tick_seconds
 from gameplay.startup import sync_env_community
+from ops.outages import Outage
 from outbox.queue import enqueue_delivery
 
 log = logging.getLogger(__name__)
@@ -54,30 +55,6 @@ TICK_POLL_SECONDS = 1
 REDIS_RETRY_SECONDS = 1.0
 #: rq's log line for each failed reconnect (the worker's loop and its command listener).
 RQ_RETRY_LINE = "could not connect to Redis instance"
-
-
-class RedisOutage:
-    """A worker's view of Redis: one line when it is lost, one when it is back, with how long
-    it was away; nothing for every retry in between."""
-
-    def __init__(self) -> None:
-        self.since: float | None = None
-
-    def lost(self, error: object) -> None:
-        if self.since is None:
-            self.since = time.monotonic()
-            log.warning(
-                "Redis unavailable (%s); the worker goes on and tries again every %g s",
-                error, REDIS_RETRY_SECONDS,
-            )  # fmt: skip
-
-    def back(self) -> float | None:
-        """The seconds Redis was away, when it just came back (None: it was not away)."""
-        if self.since is None:
-            return None
-        away, self.since = time.monotonic() - self.since, None
-        log.warning("Redis is back after %.0f s", away)
-        return away
 
 
 class QuietScheduler(RQScheduler):
@@ -92,9 +69,9 @@ class QuietScheduler(RQScheduler):
 
 
 class _FoldRedisRetries(logging.Filter):
-    """Folds rq's line per failed reconnect into the worker's :class:`RedisOutage`."""
+    """Folds rq's line per failed reconnect into the worker's Redis :class:`~ops.outages.Outage`."""
 
-    def __init__(self, outage: RedisOutage) -> None:
+    def __init__(self, outage: Outage) -> None:
         super().__init__()
         self.outage = outage
 
@@ -102,8 +79,12 @@ class _FoldRedisRetries(logging.Filter):
         if RQ_RETRY_LINE not in str(record.msg):
             return True
         args = record.args if isinstance(record.args, tuple) else ()
-        self.outage.lost(args[1] if len(args) > 1 else "connection lost")
+        _lost(self.outage, args[1] if len(args) > 1 else "connection lost")
         return False
+
+
+def _lost(outage: Outage, error: object) -> None:
+    outage.lost(error, then=f"the worker goes on and tries again every {REDIS_RETRY_SECONDS:g} s")
 
 
 class DeadlineTickerMixin:
@@ -116,10 +97,10 @@ class DeadlineTickerMixin:
     max_connection_wait_time = REDIS_RETRY_SECONDS
 
     @property
-    def redis_outage(self) -> RedisOutage:
+    def redis_outage(self) -> Outage:
         outage = self.__dict__.get("_redis_outage")
         if outage is None:
-            outage = self.__dict__["_redis_outage"] = RedisOutage()
+            outage = self.__dict__["_redis_outage"] = Outage("Redis", log)
         return outage
 
     def work(self, burst: bool = False, *args: Any, **kwargs: Any) -> bool:
@@ -132,7 +113,7 @@ class DeadlineTickerMixin:
 
     def _redis_lost(self, error: RedisError) -> None:
         self._next_keep_at = 0.0  # keep ticking as soon as Redis is back
-        self.redis_outage.lost(error)
+        _lost(self.redis_outage, error)
 
     def _redis_back(self) -> None:
         """After an outage: a drain for the rows committed meanwhile (their commits could

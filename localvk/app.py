@@ -64,6 +64,12 @@ def drop_connection(request: web.Request) -> web.StreamResponse:
     raise web.HTTPServiceUnavailable()  # never written: the transport is gone
 
 
+def bad_gateway() -> web.Response:
+    """The page VK's front answers with while VK is down."""
+    page = "<html><head><title>502 Bad Gateway</title></head><body>502 Bad Gateway</body></html>"
+    return web.Response(status=502, text=page, content_type="text/html")
+
+
 def communities_of(request: web.Request) -> Communities:
     return request.app[COMMUNITIES_KEY]
 
@@ -76,6 +82,8 @@ async def handle_method(request: web.Request) -> web.StreamResponse:
         params,
         base_url=base_url(request),
     )
+    if answer.bad_gateway:
+        return bad_gateway()
     if answer.drop is not None or answer.body is None:
         return drop_connection(request)
     return json_response(answer.body)
@@ -93,6 +101,8 @@ async def handle_longpoll(request: web.Request) -> web.StreamResponse:
     raw = request.match_info["group_id"]
     state = communities_of(request).find(int(raw)) if raw.isdigit() else None
     params = await request_params(request)
+    if state is not None and state.faults.bad_gateway_longpoll():
+        return bad_gateway()
     if state is None or params.get("act") != "a_check":
         return json_response({"failed": 2})
     answer = await state.longpoll.poll(

@@ -31,11 +31,13 @@ EXECUTE = "execute"
 
 @dataclass
 class ApiAnswer:
-    """What to send back: a JSON ``body``, or nothing and ``drop`` the connection."""
+    """What to send back: a JSON ``body``, or nothing and ``drop`` the connection, or (with
+    ``bad_gateway``) VK's front's HTML 502 page."""
 
     body: dict[str, Any] | None
     drop: DropMode | None
     record: CallRecord
+    bad_gateway: bool = False
 
 
 def request_params(
@@ -125,6 +127,9 @@ async def handle_api_call(
     if decision.drop == "before":
         record.fault = "drop_before"
         return ApiAnswer(None, "before", record)
+    if decision.bad_gateway:
+        record.fault = "bad_gateway"
+        return ApiAnswer(None, None, record, bad_gateway=True)
     with state.lock:
         if decision.error_code is not None:
             record.fault = f"error_{decision.error_code}"

@@ -1,9 +1,10 @@
-"""Fault injection for API calls: transient VK errors, slow answers and dropped connections;
-and for the Callback API: events delivered twice.
+"""Fault injection for API calls: transient VK errors, slow answers, dropped connections and
+HTML 502 pages; for the long poll: 502 pages; and for the Callback API: events delivered twice.
 
-Every API request draws the same number of values from one seeded RNG, so a test that makes
-the same requests in the same order sees the same faults. Callback events draw from a second
-RNG of the same seed, so pushing events does not change which API calls fail.
+Every API request draws the same number of values from one seeded RNG (one more while 502
+pages are injected), so a test that makes the same requests in the same order sees the same
+faults. Long polls and Callback events draw from RNGs of their own of the same seed, so polling
+and pushing events do not change which API calls fail.
 """
 
 from __future__ import annotations
@@ -26,9 +27,12 @@ class FaultConfig:
     ``delay`` seconds are added to a ``delay_rate`` share of requests. ``drop_rate`` is the
     share of connections closed before the call runs (nothing happens on the server);
     ``drop_after_rate`` the share closed after the call ran (its effects stay, the answer is
-    lost: what exactly-once delivery must survive). ``methods`` restricts all of it to some
-    methods (None: every method). ``callback_duplicate_rate`` is the share of events the
-    Callback API pusher (:mod:`localvk.callback`) sends twice, to different URLs.
+    lost: what exactly-once delivery must survive). ``bad_gateway_rate`` is the share of
+    requests answered with an HTML page and HTTP 502, as VK's front answers while VK is down
+    (nothing happens on the server): API calls, and long polls (``a_check``) unless
+    ``methods`` leaves ``a_check`` out. ``methods`` restricts all of it to some methods (None:
+    every method). ``callback_duplicate_rate`` is the share of events the Callback API pusher
+    (:mod:`localvk.callback`) sends twice, to different URLs.
     """
 
     error_rates: Mapping[int, float] = field(default_factory=dict)
@@ -36,6 +40,7 @@ class FaultConfig:
     delay_rate: float = 1.0
     drop_rate: float = 0.0
     drop_after_rate: float = 0.0
+    bad_gateway_rate: float = 0.0
     methods: frozenset[str] | None = None
     callback_duplicate_rate: float = 0.0
     seed: int = 0
@@ -52,6 +57,7 @@ class FaultConfig:
         _check_rate("delay_rate", self.delay_rate)
         _check_rate("drop_rate", self.drop_rate)
         _check_rate("drop_after_rate", self.drop_after_rate)
+        _check_rate("bad_gateway_rate", self.bad_gateway_rate)
         _check_rate("callback_duplicate_rate", self.callback_duplicate_rate)
         if self.drop_rate + self.drop_after_rate > 1.0:
             raise ValueError("drop rates add up to more than 1")
@@ -59,7 +65,11 @@ class FaultConfig:
     @property
     def active(self) -> bool:
         return bool(
-            any(self.error_rates.values()) or self.delay or self.drop_rate or self.drop_after_rate
+            any(self.error_rates.values())
+            or self.delay
+            or self.drop_rate
+            or self.drop_after_rate
+            or self.bad_gateway_rate
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -69,6 +79,7 @@ class FaultConfig:
             "delay_rate": self.delay_rate,
             "drop_rate": self.drop_rate,
             "drop_after_rate": self.drop_after_rate,
+            "bad_gateway_rate": self.bad_gateway_rate,
             "methods": sorted(self.methods) if self.methods is not None else None,
             "callback_duplicate_rate": self.callback_duplicate_rate,
             "seed": self.seed,
@@ -93,6 +104,7 @@ class FaultConfig:
                 delay_rate=float(data.get("delay_rate", 1.0)),
                 drop_rate=float(data.get("drop_rate", 0.0)),
                 drop_after_rate=float(data.get("drop_after_rate", 0.0)),
+                bad_gateway_rate=float(data.get("bad_gateway_rate", 0.0)),
                 methods=frozenset(str(m) for m in methods) if methods is not None else None,
                 callback_duplicate_rate=float(data.get("callback_duplicate_rate", 0.0)),
                 seed=int(data.get("seed", 0)),
@@ -106,10 +118,16 @@ class FaultDecision:
     error_code: int | None = None
     delay: float = 0.0
     drop: DropMode | None = None
+    bad_gateway: bool = False
 
     @property
     def any(self) -> bool:
-        return self.error_code is not None or self.delay > 0 or self.drop is not None
+        return (
+            self.error_code is not None
+            or self.delay > 0
+            or self.drop is not None
+            or self.bad_gateway
+        )
 
 
 NO_FAULT = FaultDecision()
@@ -127,6 +145,7 @@ class FaultInjector:
         self.config = config or FaultConfig()
         self._rng = random.Random(self.config.seed)
         self._callback_rng = random.Random(f"callback:{self.config.seed}")
+        self._longpoll_rng = random.Random(f"longpoll:{self.config.seed}")
         self.injected: dict[str, int] = {}
 
     def configure(self, config: FaultConfig | None = None, **changes: Any) -> FaultConfig:
@@ -143,6 +162,7 @@ class FaultInjector:
         self.config = base
         self._rng = random.Random(base.seed)
         self._callback_rng = random.Random(f"callback:{base.seed}")
+        self._longpoll_rng = random.Random(f"longpoll:{base.seed}")
         return base
 
     def clear(self) -> None:
@@ -154,13 +174,27 @@ class FaultInjector:
         if not config.active or (config.methods is not None and method not in config.methods):
             return NO_FAULT
         error_draw, delay_draw, drop_draw = (self._rng.random() for _ in range(3))
+        bad_gateway = bool(config.bad_gateway_rate) and self._rng.random() < config.bad_gateway_rate
         decision = FaultDecision(
             error_code=self._pick_error(error_draw),
             delay=config.delay if config.delay and delay_draw < config.delay_rate else 0.0,
             drop=self._pick_drop(drop_draw),
+            bad_gateway=bad_gateway,
         )
         self._count(decision)
         return decision
+
+    def bad_gateway_longpoll(self) -> bool:
+        """Whether the long-poll server answers the next ``a_check`` with a 502 page."""
+        config = self.config
+        if not config.bad_gateway_rate or (
+            config.methods is not None and "a_check" not in config.methods
+        ):
+            return False
+        if self._longpoll_rng.random() >= config.bad_gateway_rate:
+            return False
+        self.injected["bad_gateway_longpoll"] = self.injected.get("bad_gateway_longpoll", 0) + 1
+        return True
 
     def duplicate_callback(self) -> bool:
         """Whether the Callback API sends the next event twice."""
@@ -194,3 +228,5 @@ class FaultInjector:
         if decision.drop is not None:
             key = f"drop_{decision.drop}"
             self.injected[key] = self.injected.get(key, 0) + 1
+        if decision.bad_gateway:
+            self.injected["bad_gateway"] = self.injected.get("bad_gateway", 0) + 1

@@ -20,9 +20,14 @@ from django.conf import settings
 from django.db import connection, transaction
 from rq.job import JobStatus
 
+from ops.outages import Outage
+
 from .leases import outbox_due_exists
 
 log = logging.getLogger(__name__)
+
+#: Redis as the commits of this process see it: one line when it is lost, one when it is back.
+_redis = Outage("Redis", log, who="Outbox drain")
 
 #: Redis keys: a drain job is waiting in the queue / one is scheduled for a later time.
 DRAIN_QUEUED_KEY = "vkmafia:outbox:drain:queued"
@@ -51,10 +56,9 @@ def _enqueue_after_commit() -> None:
     try:
         enqueue_delivery()
     except Exception as error:  # noqa: BLE001 - the command has committed; the rows wait
-        log.warning(
-            "Could not enqueue the Outbox drain (%s); the rows stay pending until the next drain",
-            error,
-        )
+        _redis.lost(error, then="rows committed meanwhile wait for the next drain")
+        return
+    _redis.back()
 
 
 def enqueue_delivery(*, delay: float = 0.0) -> bool:

@@ -9,25 +9,38 @@ from :class:`~gameplay.models.PollState`, and each batch is applied by
 last update. So a restarted bot continues exactly after the last batch it applied, and an
 update seen twice (a restart, a ``failed: 1`` replay, the Callback API) is applied once.
 
-Network errors are retried by ``BotPolling`` with a short back-off; any other error restarts
-polling from the stored ts after an exponential back-off. A stop request (SIGINT/SIGTERM in
-``runbot``) ends the loop after the batch being applied, or at once while waiting for one.
+Back-off. A fault of VK's or of the network — an HTML 5xx page, an unreadable or cut-off
+answer, a dropped connection, a timeout, VK's errors 1, 6, 9, 10 and 29 — is retried at once
+from the same position after :data:`FAULT_INITIAL`, then twice as long each time up to
+:data:`FAULT_MAX` seconds (0.5, 1, 2, 4, 4 … s, ±20 %); the database or Redis away restarts
+polling from the stored ts on the same schedule. Any answer — a poll's, even an empty one, or
+a long-poll server's — resets it, so a VK that answers again is polled again within
+:data:`FAULT_MAX` seconds however long it failed. Any other error (a bug) restarts polling from
+the stored ts after an exponential back-off from 1 s up to a minute, with its traceback in the
+log; an expected fault is one line when it starts and one when it ends (``ops.outages``).
+
+A stop request (SIGINT/SIGTERM in ``runbot``) ends the loop after the batch being applied, or
+at once while waiting for one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
+import aiohttp
 from asgiref.sync import sync_to_async
 from django.db import close_old_connections, connections
+from redis.exceptions import RedisError
 from vkbottle import API, BotPolling
 from vkbottle.exception_factory import ErrorHandler, VKAPIError
 
 from gameplay.context import serving
+from ops.outages import Outage, database_lost
 from vkbot.backlog import Backlog
 from vkbot.pipeline import (
     CHUNK,
@@ -39,12 +52,31 @@ from vkbot.pipeline import (
     stored_ts,
 )
 from vkbot.prefetch import group_limiter, prefetch, wait_for_slot
+from vkbot.vkapi import RaiseUnreadable, UnreadableAnswer
 
 logger = logging.getLogger(__name__)
 
 #: VK errors after which polling cannot work until an operator changes something: 5 the token
 #: is invalid, 15 access denied, 27 the method needs a community token, 100 a bad group id.
 FATAL_VK_ERRORS = frozenset({5, 15, 27, 100})
+#: VK errors that say it could not serve the request now: unknown, too many requests per
+#: second, flood control, internal error, rate limit.
+PASSING_VK_ERRORS = frozenset({1, 6, 9, 10, 29})
+#: Faults that pass on their own (with :data:`PASSING_VK_ERRORS`): VK's 5xx pages and cut-off
+#: answers, the network's errors and timeouts.
+PASSING_FAULTS: tuple[type[BaseException], ...] = (
+    aiohttp.ClientError,
+    TimeoutError,
+    OSError,
+    json.JSONDecodeError,
+    UnreadableAnswer,
+)
+#: The back-off of such faults (and of the database or Redis away), in seconds.
+FAULT_INITIAL = 0.5
+FAULT_MAX = 4.0
+#: The back-off of any other error (a bug), in seconds.
+ERROR_INITIAL = 1.0
+ERROR_MAX = 60.0
 DEFAULT_WAIT = 25
 
 
@@ -64,8 +96,9 @@ class DatabasePolling(BotPolling):
     position not yet stored, :meth:`get_event` stores it through ``persist``, so a restart
     after a crash in the next batch polls that batch again instead of jumping past it.
 
-    Every error except a network one is raised (``ErrorHandler(raise_exceptions=True)``), so
-    :class:`LongPoller` decides how to recover.
+    :meth:`listen` retries a passing fault itself, from the same position, after the delay
+    ``fault(error)`` returns, and calls ``answered()`` after every answer; every other error is
+    raised, so :class:`LongPoller` decides how to recover.
     """
 
     def __init__(
@@ -78,6 +111,8 @@ class DatabasePolling(BotPolling):
         persist: Callable[[str], Awaitable[None]],
         token: str | None = None,
         reached: asyncio.Event | None = None,
+        fault: Callable[[BaseException], float] = lambda error: FAULT_MAX,
+        answered: Callable[[], None] = lambda: None,
     ) -> None:
         super().__init__(
             api=api,
@@ -95,6 +130,8 @@ class DatabasePolling(BotPolling):
         self._persist = persist
         self._token = token
         self._reached = reached
+        self._fault = fault
+        self._answered = answered
 
     def restore_server_ts(self, server: dict[str, Any]) -> dict[str, Any]:
         if self.start_ts:
@@ -114,20 +151,71 @@ class DatabasePolling(BotPolling):
         server = await super().get_server()
         if self._reached is not None:
             self._reached.set()
+        self._answered()
         return server
+
+    async def listen(self) -> AsyncGenerator[dict[str, Any], None]:  # type: ignore[override]
+        """vkbottle's loop (the first server with the stored ts, ``failed`` handled as VK
+        documents, each batch with updates yielded), with the project's back-off: a passing
+        fault is retried from the same position — the ts is kept, nothing is skipped."""
+        self._stop_event = asyncio.Event()
+        server: dict[str, Any] | None = None
+        first = True
+        kept_ts: str | None = None  # the position to keep with the next server (failed: 2)
+        while not self._stop_event.is_set():
+            try:
+                if server is None:
+                    fresh = await self.get_server()
+                    if first:
+                        fresh = self.restore_server_ts(fresh)
+                    elif kept_ts is not None:
+                        fresh["ts"] = kept_ts
+                    server, first, kept_ts = fresh, False, None
+                event = await self.get_event(server)
+                failed = event.get("failed")
+                if failed in (2, 3):  # a new key (2: and the same ts; 3: a new ts too)
+                    kept_ts = str(server["ts"]) if failed == 2 else None
+                    server = None
+                    continue
+                if "failed" in event:
+                    server = await self.handle_failed_event(server, event) or None
+                    continue
+            except VKAPIError as error:
+                if error.code not in PASSING_VK_ERRORS:
+                    raise
+                await self._pause(error)
+                continue
+            except PASSING_FAULTS as error:
+                await self._pause(error)
+                continue
+            server["ts"] = event["ts"]
+            if event.get("updates"):
+                yield event
+
+    async def _pause(self, error: BaseException) -> None:
+        """Wait out a passing fault (at once when asked to stop)."""
+        try:
+            await asyncio.wait_for(self._stop_event.wait(), timeout=self._fault(error))
+        except TimeoutError:
+            pass
 
     async def get_event(self, server: dict[str, Any]) -> dict[str, Any]:
         ts = str(server["ts"])
         if ts not in (self.persisted_ts, self.received_ts):
             await self._persist(ts)
             self.persisted_ts = ts
-        answer = await super().get_event(server)
+        try:
+            answer = await super().get_event(server)
+        except json.JSONDecodeError as exc:  # an error page instead of an answer
+            raise UnreadableAnswer(f"the long-poll server's answer is not JSON ({exc})") from exc
         if not isinstance(answer, dict) or ("failed" not in answer and "ts" not in answer):
             raise LongPollProtocolError(f"unexpected long-poll answer: {answer!r:.300}")
         if "failed" in answer:
             logger.info("Long poll answered failed=%s; recovering", answer.get("failed"))
         else:
             self.received_ts = str(answer["ts"])
+        if answer.get("failed") in (None, 1):  # an answer with a position: polling works
+            self._answered()
         return answer
 
 
@@ -187,8 +275,10 @@ class LongPoller:
     """Polls one community's Bots Long Poll and applies every batch once, until stopped.
 
     ``api`` is the client of the community's token ``token`` (None: ``VK_GROUP_TOKEN``), whose
-    rate limiter its requests wait for. :attr:`reached` is set once VK gave it a long-poll
-    server (the token works)."""
+    rate limiter its requests wait for; an unreadable answer to it is an error
+    (:class:`~vkbot.vkapi.RaiseUnreadable`), retried on this module's schedule. :attr:`reached`
+    is set once VK gave it a long-poll server (the token works). ``backoff``: after any other
+    error (a bug); ``fault_backoff``: after a passing fault (see the module)."""
 
     def __init__(
         self,
@@ -197,14 +287,21 @@ class LongPoller:
         *,
         wait: int = DEFAULT_WAIT,
         backoff: Backoff | None = None,
+        fault_backoff: Backoff | None = None,
         token: str | None = None,
     ) -> None:
         self.api = api
+        api.request_rescheduler = RaiseUnreadable()
         self.group_id = int(group_id)
         self.token = token
         self.reached = asyncio.Event()
         self.wait = max(1, min(int(wait), 90))
-        self.backoff = backoff or Backoff()
+        self.backoff = backoff or Backoff(ERROR_INITIAL, ERROR_MAX)
+        self.fault_backoff = fault_backoff or Backoff(FAULT_INITIAL, FAULT_MAX)
+        who = f"Long poll of group {self.group_id}"
+        self.vk = Outage("VK", logger, who=who)
+        self.database = Outage("the database", logger, who=who)
+        self.redis = Outage("Redis", logger, who=who)
         self.batches = 0
         self.applied = 0
         self._stop = asyncio.Event()
@@ -226,6 +323,7 @@ class LongPoller:
             while not self._stop.is_set():
                 try:
                     start_ts = await sync_to_async(_load_ts, thread_sensitive=True)(self.group_id)
+                    self.database.back()
                     await self._poll_from(start_ts)
                 except VKAPIError as exc:
                     if exc.code in FATAL_VK_ERRORS:
@@ -241,16 +339,44 @@ class LongPoller:
             await sync_to_async(connections.close_all, thread_sensitive=True)()
 
     async def _recover(self, exc: Exception) -> None:
-        delay = self.backoff.next()
-        logger.error(
-            "Long poll of group %s failed (%s: %s); restarting from the stored ts in %.1f s",
-            self.group_id, type(exc).__name__, exc, delay,
-            exc_info=not isinstance(exc, VKAPIError),
-        )  # fmt: skip
+        """Wait before polling again from the stored ts: the database or Redis away is one
+        line per outage and the short back-off; anything else is logged with its traceback
+        (a bug) and waits longer each time."""
+        outage = await self._outage_of(exc)
+        if outage is not None:
+            delay = self.fault_backoff.next()
+            outage.lost(exc, then=f"polling again from the stored ts every {FAULT_MAX:g} s at most")
+        else:
+            delay = self.backoff.next()
+            logger.error(
+                "Long poll of group %s failed (%s: %s); restarting from the stored ts in %.1f s",
+                self.group_id, type(exc).__name__, exc, delay,
+                exc_info=not isinstance(exc, VKAPIError),
+            )  # fmt: skip
         try:
             await asyncio.wait_for(self._stop.wait(), timeout=delay)
         except TimeoutError:
             pass
+
+    async def _outage_of(self, exc: Exception) -> Outage | None:
+        """The outage ``exc`` is part of: the database connection lost (asked in the database
+        thread, whose connection it is), Redis away; None for anything else."""
+        if isinstance(exc, RedisError):
+            return self.redis
+        if await sync_to_async(database_lost, thread_sensitive=True)(exc):
+            return self.database
+        return None
+
+    def _fault(self, error: BaseException) -> float:
+        """A passing fault of VK's or the network's (:class:`DatabasePolling` retries it)."""
+        self.vk.lost(error, then=f"polling again every {FAULT_MAX:g} s at most")
+        return self.fault_backoff.next()
+
+    def _answered(self) -> None:
+        """VK answered: the faults' back-off starts over, and so does the errors'."""
+        self.vk.back()
+        self.fault_backoff.reset()
+        self.backoff.reset()
 
     async def _poll_from(self, start_ts: str | None) -> None:
         """Poll from ``start_ts`` and apply what comes in, until stopped. Polling goes on
@@ -269,6 +395,8 @@ class LongPoller:
             persist=self._persist,
             token=self.token,
             reached=self.reached,
+            fault=self._fault,
+            answered=self._answered,
         )
         self._polling = polling
         events = polling.listen()
@@ -280,6 +408,9 @@ class LongPoller:
                 async with self._applying:
                     await self._apply()
                 self.backoff.reset()
+                self.fault_backoff.reset()
+                self.database.back()
+                self.redis.back()
         finally:
             polling.stop()
             feeder.cancel()

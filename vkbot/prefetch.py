@@ -32,9 +32,13 @@ from vkbottle.exception_factory import VKAPIError
 from vkbottle.http import AiohttpClient
 
 from gameplay.selectors.communities import Credentials, credentials
+from ops.outages import Outage
 from outbox.ratelimit import RateLimiter, limiter_for
 
 logger = logging.getLogger(__name__)
+
+#: Redis (the limiter's) as this process sees it: one line when it is lost, one when back.
+_limiter_redis = Outage("Redis", logger, who="The request limiter")
 
 T = TypeVar("T")
 
@@ -138,7 +142,9 @@ async def wait_for_slot(limiter: RateLimiter | None, method: str) -> None:
     try:
         await limiter.acquire_async()
     except RedisError as exc:
-        logger.warning("The request limiter is unavailable (%s); calling %s anyway", exc, method)
+        _limiter_redis.lost(exc, then="calling VK without waiting for it")
+        return
+    _limiter_redis.back()
 
 
 async def _guarded(

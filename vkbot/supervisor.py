@@ -29,6 +29,7 @@ from django.db import DatabaseError, close_old_connections, connections
 
 from gameplay.selectors.communities import Credentials, env_group_id, served
 from gameplay.services.communities import community_longpoll_status
+from ops.outages import Outage
 from vkbot.longpoll import Backoff, LongPoller, LongPollFatalError
 
 logger = logging.getLogger(__name__)
@@ -92,6 +93,7 @@ class Supervisor:
         self._wake = asyncio.Event()
         self._fatal: LongPollFatalError | None = None
         self._waiting_said = False
+        self._database = Outage("the database", logger, who="runbot")
 
     def _pollers(self) -> list[LongPoller]:
         loops = [*self._loops.values(), *self._ending]
@@ -147,9 +149,10 @@ class Supervisor:
         try:
             communities = await sync_to_async(_served, thread_sensitive=True)()
         except DatabaseError as exc:
-            logger.error("Could not read the communities served (%s); keeping the %d long "
-                         "polls running", exc, len(self._loops))  # fmt: skip
+            then = f"keeping the {len(self._loops)} long polls, reading the communities again"
+            self._database.lost(exc, then=then)
             return
+        self._database.back()
         wanted = {c.group_id: c for c in communities}
         for group_id, loop in list(self._loops.items()):
             if loop.task is not None and loop.task.done():

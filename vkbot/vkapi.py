@@ -18,6 +18,7 @@ from typing import Any
 
 from django.conf import settings
 from vkbottle import API
+from vkbottle.api.request_rescheduler import ABCRequestRescheduler
 
 from config.env import EnvError
 from gameplay.selectors.communities import Credentials
@@ -33,6 +34,21 @@ class ProjectAPI(API):
 
     def __repr__(self) -> str:  # never shows the token
         return f"<ProjectAPI {self.API_URL} v{self.API_VERSION}>"
+
+
+class UnreadableAnswer(ValueError):
+    """VK answered with something that is not JSON (an HTML error page, a cut-off body)."""
+
+
+class RaiseUnreadable(ABCRequestRescheduler):
+    """vkbottle's default answers an unreadable answer by asking again itself, 5, 10, 15 … s
+    apart for as long as it takes; with this one the caller gets :class:`UnreadableAnswer`
+    and retries on its own schedule (the long poll: ``vkbot.longpoll``)."""
+
+    async def reschedule(
+        self, ctx_api: Any, method: str, data: dict[str, Any], recent_response: Any
+    ) -> dict[str, Any]:
+        raise UnreadableAnswer(f"unreadable answer to {method}: {str(recent_response)[:200]}")
 
 
 def normalise_api_url(url: str) -> str:

@@ -45,6 +45,7 @@ from gameplay.selectors.deadlines import (
     phases_to_remind,
     reminder_offsets,
 )
+from ops.outages import database_lost
 
 from .common import (
     current_phase,
@@ -158,6 +159,8 @@ def _close_due(phase: Phase, now: datetime, report: TickReport) -> None:
         report.skipped.append(phase.pk)
         return
     except Exception as error:  # noqa: BLE001 - one game's failure must not stop the others
+        if database_lost(error):  # no game can be served: the tick ends (gameplay.jobs)
+            raise
         _fail(phase, "close", error, report)
         return
     report.closed.append(
@@ -186,6 +189,8 @@ def _remind_due(phase: Phase, now: datetime, report: TickReport) -> None:
                     _send_reminder(game, current, seats, now, by=DEADLINE_ACTOR, offset=due[-1])
                 )
     except Exception as error:  # noqa: BLE001 - one game's failure must not stop the others
+        if database_lost(error):  # no game can be served: the tick ends (gameplay.jobs)
+            raise
         _fail(phase, "remind", error, report)
 
 

@@ -409,3 +409,54 @@ def test_after_a_long_redis_outage_rows_go_and_phases_close_within_a_tick(
         assert closed_after <= AFTER_REDIS, log.read_text()[-4000:]
         assert len(events(game, "day_closed")) == 1
         assert all(row.status == OutboxStatus.SENT for row in pending)
+    text = log.read_text(errors="replace")  # the outage is two lines, without a traceback
+    assert "Traceback" not in text, text[-6000:]
+    assert text.count("Redis is unavailable") == 1 and text.count("Redis is back after") == 1
+
+
+# --- PostgreSQL restarts under a ticking worker: two lines in its log, no traceback ---------
+
+
+@pytest.mark.slow
+@pytest.mark.postgres(reason="a proxy in front of PostgreSQL stands for its restart")
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs the redis-server binary")
+def test_a_postgresql_restart_is_two_lines_in_the_workers_log(
+    redis_server: RedisServer, start_worker: Callable[..., tuple[Any, Path]]
+) -> None:
+    from django.db import connection
+
+    from gameplay.services.common import send_message
+    from tests.proxy_support import Proxy
+
+    db = connection.settings_dict
+    proxy = Proxy((db.get("HOST") or "127.0.0.1", int(db.get("PORT") or 5432)))
+    proxy.start()
+    url = shared_database_url().replace(
+        f"@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/", f"@127.0.0.1:{proxy.port}/"
+    )
+    queue = Queue(TICK_QUEUE, connection=redis_server.client())
+    worker, log = start_worker(redis_server, TICK, DATABASE_URL=url)
+    try:
+        ticks = _wait_for("the first scheduled tick", lambda: pending_ticks(queue), 30, log)
+        _wait_for("ticking", lambda: pending_ticks(queue) not in ([], ticks), 15, log)
+        game = started_game(now=datetime.now(UTC), day_length=timedelta(seconds=8), reminders=[])
+        proxy.stop()  # PostgreSQL goes away mid-day: every tick and drain meets it
+        send_message(game=game, peer_ids=[7001], text="Пока базы нет", kind="t")
+        time.sleep(15)
+        proxy.start()
+        _wait_for("the day to close", lambda: day(game).status == PhaseStatus.DONE, 30, log)
+        _wait_for("the end of the outage", lambda: "is back after" in log.read_text(), 30, log)
+    finally:
+        proxy.stop()
+    text = log.read_text(errors="replace")
+    print(
+        f"worker log over a 15 s PostgreSQL outage: {text.count('Traceback')} tracebacks, "
+        f"{text.count('The database is unavailable')} line at its start, "
+        f"{text.count('The database is back after')} at its end"
+    )
+    assert worker.poll() is None, text[-4000:]
+    assert "Traceback" not in text, text[-6000:]
+    assert text.count("The database is unavailable") == 1, text[-6000:]
+    assert text.count("The database is back after") == 1, text[-6000:]
+    assert len(events(game, "day_closed")) == 1

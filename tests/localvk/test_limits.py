@@ -15,7 +15,7 @@ from vkbottle import API, VKAPIError
 from localvk import FaultConfig, RunningServer, ServerThread
 from localvk.limits import SlidingWindowLimiter, max_in_window
 from localvk.recording import CallLog, CallRecord
-from tests.localvk.support import USER_TOKEN, control, make_state
+from tests.localvk.support import GROUP_ID, GROUP_TOKEN, USER_TOKEN, control, make_state
 
 
 async def error_codes(calls: list) -> list[int | None]:
@@ -146,6 +146,28 @@ async def test_dropped_answer_after_the_call_and_a_safe_retry(
     server.state.faults.clear()
     assert await api.messages.send(peer_id=1, message="итоги ночи", random_id=4242) == stored.id
     assert len(server.state.sent_messages(1)) == 1
+
+
+async def test_bad_gateway_pages_for_api_calls_and_long_polls(
+    server: RunningServer, http: aiohttp.ClientSession
+) -> None:
+    """VK down: its front answers an HTML page with HTTP 502, and nothing happens."""
+    server.state.faults.configure(bad_gateway_rate=1.0)
+    form = {"peer_id": "1", "message": "x", "random_id": "1", "access_token": GROUP_TOKEN,
+            "v": "5.199"}  # fmt: skip
+    async with http.post(f"{server.api_url}messages.send", data=form) as response:
+        assert response.status == 502 and "502 Bad Gateway" in await response.text()
+    lp = f"{server.url}/lp/{GROUP_ID}"
+    async with http.get(lp, params={"act": "a_check", "key": "k", "ts": "1", "wait": "1"}) as r:
+        assert r.status == 502 and r.content_type == "text/html"
+    assert server.state.sent_messages() == []
+    assert server.state.faults.injected == {"bad_gateway": 1, "bad_gateway_longpoll": 1}
+    server.state.faults.configure(bad_gateway_rate=1.0, methods=["messages.send"])
+    async with http.get(lp, params={"act": "a_check", "key": "k", "ts": "1", "wait": "0"}) as r:
+        assert r.status == 200  # the long poll is left out
+    server.state.faults.clear()
+    async with http.post(f"{server.api_url}messages.send", data=form) as response:
+        assert response.status == 200
 
 
 async def test_faults_over_http(

@@ -3,6 +3,7 @@ safety net."""
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 from typing import Any
 
@@ -16,6 +17,8 @@ from gameplay.models import (
     OutboxStatus,
 )
 from gameplay.services.common import post_board, send_message
+from ops.outages import Outage
+from outbox import queue
 from outbox.queue import DRAIN_QUEUED_KEY, delivery_started, enqueue_delivery, ensure_delivery
 from tests.vkbot.delivery_support import make_game
 
@@ -82,12 +85,19 @@ def test_a_redis_failure_after_commit_does_not_reach_the_caller(
         raise redis.exceptions.ConnectionError("down")
 
     monkeypatch.setattr("outbox.queue.enqueue_delivery", broken)
+    monkeypatch.setattr("outbox.queue._redis", Outage("Redis", logging.getLogger("outbox.queue"),
+                                                      who="Outbox drain"))  # fmt: skip
     with django_capture_on_commit_callbacks(execute=True):
         # no exception reaches the caller
         rows = send_message(game=None, peer_ids=[1], text="Текст", kind="x")
-    assert calls == [{}]
-    assert "Could not enqueue the Outbox drain (down)" in caplog.text
+    queue._enqueue_after_commit()  # another commit's, while Redis is still away
+    assert calls == [{}, {}]
+    # One line for the outage, not one per commit.
+    assert caplog.text.count("Outbox drain: Redis is unavailable (ConnectionError: down)") == 1
     assert Outbox.objects.get(pk=rows[0].pk).status == OutboxStatus.PENDING
+    monkeypatch.setattr("outbox.queue.enqueue_delivery", lambda **kwargs: True)
+    queue._enqueue_after_commit()
+    assert "Outbox drain: Redis is back after" in caplog.text
 
 
 def test_a_flag_whose_job_is_gone_does_not_block_the_next_drain(

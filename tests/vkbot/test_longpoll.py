@@ -86,7 +86,9 @@ class Poller:
 
     def __init__(self, srv: RunningServer, *, token: str = GROUP_TOKEN, wait: int = 1) -> None:
         api = make_api(token, api_url=srv.api_url)
-        self.poller = LongPoller(api, GROUP_ID, wait=wait, backoff=Backoff(0.02, 0.1))
+        self.poller = LongPoller(
+            api, GROUP_ID, wait=wait, backoff=Backoff(0.02, 0.1), fault_backoff=Backoff(0.02, 0.1)
+        )
         self.task = asyncio.create_task(self.poller.run())
         self.running.append(self)
 

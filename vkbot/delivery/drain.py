@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from gameplay.models import Outbox, OutboxChannel, OutboxStatus
 from gameplay.services.settle import delivery_settle
+from ops.outages import database_lost
 from outbox.leases import (
     MAX_TOPICS_PER_CLAIM,
     Lease,
@@ -199,6 +200,8 @@ class Drainer:
         try:
             settlements = self._deliver(lease, rows, lease_seconds)
         except Exception as error:  # a bug: the rows back off, and fail after max attempts
+            if database_lost(error):  # nothing can be settled: the run ends (jobs.py)
+                raise
             log.exception("Delivery: a round failed")
             settlements = [
                 Settlement(row.pk, "retry", failure=Failure(None, f"internal error: {error!r}"))

@@ -5,7 +5,9 @@ at a time, see ``outbox.queue.enqueue_delivery``). A run sends until nothing is 
 waiting inline for retries and expired leases that fall due within a few seconds, for 20 seconds
 at most (so that a worker shared with the deadline tick gets back to it soon); then it enqueues
 itself again if rows remain — at once if some are due, else for when the next one is
-(``rqworker --with-scheduler`` moves it into the queue then).
+(``rqworker --with-scheduler`` moves it into the queue then). A run that finds the database
+away ends quietly and tries again later; the outage is one line when it starts and one when it
+ends across the worker's jobs (``gameplay.jobs.database_outage``).
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.db import close_old_connections, connection
+from django.db import DatabaseError, close_old_connections, connection
 from redis.exceptions import RedisError
 
+from gameplay.jobs import database_outage
+from ops.outages import database_lost
 from outbox.queue import delivery_started, enqueue_delivery
 
 from .drain import drain
@@ -37,11 +41,19 @@ def drain_outbox() -> dict[str, Any]:
     _refresh_db_connection()
     try:
         report = drain(max_seconds=RUN_SECONDS, wait_up_to=WAIT_UP_TO)
+    except DatabaseError as error:
+        _enqueue_quietly(RETRY_FAILED_RUN_AFTER)
+        if not database_lost(error):
+            raise
+        then = f"the Outbox waits; a drain tries again in {RETRY_FAILED_RUN_AFTER:g} s"
+        database_outage(log).lost(error, then=then)
+        return {"database": "unavailable"}
     except Exception:
         _enqueue_quietly(RETRY_FAILED_RUN_AFTER)
         raise
     finally:
         _refresh_db_connection()
+    database_outage(log).back()
     if report.next_due_in is not None:
         delay = report.next_due_in
         if report.claimed == 0:  # due, yet nothing could be taken (another worker holds it)
