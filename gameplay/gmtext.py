@@ -12,9 +12,10 @@ gets a language of its own rather than the message templates' full engine:
   seats, the tally, the deaths…; never a literal, a string or a mapping). Nothing reads a file
   or the server (no ``include``, ``extends``, ``load``, ``debug``), nothing grows by an
   argument (no ``center``, ``ljust``, ``stringformat``, ``floatformat``, ``lorem``, ``add``).
-- **What it sees**: a copy of the message's context made of plain data (strings, numbers,
-  :class:`~gameplay.messages.Person`, read-only tuples and mappings of them, :func:`data_of`);
-  no model, no theme object, no list whose methods could change the message around it.
+- **What it sees** (:mod:`gameplay.gmtext_data`): a copy of the message's context made of
+  plain data (strings, numbers, :class:`~gameplay.messages.Person`, read-only tuples and
+  mappings of them, :func:`~gameplay.gmtext_data.data_of`); no model, no theme object, no list
+  whose methods could change the message around it.
 - **What it may cost** (:class:`Budget`): every loop iteration charges the steps its body
   takes, every grammar call charges for the words it sends through pymorphy3 or Petrovich (a
   repeat within the render is nearly free); a render that runs out of steps, or whose output
@@ -40,10 +41,9 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from enum import Enum
 from functools import lru_cache
 from typing import Any
 
@@ -52,7 +52,7 @@ from django.template.base import DebugLexer, Lexer, NodeList, TextNode, TokenTyp
 from django.template.defaulttags import ForNode, IfNode
 
 from gameplay import messages
-from gameplay.messages import MessageError, Person
+from gameplay.messages import MessageError
 
 #: VK's limit on a private message's text (docs/vk.md).
 PRIVATE_MESSAGE_MAX = 4096
@@ -158,10 +158,15 @@ _budget: ContextVar[Budget | None] = ContextVar("gmtext_budget", default=None)
 
 def budget() -> Budget:
     """The budget of the render under way (the GM language's tags and filters charge it)."""
-    current = _budget.get()
+    current = current_budget()
     if current is None:
         raise RuntimeError("a GM's text renders through gameplay.gmtext.render only")
     return current
+
+
+def current_budget() -> Budget | None:
+    """The budget of the render under way, None outside a render."""
+    return _budget.get()
 
 
 class _Engine(Engine):
@@ -301,142 +306,13 @@ def weight(nodelist: NodeList) -> int:
     return total
 
 
-# --- the context a text sees -----------------------------------------------------------------
-
-#: How deep :func:`data_of` copies nested lists and mappings.
-_DATA_DEPTH = 4
-
-
-class _Drop:
-    """What :func:`data_of` leaves out."""
-
-
-_DROP = _Drop()
-
-
-def _pay_per_item(size: int) -> None:
-    """Charge the render under way (if any) for walking ``size`` items."""
-    spent = _budget.get()
-    if spent is not None:
-        spent.charge(NODE_STEPS * size)
-
-
-class GmList(tuple[Any, ...]):
-    """A list of the message as a text sees it: read-only, and whatever walks it whole —
-    comparing it, searching it, printing it — pays for each item (an ``if`` or a filter is
-    charged as one step, and would otherwise hide a walk of the whole list)."""
-
-    __slots__ = ()
-
-    def _walked(self) -> None:
-        _pay_per_item(len(self))
-
-    def __eq__(self, other: object) -> bool:
-        self._walked()
-        return tuple.__eq__(self, other)  # type: ignore[return-value]
-
-    def __ne__(self, other: object) -> bool:
-        self._walked()
-        return tuple.__ne__(self, other)  # type: ignore[return-value]
-
-    def __lt__(self, other: tuple[Any, ...]) -> bool:
-        self._walked()
-        return tuple.__lt__(self, other)
-
-    def __le__(self, other: tuple[Any, ...]) -> bool:
-        self._walked()
-        return tuple.__le__(self, other)
-
-    def __gt__(self, other: tuple[Any, ...]) -> bool:
-        self._walked()
-        return tuple.__gt__(self, other)
-
-    def __ge__(self, other: tuple[Any, ...]) -> bool:
-        self._walked()
-        return tuple.__ge__(self, other)
-
-    def __contains__(self, item: object) -> bool:
-        self._walked()
-        return tuple.__contains__(self, item)
-
-    def __repr__(self) -> str:
-        self._walked()
-        return tuple.__repr__(self)
-
-    __str__ = __repr__
-    __hash__ = tuple.__hash__
-
-
-class GmMap(Mapping[str, Any]):
-    """A mapping of the message (a seat's facts, a tally line) as a text sees it: read-only,
-    and printing or comparing it pays for each key."""
-
-    __slots__ = ("_items",)
-
-    def __init__(self, items: dict[str, Any]) -> None:
-        self._items = items
-
-    def __getitem__(self, key: str) -> Any:
-        return self._items[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._items)
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __eq__(self, other: object) -> bool:
-        _pay_per_item(len(self._items))
-        return self._items == (other._items if isinstance(other, GmMap) else other)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        _pay_per_item(len(self._items))
-        return repr(self._items)
-
-    __str__ = __repr__
-
-
-def data_of(context: Any) -> dict[str, Any]:
-    """The message's context as a GM's text sees it: plain data, read-only (lists become
-    :class:`GmList`, dicts :class:`GmMap`), and nothing else (no theme, no model, no list's
-    methods)."""
-    flat = context.flatten() if hasattr(context, "flatten") else dict(context)
-    out = {}
-    for key, value in flat.items():
-        if isinstance(key, str) and not key.startswith("_"):
-            data = _data(value, 0)
-            if data is not _DROP:
-                out[key] = data
-    return out
-
-
-def _data(value: Any, depth: int) -> Any:
-    if value is None or isinstance(value, bool | int | float) and not isinstance(value, Enum):
-        return value
-    if isinstance(value, str):
-        return str(value)  # a marked-safe string, an enum's value: a plain one
-    if isinstance(value, Person):
-        return value
-    if depth >= _DATA_DEPTH:
-        return _DROP
-    if isinstance(value, list | tuple):
-        items = (_data(v, depth + 1) for v in value)
-        return GmList(v for v in items if v is not _DROP)
-    if isinstance(value, Mapping):
-        pairs = ((k, _data(v, depth + 1)) for k, v in value.items() if isinstance(k, str))
-        return GmMap({k: v for k, v in pairs if v is not _DROP})
-    return _DROP
-
-
 # --- rendering -------------------------------------------------------------------------------
 
 
 def render(text: GmText, data: Mapping[str, Any], *, output: int, steps: int = STEPS) -> str:
-    """``text`` rendered with ``data`` (:func:`data_of`), stripped; :class:`MessageError`
-    with the line when it runs out of ``steps``, passes ``output`` characters, names a
-    variable the message does not have, or a filter fails on its value."""
+    """``text`` rendered with ``data`` (:func:`gameplay.gmtext_data.data_of`), stripped;
+    :class:`MessageError` with the line when it runs out of ``steps``, passes ``output``
+    characters, names a variable the message does not have, or a filter fails on its value."""
     spent = Budget(steps=steps, output=output)
     token = _budget.set(spent)
     rendered = ""

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from gameplay import gmtext, messages
+from gameplay import gmtext, gmtext_data, messages
 from gameplay.messages import MessageError
 
 DEFAULT = "time_machine"
@@ -126,7 +126,7 @@ class Theme:
     def render_slot(self, slot: str, context: Any) -> str:
         """``slot`` rendered in ``context`` (a message's template Context); the theme's own
         text, and the GM told, when the game's does not render."""
-        data = gmtext.data_of(context)
+        data = gmtext_data.data_of(context)
         limit, steps = output_limit(slot), step_limit(slot)
         own = self.texts.get(slot)
         if own:

@@ -60,14 +60,22 @@ VK ID (the server's, not a community's: no ``group_id``; see :mod:`localvk.vkid`
 
 from __future__ import annotations
 
-import functools
-import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from .callback_config import CallbackConfig
+from .control_http import (
+    BadRequest,
+    Routes,
+    bool_of,
+    int_of,
+    opt_float,
+    opt_int,
+    query_flag,
+    str_of,
+)
 from .faults import FaultConfig
 from .models import GROUP
 
@@ -75,82 +83,11 @@ if TYPE_CHECKING:
     from .communities import Communities
     from .state import LocalVK
 
-_dumps = functools.partial(json.dumps, ensure_ascii=False)
-
-
-class BadRequest(Exception):
-    pass
-
-
-def _reply(data: Any, status: int = 200) -> web.Response:
-    return web.json_response(data, status=status, dumps=_dumps)
-
-
-async def _body(request: web.Request) -> dict[str, Any]:
-    if not request.can_read_body:
-        return {}
-    try:
-        data = json.loads(await request.text())
-    except ValueError:
-        raise BadRequest("the body is not valid JSON") from None
-    if not isinstance(data, dict):
-        raise BadRequest("the body should be a JSON object")
-    return data
-
-
-def _int(data: Mapping[str, Any], name: str, default: int | None = None) -> int:
-    value = data.get(name, default)
-    if isinstance(value, bool) or value is None:
-        raise BadRequest(f"{name} is required (an integer)")
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise BadRequest(f"{name} should be an integer") from None
-
-
-def _opt_int(data: Mapping[str, Any], name: str) -> int | None:
-    return None if data.get(name) is None else _int(data, name)
-
-
-def _opt_float(data: Mapping[str, Any], name: str) -> float | None:
-    value = data.get(name)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise BadRequest(f"{name} should be a number of seconds")
-    return float(value)
-
-
-def _str(data: Mapping[str, Any], name: str, default: str | None = None) -> str:
-    value = data.get(name, default)
-    if not isinstance(value, str):
-        raise BadRequest(f"{name} should be a string")
-    return value
-
-
-def _bool(data: Mapping[str, Any], name: str, default: bool) -> bool:
-    value = data.get(name, default)
-    if not isinstance(value, bool):
-        raise BadRequest(f"{name} should be true or false")
-    return value
-
-
-def _query_flag(request: web.Request, name: str) -> bool | None:
-    raw = request.query.get(name)
-    return None if raw is None else raw.lower() in {"1", "true", "yes"}
-
-
-def _community(communities: Communities, source: Mapping[str, Any]) -> LocalVK:
-    """The community ``group_id`` names (the default one without it)."""
-    if source.get("group_id") in (None, ""):
-        return communities.default
-    return communities.get(_int(source, "group_id"))
-
 
 def _token_list(data: Mapping[str, Any]) -> dict[str, int] | list[str]:
     tokens = data.get("user_tokens", [])
     if isinstance(tokens, dict):
-        return {str(token): _int(tokens, token) for token in tokens}
+        return {str(token): int_of(tokens, token) for token in tokens}
     if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
         raise BadRequest("user_tokens should be a list of tokens or {token: user_id}")
     return tokens
@@ -158,54 +95,13 @@ def _token_list(data: Mapping[str, Any]) -> dict[str, int] | list[str]:
 
 def add_control_routes(app: web.Application, key: web.AppKey[Communities]) -> None:
     """Register every ``/_test/`` route on ``app``."""
+    routes = Routes(app, key)
 
-    def registry_route(
-        method: str, path: str
-    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        """An endpoint about the server's communities, not one of them."""
-
-        def register(action: Callable[[Communities, web.Request, dict[str, Any]], Any]) -> Any:
-            async def handler(request: web.Request) -> web.StreamResponse:
-                try:
-                    data = await _body(request) if request.method in {"POST", "PUT"} else {}
-                    result = action(request.app[key], request, data)
-                except (BadRequest, ValueError, KeyError, TypeError) as exc:
-                    return _reply({"error": str(exc)}, status=400)
-                return _reply(result)
-
-            app.router.add_route(method, f"/_test/{path}", handler)
-            return action
-
-        return register
-
-    def route(method: str, path: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        """An endpoint about one community: ``group_id`` (body or query) says which."""
-
-        def register(action: Callable[[LocalVK, web.Request, dict[str, Any]], Any]) -> Any:
-            async def handler(request: web.Request) -> web.StreamResponse:
-                try:
-                    if request.method in {"POST", "PUT"}:
-                        data = await _body(request)
-                        state = _community(request.app[key], data)
-                        data.pop("group_id", None)
-                    else:
-                        data = {}
-                        state = _community(request.app[key], request.query)
-                    result = action(state, request, data)
-                except (BadRequest, ValueError, KeyError, TypeError) as exc:
-                    return _reply({"error": str(exc)}, status=400)
-                return _reply(result)
-
-            app.router.add_route(method, f"/_test/{path}", handler)
-            return action
-
-        return register
-
-    @registry_route("GET", "communities")
+    @routes.registry("GET", "communities")
     def communities(registry: Communities, _: web.Request, __: dict[str, Any]) -> Any:
         return {"communities": [registry.describe(state) for state in registry]}
 
-    @registry_route("POST", "communities")
+    @routes.registry("POST", "communities")
     def create_community(registry: Communities, _: web.Request, data: dict[str, Any]) -> Any:
         scopes = data.get("scopes")
         if scopes is not None and not isinstance(scopes, str | list):
@@ -217,8 +113,8 @@ def add_control_routes(app: web.Application, key: web.AppKey[Communities]) -> No
         if name is not None and not isinstance(name, str):
             raise BadRequest("name should be a string")
         state = registry.create(
-            group_id=_int(data, "group_id"),
-            group_token=_str(data, "group_token"),
+            group_id=int_of(data, "group_id"),
+            group_token=str_of(data, "group_token"),
             user_tokens=_token_list(data),
             group_name=name,
             screen_name=screen_name,
@@ -226,226 +122,226 @@ def add_control_routes(app: web.Application, key: web.AppKey[Communities]) -> No
         )
         return registry.describe(state)
 
-    @registry_route("POST", "communities/tokens")
+    @routes.registry("POST", "communities/tokens")
     def add_token(registry: Communities, _: web.Request, data: dict[str, Any]) -> Any:
         scopes = data.get("scopes")
         if scopes is not None and not isinstance(scopes, str | list):
             raise BadRequest("scopes should be a list or a comma-separated string")
         return registry.add_token(
-            _int(data, "group_id"),
-            _str(data, "token"),
-            kind=_str(data, "kind", GROUP),
+            int_of(data, "group_id"),
+            str_of(data, "token"),
+            kind=str_of(data, "kind", GROUP),
             scopes=scopes,
-            user_id=_opt_int(data, "user_id"),
+            user_id=opt_int(data, "user_id"),
         )
 
-    @registry_route("POST", "reset")
+    @routes.registry("POST", "reset")
     def reset(registry: Communities, _: web.Request, data: dict[str, Any]) -> Any:
         if data.get("group_id") is None:
             registry.reset()
         else:
-            registry.get(_int(data, "group_id")).reset()
+            registry.get(int_of(data, "group_id")).reset()
         return {"ok": True}
 
-    @registry_route("GET", "vkid")
+    @routes.registry("GET", "vkid")
     def vkid(registry: Communities, _: web.Request, __: dict[str, Any]) -> Any:
         return registry.vkid.describe()
 
-    @registry_route("POST", "vkid")
+    @routes.registry("POST", "vkid")
     def configure_vkid(registry: Communities, _: web.Request, data: dict[str, Any]) -> Any:
         uris = data.get("redirect_uris")
         if data.get("client_id") is not None:
             if not isinstance(uris, list) or not all(isinstance(u, str) for u in uris):
                 raise BadRequest("redirect_uris should be a list of URLs")
-            registry.vkid.add_app(_int(data, "client_id"), uris)
+            registry.vkid.add_app(int_of(data, "client_id"), uris)
         elif uris is not None:
             raise BadRequest("redirect_uris need a client_id")
         registry.vkid.configure(
-            access_ttl=_opt_float(data, "access_ttl"),
-            code_ttl=_opt_float(data, "code_ttl"),
-            refresh_ttl=_opt_float(data, "refresh_ttl"),
+            access_ttl=opt_float(data, "access_ttl"),
+            code_ttl=opt_float(data, "code_ttl"),
+            refresh_ttl=opt_float(data, "refresh_ttl"),
         )
         return registry.vkid.describe()
 
-    @registry_route("POST", "vkid/revoke")
+    @routes.registry("POST", "vkid/revoke")
     def vkid_revoke(registry: Communities, _: web.Request, data: dict[str, Any]) -> Any:
         revoked = registry.vkid.revoke_user(
-            _int(data, "user_id"), client_id=_opt_int(data, "client_id")
+            int_of(data, "user_id"), client_id=opt_int(data, "client_id")
         )
         return {"revoked": revoked}
 
-    @registry_route("POST", "vkid/expire")
+    @routes.registry("POST", "vkid/expire")
     def vkid_expire(registry: Communities, _: web.Request, data: dict[str, Any]) -> Any:
         token = data.get("access_token")
         if token is not None and not isinstance(token, str):
             raise BadRequest("access_token should be a string")
         expired = registry.vkid.expire(
-            user_id=_opt_int(data, "user_id"),
+            user_id=opt_int(data, "user_id"),
             access_token=token,
-            refresh=_bool(data, "refresh", False),
+            refresh=bool_of(data, "refresh", False),
         )
         return {"expired": expired}
 
-    @registry_route("GET", "vkid/events")
+    @routes.registry("GET", "vkid/events")
     def vkid_events(registry: Communities, request: web.Request, _: dict[str, Any]) -> Any:
         found = registry.vkid.find_events(
-            request.query.get("kind") or None, since=_int(request.query, "since", 0)
+            request.query.get("kind") or None, since=int_of(request.query, "since", 0)
         )
         return {
             "events": [event.to_dict() for event in found],
             "stats": registry.vkid.stats(),
         }
 
-    @route("POST", "message_new")
+    @routes.community("POST", "message_new")
     def message_new(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:
         client_info = data.get("client_info")
         if client_info is not None and not isinstance(client_info, dict):
             raise BadRequest("client_info should be an object")
         return state.inject_message(
-            _int(data, "from_id"),
-            _str(data, "text", ""),
-            peer_id=_opt_int(data, "peer_id"),
+            int_of(data, "from_id"),
+            str_of(data, "text", ""),
+            peer_id=opt_int(data, "peer_id"),
             payload=data.get("payload"),
             client_info=client_info,
         )
 
-    @route("POST", "message_event")
+    @routes.community("POST", "message_event")
     def message_event(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:
         return state.inject_message_event(
-            _int(data, "user_id"),
+            int_of(data, "user_id"),
             data.get("payload"),
-            peer_id=_opt_int(data, "peer_id"),
-            conversation_message_id=_opt_int(data, "conversation_message_id"),
+            peer_id=opt_int(data, "peer_id"),
+            conversation_message_id=opt_int(data, "conversation_message_id"),
         )
 
-    @route("POST", "board_post")
+    @routes.community("POST", "board_post")
     def board_post(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:
         return state.inject_board_post(
-            _int(data, "from_id"), _int(data, "topic_id"), _str(data, "text")
+            int_of(data, "from_id"), int_of(data, "topic_id"), str_of(data, "text")
         )
 
-    @route("POST", "board_post_edit")
+    @routes.community("POST", "board_post_edit")
     def board_post_edit(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:
         return state.inject_board_post_edit(
-            _int(data, "topic_id"), _int(data, "comment_id"), _str(data, "text")
+            int_of(data, "topic_id"), int_of(data, "comment_id"), str_of(data, "text")
         )
 
-    @route("POST", "board_post_delete")
+    @routes.community("POST", "board_post_delete")
     def board_post_delete(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:
-        return state.inject_board_post_delete(_int(data, "topic_id"), _int(data, "comment_id"))
+        return state.inject_board_post_delete(int_of(data, "topic_id"), int_of(data, "comment_id"))
 
-    @route("POST", "chat_join")
+    @routes.community("POST", "chat_join")
     def chat_join(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:
         return state.inject_chat_join(
-            _int(data, "chat_id"),
-            _int(data, "user_id"),
-            by_link=_bool(data, "by_link", True),
-            invited_by=_opt_int(data, "invited_by"),
+            int_of(data, "chat_id"),
+            int_of(data, "user_id"),
+            by_link=bool_of(data, "by_link", True),
+            invited_by=opt_int(data, "invited_by"),
         )
 
-    @route("POST", "chat_leave")
+    @routes.community("POST", "chat_leave")
     def chat_leave(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:
         return state.inject_chat_leave(
-            _int(data, "chat_id"), _int(data, "user_id"), kicked_by=_opt_int(data, "kicked_by")
+            int_of(data, "chat_id"), int_of(data, "user_id"), kicked_by=opt_int(data, "kicked_by")
         )
 
-    @route("POST", "chats")
+    @routes.community("POST", "chats")
     def create_chat(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:
         members = data.get("member_ids", [])
         if not isinstance(members, list):
             raise BadRequest("member_ids should be a list")
-        return state.create_chat(_str(data, "title"), [int(m) for m in members]).to_dict()
+        return state.create_chat(str_of(data, "title"), [int(m) for m in members]).to_dict()
 
-    @route("POST", "topics")
+    @routes.community("POST", "topics")
     def create_topic(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:
         topic = state.create_topic(
-            _str(data, "title"), _str(data, "text", ""), from_id=_opt_int(data, "from_id")
+            str_of(data, "title"), str_of(data, "text", ""), from_id=opt_int(data, "from_id")
         )
         return topic.to_dict()
 
-    @route("POST", "allow_messages")
+    @routes.community("POST", "allow_messages")
     def allow_messages(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:
-        user_id = _int(data, "user_id")
-        allowed = _bool(data, "allowed", True)
+        user_id = int_of(data, "user_id")
+        allowed = bool_of(data, "allowed", True)
         state.set_messages_allowed(user_id, allowed)
         return {"user_id": user_id, "allowed": allowed}
 
-    @route("POST", "users")
+    @routes.community("POST", "users")
     def add_user(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:
         user = state.add_user(
-            _int(data, "id"),
-            _str(data, "first_name"),
-            _str(data, "last_name"),
-            _int(data, "sex", 0),
+            int_of(data, "id"),
+            str_of(data, "first_name"),
+            str_of(data, "last_name"),
+            int_of(data, "sex", 0),
         )
         return user.to_vk()
 
-    @route("POST", "longpoll/expire_keys")
+    @routes.community("POST", "longpoll/expire_keys")
     def expire_keys(state: LocalVK, _: web.Request, __: dict[str, Any]) -> Any:
         state.expire_longpoll_keys()
         return {"ok": True}
 
-    @route("POST", "longpoll/drop_history")
+    @routes.community("POST", "longpoll/drop_history")
     def drop_history(state: LocalVK, _: web.Request, __: dict[str, Any]) -> Any:
         state.drop_longpoll_history()
         return {"ok": True}
 
-    @route("GET", "faults")
+    @routes.community("GET", "faults")
     def get_faults(state: LocalVK, _: web.Request, __: dict[str, Any]) -> Any:
         return {"config": state.faults.config.to_dict(), "injected": state.faults.injected}
 
-    @route("POST", "faults")
+    @routes.community("POST", "faults")
     def set_faults(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:
         with state.lock:
             config = state.faults.configure(FaultConfig.from_dict(data))
         return {"config": config.to_dict()}
 
-    @route("DELETE", "faults")
+    @routes.community("DELETE", "faults")
     def clear_faults(state: LocalVK, _: web.Request, __: dict[str, Any]) -> Any:
         with state.lock:
             state.faults.clear()
         return {"config": state.faults.config.to_dict()}
 
-    @route("GET", "callback")
+    @routes.community("GET", "callback")
     def get_callback(state: LocalVK, _: web.Request, __: dict[str, Any]) -> Any:
         return state.callbacks.stats()
 
-    @route("POST", "callback")
+    @routes.community("POST", "callback")
     def set_callback(state: LocalVK, _: web.Request, data: dict[str, Any]) -> Any:
         state.configure_callbacks(CallbackConfig.from_dict(data))
         return state.callbacks.stats()
 
-    @route("DELETE", "callback")
+    @routes.community("DELETE", "callback")
     def clear_callback(state: LocalVK, _: web.Request, __: dict[str, Any]) -> Any:
         state.configure_callbacks(None)
         return state.callbacks.stats()
 
-    @route("GET", "callback/deliveries")
+    @routes.community("GET", "callback/deliveries")
     def callback_deliveries(state: LocalVK, request: web.Request, _: dict[str, Any]) -> Any:
-        found = state.callbacks.deliveries(since=_int(request.query, "since", 0))
+        found = state.callbacks.deliveries(since=int_of(request.query, "since", 0))
         return {"deliveries": [delivery.to_dict() for delivery in found]}
 
-    @route("GET", "calls")
+    @routes.community("GET", "calls")
     def calls(state: LocalVK, request: web.Request, _: dict[str, Any]) -> Any:
         query = request.query
-        source: Any = request.app[key] if _query_flag(request, "all") else state
+        source: Any = request.app[key] if query_flag(request, "all") else state
         records = source.calls(
             query.get("method") or None,
             token_kind=query.get("token_kind") or None,
-            since=_int(query, "since", 0),
-            include_inner=_query_flag(request, "include_inner") is not False,
+            since=int_of(query, "since", 0),
+            include_inner=query_flag(request, "include_inner") is not False,
         )
         return {"calls": [record.to_dict() for record in records]}
 
-    @route("GET", "stats")
+    @routes.community("GET", "stats")
     def stats(state: LocalVK, _: web.Request, __: dict[str, Any]) -> Any:
         return state.stats()
 
-    @route("GET", "messages")
+    @routes.community("GET", "messages")
     def messages(state: LocalVK, request: web.Request, _: dict[str, Any]) -> Any:
-        peer_id = _opt_int(request.query, "peer_id")
+        peer_id = opt_int(request.query, "peer_id")
         with state.lock:
-            if _query_flag(request, "sent"):
+            if query_flag(request, "sent"):
                 found = state.sent_messages(peer_id)
             elif peer_id is not None:
                 found = state.conversation(peer_id)
@@ -453,15 +349,15 @@ def add_control_routes(app: web.Application, key: web.AppKey[Communities]) -> No
                 found = list(state.messages)
             return {"messages": [message.to_dict() for message in found]}
 
-    @route("GET", "events")
+    @routes.community("GET", "events")
     def events(state: LocalVK, _: web.Request, __: dict[str, Any]) -> Any:
         return {"ts": state.longpoll.ts, "events": state.longpoll.events()}
 
-    @route("GET", "state")
+    @routes.community("GET", "state")
     def snapshot(state: LocalVK, _: web.Request, __: dict[str, Any]) -> Any:
         return state.snapshot()
 
-    @route("GET", "board")
+    @routes.community("GET", "board")
     def board(state: LocalVK, _: web.Request, __: dict[str, Any]) -> Any:
         with state.lock:
             return {"topics": [topic.to_dict() for topic in state.topics.values()]}

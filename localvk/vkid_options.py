@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from .communities import Communities
 from .state import LocalVK
-from .vkid import ACCESS_TOKEN_TTL, CODE_TTL
+from .vkid_records import ACCESS_TOKEN_TTL, CODE_TTL
 
 
 def add_vkid_arguments(parser: argparse.ArgumentParser) -> None:

@@ -19,7 +19,7 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from aiohttp import web
 
-from .vkid import AuthorizeError, AuthorizeRequest, VKIDError
+from .vkid_records import AuthorizeError, AuthorizeRequest, VKIDError
 
 if TYPE_CHECKING:
     from .communities import Communities

@@ -1,5 +1,5 @@
 """The GM's game page: seats, votes, actions, strikes, the tally and who has not voted or
-acted yet.
+acted yet (the open phase's part: :mod:`.open_phase`).
 
 ``game_page`` costs a fixed number of queries whatever the number of players, phases and votes:
 each table is read once and joined in Python.
@@ -8,7 +8,7 @@ each table is read once and joined in Python.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,57 +32,12 @@ from gameplay.models import (
     Strike,
     Vote,
 )
-from gameplay.rules import (
-    Act,
-    DayResult,
-    Role,
-    Slot,
-    close_day,
-)
-from gameplay.rules.roles import ACT_TITLES, DUTY_ROLES, ITEM_TITLES, ROLE_TITLES, Item
+from gameplay.rules import Act, DayResult, Role, Slot
+from gameplay.rules.roles import ACT_TITLES, ITEM_TITLES, ROLE_TITLES, Item
 from gameplay.rules.spectators import may_watch
 
-from .close import day_input_of_rows
+from .open_phase import Pending, TallyRow, day_tally, pending
 from .record import died_in, retryable_outbox
-
-# --- who has not voted / acted -----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Pending:
-    not_voted: list[Seat] = field(default_factory=list)
-    not_acted: list[Seat] = field(default_factory=list)
-    mafia_shot_missing: bool = False
-    #: Living mafia members a reminder would reach while the team has no shot.
-    mafia_waiting: int = 0
-
-    @property
-    def to_remind(self) -> int:
-        """How many players a reminder now would reach (as ``deadlines.phase_remind``)."""
-        return len(self.not_voted) + len(self.not_acted) + self.mafia_waiting
-
-
-def _pending(
-    phase: Phase, seats: Sequence[Seat], votes: Iterable[Vote], actions: Iterable[NightAction]
-) -> Pending:
-    """Living players who have not voted (day) or sent their role action (night), and whether
-    the mafia has no shot yet (the same people ``selectors.deadlines.pending_actors`` finds,
-    from rows already loaded)."""
-    living = [s for s in seats if s.alive and s.number is not None]
-    if phase.kind == PhaseKind.DAY:
-        voted = {v.voter_id for v in votes if v.current and not v.void}
-        return Pending(not_voted=[s for s in living if s.pk not in voted])
-    standing = [a for a in actions if a.current]
-    acted = {a.actor_id for a in standing if a.slot == Slot.ROLE}
-    shot = any(a.slot == Slot.MAFIA_SHOT for a in standing)
-    mafia = sum(1 for s in living if s.role == Role.MAFIA)
-    missing = mafia > 0 and not shot
-    waiting = mafia if missing else 0
-    if phase.reopened_for == Slot.MAFIA_SHOT:
-        return Pending(mafia_shot_missing=missing, mafia_waiting=waiting)
-    duty = [s for s in living if s.role in DUTY_ROLES and s.pk not in acted]
-    return Pending(not_acted=duty, mafia_shot_missing=missing, mafia_waiting=waiting)
-
 
 # --- the game page -----------------------------------------------------------------------------
 
@@ -129,19 +84,6 @@ class SeatRow:
     night_actions: list[ActionCell] = field(default_factory=list)
     replaced_from: list[str] = field(default_factory=list)
     spectator_eligible: bool = False
-
-
-@dataclass
-class TallyRow:
-    number: int
-    name: str
-    votes: int
-    penalty: int
-    voters: list[int]
-
-    @property
-    def total(self) -> int:
-        return self.votes + self.penalty
 
 
 @dataclass(frozen=True)
@@ -404,9 +346,10 @@ def game_page(game: Game) -> GamePage:
         return page
     cur_votes = [v for v in rows.votes if v.phase_id == current.pk]
     cur_actions = [a for a in rows.actions if a.phase_id == current.pk]
-    page.pending = _pending(current, players, cur_votes, cur_actions)
+    page.pending = pending(current, players, cur_votes, cur_actions)
     if current.kind == PhaseKind.DAY:
-        _fill_day(page, current, players, cur_votes, rows.strikes)
+        day = day_tally(current, players, cur_votes, rows.strikes)
+        page.tally, page.early_votes, page.projection = day.tally, day.early_votes, day.projection
     else:
         shot = next((a for a in cur_actions if a.current and a.slot == Slot.MAFIA_SHOT), None)
         if shot is not None:
@@ -415,27 +358,3 @@ def game_page(game: Game) -> GamePage:
         if current.status == PhaseStatus.REVIEW and current.result:
             page.draft = current.result.get("draft")
     return page
-
-
-def _fill_day(
-    page: GamePage, phase: Phase, players: list[Seat], votes: list[Vote], strikes: list[Strike]
-) -> None:
-    table, day = day_input_of_rows(phase, players, votes, strikes)
-    ballots, carried = day.ballots, day.carried_penalties
-    living = table.alive_numbers
-    rows: dict[int, TallyRow] = {}
-    names = {s.number: s.name for s in players}
-    for b in ballots.values():
-        if b.voter in living and b.target in living:
-            row = rows.setdefault(b.target, TallyRow(b.target, names[b.target], 0, 0, []))
-            row.votes += 1
-            row.voters.append(b.voter)
-    for number, votes_ in carried.items():
-        if votes_ and number in living:
-            row = rows.setdefault(number, TallyRow(number, names[number], 0, 0, []))
-            row.penalty += votes_
-    page.tally = sorted(rows.values(), key=lambda r: (-r.total, r.number))
-    for row in page.tally:
-        row.voters.sort()
-    page.early_votes = sorted((b.voter, b.target) for b in ballots.values() if b.early)
-    page.projection = close_day(table, day)

@@ -80,56 +80,76 @@ def _result(game: Game, role: str, replaced_out: bool) -> tuple[str, bool | None
     return ("won" if won else "lost"), won
 
 
-def player_history(vk_user_id: int, viewer: Any) -> PlayerHistory:
-    """The games of a VK user: finished ones of the viewer's communities and of communities
-    with an open history, and any game the viewer runs. Other GMs' unfinished games are left
-    out altogether."""
-    seats = list(
+#: A seat the user sat in: the seat, the name they played under, whether they handed it on,
+#: and to whom.
+_Entry = tuple[Seat, str, bool, str]
+
+
+def _entries(vk_user_id: int) -> list[_Entry]:
+    """Every seat the user signed up for (withdrawals aside), then every seat they handed on,
+    each newest first."""
+    seats = (
         Seat.objects.filter(vk_user_id=vk_user_id)
         .exclude(status=SeatStatus.WITHDRAWN)
         .select_related("game")
         .order_by("-game__created_at")
     )
-    left = list(
+    left = (
         Replacement.objects.filter(old_vk_user_id=vk_user_id)
         .select_related("seat__game")
         .order_by("-created_at")
     )
+    return [(s, s.name, False, "") for s in seats] + [
+        (r.seat, r.old_name, True, r.new_name) for r in left
+    ]
+
+
+def _visible(viewer: Any) -> tuple[set[int], set[int]]:
+    """The games the viewer runs (pks), and the communities whose finished games the viewer
+    may see (VK ids): their own, and the ones with an open history."""
     mine = set(games_for(viewer).values_list("pk", flat=True))
-    public = (GameStatus.FINISHED, GameStatus.CANCELLED)
-    # Communities whose finished games this viewer may see: their own, and the open ones.
     seen = set(communities_for(viewer).values_list("vk_id", flat=True)) | set(
         Community.objects.filter(history_public=True).values_list("vk_id", flat=True)
     )
-    rows: list[HistoryRow] = []
-    entries = [(s, s.name, False, "") for s in seats] + [
-        (r.seat, r.old_name, True, r.new_name) for r in left
-    ]
-    for seat, name, replaced_out, passed_to in entries:
-        game = seat.game
-        if game.pk not in mine and (
-            game.status not in public
-            or (game.vk_group_id is not None and game.vk_group_id not in seen)
-        ):
-            continue
-        if seat.status == SeatStatus.RESERVE and not replaced_out:
-            result, won = "reserve", None
-        else:
-            result, won = _result(game, seat.role, replaced_out)
-        rows.append(
-            HistoryRow(
-                game=game,
-                number=seat.number,
-                name=name,
-                role=seat.role,
-                item=seat.item,
-                seat=None if replaced_out or not seat.role else seat,
-                result=result,
-                won=won,
-                passed_to=passed_to,
-                mine=game.pk in mine,
-            )
-        )
+    return mine, seen
+
+
+def _shown(game: Game, mine: set[int], seen: set[int]) -> bool:
+    """Whether the viewer sees ``game`` in a history: one they run, or one finished (or
+    cancelled) in a community they may see."""
+    if game.pk in mine:
+        return True
+    public = game.status in (GameStatus.FINISHED, GameStatus.CANCELLED)
+    return public and (game.vk_group_id is None or game.vk_group_id in seen)
+
+
+def _row(entry: _Entry, mine: set[int]) -> HistoryRow:
+    seat, name, replaced_out, passed_to = entry
+    game = seat.game
+    if seat.status == SeatStatus.RESERVE and not replaced_out:
+        result, won = "reserve", None
+    else:
+        result, won = _result(game, seat.role, replaced_out)
+    return HistoryRow(
+        game=game,
+        number=seat.number,
+        name=name,
+        role=seat.role,
+        item=seat.item,
+        seat=None if replaced_out or not seat.role else seat,
+        result=result,
+        won=won,
+        passed_to=passed_to,
+        mine=game.pk in mine,
+    )
+
+
+def player_history(vk_user_id: int, viewer: Any) -> PlayerHistory:
+    """The games of a VK user: finished ones of the viewer's communities and of communities
+    with an open history, and any game the viewer runs. Other GMs' unfinished games are left
+    out altogether."""
+    mine, seen = _visible(viewer)
+    rows = [_row(e, mine) for e in _entries(vk_user_id) if _shown(e[0].game, mine, seen)]
     played = [r for r in rows if r.won is not None]
     by_role: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for r in played:

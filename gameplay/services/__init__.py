@@ -10,7 +10,7 @@ The modules are named for what they act on, not for who calls them: the bot and 
 call the same command for the same action (a vote is ``votes.vote_submit`` whether a seat
 number or a VK user casts it; a sign-up is ``signup.signup_create`` from VK or the panel).
 
-- ``setup``: creating a game, deal rounds, the deal, the start;
+- ``setup``: creating a game, the start; ``deal``: the rounds of the deal, the deal;
   ``signup``: signing up, the reserve, withdrawal, the GM's lists and removals;
   ``settings``: a game's settings and GMs (the panel's «Настройки»).
 - ``phases``: opening days and nights, the end of the game (``game_over``: the end-of-game
@@ -39,7 +39,7 @@ Layers (a module imports only modules below it; ``|`` separates independent ones
     actions | discipline | settings | signup | spectators | story | votes
     day | night | setup
     publication
-    mafia | phases
+    mafia | phases | deal
     prompts | replies | retries
     acting | common | communities | game_over | vkrefs
     admin_tokens
@@ -47,6 +47,7 @@ Layers (a module imports only modules below it; ``|`` separates independent ones
 
 from .actions import night_action_submit
 from .day import VoteOutcome, day_close
+from .deal import DealSummary, deal_round_new, game_deal, game_deal_fixed
 from .discipline import seat_modkill, seat_replace, strike_forgive, strike_give
 from .night import (
     ActionOutcome,
@@ -56,14 +57,7 @@ from .night import (
     night_reopen_mafia,
 )
 from .phases import game_end
-from .setup import (
-    DealSummary,
-    deal_round_new,
-    game_create,
-    game_deal,
-    game_deal_fixed,
-    game_start,
-)
+from .setup import game_create, game_start
 from .signup import signup_create, signup_withdraw
 from .votes import vote_submit
 

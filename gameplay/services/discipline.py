@@ -304,7 +304,6 @@ def strike_give(
     )
     target.strikes = given.count
     target.save(update_fields=["strikes"])
-    label = Person.of(target)
     log_event(
         game,
         "strike_manual",
@@ -320,23 +319,29 @@ def strike_give(
     if given.modkill:
         _remove(game, target, phase, seats, now, by=by, reason=reason)
     else:
-        post_board(
-            game=game,
-            text=render("board/penalty", seat=label, votes=given.penalty_votes, day=penalty_day),
-            kind="penalty",
-        )
-        why = render(
-            "player/strike_why", reason=StrikeReason.MANUAL.value, number=phase.number, note=reason
-        )
-        send_message(
-            game=game,
-            peer_ids=[target.vk_user_id],
-            text=render(
-                "player/struck", why=why, votes=given.penalty_votes, day=penalty_day, counted=False
-            ),
-            kind="strike",
-        )
+        _announce_penalty(game, target, phase, strike, reason=reason)
     return strike
+
+
+def _announce_penalty(
+    game: Game, target: Seat, phase: Phase, strike: Strike, *, reason: str
+) -> None:
+    """A manual strike's penalty votes: in the board for everyone, and to the player with why."""
+    votes, day = strike.penalty_votes, strike.penalty_day
+    post_board(
+        game=game,
+        text=render("board/penalty", seat=Person.of(target), votes=votes, day=day),
+        kind="penalty",
+    )
+    why = render(
+        "player/strike_why", reason=StrikeReason.MANUAL.value, number=phase.number, note=reason
+    )
+    send_message(
+        game=game,
+        peer_ids=[target.vk_user_id],
+        text=render("player/struck", why=why, votes=votes, day=day, counted=False),
+        kind="strike",
+    )
 
 
 @transaction.atomic

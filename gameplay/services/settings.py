@@ -36,8 +36,9 @@ from gameplay.selectors.communities import communities_for, is_member
 from gameplay.themes import THEMES
 
 from .common import lock_game, log_event
+from .deal import announce_round, round_was_dealt
 from .replies import board_reply
-from .setup import announce_round, check_vk_tenancy, game_create, round_was_dealt, tenancy_refusal
+from .setup import check_vk_tenancy, game_create, tenancy_refusal
 from .vkrefs import CHAT_PEER_BASE
 
 #: The longest phase the settings accept, and the longest extension of a deadline at once.

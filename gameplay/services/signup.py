@@ -41,7 +41,7 @@ from gameplay.rules.errors import InvalidCommand
 from outbox import unit_of_work
 
 from .common import lock_game, log_event, queue_outbox, send_message
-from .setup import discard_deal
+from .deal import discard_deal
 from .vkrefs import parse_vk_user
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from django.db import transaction
 
-from gameplay import gmtext, themes
+from gameplay import gmtext, gmtext_data, themes
 from gameplay.messages import MessageError, Person, render, when
 from gameplay.models import Game, Phase, PhaseKind, PhaseStatus, Seat
 from gameplay.refusals import (
@@ -334,7 +334,7 @@ def theme_text_check(*, slot: str, text: str, seats: int, game: str = "") -> Non
         try:
             gmtext.render(
                 compiled,
-                gmtext.data_of(ctx),
+                gmtext_data.data_of(ctx),
                 output=themes.output_limit(slot),
                 steps=themes.step_limit(slot),
             )
@@ -360,7 +360,7 @@ def theme_preview(*, game: Game, slot: str, text: str, theme: str | None = None)
         limit = themes.output_limit(slot)
         gmtext.render(
             gmtext.compile_text(text),
-            gmtext.data_of(ctx),
+            gmtext_data.data_of(ctx),
             output=limit,
             steps=themes.step_limit(slot),
         )

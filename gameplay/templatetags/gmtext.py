@@ -18,7 +18,7 @@ from django.template import defaultfilters, defaulttags
 from django.template.base import Parser, Token, Variable
 from django.template.defaulttags import ForNode
 
-from gameplay import gmtext, grammar
+from gameplay import gmtext, gmtext_data, grammar
 from gameplay.messages import Person
 from gameplay.rules import Item, Role
 
@@ -163,7 +163,7 @@ def item_agree(context: template.Context, value: Any, word: str) -> str:
 
 
 class BudgetedForNode(ForNode):
-    """``{% for %}`` over a tuple of the context (the game's lists, :func:`gmtext.data_of`):
+    """``{% for %}`` over a tuple of the context (the game's lists, :func:`gmtext_data.data_of`):
     each iteration is charged its body's steps before it runs, and the output so far is
     checked against the slot's length after it."""
 
@@ -192,7 +192,7 @@ class BudgetedForNode(ForNode):
             size = 0
             for i, value in enumerate(values):
                 spent.charge(self.steps, where)
-                context["forloop"] = gmtext.GmMap(
+                context["forloop"] = gmtext_data.GmMap(
                     {
                         "parentloop": parent,
                         "counter0": i,

@@ -13,7 +13,8 @@ from gameplay.selectors.game_page import item_states
 from gameplay.selectors.record import deal_rounds, draw_rounds, roster
 from gameplay.selectors.seats import all_seats, listed_seat
 from gameplay.selectors.table import players
-from gameplay.services.setup import deal_round_new, game_deal, game_start, round_was_dealt
+from gameplay.services.deal import deal_round_new, game_deal, round_was_dealt
+from gameplay.services.setup import game_start
 from gameplay.services.signup import player_add, player_remove, players_add_bulk
 from panel.access import actor, attempt, back, game_url, gm_view, render_panel
 from panel.flash import confirmation, say

@@ -19,8 +19,9 @@ from gameplay.messages import render
 from gameplay.models import Community, Game, Outbox, OutboxStatus, Phase, Vote
 from gameplay.rules import RoleCounts
 from gameplay.services.day import day_close
+from gameplay.services.deal import game_deal
 from gameplay.services.settings import game_open
-from gameplay.services.setup import game_deal, game_start
+from gameplay.services.setup import game_start
 from gameplay.services.signup import signup_create
 from localvk import Communities, LocalVK, ServerThread, token_fingerprint
 from tests.runbot_support import run_runbot

@@ -34,9 +34,10 @@ from gameplay.models import (
 )
 from gameplay.rules import RoleCounts
 from gameplay.services.day import day_close
+from gameplay.services.deal import game_deal
 from gameplay.services.night import night_close, night_publish
 from gameplay.services.settings import game_open
-from gameplay.services.setup import game_deal, game_start
+from gameplay.services.setup import game_start
 from gameplay.services.signup import signup_create
 from gameplay.services.votes import vote_count_post, vote_submit
 from localvk import LocalVK, RunningServer, ServerThread

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from django.template import Context
 
-from gameplay import gmtext, themes
+from gameplay import gmtext, gmtext_data, themes
 from gameplay.messages import MessageError, Person, render
 
 NAMES = (("Сергей Воробьёв", 2), ("Мария Ефремова", 1), ("Лев Толстой", 2), ("Анна Ахматова", 1))
@@ -16,7 +16,7 @@ PEOPLE = [Person(n, *NAMES[(n - 1) % len(NAMES)]) for n in range(1, 27)]
 
 
 def data(**extra: Any) -> dict[str, Any]:
-    return gmtext.data_of({"seats": PEOPLE, "number": 3, "game": "Игра", **extra})
+    return gmtext_data.data_of({"seats": PEOPLE, "number": 3, "game": "Игра", **extra})
 
 
 def refused(source: str, **extra: Any) -> MessageError:
@@ -138,9 +138,9 @@ def test_a_grammar_call_is_paid_by_the_word_and_a_repeat_is_nearly_free() -> Non
 def test_a_text_sees_read_only_plain_data() -> None:
     seats = list(PEOPLE[:3])
     ctx = Context({"seats": seats, "theme": themes.Theme(), "d": {"a": [1, 2]}, "n": 5})
-    seen = gmtext.data_of(ctx)
+    seen = gmtext_data.data_of(ctx)
     assert "theme" not in seen
-    assert seen["seats"] == tuple(seats) and isinstance(seen["d"], gmtext.GmMap)
+    assert seen["seats"] == tuple(seats) and isinstance(seen["d"], gmtext_data.GmMap)
     assert seen["d"]["a"] == (1, 2) and seen["n"] == 5
     # A list's methods are not there to be called: nothing changes the message around a text.
     err = refused("{{ seats.pop }}{{ seats.clear }}")

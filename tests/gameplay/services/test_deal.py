@@ -12,11 +12,18 @@ import pytest
 from django.core.management import call_command
 
 from gameplay import services
-from gameplay.models import DealRound, GameStatus, SeatStatus
-from gameplay.rules import RoleCounts, RuleViolation, deal_for_roster, round_commitment
-from gameplay.rules.errors import InvalidCommand, SetupError
+from gameplay.models import DealRound, Draw, GameStatus, SeatStatus
+from gameplay.rules import (
+    Item,
+    Role,
+    RoleCounts,
+    RuleViolation,
+    deal_for_roster,
+    round_commitment,
+)
+from gameplay.rules.errors import InvalidCommand, NotEnoughPlayers, SetupError
+from gameplay.services.deal import counts_of
 from gameplay.services.settings import game_settings_update
-from gameplay.services.setup import counts_of
 from gameplay.services.signup import player_add, player_remove
 from tests.gameplay.factories import (
     board,
@@ -26,12 +33,14 @@ from tests.gameplay.factories import (
     outbox,
     player_name,
     seats,
+    snapshot,
     vk_id,
 )
 
 pytestmark = pytest.mark.django_db
 
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
+CYRILLIC = re.compile(r"[А-Яа-яЁё]")
 
 
 def deal_of(game) -> list[tuple[int, int, str, str]]:
@@ -272,3 +281,108 @@ def test_a_refused_deal_leaves_the_round_undealt():
     assert DealRound.objects.get(game=game).deals == 0
     assert not outbox(game, "roster")
     assert all(s.status == SeatStatus.PLAYER for s in game.seats.all())
+
+
+# --- the deal ----------------------------------------------------------------------------------
+
+
+def test_deal_refuses_when_players_do_not_match_the_role_total():
+    game = make_game(n=8, counts=RoleCounts.default_for(9))
+    before = snapshot(game)
+
+    with pytest.raises(NotEnoughPlayers) as refused:
+        services.game_deal(game_id=game.pk)
+
+    assert isinstance(refused.value, RuleViolation)
+    assert "8" in refused.value.reason and "9" in refused.value.reason
+    assert CYRILLIC.search(refused.value.reason)
+    assert snapshot(game) == before
+    assert not Draw.objects.filter(game=game).exists()
+
+
+def test_deal_numbers_seats_records_every_draw_and_commits_to_the_seed():
+    # Seed "gamma-1" needs four item draws for VK ids 1001..1026 (mafia items 2, 0, 0, 1).
+    game = make_game(n=26, seed="gamma-1")
+    summary = services.game_deal(game_id=game.pk, by="gm:test")
+
+    game.refresh_from_db()
+    dealt = seats(game)
+    assert [s.number for s in dealt] == list(range(1, 27))
+    roles = [s.role for s in dealt]
+    assert {r: roles.count(r) for r in set(roles)} == {
+        "mafia": 6,
+        "commissar": 1,
+        "doctor": 1,
+        "maniac": 1,
+        "civilian": 17,
+    }
+    draws = list(Draw.objects.filter(game=game).order_by("attempt"))
+    assert len(draws) == len(summary.draws) > 1
+    assert [d.attempt for d in draws] == list(range(1, len(draws) + 1))
+    assert [d.accepted for d in draws] == [False] * (len(draws) - 1) + [True]
+    mafia_numbers = {s.number for s in dealt if s.role == Role.MAFIA}
+    for d in draws:
+        assert d.deal_round == 1
+        assert d.mafia_items == sum(1 for n in d.holders.values() if n in mafia_numbers)
+        assert (d.mafia_items == 1) is d.accepted
+    held = {s.item: s.number for s in dealt if s.item}
+    assert held == draws[-1].holders
+    assert sorted(held) == sorted(i.value for i in Item)
+    assert sum(1 for s in dealt if s.item and s.role == Role.MAFIA) == 1
+    assert game.status == GameStatus.DEALT and game.seed == "gamma-1"
+    assert game.commitment == summary.commitment and len(game.commitment) == 64
+    roster = [s.vk_user_id for s in dealt]
+    assert roster == sorted(roster)  # seats by VK id
+    assert deal_for_roster("gamma-1", counts_of(game=game), roster).commitment == game.commitment
+    assert deal_for_roster("gamma-2", counts_of(game=game), roster).commitment != game.commitment
+    [event] = events(game, "deal")
+    assert event.override is False and event.data["commitment"] == game.commitment
+    assert event.data["roster"] == roster and event.data["seed_round"] == 1
+
+
+def test_the_same_seed_deals_the_same_seats():
+    one = make_game(n=9, deal=True, seed="same")
+    two = make_game(n=9, deal=True, seed="same")
+    other = make_game(n=9, deal=True, seed="different")
+
+    assert deal_of(one) == deal_of(two)
+    assert one.commitment == two.commitment
+    assert deal_of(one) != deal_of(other)
+
+
+def test_a_new_round_before_the_start_is_an_override_and_keeps_earlier_draws():
+    game = make_game(n=9, deal=True, seed="first")
+    first_round = Draw.objects.filter(game=game).count()
+    with pytest.raises(InvalidCommand, match="новом раунде"):
+        services.game_deal(game_id=game.pk)  # the same roster and seed: the same deal
+
+    rnd = services.deal_round_new(game_id=game.pk, seed="second", by="gm:anna")
+
+    game.refresh_from_db()
+    assert rnd.number == 2
+    assert Draw.objects.filter(game=game, deal_round=1).count() == first_round
+    assert Draw.objects.filter(game=game, deal_round=2).exists()
+    assert Draw.objects.filter(game=game, accepted=True).count() == 2  # one per deal
+    [opened] = events(game, "deal_round_opened")[1:]
+    assert opened.override is True and opened.actor == "gm:anna"
+    assert opened.data["round"] == 2 and "second" not in str(opened.data)  # no seed logged
+    [deal2] = events(game, "deal")[1:]
+    assert (deal2.data["deal_round"], deal2.data["seed_round"]) == (2, 2)
+    roster = [s.vk_user_id for s in seats(game)]
+    assert game.seed == "second"
+    assert deal_for_roster("second", counts_of(game=game), roster).commitment == game.commitment
+    assert [s.number for s in seats(game)] == list(range(1, 10))
+
+
+def test_deal_after_the_start_is_refused():
+    game = make_game(n=9, start=True)
+    before = snapshot(game)
+    draws = Draw.objects.filter(game=game).count()
+
+    with pytest.raises(InvalidCommand):
+        services.game_deal(game_id=game.pk)
+    with pytest.raises(InvalidCommand):
+        services.deal_round_new(game_id=game.pk, by="gm:test")
+
+    assert snapshot(game) == before
+    assert Draw.objects.filter(game=game).count() == draws
