@@ -5,7 +5,8 @@ one item with the mafia), starts, closes Day 1, edits and publishes Night 1, mod
 opens the spectator chat and ends the game, saving a screenshot of every screen. Players' votes
 and night actions arrive through the services, as the bot would deliver them.
 
-Beside it: the game page and its confirmations at 390×844 (a phone), removing a player after the
+Beside it: the game page and its confirmations at 390×844 (a phone), every other panel page
+there too (no sideways scroll), removing a player after the
 deal (confirmed first), and the GM's voice — the theme editor refusing a broken template with
 its line, and a night draft's story paragraph published exactly as previewed.
 
@@ -28,6 +29,7 @@ from typing import Any
 
 import pytest
 from django.db import connections
+from django.test import Client
 from playwright.sync_api import expect
 
 from gameplay import services
@@ -543,3 +545,26 @@ def test_the_public_pages_and_the_login_keep_the_content_security_policy(
     assert page.evaluate("() => window.ran") is None
     assert any("script-src" in v for v in csp_violations), csp_violations
     csp_violations.clear()
+
+
+def test_every_panel_page_fits_a_phone(page: Any, live_server: Any, gm: Any) -> None:
+    """Every tab of a game in sign-up, a running one with its night's draft under review, a
+    finished one and one in its day, their confirmations and the log's filters, the games
+    list, «Мои игры» and the community pages: none scrolls sideways at 390 px."""
+    from tests.panel.test_panel_reads import pages, played
+
+    games = played(gm)
+    client = Client()
+    client.force_login(gm)
+    # an action's address (POST only, or a redirect) has no page of its own
+    urls = [u for u in pages(gm, games) if client.get(u).status_code == 200]
+    page.set_viewport_size(PHONE)
+    _log_in(page, live_server.url, gm)
+    wide = []
+    for url in urls:
+        page.goto(live_server.url + url)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        if width > PHONE["width"]:
+            wide.append(f"{url}: {width} px")
+    assert len(urls) >= 40, urls
+    assert wide == [], "\n".join(wide)
