@@ -131,6 +131,10 @@ class NobodyAdded(Worded, InvalidCommand):
     pass
 
 
+class PlayerAlreadyListed(Worded, InvalidCommand):
+    """The GM adds a VK user who is already among the players or in the reserve."""
+
+
 class NotAChat(Worded, InvalidCommand):
     pass
 

@@ -29,6 +29,7 @@ from gameplay.refusals import (
     NobodyAdded,
     NoSuchSignup,
     NotSignedUp,
+    PlayerAlreadyListed,
     PlayerLineBad,
     PlayerLineDuplicate,
     PlayerListEmpty,
@@ -58,6 +59,11 @@ def _check_signup(game: Game, vk_user_id: int, *, reserve: bool) -> None:
         raise AlreadySignedUp(reserve=existing.status == SeatStatus.RESERVE)
 
 
+def unnamed(vk_user_id: int) -> str:
+    """The name of a player signed up without one."""
+    return f"VK id {vk_user_id}"
+
+
 @transaction.atomic
 def signup_create(
     *,
@@ -81,7 +87,7 @@ def signup_create(
     seat = Seat.objects.create(
         game=game,
         vk_user_id=vk_user_id,
-        name=(name or f"id{vk_user_id}").strip()[:200],
+        name=(name or unnamed(vk_user_id)).strip()[:200],
         sex=sex if sex in (1, 2) else 0,
         status=SeatStatus.RESERVE if reserve else SeatStatus.PLAYER,
         pm_allowed=pm_allowed,
@@ -253,13 +259,23 @@ def player_add(
 ) -> Seat:
     """Sign a VK user up (or put them in the reserve) on the GM's behalf."""
     vk_id = vk if isinstance(vk, int) else parse_vk_user(text=vk)
-    return signup_create(
-        game_id=game_id,
-        vk_user_id=vk_id,
-        name=(name or "").strip() or f"id{vk_id}",
-        reserve=reserve,
-        by=by,
-    )
+    try:
+        return signup_create(
+            game_id=game_id,
+            vk_user_id=vk_id,
+            name=(name or "").strip() or unnamed(vk_id),
+            reserve=reserve,
+            by=by,
+        )
+    except AlreadySignedUp as e:  # the player's own wording («Вы уже записаны») is not the GM's
+        listed = Seat.objects.filter(
+            game_id=game_id,
+            vk_user_id=vk_id,
+            status__in=[SeatStatus.PLAYER, SeatStatus.RESERVE],
+        ).first()
+        raise PlayerAlreadyListed(
+            player=listed.name if listed else unnamed(vk_id), reserve=e.params.get("reserve")
+        ) from None
 
 
 @transaction.atomic

@@ -18,14 +18,14 @@ from gameplay.refusals import (
 CHAT_PEER_BASE = 2_000_000_000
 
 _VK_ID = re.compile(
-    r"^(?:(?:https?://)?(?:m\.|www\.)?vk\.(?:com|ru)/)?(?:id)?(\d{1,15})/?$", re.IGNORECASE
+    r"^(?:(?:https?://)?(?:m\.|www\.)?vk\.(?:com|ru)/)?(?:id)?(\d+)/?$", re.IGNORECASE
 )
 
 _VK_SCREEN = re.compile(
     r"^(?:(?:https?://)?(?:m\.|www\.)?vk\.(?:com|ru)/)?@?([a-z0-9_.]{2,64})/?$", re.IGNORECASE
 )
 
-_MENTION = re.compile(r"^\[id(\d{1,15})\|[^\]]*\]$")
+_MENTION = re.compile(r"^\[id(\d+)\|[^\]]*\]$")
 
 
 def parse_vk_user(*, text: str) -> int:

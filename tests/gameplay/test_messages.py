@@ -393,7 +393,10 @@ CASES: dict[str, Contexts] = {
     "refusals/no_such_strike": lambda p: [{}],
     "refusals/no_such_theme": lambda p: [{}],
     "refusals/no_such_theme_text": lambda p: [{}],
-    "refusals/nobody_added": one(vk_user_id=123, why="Вы уже записаны в игре."),
+    "refusals/player_already_listed": lambda p: [
+        {"player": p[0].name, "reserve": r} for r in (True, False)
+    ],
+    "refusals/nobody_added": one(vk_user_id=123, why="Иван Петров уже в составе игры."),
     "refusals/not_a_chat": lambda p: [{}],
     "refusals/not_dealt_yet": lambda p: [{}],
     "refusals/not_signed_up": lambda p: [{}],

@@ -314,3 +314,34 @@ def test_clearing_a_running_games_topic_is_refused_with_what_to_do(
     assert messages_of(response) == [render("refusals/topic_required_in_play")]
     game.refresh_from_db()
     assert game.topic_id is not None
+
+
+def test_adding_a_player_already_listed_is_told_in_the_gms_words(
+    gm: Any, gm_client: Client
+) -> None:
+    game = make_game(gm, players=7, deal=False, start=False)  # «Игрок 1» is VK id 700001
+    before = Seat.objects.count()
+    response = gm_client.post(url("panel_player_add", game), {"vk": "700001"}, follow=True)
+    assert messages_of(response) == ["Игрок 1 уже в составе игры."]
+    response = gm_client.post(
+        url("panel_players_bulk", game), {"lines": "id201 Аня\nid700001 Снова"}, follow=True
+    )
+    assert messages_of(response) == ["VK id 700001: Игрок 1 уже в составе игры. Никто не добавлен."]
+    assert Seat.objects.count() == before
+
+
+@pytest.mark.parametrize("vk", ["99999999999999999999999", "id99999999999999999999999"])
+def test_a_too_large_vk_id_is_refused_as_not_a_vk_id(gm: Any, gm_client: Client, vk: str) -> None:
+    game = make_game(gm, players=7, deal=False, start=False)
+    before = Seat.objects.count()
+    response = gm_client.post(url("panel_player_add", game), {"vk": vk}, follow=True)
+    assert messages_of(response) == [f"«{vk}» — не id пользователя VK."]
+    assert Seat.objects.count() == before
+
+
+def test_a_player_added_without_a_name_is_called_by_the_vk_id(gm: Any, gm_client: Client) -> None:
+    game = make_game(gm, players=7, deal=False, start=False)
+    gm_client.post(url("panel_player_add", game), {"vk": "1003", "name": ""}, follow=True)
+    assert Seat.objects.get(game=game, vk_user_id=1003).name == "VK id 1003"
+    page = gm_client.get(url("panel_players", game)).content.decode()
+    assert "VK id 1003" in page and "Id1003" not in page
