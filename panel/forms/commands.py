@@ -94,7 +94,10 @@ class NightEditForm(forms.Form):
         label="Погибают этой ночью", coerce=int, required=False, widget=forms.CheckboxSelectMultiple
     )
     reason = forms.CharField(
-        label="Причина правки", max_length=1000, widget=forms.TextInput(attrs={"size": 60})
+        label="Причина правки",
+        max_length=1000,
+        widget=forms.TextInput(attrs={"size": 60}),
+        error_messages={"required": "Укажите причину правки: она попадёт в журнал и в итоги игры."},
     )
 
     def __init__(self, *args: Any, living: list[tuple[int, str]] = (), **kwargs: Any) -> None:

@@ -101,6 +101,14 @@ def game_settings(request: HttpRequest, game) -> HttpResponse:
 
 @gm_view()
 def game_view(request: HttpRequest, game) -> HttpResponse:
+    return game_page_response(request, game)
+
+
+def game_page_response(
+    request: HttpRequest, game, *, edit_form: NightEditForm | None = None
+) -> HttpResponse:
+    """The «Сейчас» tab; ``edit_form``: the night draft's edit as the GM sent it (refused),
+    shown again with what they ticked and typed."""
     page = game_page(game)
     phase = page.phase
     context = {
@@ -120,7 +128,7 @@ def game_view(request: HttpRequest, game) -> HttpResponse:
     }
     if phase is not None and phase.kind == PhaseKind.NIGHT and phase.status == PhaseStatus.REVIEW:
         draft = page.draft or {}
-        context["edit_form"] = NightEditForm(
+        context["edit_form"] = edit_form or NightEditForm(
             initial={"deaths": draft.get("deaths", [])},
             living=[(s.number, s.name) for s in page.living],
         )

@@ -28,6 +28,7 @@ from gameplay.services.votes import vote_count_post
 from panel.access import actor, attempt, back, game_url, gm_view, render_panel
 from panel.flash import say
 from panel.forms import ExtendForm, NightEditForm, RequiredReasonForm
+from panel.views.game import game_page_response
 
 
 def _errors(request: HttpRequest, form) -> None:
@@ -137,7 +138,7 @@ def night_edit_view(request: HttpRequest, game) -> HttpResponse:
     form = NightEditForm(request.POST, living=living)
     if not form.is_valid():
         _errors(request, form)
-        return back(request, game)
+        return game_page_response(request, game, edit_form=form)
     ok, res = attempt(
         request,
         night_draft_edit,

@@ -4,6 +4,7 @@ deliveries, the log, export, a player's history and the end."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -128,9 +129,18 @@ def test_night_close_edit_reopen_and_publish(game: Game, gm_client: Client) -> N
     html = r.content.decode()
     assert "Ролевой удар" in html and "Выстрелы" in html and "Проверка" in html
 
-    r = gm_client.post(url("panel_night_edit", game), {"deaths": [], "reason": ""}, follow=True)
-    assert "Обязательное поле" in msgs(r)
     alive = [s.number for s in living(game)]
+    r = gm_client.post(url("panel_night_edit", game), {"deaths": [alive[1]], "reason": " "})
+    assert r.status_code == 200  # the page again, as the GM left the form
+    assert "Укажите причину правки" in msgs(r) and "Обязательное поле" not in msgs(r)
+    form = r.content.decode().split('id="draft-edit"')[1].split("</form>")[0]
+    ticked = {
+        int(re.search(r'value="(\d+)"', box).group(1))
+        for box in re.findall(r"<input[^>]*>", form)
+        if "checkbox" in box and "checked" in box
+    }
+    assert ticked == {alive[1]}
+    assert GameEvent.objects.filter(game=game, kind="night_edited").count() == 0
     r = gm_client.post(
         url("panel_night_edit", game),
         {"deaths": [alive[0]], "reason": "решение ведущего"},
