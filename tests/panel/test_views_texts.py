@@ -101,6 +101,18 @@ def test_the_theme_editor_saves_a_text_and_previews_it_from_the_game(
     assert GameEvent.objects.filter(game=game, kind="theme_text_set").exists()
 
 
+def test_the_preview_says_its_roles_are_made_up(game: Game, gm_client: Client) -> None:
+    """The previews name the game's players but give them roles of the example's own (the
+    end's list has everyone a civilian, the execution a mafioso): the page says so."""
+    response = gm_client.get(url("panel_texts", game))
+    page = response.content.decode()
+    slots = {s["slot"]: s for s in response.context["slots"]}
+    first = game.seats.get(number=1)
+    assert first.name in slots["end"]["preview"]  # a real player, his role the example's
+    assert "по данным этой игры" not in page
+    assert page.count("пример: игроки этой игры, их роли и события придуманы") == len(slots)
+
+
 @pytest.mark.parametrize(
     ("text", "line", "reason"),
     [
