@@ -43,7 +43,7 @@ def _verb_number(word: str) -> str | None:
 
 
 @cache
-def _gender_of(word: str) -> int | None:
+def gender_of(word: str) -> int | None:
     parses = grammar.morph().parse(word)
     best = parses[0] if parses else None
     if best is None or best.tag.POS not in ("VERB", "PRTS", "ADJS") or best.tag.number != "sing":
@@ -85,7 +85,7 @@ def panel_problems(
             if declinable and re.search(rf"\b{noun} №{p.number} {re.escape(p.name)}(?!\w)", text):
                 out.append(f"nominative after «{noun}»: {p}")
         for m in re.finditer(rf"(?<!за )(?<!\w)№{p.number} ([а-яё]+)", text):
-            shown = _gender_of(m.group(1))
+            shown = gender_of(m.group(1))
             if shown is not None and shown != p.sex:
                 out.append(f"«{m.group(1)}» after №{p.number} for {p} (VK sex {p.sex})")
     for m in VERB_LIST.finditer(text):
@@ -101,7 +101,7 @@ def panel_problems(
         row_plain = re.sub(r"\(.*?\)", " ", row.replace(p.name, " ")).lower()
         words = re.findall(r"[а-яё]+", row_plain)
         for before, word in zip(["", *words], words, strict=False):
-            shown = _gender_of(word)
+            shown = gender_of(word)
             if shown is not None and shown != p.sex and not _is_noun(before):
                 out.append(
                     f"«{word}» in a row about {p} (VK sex {p.sex}): «{' '.join(row.split())}»"

@@ -5,11 +5,12 @@ running one with its night's draft under review (the «Сейчас» tab, «И�
 «Журнал» and its filter, every confirmation page), a finished one, and «Сообщества».
 
 The pages are rendered from games played through the services once and each is read in each
-theme. The lines that decline a player's name or agree with it («Штраф №3 Михаилу Мальцеву?»,
-«№8 проверила», a row's «жива», «не голосовала») are then read again with the seats renamed
-(seat k takes name offset + k), in the fewest renders that put each of the 49 names in each
-such line. ``test_every_panel_page_reads_right`` prints its counts: pages × themes, names ×
-lines, texts, problems.
+theme. The constructions that decline a player's name or agree with it («Штраф №3 Михаилу
+Мальцеву?», «№8 проверила», a row's «жива», «не голосовала») are then read again with the
+seats renamed (seat k takes name offset + k), in the fewest renders that put each of the 49
+names in each construction (in a theme that shows it: a construction both themes show alike
+is one). ``test_every_panel_page_reads_right`` prints its counts: pages × themes, names ×
+constructions, texts, problems.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from gameplay.models import (
 from gameplay.services.spectators import spectator_chat_link
 from gameplay.services.story import phase_story_set, theme_text_set
 from tests.gameplay.test_messages import NAMES, SEED
-from tests.panel.reading_support import _gender_of, panel_problems
+from tests.panel.reading_support import gender_of, panel_problems
 from tests.panel.support import community_of, living, make_game, night_round, vote_round
 from tests.panel.test_access import fill, game_patterns
 
@@ -154,24 +155,49 @@ def rename(games: dict[str, Game], offset: int, theme: str) -> dict[int, list[Pe
     return out
 
 
-def constructions(text: str, person: Person, persons: list[Person]) -> frozenset[str]:
-    """The lines of a page that decline ``person``'s name or agree with it (named or by seat
-    number), as constructions: every player's name becomes «<имя>» (in another case «<имя в
-    падеже>»), a number «N», a word agreeing in gender «<род>» — so the line rendered for
+def constructions(
+    text: str, rows: list[str], person: Person, persons: list[Person]
+) -> frozenset[str]:
+    """The constructions of a page that decline ``person``'s name or agree with it: each line
+    of its text naming the player (by name or seat number) with every player's name as «<имя>»
+    (in another case «<имя в падеже>»), a number as «N», a word agreeing in gender in its
+    dictionary form («<проверить>» for «проверил» and «проверила»); and each table row or list
+    item about the player alone, as the agreeing words it has («строка: не голосовать,
+    живой») — whatever role, item or seat the row shows. The same construction rendered for
     another name or seat reads the same."""
     out = set()
+    forms = sorted(_forms(persons).items(), key=lambda f: -len(f[0]))
     for line in text.split("\n"):
         if person.name not in line and not (
             person.number and re.search(rf"№{person.number}(?!\d)", line)
         ):
             continue
-        for form, mark in sorted(_forms(persons).items(), key=lambda f: -len(f[0])):
+        for form, mark in forms:
             line = line.replace(form, mark)
-        words = re.split(r"([а-яё]+)", re.sub(r"\d+", "N", line))
-        line = "".join("<род>" if _gender_of(w) is not None else w for w in words)
-        if "<род>" in line or "<имя в падеже>" in line:
+        words = re.split(r"([а-яёА-ЯЁ]+)", re.sub(r"\d+", "N", line))
+        agreeing = [gender_of(w) is not None for w in words]
+        line = "".join(f"<{_lemma(w)}>" if a else w for w, a in zip(words, agreeing, strict=True))
+        if any(agreeing) or "<имя в падеже>" in line:
             out.add(line)
+    for row in rows:
+        if person.name not in row or any(p.name in row for p in persons if p.name != person.name):
+            continue
+        words = re.findall(r"[а-яё]+", row.replace(person.name, " ").lower())
+        agreeing = {
+            ("не " if before == "не" else "") + _lemma(word)
+            for before, word in zip(["", *words], words, strict=False)
+            if gender_of(word) is not None
+        }
+        if agreeing:
+            out.add("строка: " + ", ".join(sorted(agreeing)))
     return frozenset(out)
+
+
+@cache
+def _lemma(word: str) -> str:
+    """A word agreeing in gender, in its dictionary form: the same for «проверил» and
+    «проверила»."""
+    return grammar.morph().parse(word)[0].normal_form
 
 
 def _forms(persons: list[Person]) -> dict[str, str]:
@@ -189,11 +215,13 @@ def _declined(name: str, sex: int) -> tuple[str, ...]:
     return tuple(grammar.decline_name(name, case, sex) for case in CASES)
 
 
-def plan(cover: dict[tuple[str, int], set[tuple[str, int]]]) -> set[tuple[str, int]]:
-    """The fewest (page, offset) renders, chosen greedily, whose (construction, name) pairs
-    together are every pair any render would give."""
+def plan(cover: dict[Any, set[Any]], *, done: set[Any]) -> set[Any]:
+    """The fewest renders beside those ``done``, chosen greedily, that together with them give
+    every (construction, name) pair any render of ``cover`` would."""
     wanted = set().union(*cover.values()) if cover else set()
-    chosen: set[tuple[str, int]] = set()
+    for key in done:
+        wanted -= cover[key]
+    chosen: set[Any] = set()
     while wanted:
         best = max(cover, key=lambda k: len(cover[k] & wanted))
         chosen.add(best)
@@ -207,7 +235,7 @@ def test_every_panel_page_reads_right(
     """Every page is read once per theme; the pages that name players are read again with the
     seats renamed (seat k takes name offset + k), as often as it takes for each of the 49 names
     to appear in each construction a page shows about a player (a row, «Штраф №N …», «№N
-    проверила», «не голосовала», …) in each theme."""
+    проверила», «не голосовала», …)."""
     games = played(gm)
     urls = pages(gm, games)
     by_url = {u: g for g in games.values() for u in urls if f"/{g.pk}/" in u}
@@ -216,8 +244,6 @@ def test_every_panel_page_reads_right(
     texts: list[str] = []
     pages_read: set[str] = set()
     named: set[str] = set()
-    pairs = 0
-    lines: set[str] = set()
 
     def read(url: str, people: dict[int, list[Person]], offset: int) -> tuple[str, list[str]]:
         response = gm_client.get(url)
@@ -236,10 +262,10 @@ def test_every_panel_page_reads_right(
             bad.append(f"{url} [{NAMES[offset][0]}]: {problem}")
         return text, rows
 
+    # (theme, page, offset) → the (construction, name) pairs that render shows
+    cover: dict[tuple[str, str, int], set[tuple[str, int]]] = {}
     for theme in themes.THEMES:
         people = rename(games, 0, theme)
-        # (page, offset) → the (construction, name) pairs that render shows
-        cover: dict[tuple[str, int], set[tuple[str, int]]] = {}
         for url in list(urls):
             text, rows = read(url, people, 0)
             if not text:
@@ -249,30 +275,29 @@ def test_every_panel_page_reads_right(
             if game is None:
                 continue
             persons = people[game.pk]
-            whole = "\n".join([text, *rows])
-            shapes = [constructions(whole, p, persons) for p in persons]
+            shapes = [constructions(text, rows, p, persons) for p in persons]
             if not any(shapes):
                 continue
             named.add(url)
             for offset in range(len(NAMES)):
-                cover[url, offset] = {
+                cover[theme, url, offset] = {
                     (shape, (offset + k) % len(NAMES))
                     for k, seat_shapes in enumerate(shapes)
                     for shape in seat_shapes
                 }
-        everything = set().union(*cover.values())
-        pairs += len(everything)
-        lines |= {shape for shape, _ in everything}
-        chosen = plan(cover)
-        for offset in sorted({o for _, o in chosen} - {0}):
-            people = rename(games, offset, theme)
-            for url in sorted(u for u, o in chosen if o == offset):
-                read(url, people, offset)
+    everything = set().union(*cover.values())
+    lines = {shape for shape, _ in everything}
+    chosen = plan(cover, done={key for key in cover if key[2] == 0})
+    for theme, offset in sorted({(t, o) for t, _, o in chosen}):
+        people = rename(games, offset, theme)
+        for url in sorted(u for t, u, o in chosen if (t, o) == (theme, offset)):
+            read(url, people, offset)
     with capsys.disabled():
         print(
             f"\npanel pages: {len(urls)} ({len(named)} declining or agreeing a name) × themes:"
-            f" {len(themes.THEMES)}, each of {len(NAMES)} names in each of {len(lines)} lines"
-            f" declining or agreeing it ({pairs} name-line-theme triples);"
+            f" {len(themes.THEMES)}; each of {len(NAMES)} names in each of {len(lines)}"
+            f" constructions declining or agreeing it ({len(everything)} pairs, each in a theme"
+            f" that shows it);"
             f" {len(texts)} texts read, {len(bad)} problems"
         )
     kinds = sorted({re.sub(r"/\d+/", "/N/", re.sub(r" \[.*?\]", "", b)) for b in bad})
