@@ -6,9 +6,9 @@ opens the spectator chat and ends the game, saving a screenshot of every screen.
 and night actions arrive through the services, as the bot would deliver them.
 
 Beside it: the game page and its confirmations at 390×844 (a phone), every other panel page
-there too (no sideways scroll), removing a player after the
-deal (confirmed first), and the GM's voice — the theme editor refusing a broken template with
-its line, and a night draft's story paragraph published exactly as previewed.
+there too (no sideways scroll), removing a player after the deal (confirmed first), and the
+GM's voice — the theme editor refusing a broken template with its line, and a night draft's
+story paragraph published exactly as previewed.
 
 Every check of the page after a click, a navigation or a form submission is one of Playwright's
 waiting assertions (``expect``): on a busy machine the page the click leads to comes later, and
