@@ -60,7 +60,7 @@ def _check_signup(game: Game, vk_user_id: int, *, reserve: bool) -> None:
 
 
 def unnamed(vk_user_id: int) -> str:
-    """The name of a player signed up without one."""
+    """The name of a player the GM adds without one (the bot's sign-ups have VK's name)."""
     return f"VK id {vk_user_id}"
 
 
@@ -87,7 +87,7 @@ def signup_create(
     seat = Seat.objects.create(
         game=game,
         vk_user_id=vk_user_id,
-        name=(name or unnamed(vk_user_id)).strip()[:200],
+        name=(name or f"id{vk_user_id}").strip()[:200],
         sex=sex if sex in (1, 2) else 0,
         status=SeatStatus.RESERVE if reserve else SeatStatus.PLAYER,
         pm_allowed=pm_allowed,
