@@ -60,7 +60,8 @@ def _check_signup(game: Game, vk_user_id: int, *, reserve: bool) -> None:
 
 
 def unnamed(vk_user_id: int) -> str:
-    """The name of a player the GM adds without one (the bot's sign-ups have VK's name)."""
+    """The name of a player the GM adds without one (the bot's sign-up without VK's name is
+    «id43», the text of a mention in the board)."""
     return f"VK id {vk_user_id}"
 
 
