@@ -9,7 +9,7 @@ from functools import partial
 from typing import Any
 
 import pytest
-from django.db import connection, connections
+from django.db import connections
 
 from gameplay import services
 from gameplay.models import NightAction, Phase, PhaseKind, Seat, Vote
@@ -18,9 +18,6 @@ from tests.gameplay.factories import community_id
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        connection.vendor != "postgresql", reason="row locks need PostgreSQL (DATABASE_URL)"
-    ),
 ]
 
 COUNTS = RoleCounts(mafia=2, commissar=1, doctor=1, maniac=1, civilian=3)
