@@ -1,5 +1,6 @@
-"""Per-game serialisation on PostgreSQL: commands racing for one game behave as if they came one
-after another (docs/architecture.md). Each thread has its own connection and transaction."""
+"""Per-game serialisation: commands racing for one game behave as if they came one after another
+(docs/architecture.md). Each thread has its own connection and transaction: on PostgreSQL the
+game row's lock serialises them, on the embedded default SQLite's write lock taken at BEGIN."""
 
 from __future__ import annotations
 
