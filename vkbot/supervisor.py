@@ -7,7 +7,7 @@ applied, and a community whose token changed gets a new loop once the old one ha
 (never two loops of one community at once). Each loop polls with its own token, from its own
 stored ts (``PollState`` by group id), with its own backlog.
 
-A community whose token VK refuses (error 5, 15 …, :data:`vkbot.longpoll.FATAL_VK_ERRORS`) is
+A community whose token VK refuses (error 5, 15 …, :data:`vkbot.polling.FATAL_VK_ERRORS`) is
 logged and retried with an exponential back-off (:data:`RETRY_INITIAL` to :data:`RETRY_MAX`
 seconds), its problem recorded in ``Community.setup["longpoll"]`` for the GM and the operator
 (cleared once it polls again); the other communities go on. One exception keeps a single
@@ -30,7 +30,8 @@ from django.db import DatabaseError, close_old_connections, connections
 from gameplay.selectors.communities import Credentials, env_group_id, served
 from gameplay.services.communities import community_longpoll_status
 from ops.outages import Outage
-from vkbot.longpoll import Backoff, LongPoller, LongPollFatalError
+from vkbot.longpoll import LongPoller, LongPollFatalError
+from vkbot.polling import Backoff
 
 logger = logging.getLogger(__name__)
 

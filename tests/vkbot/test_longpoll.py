@@ -36,8 +36,9 @@ from tests.vkbot.ingest_support import (
     vote_events,
     votes_cast,
 )
-from vkbot.longpoll import Backoff, LongPoller, LongPollFatalError
+from vkbot.longpoll import LongPoller, LongPollFatalError
 from vkbot.pipeline import stored_ts
+from vkbot.polling import Backoff
 from vkbot.vkapi import make_api
 
 pytestmark = pytest.mark.django_db(transaction=True)

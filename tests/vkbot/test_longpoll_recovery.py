@@ -30,7 +30,8 @@ from tests.vkbot.ingest_support import (
     configure,
     make_game,
 )
-from vkbot.longpoll import FAULT_INITIAL, FAULT_MAX, LongPoller
+from vkbot.longpoll import LongPoller
+from vkbot.polling import FAULT_INITIAL, FAULT_MAX
 from vkbot.vkapi import make_api
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -14,7 +14,7 @@ from localvk import running_server
 from outbox.ratelimit import limiter_for
 from tests.localvk.support import GROUP_ID, make_state
 from tests.vkbot.ingest_support import configure
-from vkbot.longpoll import DatabasePolling
+from vkbot.polling import DatabasePolling
 from vkbot.prefetch import prefetch
 from vkbot.vkapi import make_api
 

@@ -37,9 +37,10 @@ from tests.vkbot.ingest_support import (
     configure,
     use_dispatch,
 )
-from vkbot.longpoll import Backoff, LongPoller
+from vkbot.longpoll import LongPoller
 from vkbot.management.commands.runbot import Command as Runbot
 from vkbot.pipeline import stored_ts
+from vkbot.polling import Backoff
 from vkbot.supervisor import Supervisor
 from vkbot.vkapi import make_api
 
