@@ -59,7 +59,7 @@ def _check_signup(game: Game, vk_user_id: int, *, reserve: bool) -> None:
         raise AlreadySignedUp(reserve=existing.status == SeatStatus.RESERVE)
 
 
-def unnamed(vk_user_id: int) -> str:
+def _unnamed(vk_user_id: int) -> str:
     """The name of a player the GM adds without one (the bot's sign-up without VK's name is
     «id43», the text of a mention in the board)."""
     return f"VK id {vk_user_id}"
@@ -264,7 +264,7 @@ def player_add(
         return signup_create(
             game_id=game_id,
             vk_user_id=vk_id,
-            name=(name or "").strip() or unnamed(vk_id),
+            name=(name or "").strip() or _unnamed(vk_id),
             reserve=reserve,
             by=by,
         )
@@ -275,7 +275,7 @@ def player_add(
             status__in=[SeatStatus.PLAYER, SeatStatus.RESERVE],
         ).first()
         raise PlayerAlreadyListed(
-            player=listed.name if listed else unnamed(vk_id), reserve=e.params.get("reserve")
+            player=listed.name if listed else _unnamed(vk_id), reserve=e.params.get("reserve")
         ) from None
 
 
