@@ -72,7 +72,9 @@ def test_the_seeds_are_stored_encrypted_and_no_lookup_finds_them() -> None:
                     model.objects.filter(**{f"seed__{lookup}": guess}).values_list("pk", flat=True)
                 )
                 pks = model.objects.values_list("pk", flat=True)
-                assert found == {pk for pk in pks if test(raw(model, pk), guess)}
+                # SQLite's LIKE ignores the case of ASCII letters (Django's documented caveat).
+                fold = str.lower if connection.vendor == "sqlite" else str
+                assert found == {pk for pk in pks if test(fold(raw(model, pk)), fold(guess))}
 
 
 def test_the_migration_encrypts_the_plain_seeds_once_and_reverses() -> None:
