@@ -122,6 +122,7 @@ def test_an_admin_signs_in_with_vk_id_in_the_browser_and_the_bot_serves_the_comm
             "VK_ID_APP_ID": str(APP_ID),
             "OUTBOX_DELIVERY_ENABLED": "false",
             "VK_COMMUNITIES_REFRESH_SECONDS": "1",
+            "PYTHONUNBUFFERED": "1",  # runbot's lines reach the log as they are written
         }
         for name in ("VK_GROUP_ID", "VK_GROUP_TOKEN", "VK_USER_TOKEN", "REDIS_URL"):
             env.pop(name, None)
@@ -134,7 +135,7 @@ def test_an_admin_signs_in_with_vk_id_in_the_browser_and_the_bot_serves_the_comm
             stderr=subprocess.STDOUT,
         )
         try:
-            wait_for(lambda: f"long poll for group {GROUP}" in log.read_text(), timeout=60,
+            wait_for(lambda: f"long poll for group {GROUP}" in log.read_text(), timeout=120,
                      what="runbot polling the community connected in the browser")  # fmt: skip
             state.inject_message(PLAYER, "помощь")
             wait_for(_reply_queued, timeout=30, what="the bot's answer to «помощь»")
