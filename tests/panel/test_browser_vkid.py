@@ -137,6 +137,9 @@ def test_an_admin_signs_in_with_vk_id_in_the_browser_and_the_bot_serves_the_comm
         try:
             wait_for(lambda: f"long poll for group {GROUP}" in log.read_text(), timeout=120,
                      what="runbot polling the community connected in the browser")  # fmt: skip
+            # The poll starts from the server's position: write only once runbot has it.
+            wait_for(lambda: state.calls("groups.getLongPollServer"), timeout=60,
+                     what="runbot asking for the long-poll server")  # fmt: skip
             state.inject_message(PLAYER, "помощь")
             wait_for(_reply_queued, timeout=30, what="the bot's answer to «помощь»")
         finally:
