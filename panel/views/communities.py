@@ -119,28 +119,41 @@ def community_connect(request: HttpRequest) -> HttpResponse:
         raise PermissionDenied
     form = ConnectForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
-        if form.signs_in:
-            ok, address = attempt(
-                request,
-                signin.sign_in_start,
-                request=request,
-                group_token=form.cleaned_data["group_token"],
-                community=None,
-            )
-            if ok:
-                return HttpResponseRedirect(address)
-            return _connect_page(request, form, None)
-        ok, row = attempt(
-            request,
-            connect.connect,
-            by=request.user,
-            group_token=form.cleaned_data["group_token"],
-            user_token=form.cleaned_data["user_token"],
-        )
-        if ok:
-            say(request, "community_connected", community=row)
-            return HttpResponseRedirect(community_url(row))
+        return _connect_submitted(request, form, None)
     return _connect_page(request, form, None)
+
+
+def _connect_submitted(
+    request: HttpRequest, form: ConnectForm, community: Community | None
+) -> HttpResponse:
+    """A valid «Подключить» (``community`` None) or «Подключить снова»: off to VK ID to sign
+    in, or the pasted keys checked and saved; the form again with the refusal otherwise."""
+    if form.signs_in:
+        ok, address = attempt(
+            request,
+            signin.sign_in_start,
+            request=request,
+            group_token=form.cleaned_data["group_token"],
+            community=community,
+        )
+        return HttpResponseRedirect(address) if ok else _connect_page(request, form, community)
+    again = {"community": community} if community is not None else {}
+    stored = community.group_token if community is not None else ""
+    ok, row = attempt(
+        request,
+        connect.connect,
+        by=request.user,
+        group_token=form.cleaned_data["group_token"] or stored,
+        user_token=form.cleaned_data["user_token"],
+        **again,
+    )
+    if not ok:
+        return _connect_page(request, form, community)
+    if community is None:
+        say(request, "community_connected", community=row)
+    else:
+        say(request, "community_reconnected", community=row)
+    return HttpResponseRedirect(community_url(row))
 
 
 def community_vkid(request: HttpRequest) -> HttpResponse:
@@ -170,28 +183,7 @@ def community_reconnect(request: HttpRequest, community: Community) -> HttpRespo
         stored_group=bool(community.group_token),
     )
     if request.method == "POST" and form.is_valid():
-        if form.signs_in:
-            ok, address = attempt(
-                request,
-                signin.sign_in_start,
-                request=request,
-                group_token=form.cleaned_data["group_token"],
-                community=community,
-            )
-            if ok:
-                return HttpResponseRedirect(address)
-            return _connect_page(request, form, community)
-        ok, row = attempt(
-            request,
-            connect.connect,
-            by=request.user,
-            community=community,
-            group_token=form.cleaned_data["group_token"] or community.group_token,
-            user_token=form.cleaned_data["user_token"],
-        )
-        if ok:
-            say(request, "community_reconnected", community=row)
-            return HttpResponseRedirect(community_url(row))
+        return _connect_submitted(request, form, community)
     return _connect_page(request, form, community)
 
 
