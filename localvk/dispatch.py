@@ -228,6 +228,9 @@ def _execute(ctx: CallContext) -> tuple[Any, list[dict[str, Any]]]:
         try:
             if method == EXECUTE:
                 raise VKError(3)
+            injected = state.faults.inner_error(method)
+            if injected is not None:
+                raise VKError(injected)
             response = invoke(inner, method)
         except VKError as exc:
             record.error = exc.to_error()

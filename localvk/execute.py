@@ -3,20 +3,26 @@
 A program is a sequence of statements separated by ``;``::
 
     API.messages.send({"peer_id": 1, "message": "x", "random_id": 5});
-    return [API.messages.send({...}), API.users.get({"user_ids": "1,2"}), 42];
+    var a = API.messages.send({...});
+    var b = 0;
+    if (a && a) { b = API.messages.send({...}); }
+    return [a, b, API.users.get({"user_ids": "1,2"}), 42];
 
-An expression is an API call with one JSON object argument (or none), an array of
-expressions, or a JSON literal. ``//`` and ``/* */`` comments are allowed. Anything else is
-error 12 "Unable to compile code". Calls run in order; as in VK, a failing call yields
-``false`` and adds an entry to ``execute_errors``; the 26th call stops the program with
-error 13 (the calls before it have run).
+A statement is an expression, ``var name = expression``, ``name = expression`` (a declared
+name), ``if (condition) { statements }`` or ``return expression``. An expression is an API
+call with one JSON object argument (or none), an array of expressions, a JSON literal or a
+declared name; a condition is names or literals joined by ``&&`` or ``||``, true as in
+JavaScript (``false``, ``0``, ``""`` and ``null`` are false). ``//`` and ``/* */`` comments
+are allowed. Anything else is error 12 "Unable to compile code". Calls run in order; as in
+VK, a failing call yields ``false`` and adds an entry to ``execute_errors``; the 26th call
+stops the program with error 13 (the calls before it have run).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -25,6 +31,8 @@ from .errors import VKError
 MAX_API_CALLS = 25
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: Words that are not names: JSON's literals and the statements' keywords.
+_RESERVED = frozenset({"true", "false", "null", "var", "if", "else", "return", "while"})
 _DECODER = json.JSONDecoder()
 
 
@@ -44,13 +52,32 @@ class Literal:
     value: Any
 
 
-Expr = Union[ApiCall, ArrayExpr, Literal]  # noqa: UP007 (a runtime alias used recursively)
+@dataclass(frozen=True)
+class Name:
+    name: str
+
+
+@dataclass(frozen=True)
+class Condition:
+    """Operands joined by one operator, ``&&`` or ``||``."""
+
+    operator: str
+    operands: tuple[Name | Literal, ...]
+
+
+Expr = Union[ApiCall, ArrayExpr, Literal, Name]  # noqa: UP007 (a runtime alias used recursively)
 
 
 @dataclass(frozen=True)
 class Statement:
-    expr: Expr
-    is_return: bool
+    """``expr``; ``return expr``; ``var target = expr`` / ``target = expr``; or, with
+    ``condition``, ``if (condition) { body }``."""
+
+    expr: Expr | None
+    is_return: bool = False
+    target: str | None = None
+    condition: Condition | None = None
+    body: tuple[Statement, ...] = ()
 
 
 class CompileError(VKError):
@@ -62,6 +89,7 @@ class _Parser:
     def __init__(self, code: str) -> None:
         self.code = code
         self.pos = 0
+        self.names: set[str] = set()
 
     def fail(self, what: str) -> CompileError:
         line = self.code.count("\n", 0, self.pos) + 1
@@ -119,18 +147,82 @@ class _Parser:
         while not self.at_end():
             if self.accept(";"):
                 continue
-            is_return = self.keyword("return")
-            expr = self.expr()
-            statements.append(Statement(expr, is_return))
-            if not self.accept(";") and not self.at_end():
-                raise self.fail("expected ';'")
+            statements.append(self.statement())
         return statements
+
+    def statement(self) -> Statement:
+        if self.keyword("if"):
+            self.expect("(")
+            condition = self.condition()
+            self.expect(")")
+            self.expect("{")
+            body: list[Statement] = []
+            while not self.accept("}"):
+                if self.at_end():
+                    raise self.fail("expected '}'")
+                if self.accept(";"):
+                    continue
+                body.append(self.statement())
+            return Statement(None, condition=condition, body=tuple(body))
+        if self.keyword("var"):
+            target = self.ident()
+            if target in _RESERVED:
+                raise self.fail(f"{target!r} is reserved")
+            self.expect("=")
+            statement = Statement(self.expr(), target=target)
+            self.names.add(target)
+        elif self.keyword("return"):
+            statement = Statement(self.expr(), is_return=True)
+        else:
+            start = self.pos
+            target = self.ident() if self.peek_name() else None
+            if target is not None and self.accept("="):
+                self.known(target)
+                statement = Statement(self.expr(), target=target)
+            else:
+                self.pos = start
+                statement = Statement(self.expr())
+        self.skip()
+        if not self.accept(";") and not self.at_end() and not self.code.startswith("}", self.pos):
+            raise self.fail("expected ';'")
+        return statement
+
+    def peek_name(self) -> bool:
+        self.skip()
+        match = _IDENT.match(self.code, self.pos)
+        return bool(match) and match.group() not in _RESERVED and match.group() != "API"
+
+    def known(self, name: str) -> Name:
+        if name not in self.names:
+            raise self.fail(f"{name!r} is not defined")
+        return Name(name)
+
+    def condition(self) -> Condition:
+        operands = [self.operand()]
+        operator = ""
+        while True:
+            for candidate in ("&&", "||"):
+                if self.accept(candidate):
+                    if operator and operator != candidate:
+                        raise self.fail("mixed '&&' and '||' without parentheses")
+                    operator = candidate
+                    operands.append(self.operand())
+                    break
+            else:
+                return Condition(operator or "&&", tuple(operands))
+
+    def operand(self) -> Name | Literal:
+        if self.peek_name():
+            return self.known(self.ident())
+        return Literal(self.json_value())
 
     def expr(self) -> Expr:
         self.skip()
         match = _IDENT.match(self.code, self.pos)
         if match and match.group() == "API":
             return self.api_call()
+        if self.peek_name():
+            return self.known(self.ident())
         if self.accept("["):
             items: list[Expr] = []
             if not self.accept("]"):
@@ -188,10 +280,13 @@ class ExecuteResult:
 def run_program(statements: list[Statement], call: CallFn) -> ExecuteResult:
     """Evaluate the statements; stop at the first ``return``."""
     result = ExecuteResult(response=None, errors=[], calls=0)
+    variables: dict[str, Any] = {}
 
     def evaluate(expr: Expr) -> Any:
         if isinstance(expr, Literal):
             return expr.value
+        if isinstance(expr, Name):
+            return variables.get(expr.name)
         if isinstance(expr, ArrayExpr):
             return [evaluate(item) for item in expr.items]
         result.calls += 1
@@ -205,9 +300,33 @@ def run_program(statements: list[Statement], call: CallFn) -> ExecuteResult:
             )
             return False
 
-    for statement in statements:
-        value = evaluate(statement.expr)
-        if statement.is_return:
-            result.response = value
-            break
+    def holds(condition: Condition) -> bool:
+        values = (truthy(evaluate(operand)) for operand in condition.operands)
+        return all(values) if condition.operator == "&&" else any(values)
+
+    def run(block: Sequence[Statement]) -> bool:
+        """Run ``block``; True once a ``return`` has run."""
+        for statement in block:
+            if statement.condition is not None:
+                if holds(statement.condition) and run(statement.body):
+                    return True
+                continue
+            assert statement.expr is not None
+            value = evaluate(statement.expr)
+            if statement.target is not None:
+                variables[statement.target] = value
+            if statement.is_return:
+                result.response = value
+                return True
+        return False
+
+    run(statements)
     return result
+
+
+def truthy(value: Any) -> bool:
+    """JavaScript's truth: ``false``, ``0``, ``""`` and ``null`` are false; arrays and objects,
+    even empty, are true."""
+    if isinstance(value, list | dict):
+        return True
+    return bool(value)

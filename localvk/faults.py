@@ -30,12 +30,16 @@ class FaultConfig:
     lost: what exactly-once delivery must survive). ``bad_gateway_rate`` is the share of
     requests answered with an HTML page and HTTP 502, as VK's front answers while VK is down
     (nothing happens on the server): API calls, and long polls (``a_check``) unless
-    ``methods`` leaves ``a_check`` out. ``methods`` restricts all of it to some methods (None:
-    every method). ``callback_duplicate_rate`` is the share of events the Callback API pusher
+    ``methods`` leaves ``a_check`` out. ``inner_error_rates`` maps an error code to the share of
+    API calls inside an ``execute`` that fail with it on their own (the call answers ``false``
+    and the program goes on, as VK does). ``methods`` restricts all of it to some methods (None:
+    every method; ``execute`` and the methods called inside it are told apart).
+    ``callback_duplicate_rate`` is the share of events the Callback API pusher
     (:mod:`localvk.callback`) sends twice, to different URLs.
     """
 
     error_rates: Mapping[int, float] = field(default_factory=dict)
+    inner_error_rates: Mapping[int, float] = field(default_factory=dict)
     delay: float = 0.0
     delay_rate: float = 1.0
     drop_rate: float = 0.0
@@ -52,6 +56,12 @@ class FaultConfig:
             _check_rate(f"error_rates[{code}]", rate)
         if sum(self.error_rates.values()) > 1.0:
             raise ValueError("error rates add up to more than 1")
+        for code, rate in self.inner_error_rates.items():
+            if code not in ERROR_TEXTS:
+                raise ValueError(f"unknown VK error code {code}")
+            _check_rate(f"inner_error_rates[{code}]", rate)
+        if sum(self.inner_error_rates.values()) > 1.0:
+            raise ValueError("inner error rates add up to more than 1")
         if self.delay < 0:
             raise ValueError("delay must not be negative")
         _check_rate("delay_rate", self.delay_rate)
@@ -66,6 +76,7 @@ class FaultConfig:
     def active(self) -> bool:
         return bool(
             any(self.error_rates.values())
+            or any(self.inner_error_rates.values())
             or self.delay
             or self.drop_rate
             or self.drop_after_rate
@@ -75,6 +86,7 @@ class FaultConfig:
     def to_dict(self) -> dict[str, Any]:
         return {
             "error_rates": {str(code): rate for code, rate in self.error_rates.items()},
+            "inner_error_rates": {str(code): rate for code, rate in self.inner_error_rates.items()},
             "delay": self.delay,
             "delay_rate": self.delay_rate,
             "drop_rate": self.drop_rate,
@@ -93,13 +105,16 @@ class FaultConfig:
         if unknown:
             raise ValueError(f"unknown fields: {', '.join(sorted(unknown))}")
         raw_rates = data.get("error_rates") or {}
-        if not isinstance(raw_rates, Mapping):
-            raise ValueError("error_rates must be an object")
+        raw_inner = data.get("inner_error_rates") or {}
+        if not isinstance(raw_rates, Mapping) or not isinstance(raw_inner, Mapping):
+            raise ValueError("error_rates and inner_error_rates must be objects")
         try:
             rates = {int(code): float(rate) for code, rate in raw_rates.items()}
+            inner = {int(code): float(rate) for code, rate in raw_inner.items()}
             methods = data.get("methods")
             return cls(
                 error_rates=rates,
+                inner_error_rates=inner,
                 delay=float(data.get("delay", 0.0)),
                 delay_rate=float(data.get("delay_rate", 1.0)),
                 drop_rate=float(data.get("drop_rate", 0.0)),
@@ -146,16 +161,16 @@ class FaultInjector:
         self._rng = random.Random(self.config.seed)
         self._callback_rng = random.Random(f"callback:{self.config.seed}")
         self._longpoll_rng = random.Random(f"longpoll:{self.config.seed}")
+        self._inner_rng = random.Random(f"inner:{self.config.seed}")
         self.injected: dict[str, int] = {}
 
     def configure(self, config: FaultConfig | None = None, **changes: Any) -> FaultConfig:
         """Replace the configuration (or change some fields) and reseed the RNG."""
         base = config or self.config
         if changes:
-            if "error_rates" in changes:
-                changes["error_rates"] = {
-                    int(k): float(v) for k, v in changes["error_rates"].items()
-                }
+            for key in ("error_rates", "inner_error_rates"):
+                if key in changes:
+                    changes[key] = {int(k): float(v) for k, v in changes[key].items()}
             if changes.get("methods") is not None:
                 changes["methods"] = frozenset(changes["methods"])
             base = replace(base, **changes)
@@ -163,6 +178,7 @@ class FaultInjector:
         self._rng = random.Random(base.seed)
         self._callback_rng = random.Random(f"callback:{base.seed}")
         self._longpoll_rng = random.Random(f"longpoll:{base.seed}")
+        self._inner_rng = random.Random(f"inner:{base.seed}")
         return base
 
     def clear(self) -> None:
@@ -183,6 +199,24 @@ class FaultInjector:
         )
         self._count(decision)
         return decision
+
+    def inner_error(self, method: str) -> int | None:
+        """The error a call inside an ``execute`` fails with on its own, if any (drawn from an
+        RNG of its own: the requests' faults stay the same)."""
+        config = self.config
+        if not config.inner_error_rates or (
+            config.methods is not None and method not in config.methods
+        ):
+            return None
+        draw = self._inner_rng.random()
+        threshold = 0.0
+        for code, rate in sorted(config.inner_error_rates.items()):
+            threshold += rate
+            if draw < threshold:
+                key = f"inner_error_{code}"
+                self.injected[key] = self.injected.get(key, 0) + 1
+                return code
+        return None
 
     def bad_gateway_longpoll(self) -> bool:
         """Whether the long-poll server answers the next ``a_check`` with a 502 page."""

@@ -285,7 +285,8 @@ async def test_execute_failing_call_is_false_with_execute_errors(
     "code",
     [
         "return API.messages.send(peer_id=1);",
-        "var x = 1; return x;",
+        "var x = 1; return x + 1;",
+        "var x = 1; if (x) { return x; } else { return 2; }",
         'return [API.messages.send({"peer_id": 1}) API.users.get()];',
         "return API.send({});",
     ],

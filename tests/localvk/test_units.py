@@ -55,6 +55,45 @@ def test_run_program_stops_at_return_and_counts_calls() -> None:
     assert result.errors == [{"method": "bad.call", "error_code": 15, "error_msg": "Access denied"}]
 
 
+def test_variables_and_if_run_a_call_only_when_the_earlier_ones_succeeded() -> None:
+    calls: list[str] = []
+
+    def call(method: str, args: dict[str, Any]) -> Any:
+        calls.append(method)
+        if method == "bad.call":
+            raise VKError(10)
+        return 7
+
+    program = compile_code(
+        "var a0 = API.bad.call(); var a1 = API.a.b();"
+        " var a2 = 0; if (a0 && a1) { a2 = API.never.runs(); }"
+        ' var a3 = 0; if (a1) { a3 = API.c.d({"x": [1]}); }'
+        " var a4 = 0; if (a1 || a0) { a4 = API.e.f(); } return [a0, a1, a2, a3, a4];"
+    )
+    result = run_program(program, call)
+    assert calls == ["bad.call", "a.b", "c.d", "e.f"]
+    assert result.response == [False, 7, 0, 7, 7] and result.calls == 4
+    assert [error["error_code"] for error in result.errors] == [10]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "return a;",  # not declared
+        "a = 1; return a;",
+        "var true = 1;",
+        "if (a) { return 1; }",
+        "var a = 1; if (a && a || a) { return 1; }",
+        "var a = 1; if (a) { return 1;",
+        "var a = 1; if a { return 1; }",
+    ],
+)
+def test_names_and_conditions_outside_the_subset_are_error_12(code: str) -> None:
+    with pytest.raises(VKError) as caught:
+        compile_code(code)
+    assert caught.value.code == 12
+
+
 def test_keyboard_accepts_object_payloads_and_checks_buttons() -> None:
     keyboard = validate_keyboard(
         '{"inline": true, "buttons": [[{"action": {"type": "callback", "label": "Да",'

@@ -1,10 +1,22 @@
 """API calls, and how they travel: alone, or up to 25 in one ``execute`` request.
 
-``execute`` takes a VKScript program; the one generated here is a single statement,
-``return [API.a.b({...}), API.c.d({...})];`` with JSON literals as arguments (the subset the
-local VK server parses, see ``localvk/execute.py``). VK runs the calls in order; a call
-that fails yields ``false`` in the answer's list and an entry in ``execute_errors`` (in the
-same order), the others their answers.
+``execute`` takes a VKScript program; the one generated here is, when no two calls message
+one peer, a single statement, ``return [API.a.b({...}), API.c.d({...})];`` with JSON literals
+as arguments (the subset the local VK server parses, see ``localvk/execute.py``). VK runs the
+calls in order; a call that fails yields ``false`` in the answer's list and an entry in
+``execute_errors`` (in the same order), the others their answers.
+
+When a call messages a peer an earlier call of the program messages too, it runs only if
+those earlier calls succeeded (:func:`guards`)::
+
+    var a0 = API.messages.send({...});
+    var a1 = 0;
+    if (a0) { a1 = API.messages.send({...}); }
+    return [a0, a1];
+
+so a peer never reads the later message when VK failed the earlier one on its own; a call
+skipped so answers ``0`` (no call here answers 0), and its recipients are held for the next
+round (``CallResult.held``).
 """
 
 from __future__ import annotations
@@ -25,6 +37,13 @@ CallKind = Literal["send", "edit", "board", "link", "kick", "answer", "create_ch
 EXECUTE_MAX_CALLS = 25
 #: A bound on one program's size (each character may take up to 6 bytes in the form body).
 EXECUTE_MAX_CODE = 40_000
+#: A bound on what the guarded form adds to one call: ``var a24=0;if(a0&&…&&a23){a24=…;}``
+#: and its place in the ``return`` list.
+GUARD_OVERHEAD = 30 + 5 * (EXECUTE_MAX_CALLS - 1)
+#: What a guarded call that did not run answers.
+SKIPPED = 0
+#: The calls that put a message in front of a peer: the ones guarded.
+PEER_KINDS = ("send", "edit")
 
 #: VK errors worth retrying: a rate or flood limit, a hiccup on VK's side, a captcha, a daily
 #: quota, and a token VK refused (an operator can fix it; until then nothing can be sent).
@@ -124,14 +143,43 @@ def script_literal(value: Any) -> str:
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
+def guards(calls: Sequence[Call]) -> list[tuple[int, ...]]:
+    """Per call, the earlier calls it runs after only if they succeeded: for a message, the
+    latest earlier message of the program to each of its recipients."""
+    last: dict[int, int] = {}
+    result: list[tuple[int, ...]] = []
+    for index, call in enumerate(calls):
+        if call.kind not in PEER_KINDS:
+            result.append(())
+            continue
+        peers = dict.fromkeys(peer for _, peer in call.targets)
+        result.append(tuple(sorted({last[p] for p in peers if p in last})))
+        for peer in peers:
+            last[peer] = index
+    return result
+
+
 def execute_code(calls: Sequence[Call]) -> str:
-    """``return [API.x.y({...}), ...];`` — the calls run in order, one answer each."""
-    return "return [" + ",".join(call.vkscript() for call in calls) + "];"
+    """``return [API.x.y({...}), ...];`` — the calls run in order, one answer each; in the
+    guarded form when a call depends on an earlier one (:func:`guards`)."""
+    depends = guards(calls)
+    if not any(depends):
+        return "return [" + ",".join(call.vkscript() for call in calls) + "];"
+    lines: list[str] = []
+    for index, (call, earlier) in enumerate(zip(calls, depends, strict=True)):
+        if not earlier:
+            lines.append(f"var a{index}={call.vkscript()};")
+            continue
+        condition = "&&".join(f"a{at}" for at in earlier)
+        lines.append(f"var a{index}={SKIPPED};if({condition}){{a{index}={call.vkscript()};}}")
+    names = ",".join(f"a{index}" for index in range(len(calls)))
+    return "".join(lines) + f"return [{names}];"
 
 
 def split_execute(calls: Sequence[Call], answer: dict[str, Any]) -> list[CallResult]:
     """Pair an ``execute`` answer with its calls: each ``false`` takes the next entry of
-    ``execute_errors``. An answer that does not fit is a failure of every call (retried)."""
+    ``execute_errors``; a guarded call that did not run holds its recipients. An answer that
+    does not fit is a failure of every call (retried)."""
     response = answer.get("response")
     errors = list(answer.get("execute_errors") or [])
     if not isinstance(response, list) or len(response) != len(calls):
@@ -139,8 +187,11 @@ def split_execute(calls: Sequence[Call], answer: dict[str, Any]) -> list[CallRes
         return [CallResult(failure=failure) for _ in calls]
     results: list[CallResult] = []
     pending_errors = iter(errors)
-    for value in response:
-        if value is False:
+    for call, earlier, value in zip(calls, guards(calls), response, strict=True):
+        if earlier and value == SKIPPED and value is not False:
+            peers = sorted({peer for _, peer in call.targets})
+            results.append(CallResult(held=tuple(peers)))
+        elif value is False:
             error = next(pending_errors, None) or {}
             code = error.get("error_code")
             failure = Failure(
@@ -166,7 +217,7 @@ def pack(
     requests: list[Request] = []
     open_requests: dict[str, tuple[Request, int]] = {}
     for call in calls:
-        size = len(call.vkscript()) + 1
+        size = len(call.vkscript()) + GUARD_OVERHEAD
         current = open_requests.get(call.token)
         if current is not None:
             request, used = current

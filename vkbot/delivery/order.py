@@ -21,9 +21,13 @@ community. Three steps keep the order:
 A held recipient's row is settled ``held``: due again at once, the claim not counted as an
 attempt; the next claim puts it off behind the row it waits for (step 1).
 
-What this cannot order: two calls to one peer in one ``execute`` where VK fails the first on
-its own (an error inside ``execute``, e.g. 10) and runs the second; a request that failed as a
-whole (5xx, a network error, error 6 or 10 for the ``execute``) fails both together.
+Within one ``execute``, VK runs the calls in order, but fails one on its own (an error inside
+the program, e.g. 10) and runs the next: a message to a peer an earlier call of the program
+messages runs only if that call succeeded (``batch.guards``); if not, its recipients are held.
+A request that failed as a whole (5xx, a network error, error 6 or 10 for the ``execute``)
+fails all its calls together. Not ordered: a broadcast (``peer_ids``) that succeeded as a call
+but failed one recipient with a retryable error in its list, while a later call of the same
+program messages that recipient (VK gives per-recipient errors such as 901, which are final).
 """
 
 from __future__ import annotations
@@ -37,12 +41,9 @@ from gameplay.models import Outbox
 from outbox.outcomes import Failure
 from outbox.results import PEER_CHANNELS, recipients
 
-from .batch import Call, CallResult, Request, is_retryable
+from .batch import PEER_KINDS, Call, CallResult, Request, is_retryable
 from .rows import MAX_MESSAGE_LENGTH, Plan, fresh_result, message_text, remaining, split_text
 from .sends import edit_target, is_edit, is_message
-
-#: The calls that put a message in front of a peer.
-PEER_KINDS = ("send", "edit")
 
 
 @dataclass

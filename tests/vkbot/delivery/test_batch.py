@@ -95,6 +95,48 @@ def test_the_generated_program_runs_on_the_local_servers_interpreter() -> None:
     assert second.failure == Failure(935, "User not found in chat")
 
 
+def message(row: int, peers: list[int]) -> Call:
+    return Call(
+        "group",
+        "messages.send",
+        {"peer_ids": ",".join(map(str, peers)), "message": f"m{row}", "random_id": row},
+        "send",
+        (row,),
+        targets=tuple((row, peer) for peer in peers),
+    )
+
+
+def test_a_message_after_one_vk_failed_inside_the_execute_is_held_not_sent() -> None:
+    """VK fails the first message to player 1 on its own (error 10 inside the program): the
+    second message to player 1 does not run, the message to player 2 does, and so does a
+    later message to player 3 whose earlier message went."""
+    calls = [message(1, [1]), message(2, [2, 3]), message(3, [1]), message(4, [3])]
+    code = execute_code(calls)
+    assert code.startswith("var a0=API.messages.send(") and code.endswith("return [a0,a1,a2,a3];")
+    sent: list[str] = []
+
+    def call(method: str, args: dict[str, Any]) -> Any:
+        if args["message"] == "m1":
+            raise VKError(10)
+        sent.append(args["message"])
+        return [{"peer_id": int(p), "message_id": 9} for p in args["peer_ids"].split(",")]
+
+    run = run_program(compile_code(code), call)
+    assert sent == ["m2", "m4"]
+    results = Request("group", calls).results(
+        {"response": run.response, "execute_errors": run.errors}
+    )
+    assert results[0].failure == Failure(10, "Internal server error")
+    assert results[1].ok and not results[1].held
+    assert results[2].held == (1,) and results[2].value is None and results[2].ok
+    assert results[3].ok and results[3].value[0]["peer_id"] == 3
+
+
+def test_calls_to_different_peers_keep_the_single_statement() -> None:
+    calls = [message(1, [1]), message(2, [2])]
+    assert execute_code(calls).startswith("return [API.messages.send(")
+
+
 def test_an_execute_answer_that_does_not_fit_fails_every_call() -> None:
     calls = [Call("group", "messages.send", {}, "send", (n,)) for n in range(3)]
     results = split_execute(calls, {"response": [1, 2]})

@@ -1,5 +1,6 @@
 """Done when (each peer reads its messages in commit order): a game's start and a day — votes,
-votes changed, the close — delivered against the local VK with injected errors 6 and 10,
+votes changed, the close — delivered against the local VK with injected errors 6 and 10 (for
+whole requests, and error 10 for single calls inside an ``execute``),
 while the players keep acting between drains; every player receives their messages in the
 order their Outbox rows were committed, each once.
 
@@ -28,9 +29,11 @@ from vkbot.delivery.rows import MAX_MESSAGE_LENGTH, part_random_id, split_text
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
 PLAYERS = 26
-#: VK refuses a share of the requests (the whole request) and answers a share of them slowly.
+#: VK refuses a share of the requests (the whole request), fails a share of the calls inside
+#: an ``execute`` on their own, and answers a share of the requests slowly.
 FAULTS: dict[str, Any] = {
     "error_rates": {6: 0.1, 10: 0.25},
+    "inner_error_rates": {10: 0.1},
     "delay": 0.3,
     "delay_rate": 0.3,
     "seed": 7,
@@ -101,6 +104,7 @@ def test_every_player_reads_a_start_and_a_day_in_commit_order_under_vk_errors(
     assert (
         vk.state.faults.injected.get("error_10", 0) + vk.state.faults.injected.get("error_6", 0) > 5
     ), "the errors were injected"
+    assert vk.state.faults.injected.get("inner_error_10", 0) > 5, "and inside execute"
     assert not Outbox.objects.exclude(status=OutboxStatus.SENT).exists()
     wrong = out_of_order(vk, peers, since=day_from)
     print(f"day: players whose messages arrived out of order: {len(wrong)} of {PLAYERS}")
