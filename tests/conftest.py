@@ -20,7 +20,29 @@ hypothesis_settings.register_profile("ci", max_examples=500, deadline=None, prin
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
+#: Marks of the tests that take seconds of wall time each (real processes, real waits).
+LONG_MARKS = ("slow", "browser", "soak")
+
+
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Order the modules holding long tests first, each module's tests kept together.
+
+    ``make test`` hands whole modules to the workers (``--dist loadfile``): started first, the
+    long modules — mostly waiting on real processes and clocks — run beside the many short ones
+    instead of after them, at the end of the run. The order within each group stays the one
+    pytest-randomly chose (this hook runs after it); the collection is the same in every worker.
+    """
+    long_modules = {
+        item.nodeid.partition("::")[0]
+        for item in items
+        if any(item.get_closest_marker(mark) for mark in LONG_MARKS)
+    }
+    items.sort(key=lambda item: item.nodeid.partition("::")[0] not in long_modules)
+    _skip_what_this_environment_lacks(items)
+
+
+def _skip_what_this_environment_lacks(items: list[pytest.Item]) -> None:
     """Skip the tests marked ``postgres(reason=…)`` on the embedded default's SQLite and those
     marked ``redis(reason=…)`` on its in-process Redis stand-in, and only there; a mark without a
     reason is a mistake in the test, not a skip."""
