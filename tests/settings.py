@@ -58,3 +58,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     _TEST_DB_DIR = tempfile.mkdtemp(prefix=f"vkmafia-test-db-{_WORKER or 'main'}-")
     atexit.register(shutil.rmtree, _TEST_DB_DIR, ignore_errors=True)
     DATABASES["default"]["TEST"] = {"NAME": os.path.join(_TEST_DB_DIR, "test.sqlite3")}
+
+# Accounts are created in many tests; the production hasher is slow on purpose (about half a
+# second of CPU per password). Processes a test starts read config.settings, which cannot verify
+# these hashes: an account such a process logs in with is created there (the demo's seed).
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
