@@ -8,7 +8,7 @@ next event-log ``seq``, the day's vote count and the day's current ballots are c
 there instead of being read again. Everything else reads and locks afresh.
 
 The cache exists only inside :func:`kept` (the pipeline opens it around each transaction of
-its updates); outside, nothing is kept and every call reads the database, as before. Staleness
+its updates); outside, nothing is kept and every call reads the database. Staleness
 is ruled out by construction:
 
 - only the hot path (``vote_submit`` / ``night_action_submit`` from VK, the services they call

@@ -14,7 +14,7 @@ Why a file and not Django's in-memory test database: the in-memory one is opened
 shared cache, where a connection that reads a table while another thread's connection writes it
 fails at once with "database table is locked" (SQLITE_LOCKED) — neither the busy timeout nor WAL
 applies to the shared cache. runbot's threads in the end-to-end tests met exactly that. A file in
-WAL mode is what the embedded default runs on, so the tests now run on the same.
+WAL mode is what the embedded default runs on, so the tests run on the same.
 """
 
 from __future__ import annotations

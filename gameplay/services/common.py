@@ -23,6 +23,7 @@ from gameplay.models import (
     Phase,
     PhaseKind,
     Seat,
+    Strike,
 )
 from gameplay.refusals import NoSuchGame
 from gameplay.rules import Role, StrikeGiven
@@ -225,6 +226,29 @@ def post_chat(*, game: Game | int | None, peer_id: int, text: str, kind: str) ->
     return row
 
 
+def _penalty_day(phase: Phase) -> int:
+    """The day whose tally a first strike given in ``phase`` counts in: this day, or after a
+    night the next one."""
+    return phase.number if phase.kind == PhaseKind.DAY else phase.number + 1
+
+
+def strike_record(*, seat: Seat, phase: Phase, given: StrikeGiven, note: str = "") -> Strike:
+    """Record the strike the rules gave ``seat`` in ``phase`` and set its count on the seat
+    (not saved): a first one carries its penalty votes to :func:`_penalty_day`, a second one is
+    a modkill."""
+    seat.strikes = given.count
+    return Strike.objects.create(
+        seat=seat,
+        phase=phase,
+        reason=given.reason.value,
+        count=given.count,
+        penalty_votes=given.penalty_votes,
+        penalty_day=None if given.modkill else _penalty_day(phase),
+        modkill=given.modkill,
+        note=note,
+    )
+
+
 def notify_strikes(
     *, game: Game, struck: list[tuple[Seat, StrikeGiven]], phase: Phase, counted: bool
 ) -> None:
@@ -236,9 +260,12 @@ def notify_strikes(
         if strike.modkill:
             text = render("player/struck_out", why=why)
         else:
-            day = phase.number if phase.kind == PhaseKind.DAY else phase.number + 1
             text = render(
-                "player/struck", why=why, votes=strike.penalty_votes, day=day, counted=counted
+                "player/struck",
+                why=why,
+                votes=strike.penalty_votes,
+                day=_penalty_day(phase),
+                counted=counted,
             )
         by_text.setdefault(text, []).append(seat.vk_user_id)
     for text, peers in by_text.items():

@@ -52,6 +52,7 @@ from .common import (
     seat_by_number,
     send_message,
     send_you_died,
+    strike_record,
     table_of,
 )
 from .phases import finish_game, open_night
@@ -316,17 +317,7 @@ def day_close_locked(
     result = close_day(table_of(seats), day_input(game=game, phase=phase))
     by_number = {s.number: s for s in seats}
     for strike in result.strikes:
-        seat = by_number[strike.seat]
-        seat.strikes = strike.count
-        Strike.objects.create(
-            seat=seat,
-            phase=phase,
-            reason=strike.reason.value,
-            count=strike.count,
-            penalty_votes=strike.penalty_votes,
-            penalty_day=None if strike.modkill else phase.number,
-            modkill=strike.modkill,
-        )
+        strike_record(seat=by_number[strike.seat], phase=phase, given=strike)
     for n in result.modkilled:
         _kill(by_number[n], DeathCause.MODKILL, phase)
     if result.executed is not None:

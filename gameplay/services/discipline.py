@@ -58,6 +58,7 @@ from .common import (
     seat_by_number,
     send_message,
     send_you_died,
+    strike_record,
     table_of,
 )
 from .day import ballots_of, day_close_locked
@@ -291,18 +292,7 @@ def strike_give(
     if phase is None:
         raise NoActivePhase()
     given = give_strike(state, StrikeReason.MANUAL)
-    penalty_day = phase.number if phase.kind == PhaseKind.DAY else phase.number + 1
-    strike = Strike.objects.create(
-        seat=target,
-        phase=phase,
-        reason=StrikeReason.MANUAL.value,
-        count=given.count,
-        penalty_votes=given.penalty_votes,
-        penalty_day=None if given.modkill else penalty_day,
-        modkill=given.modkill,
-        note=reason,
-    )
-    target.strikes = given.count
+    strike = strike_record(seat=target, phase=phase, given=given, note=reason)
     target.save(update_fields=["strikes"])
     log_event(
         game,

@@ -3,8 +3,8 @@ transaction, plus the GM's ``game_end``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
 
 from django.db import transaction
 
@@ -40,51 +40,67 @@ from .game_over import game_over_post
 
 
 def open_day(*, game: Game, number: int, now: datetime, seats: Sequence[Seat]) -> Phase:
-    phase = Phase.objects.create(
-        game=game,
-        kind=PhaseKind.DAY,
-        number=number,
-        opened_at=now,
-        deadline=now + game.day_length if game.day_length else None,
+    """Open day ``number``: the board's post, then the vote buttons in private messages
+    (RULES.md V3: the bot posts such votes)."""
+    return _open_phase(
+        game,
+        PhaseKind.DAY,
+        number,
+        now,
+        seats,
+        length=game.day_length,
+        queue_prompts=prompts.queue_day_prompts,
+        early=number >= EARLY_VOTE_FROM_DAY,
     )
-    log_event(game, "phase_opened", phase=phase, phase_kind="day", number=number)
-    post_board(
-        game=game,
-        text=render(
-            "board/day_opened",
-            theme=themes.of(game),
-            number=number,
-            deadline=when(phase.deadline, game.time_zone),
-            early=number >= EARLY_VOTE_FROM_DAY,
-        ),
-        kind="day_opened",
-    )
-    # The vote buttons in private messages (RULES.md V3: the bot posts such votes).
-    prompts.queue_day_prompts(game=game, phase=phase, seats=seats)
-    return phase
 
 
 def open_night(*, game: Game, number: int, now: datetime, seats: Sequence[Seat]) -> Phase:
+    """Open night ``number``: the board's post, then one prompt per thing each player can do,
+    with the valid targets as buttons."""
+    return _open_phase(
+        game,
+        PhaseKind.NIGHT,
+        number,
+        now,
+        seats,
+        length=game.night_length,
+        queue_prompts=prompts.queue_night_prompts,
+    )
+
+
+def _open_phase(
+    game: Game,
+    kind: PhaseKind,
+    number: int,
+    now: datetime,
+    seats: Sequence[Seat],
+    *,
+    length: timedelta | None,
+    queue_prompts: Callable[..., None],
+    **post: object,
+) -> Phase:
+    """A phase of ``kind`` opened, its deadline ``length`` away (none without one), logged, its
+    opening post (``board/<kind>_opened``, given ``post`` too) and its prompts queued."""
     phase = Phase.objects.create(
         game=game,
-        kind=PhaseKind.NIGHT,
+        kind=kind,
         number=number,
         opened_at=now,
-        deadline=now + game.night_length if game.night_length else None,
+        deadline=now + length if length else None,
     )
-    log_event(game, "phase_opened", phase=phase, phase_kind="night", number=number)
+    log_event(game, "phase_opened", phase=phase, phase_kind=kind.value, number=number)
     post_board(
         game=game,
         text=render(
-            "board/night_opened",
+            f"board/{kind.value}_opened",
             theme=themes.of(game),
             number=number,
             deadline=when(phase.deadline, game.time_zone),
+            **post,
         ),
-        kind="night_opened",
+        kind=f"{kind.value}_opened",
     )
-    # One prompt per thing each player can do, with the valid targets as buttons.
-    prompts.queue_night_prompts(game=game, phase=phase, seats=seats)
+    queue_prompts(game=game, phase=phase, seats=seats)
     return phase
 
 

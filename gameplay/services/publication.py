@@ -16,7 +16,6 @@ from gameplay.models import (
     Phase,
     PhaseStatus,
     Seat,
-    Strike,
 )
 from gameplay.rules import NightResolution, Role, Slot, StrikeGiven, dawn, decide_winner
 
@@ -26,6 +25,7 @@ from .common import (
     post_board,
     send_message,
     send_you_died,
+    strike_record,
     table_of,
 )
 from .phases import finish_game, open_day
@@ -113,16 +113,7 @@ def _strike_at_dawn(
         if not seat.alive:
             continue
         struck.append((seat, strike))
-        seat.strikes = strike.count
-        Strike.objects.create(
-            seat=seat,
-            phase=phase,
-            reason=strike.reason.value,
-            count=strike.count,
-            penalty_votes=strike.penalty_votes,
-            penalty_day=None if strike.modkill else phase.number + 1,
-            modkill=strike.modkill,
-        )
+        strike_record(seat=seat, phase=phase, given=strike)
         if strike.modkill:
             seat.alive, seat.death_cause, seat.died_in = False, DeathCause.MODKILL, phase
         else:
