@@ -19,8 +19,8 @@ A batch larger than a chunk is applied game by game (:func:`plan`, with
 ``vkbot.handlers.games_of`` saying which game each update can change): each game's updates in
 their order, together, so its row is locked and read once for all of them; an update of no
 single game stays where it was. Every transaction keeps the games its hot path locked
-(:mod:`outbox.txcache`): a game's later votes and night actions reuse what the first one
-read, and the new rows of the event log and the Outbox are inserted together at the end of the
+(:mod:`gameplay.unit_of_work`): a game's later votes and night actions reuse what the first
+one read, and the new rows of the event log and the Outbox are inserted together at the end of the
 handlers' savepoint.
 ``runbot`` hands batches over a slice at a time, fairly across games (:mod:`vkbot.backlog`).
 Updates are applied for one community (``gameplay.context.serving``: :func:`apply_updates`
@@ -44,7 +44,7 @@ from gameplay.messages import render
 from gameplay.models import VkEvent
 from gameplay.selectors.communities import this_group_id
 from gameplay.services.common import send_message
-from outbox import txcache
+from gameplay.unit_of_work import txcache
 from vkbot.position import community_of
 from vkbot.position import store_ts as store_ts
 from vkbot.position import stored_ts as stored_ts

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from gameplay import unit_of_work
 from gameplay.models import Game, NightAction, Phase, PhaseStatus, Seat, SeatStatus
 from gameplay.rules import Act, Item, Role, SeatState, Submission, Table
-from outbox import unit_of_work
 
 
 def current_phase(game: Game | int) -> Phase | None:
@@ -34,7 +34,7 @@ def players(game: Game) -> list[Seat]:
 
 def table_of(seats: Iterable[Seat]) -> Table:
     """The rules' snapshot of these seats (made once for the seats of a kept game: they do
-    not change while it is kept, :mod:`outbox.unit_of_work`)."""
+    not change while it is kept, :mod:`gameplay.unit_of_work`)."""
     kept = unit_of_work.holding(seats)
     if kept is not None:
         return kept.table_or(_table_of)

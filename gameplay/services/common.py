@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from gameplay import themes
+from gameplay import themes, unit_of_work
 from gameplay.context import current_group
 from gameplay.messages import Person, render
 from gameplay.models import (
@@ -34,7 +34,6 @@ from gameplay.rules.spectators import may_watch
 from gameplay.selectors.table import current_phase as current_phase
 from gameplay.selectors.table import players as players
 from gameplay.selectors.table import table_of as table_of
-from outbox import unit_of_work
 from outbox.queue import request_delivery
 
 #: Recipients of one messages.send (VK.md: peer_ids up to 100).
@@ -47,7 +46,7 @@ def now_or(*, now: datetime | None) -> datetime:
 
 def lock_game(*, game_id: int) -> Game:
     """Lock the game row for the rest of the transaction (per-game serialisation), read
-    afresh: the hot path's kept rows of the game (:mod:`outbox.unit_of_work`) are dropped, as
+    afresh: the hot path's kept rows of the game (:mod:`gameplay.unit_of_work`) are dropped, as
     the caller may change what they hold (or read the event log or the Outbox)."""
     unit_of_work.read_afresh(game_id)
     return _lock_row(game_id)
@@ -63,8 +62,8 @@ def _lock_row(game_id: int) -> Game:
 def lock_game_hot(*, game_id: int) -> unit_of_work.LockedGame:
     """The bot's hot path (a vote, a night action): the game locked, with its current phase
     and players, read once per transaction while the pipeline keeps them
-    (:func:`outbox.txcache.kept`); three queries otherwise, as ``lock_game``, ``players``
-    and ``current_phase``."""
+    (:func:`gameplay.unit_of_work.kept`); three queries otherwise, as ``lock_game``,
+    ``players`` and ``current_phase``."""
     entry = unit_of_work.kept_game(game_id)
     if entry is not None:
         return entry
@@ -80,9 +79,9 @@ def hot_game(*, game_id: int) -> Iterator[unit_of_work.LockedGame]:
     """One hot call (a vote, a night action) on its game: ``lock_game_hot`` in the call's
     transaction.
 
-    Outside the pipeline's kept transaction (:func:`outbox.txcache.kept`) the call is a
-    transaction (or a savepoint) of its own, as every service. Inside it, the call opens no
-    savepoint: :func:`outbox.unit_of_work.hot_call` guards it (a refusal after the writes
+    Outside the pipeline's kept transaction (:func:`gameplay.unit_of_work.kept`) the call is
+    a transaction (or a savepoint) of its own, as every service. Inside it, the call opens no
+    savepoint: :func:`gameplay.unit_of_work.hot_call` guards it (a refusal after the writes
     began is raised as ``RefusalAfterWrites``, a crash)."""
     if not unit_of_work.active():
         with transaction.atomic():
@@ -161,7 +160,7 @@ def _stamp_groups(rows: list[Outbox]) -> None:
 def queue_outbox(*, rows: list[Outbox]) -> list[Outbox]:
     """Write Outbox rows — the one way any code writes them, so every row of a game goes out
     as the game's community — (inserted at the end of the pipeline's transaction when it keeps
-    games, in the order queued: :func:`outbox.unit_of_work.defer`; now otherwise) and have
+    games, in the order queued: :func:`gameplay.unit_of_work.defer`; now otherwise) and have
     the delivery drain them once the transaction commits."""
     _stamp_groups(rows)
     if rows and not unit_of_work.defer(rows):

@@ -8,7 +8,7 @@ from datetime import datetime
 from django.db import transaction
 from django.db.models import Sum
 
-from gameplay import themes
+from gameplay import themes, unit_of_work
 from gameplay.messages import Person, render
 from gameplay.models import (
     DeathCause,
@@ -37,8 +37,8 @@ from gameplay.rules import (
 )
 from gameplay.rules.errors import PhaseNotOpen
 from gameplay.selectors.vote_count import COUNT_KIND, count_context, vote_tally
-from outbox import dbrows, unit_of_work
-from outbox.unit_of_work import CastVote, LockedGame
+from gameplay.unit_of_work import CastVote, LockedGame
+from outbox import dbrows
 
 from .common import (
     current_phase,

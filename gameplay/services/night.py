@@ -9,6 +9,7 @@ from datetime import datetime
 
 from django.db import transaction
 
+from gameplay import unit_of_work
 from gameplay.messages import Person, render
 from gameplay.models import (
     Game,
@@ -41,7 +42,7 @@ from gameplay.rules.errors import PhaseNotOpen
 from gameplay.rules.roles import ACT_TITLES
 from gameplay.selectors.bot import night_closed_to
 from gameplay.selectors.table import standing_submissions
-from outbox import dbrows, unit_of_work
+from outbox import dbrows
 
 from .common import (
     current_phase,

@@ -15,12 +15,12 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import transaction
 
+from gameplay import unit_of_work
 from gameplay.messages import moment
 from gameplay.models import Game, GameStatus, Outbox, Phase, PhaseKind, PhaseStatus, Source
 from gameplay.refusals import CountNotDay, CountTooSoon
 from gameplay.selectors import bot as sel
 from gameplay.selectors.vote_count import last_count_at
-from outbox import unit_of_work
 
 from .acting import check_button_phase, seat_of_user
 from .common import current_phase, hot_game, lock_game, now_or

@@ -1,4 +1,4 @@
-"""outbox.unit_of_work: a hot call's guard (a refusal before its writes keeps the kept game, one
+"""gameplay.unit_of_work: a hot call's guard (a refusal before its writes keeps the kept game, one
 after them is a crash that drops it), keeping a game, and reading one afresh."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 from django.db import transaction
 
+from gameplay import unit_of_work
 from gameplay.models import Game, Outbox, OutboxChannel, VkEvent, Vote
 from gameplay.rules import RuleViolation
 from gameplay.selectors.table import current_phase, players
 from gameplay.services.votes import vote_submit
-from outbox import txcache, unit_of_work
-from outbox.unit_of_work import LockedGame, RefusalAfterWrites
+from gameplay.unit_of_work import LockedGame, RefusalAfterWrites, txcache
 from tests.gameplay.factories import make_game as make_started_game
 from tests.vkbot.bot_support import GROUP_ID, board_post, make_game, roles_26
 from vkbot import pipeline

@@ -1,4 +1,4 @@
-"""The unit of work of the bot's hot path: what the services see of :mod:`outbox.txcache`
+"""The unit of work of the bot's hot path: what the services see of :mod:`.txcache`
 (the games locked and kept for the pipeline's transaction) and :mod:`outbox.dbrows` (the rows
 deferred to one INSERT per table at its end).
 
@@ -80,7 +80,7 @@ def hot_call(entry: LockedGame) -> Iterator[LockedGame]:
     rows stay; a refusal after it would leave half a change, so it is raised as
     :class:`RefusalAfterWrites` instead (a crash: the pipeline rolls the update back), and any
     exception after the writes began drops the kept rows. After a call that changed them,
-    they are marked for the savepoints open now (see :mod:`outbox.txcache`)."""
+    they are marked for the savepoints open now (see :mod:`gameplay.unit_of_work.txcache`)."""
     game_id = entry.game.pk
     version = entry.version
     try:

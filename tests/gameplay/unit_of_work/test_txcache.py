@@ -1,6 +1,6 @@
-"""outbox.txcache: the hot path's kept games and deferred rows never outlive what they describe
-(a new transaction, a rolled-back savepoint, a service that locks the game afresh), and the
-kept rows save the hot path its reads."""
+"""gameplay.unit_of_work.txcache: the hot path's kept games and deferred rows never outlive
+what they describe (a new transaction, a rolled-back savepoint, a service that locks the game
+afresh), and the kept rows save the hot path its reads."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from gameplay.rules import RuleViolation
 from gameplay.services.common import lock_game_hot, players
 from gameplay.services.replies import reply
 from gameplay.services.votes import vote_submit
-from outbox import txcache
+from gameplay.unit_of_work import txcache
 from tests.gameplay.factories import current_phase
 from tests.gameplay.factories import make_game as make_started_game
 from tests.vkbot.bot_support import make_game, roles_26

@@ -44,8 +44,7 @@ from django.db import connection, transaction
 from django.db.models import Model
 
 from gameplay.models import ACTIVE_STATUSES, Game, Phase, Seat
-
-from . import dbrows
+from outbox import dbrows
 
 
 @dataclass(frozen=True)
@@ -90,7 +89,7 @@ class LockedGame:
         if not self.marks or self.marks[-1] is not marker:
             self.marks.append(marker)
 
-    # --- the bookkeeping of a hot call (``outbox.unit_of_work``) ---
+    # --- the bookkeeping of a hot call (``gameplay.unit_of_work``) ---
 
     def begin_writes(self) -> None:
         """A hot call is about to write: a refusal from now on has something to undo."""
