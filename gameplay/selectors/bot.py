@@ -2,6 +2,11 @@
 to, who a typed name or mention designates, valid targets and how many votes a day has had
 («статус»: :mod:`gameplay.selectors.status`; the vote count: :mod:`.vote_count`).
 
+Inside the ingestion pipeline's transaction, ``roster``, ``current_phase``, ``game_for_topic``
+and ``seats_of_user`` answer from the game rows the transaction holds locked for its hot calls
+(:mod:`gameplay.unit_of_work`): the handlers read, before they call the service, the same rows
+the service's unit of work holds, and a second read of them would cost a query each.
+
 Every function costs a fixed number of queries, whatever the size of the game or the number of
 other games (the bot's hot path is measured in tests).
 
@@ -324,17 +329,6 @@ def final_vote_target(phase: Phase, seats: Sequence[Seat], voter: Seat) -> Seat 
 def last_heal_target(seats: Sequence[Seat]) -> int | None:
     doctor = next((s for s in seats if s.role == Role.DOCTOR), None)
     return doctor.last_heal_target if doctor else None
-
-
-# --- votes cast ------------------------------------------------------------------------------
-
-
-def votes_cast(phase: Phase) -> int:
-    """Every vote cast this day (changes included): the count is posted every 10."""
-    kept = txcache.entry_of_phase(phase)
-    if kept is not None:
-        return kept.votes_cast_or(lambda: Vote.objects.filter(phase=phase).count())
-    return Vote.objects.filter(phase=phase).count()
 
 
 def spectator_seats(vk_user_id: int) -> list[Seat]:

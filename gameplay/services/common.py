@@ -8,7 +8,6 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Max
 from django.utils import timezone
 
 from gameplay import themes, unit_of_work
@@ -60,8 +59,8 @@ def _lock_row(game_id: int) -> Game:
 
 
 def lock_game_hot(*, game_id: int) -> unit_of_work.LockedGame:
-    """The bot's hot path (a vote, a night action): the game locked, with its current phase
-    and players, read once per transaction while the pipeline keeps them
+    """The hot path's unit of work (a vote, a night action): the game locked, with its current
+    phase and players, read once per transaction while the pipeline keeps them
     (:func:`gameplay.unit_of_work.kept`); three queries otherwise, as ``lock_game``,
     ``players`` and ``current_phase``."""
     entry = unit_of_work.kept_game(game_id)
@@ -113,30 +112,21 @@ def log_event(
     override: bool = False,
     **data: Any,
 ) -> GameEvent:
-    """Append to the game's event log (seq is per game; the game row is locked)."""
-    entry = unit_of_work.kept_game(game.pk)
-    if entry is None:
-        unit_of_work.flush()  # the log's queued rows count
-        return GameEvent.objects.create(
-            game=game,
-            seq=_next_seq(game),
-            kind=kind,
-            actor=by,
-            phase=phase,
-            override=override,
-            data=data,
-        )
-    # The hot path (the game kept by the pipeline): the seq counted on, the row queued.
-    seq = entry.take_event_seq(lambda: _next_seq(game))
-    event = GameEvent(
-        game=game, seq=seq, kind=kind, actor=by, phase=phase, override=override, data=data
+    """Append to the game's event log now (seq is per game; the game row is locked). A hot call
+    logs through its handle instead (``LockedGame.log_event``): while the pipeline keeps the
+    game, the handle counts the seq on, so logging past it would repeat a seq (refused)."""
+    if unit_of_work.kept_game(game.pk) is not None:
+        raise RuntimeError(f"game {game.pk} is kept: log through its unit of work")
+    unit_of_work.flush()  # the log's queued rows count
+    return GameEvent.objects.create(
+        game=game,
+        seq=unit_of_work.next_event_seq(game),
+        kind=kind,
+        actor=by,
+        phase=phase,
+        override=override,
+        data=data,
     )
-    unit_of_work.defer([event])
-    return event
-
-
-def _next_seq(game: Game) -> int:
-    return (GameEvent.objects.filter(game=game).aggregate(m=Max("seq"))["m"] or 0) + 1
 
 
 def _stamp_groups(rows: list[Outbox]) -> None:

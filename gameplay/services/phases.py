@@ -1,5 +1,5 @@
-"""Opening phases and ending the game (helpers the other services call inside their
-transaction, plus the GM's ``game_end``)."""
+"""Opening phases and finishing the game (``*_locked``: the other services call them on the
+game they hold locked), and the GM's ``game_end``."""
 
 from __future__ import annotations
 
@@ -39,7 +39,8 @@ from .common import (
 from .game_over import game_over_post
 
 
-def open_day(*, game: Game, number: int, now: datetime, seats: Sequence[Seat]) -> Phase:
+def day_open_locked(*, game: Game, number: int, now: datetime, seats: Sequence[Seat]) -> Phase:
+    """Open Day ``number`` of the locked ``game``: the phase, the board's post, the prompts."""
     phase = Phase.objects.create(
         game=game,
         kind=PhaseKind.DAY,
@@ -64,7 +65,8 @@ def open_day(*, game: Game, number: int, now: datetime, seats: Sequence[Seat]) -
     return phase
 
 
-def open_night(*, game: Game, number: int, now: datetime, seats: Sequence[Seat]) -> Phase:
+def night_open_locked(*, game: Game, number: int, now: datetime, seats: Sequence[Seat]) -> Phase:
+    """Open Night ``number`` of the locked ``game``: the phase, the board's post, the prompts."""
     phase = Phase.objects.create(
         game=game,
         kind=PhaseKind.NIGHT,
@@ -88,7 +90,7 @@ def open_night(*, game: Game, number: int, now: datetime, seats: Sequence[Seat])
     return phase
 
 
-def finish_game(
+def game_finish_locked(
     *,
     game: Game,
     winner: Winner | None,
@@ -97,8 +99,9 @@ def finish_game(
     reason: str = "",
     override: bool = False,
 ) -> Game:
-    """End the game: reveal everything, every round's seed and the roster the deal was made
-    for (RULES.md §7, gameplay/rules/deal.py)."""
+    """Finish the locked ``game``: reveal everything, every round's seed and the roster the deal
+    was made for (RULES.md §7, gameplay/rules/deal.py). It reads the current phase and the
+    seats itself: its callers may have closed the phase already."""
     phase = current_phase(game)
     if phase is not None:
         phase.status = PhaseStatus.DONE
@@ -185,6 +188,6 @@ def game_end(
                 ]
             )
         return game
-    return finish_game(
+    return game_finish_locked(
         game=game, winner=winner, now=now_or(now=now), by=by, reason=reason, override=True
     )

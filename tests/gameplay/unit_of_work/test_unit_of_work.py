@@ -39,7 +39,7 @@ def test_a_refusal_after_the_writes_began_is_a_crash_and_rolls_the_update_back(
     def refuse_late(*args: Any, **kwargs: Any) -> None:
         raise RuleViolation("поздно")
 
-    monkeypatch.setattr("gameplay.services.day.send_message", refuse_late)
+    monkeypatch.setattr("gameplay.services.votes.send_message", refuse_late)
     with pytest.raises(RefusalAfterWrites), transaction.atomic(), txcache.kept():
         vote(game, 1, 20)
     update = board_post(game.topic_id, 1002, "голос 20")
@@ -64,8 +64,8 @@ def test_keep_keeps_only_inside_the_pipelines_transaction() -> None:
         assert unit_of_work.active()
         assert unit_of_work.keep(entry) is entry
         assert unit_of_work.kept_game(game.pk) is entry
-        assert unit_of_work.holding(entry.seats) is entry
-        assert unit_of_work.entry_of_phase(entry.phase) is entry
+        assert entry.is_kept
+    assert not entry.is_kept
     assert not unit_of_work.active()
 
 
