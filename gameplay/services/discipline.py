@@ -44,6 +44,7 @@ from gameplay.rules import (
 )
 from gameplay.rules.spectators import may_watch
 from gameplay.selectors.table import standing_submissions
+from gameplay.unit_of_work import LockedGame
 
 from . import prompts
 from .common import (
@@ -62,7 +63,7 @@ from .common import (
     table_of,
 )
 from .day import ballots_of, day_close_locked
-from .phases import finish_game
+from .phases import game_finish_locked
 
 
 @transaction.atomic
@@ -135,11 +136,12 @@ def _remove(
 
     winner = decide_winner(table_of(seats))
     if winner is not None:
-        finish_game(game=game, winner=winner, now=now, by=by)
+        game_finish_locked(game=game, winner=winner, now=now, by=by)
     elif phase is not None and phase.kind == PhaseKind.DAY and phase.status == PhaseStatus.OPEN:
         rule = EarlyClose(game.early_close)
         if early_close_reached(table_of(seats), phase.number, ballots_of(phase=phase), rule):
-            day_close_locked(game=game, phase=phase, seats=seats, now=now, by="system", early=True)
+            uow = LockedGame(game, phase, seats)
+            day_close_locked(uow=uow, now=now, by="system", early=True)
 
 
 def _void_votes(game: Game, phase: Phase, target: Seat) -> None:

@@ -1,5 +1,5 @@
-"""Opening phases and ending the game (helpers the other services call inside their
-transaction, plus the GM's ``game_end``)."""
+"""Opening phases and finishing the game (``*_locked``: the other services call them on the
+game they hold locked), and the GM's ``game_end``."""
 
 from __future__ import annotations
 
@@ -39,8 +39,8 @@ from .common import (
 from .game_over import game_over_post
 
 
-def open_day(*, game: Game, number: int, now: datetime, seats: Sequence[Seat]) -> Phase:
-    """Open day ``number``: the board's post, then the vote buttons in private messages
+def day_open_locked(*, game: Game, number: int, now: datetime, seats: Sequence[Seat]) -> Phase:
+    """Open Day ``number`` of the locked ``game``: the board's post, then the vote buttons in private messages
     (RULES.md V3: the bot posts such votes)."""
     return _open_phase(
         game,
@@ -54,8 +54,8 @@ def open_day(*, game: Game, number: int, now: datetime, seats: Sequence[Seat]) -
     )
 
 
-def open_night(*, game: Game, number: int, now: datetime, seats: Sequence[Seat]) -> Phase:
-    """Open night ``number``: the board's post, then one prompt per thing each player can do,
+def night_open_locked(*, game: Game, number: int, now: datetime, seats: Sequence[Seat]) -> Phase:
+    """Open Night ``number`` of the locked ``game``: the board's post, then one prompt per thing each player can do,
     with the valid targets as buttons."""
     return _open_phase(
         game,
@@ -104,7 +104,7 @@ def _open_phase(
     return phase
 
 
-def finish_game(
+def game_finish_locked(
     *,
     game: Game,
     winner: Winner | None,
@@ -113,8 +113,9 @@ def finish_game(
     reason: str = "",
     override: bool = False,
 ) -> Game:
-    """End the game: reveal everything, every round's seed and the roster the deal was made
-    for (RULES.md §7, gameplay/rules/deal.py)."""
+    """Finish the locked ``game``: reveal everything, every round's seed and the roster the deal
+    was made for (RULES.md §7, gameplay/rules/deal.py). It reads the current phase and the
+    seats itself: its callers may have closed the phase already."""
     phase = current_phase(game)
     if phase is not None:
         phase.status = PhaseStatus.DONE
@@ -201,6 +202,6 @@ def game_end(
                 ]
             )
         return game
-    return finish_game(
+    return game_finish_locked(
         game=game, winner=winner, now=now_or(now=now), by=by, reason=reason, override=True
     )

@@ -18,6 +18,7 @@ from gameplay.models import (
     Seat,
 )
 from gameplay.rules import NightResolution, Role, Slot, StrikeGiven, dawn, decide_winner
+from gameplay.unit_of_work import LockedGame
 
 from .common import (
     log_event,
@@ -28,14 +29,14 @@ from .common import (
     strike_record,
     table_of,
 )
-from .phases import finish_game, open_day
+from .phases import day_open_locked, game_finish_locked
 
 
-def publish_night(
-    *, game: Game, phase: Phase, seats: list[Seat], now: datetime, by: str
-) -> NightResolution:
-    """Publish ``phase`` (under review, ``game`` locked): save, announce, and open the next
-    day or finish the game. Returns the final resolution."""
+def night_publish_locked(*, uow: LockedGame, now: datetime, by: str) -> NightResolution:
+    """Publish the night under review of the game ``uow`` holds locked (its phase): save,
+    announce, and open the next day or finish the game. Returns the final resolution."""
+    game, phase, seats = uow.game, uow.phase, uow.seats
+    assert phase is not None  # (the callers checked it is the night under review)
     # Recompute dawn from the seats as they are now: the GM may have modkilled, replaced,
     # struck or forgiven someone during the review.
     res = dawn(table_of(seats), NightResolution.from_dict(phase.result["draft"]))
@@ -60,9 +61,9 @@ def publish_night(
     _announce(game, phase, res, by_number, died=died, penalised=penalised, struck=struck)
     winner = decide_winner(table_of(seats))
     if winner is not None:
-        finish_game(game=game, winner=winner, now=now, by=by)
+        game_finish_locked(game=game, winner=winner, now=now, by=by)
     else:
-        open_day(game=game, number=phase.number + 1, now=now, seats=seats)
+        day_open_locked(game=game, number=phase.number + 1, now=now, seats=seats)
     return res
 
 
