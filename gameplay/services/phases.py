@@ -40,8 +40,8 @@ from .game_over import game_over_post
 
 
 def day_open_locked(*, game: Game, number: int, now: datetime, seats: Sequence[Seat]) -> Phase:
-    """Open Day ``number`` of the locked ``game``: the board's post, then the vote buttons in private messages
-    (RULES.md V3: the bot posts such votes)."""
+    """Open Day ``number`` of the locked ``game``: the board's post, then the vote buttons in
+    private messages (RULES.md V3: the bot posts such votes)."""
     return _open_phase(
         game,
         PhaseKind.DAY,
@@ -55,8 +55,8 @@ def day_open_locked(*, game: Game, number: int, now: datetime, seats: Sequence[S
 
 
 def night_open_locked(*, game: Game, number: int, now: datetime, seats: Sequence[Seat]) -> Phase:
-    """Open Night ``number`` of the locked ``game``: the board's post, then one prompt per thing each player can do,
-    with the valid targets as buttons."""
+    """Open Night ``number`` of the locked ``game``: the board's post, then one prompt per thing
+    each player can do, with the valid targets as buttons."""
     return _open_phase(
         game,
         PhaseKind.NIGHT,
