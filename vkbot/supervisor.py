@@ -185,6 +185,15 @@ class Supervisor:
         """The communities with a loop now."""
         return sorted(self._loops)
 
+    def running(self) -> list[int]:
+        """The communities with a loop not ended yet (one stopping after its batch too)."""
+        loops = [*self._loops.values(), *self._ending]
+        return sorted({loop.community.group_id for loop in loops if not _ended(loop)})
+
+    def holding(self) -> list[int]:
+        """The communities whose lease this runbot holds, as of its last renewal."""
+        return sorted(self._leases.held)
+
     def request_stop(self) -> None:
         """Stop every loop after the batch it is applying (SIGINT/SIGTERM)."""
         if not self._stop.is_set():
