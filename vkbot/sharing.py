@@ -1,7 +1,8 @@
 """This runbot's side of sharing the communities with the other runbots (the leases:
 ``gameplay.services.longpoll_leases``): who it is, its heartbeat, renewing its leases and
-claiming free ones up to its fair share. :class:`vkbot.supervisor.Supervisor` calls it from
-the database thread; it starts and stops the loops."""
+claiming free ones up to its fair share (:class:`Membership`, in the database thread), and
+what it holds between two renewals (:class:`Leases`). :class:`vkbot.supervisor.Supervisor`
+starts and stops the loops to match."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import os
 import secrets
 import socket
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import close_old_connections
@@ -92,3 +93,40 @@ class Membership:
         """Every loop has ended: free the leases, leave the runbots alive."""
         close_old_connections()
         runbot_leave(holder=self.holder)
+
+
+@dataclass
+class Leases:
+    """The leases this runbot holds (in the order it took them) and those it releases once
+    their loops have ended (``leaving``); when they were last renewed (monotonic)."""
+
+    held: dict[int, int] = field(default_factory=dict)
+    leaving: set[int] = field(default_factory=set)
+    renewed_at: float | None = None
+    taken: int = 0
+
+    def lose(self, now_held: Collection[int]) -> list[int]:
+        """Forget the leases not held any more; those that were not being released."""
+        lost = [group_id for group_id in self.held if group_id not in now_held]
+        unexpected = [group_id for group_id in lost if group_id not in self.leaving]
+        for group_id in lost:
+            self.drop(group_id)
+        return unexpected
+
+    def take(self, now_held: Collection[int]) -> None:
+        for group_id in sorted(now_held):
+            if group_id not in self.held:
+                self.taken += 1
+                self.held[group_id] = self.taken
+
+    def serving(self) -> list[int]:
+        """The leases held to be served (not being released)."""
+        return [group_id for group_id in self.held if group_id not in self.leaving]
+
+    def excess(self, share: int) -> list[int]:
+        """The leases served beyond ``share``: the latest taken."""
+        return sorted(self.serving(), key=self.held.__getitem__)[max(0, share) :]
+
+    def drop(self, group_id: int) -> None:
+        self.held.pop(group_id, None)
+        self.leaving.discard(group_id)

@@ -35,7 +35,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from asgiref.sync import sync_to_async
@@ -46,7 +46,7 @@ from gameplay.services.communities import community_longpoll_status
 from ops.outages import Outage
 from vkbot.longpoll import LongPoller, LongPollFatalError
 from vkbot.polling import Backoff
-from vkbot.sharing import LeaseTerms, Membership, Round
+from vkbot.sharing import Leases, LeaseTerms, Membership, Round
 
 logger = logging.getLogger(__name__)
 
@@ -87,43 +87,6 @@ def _ended(loop: _Loop) -> bool:
     return loop.task is not None and loop.task.done()
 
 
-@dataclass
-class _Leases:
-    """The leases this runbot holds (in the order it took them) and those it releases once
-    their loops have ended (``leaving``); when they were last renewed (monotonic)."""
-
-    held: dict[int, int] = field(default_factory=dict)
-    leaving: set[int] = field(default_factory=set)
-    renewed_at: float | None = None
-    taken: int = 0
-
-    def lose(self, now_held: Collection[int]) -> list[int]:
-        """Forget the leases not held any more; those that were not being released."""
-        lost = [group_id for group_id in self.held if group_id not in now_held]
-        unexpected = [group_id for group_id in lost if group_id not in self.leaving]
-        for group_id in lost:
-            self.drop(group_id)
-        return unexpected
-
-    def take(self, now_held: Collection[int]) -> None:
-        for group_id in sorted(now_held):
-            if group_id not in self.held:
-                self.taken += 1
-                self.held[group_id] = self.taken
-
-    def serving(self) -> list[int]:
-        """The leases held to be served (not being released)."""
-        return [group_id for group_id in self.held if group_id not in self.leaving]
-
-    def excess(self, share: int) -> list[int]:
-        """The leases served beyond ``share``: the latest taken."""
-        return sorted(self.serving(), key=self.held.__getitem__)[max(0, share) :]
-
-    def drop(self, group_id: int) -> None:
-        self.held.pop(group_id, None)
-        self.leaving.discard(group_id)
-
-
 class Supervisor:
     """Runs a :class:`LongPoller` per served community whose lease it holds, until
     :meth:`request_stop`.
@@ -151,7 +114,7 @@ class Supervisor:
         self._ending: list[_Loop] = []
         self._served: dict[int, Credentials] | None = None
         self._served_at = 0.0
-        self._leases = _Leases()
+        self._leases = Leases()
         self._stop = asyncio.Event()
         self._wake = asyncio.Event()
         self._fatal: LongPollFatalError | None = None
@@ -348,7 +311,7 @@ class Supervisor:
                            len(self._loops))  # fmt: skip
         for group_id in list(self._loops):
             self._stop_loop(group_id)
-        self._leases = _Leases()
+        self._leases = Leases()
 
     async def _leave(self) -> None:
         """Every loop has ended: the leases are free for the other runbots at once."""
