@@ -179,6 +179,10 @@ VK_USER_REFRESH_TOKEN, VK_USER_DEVICE_ID = env.get_vk_user_renewal(
 VK_USER_TOKEN_RENEW_SECONDS = env.get_int("VK_USER_TOKEN_RENEW_SECONDS", 300, minimum=1)
 #: How often runbot looks for communities connected or disconnected in the panel.
 VK_COMMUNITIES_REFRESH_SECONDS = env.get_int("VK_COMMUNITIES_REFRESH_SECONDS", 5, minimum=1)
+#: Several runbots share the communities by lease (vkbot.supervisor): each renews its leases
+#: every RUNBOT_LEASE_RENEW_SECONDS; a lease not renewed for RUNBOT_LEASE_TTL_SECONDS (a dead
+#: runbot's) is taken over by another.
+RUNBOT_LEASE_RENEW_SECONDS, RUNBOT_LEASE_TTL_SECONDS = env.get_runbot_lease()
 
 # --- Secrets at rest (gameplay.models.secrets) ---------------------------------------------------
 

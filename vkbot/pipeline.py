@@ -25,7 +25,9 @@ handlers' savepoint.
 ``runbot`` hands batches over a slice at a time, fairly across games (:mod:`vkbot.backlog`).
 Updates are applied for one community (``gameplay.context.serving``: :func:`apply_updates`
 enters it, the Callback view too); one of another community is ignored. Event ids and the ts
-are kept per community (``VkEvent``, ``PollState``).
+are kept per community (``VkEvent``, ``PollState``). A runbot applies a batch under its lease
+of the community (``holder``): each chunk's transaction checks the lease first
+(``gameplay.services.longpoll_leases``), so a runbot that lost it applies nothing more.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from gameplay.messages import render
 from gameplay.models import VkEvent
 from gameplay.selectors.communities import this_group_id
 from gameplay.services.common import send_message
+from gameplay.services.longpoll_leases import longpoll_lease_check
 from vkbot.position import community_of
 from vkbot.position import store_ts as store_ts
 from vkbot.position import stored_ts as stored_ts
@@ -157,6 +160,7 @@ def apply_updates(
     group_id: int | None = None,
     facts: Sequence[Any] | None = None,
     games: Sequence[int | None] | None = None,
+    holder: str | None = None,
 ) -> int:
     """Apply a long-poll batch of community ``group_id`` (``VK_GROUP_ID``) in order, for that
     community (``gameplay.context.serving``), in transactions of up to :data:`CHUNK` updates,
@@ -164,7 +168,10 @@ def apply_updates(
     transaction of the last one. Returns how many updates were applied (duplicates and
     foreign updates are not counted). ``facts``, if given, holds each
     update's prefetched facts (None where there are none); ``games``, if given, each update's
-    game as ``vkbot.handlers.games_of`` said (else it is asked when the batch needs it)."""
+    game as ``vkbot.handlers.games_of`` said (else it is asked when the batch needs it).
+    ``holder``, if given, must hold the community's lease in each chunk's transaction, or
+    that chunk and the rest are not applied (``LeaseLost`` is raised; the chunks before it
+    stay applied, and the next holder skips them as duplicates)."""
     group = community_of(group_id)
     batch = list(updates)
     known = list(facts) if facts is not None else []
@@ -178,6 +185,8 @@ def apply_updates(
             parts = [list(range(len(batch)))]
         for number, part in enumerate(parts, start=1):
             with transaction.atomic(), unit_of_work.kept():
+                if holder is not None:
+                    longpoll_lease_check(group_id=group, holder=holder)
                 chunk = [batch[i] for i in part]
                 _prefetch_seats(chunk)
                 applied += _apply_chunk(chunk, [known[i] for i in part], source)

@@ -30,6 +30,9 @@ number or a VK user casts it; a sign-up is ``signup.signup_create`` from VK or t
 - ``communities``: the communities hosted (the environment's kept in step), a connection
   recorded, disconnection, who runs games where; ``admin_tokens``: a community admin's user
   token (board posts) recorded, renewed before it expires (VK ID), refused (sign in again).
+- ``longpoll_leases``: several runbots sharing the communities' long polls: each
+  community's lease (claimed, renewed, released, checked in the batch's transaction), the
+  runbots alive and each one's fair share.
 - ``vkrefs``: the VK references a GM types (pure parsing); ``common``: locking, the event log,
   queueing Outbox rows (the delivery itself is the ``outbox`` package, below the services).
 
@@ -42,7 +45,7 @@ Layers (a module imports only modules below it; ``|`` separates independent ones
     mafia | phases | deal
     prompts | replies | retries
     acting | common | communities | game_over | vkrefs
-    admin_tokens
+    admin_tokens | longpoll_leases
 """
 
 from .actions import ActionOutcome, night_action_submit
