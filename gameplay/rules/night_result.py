@@ -86,7 +86,7 @@ class NightResolution:
         """Seats that die in steps 1 and 4, sorted (dawn modkills are separate)."""
         return tuple(sorted(set(self.step1_deaths) | set(self.step4_deaths)))
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "number": self.number,
             "step1_deaths": list(self.step1_deaths),

@@ -6,6 +6,7 @@ night are :mod:`.night`'s and :mod:`.publication`'s."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import cast
 
 from django.db import transaction
 
@@ -57,7 +58,7 @@ def night_action_submit(
             game=game,
             phase=phase,
             seats=seats,
-            actor=seat.number,
+            actor=cast(int, seat.number),  # a player's seat
             act=act,
             target=target,
             guess=guess,

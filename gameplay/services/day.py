@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import cast
 
 from django.db import transaction
-from django.db.models import Sum
+from django.db.models import QuerySet, Sum
 
 from gameplay import themes
 from gameplay.messages import Person, render
@@ -85,7 +86,10 @@ def ballots_of(*, phase: Phase) -> dict[int, Ballot]:
         "voter", "target"
     )
     return {
-        v.voter.number: Ballot(voter=v.voter.number, target=v.target.number, early=v.early)
+        # The players' seats have their numbers.
+        cast(int, v.voter.number): Ballot(
+            voter=cast(int, v.voter.number), target=cast(int, v.target.number), early=v.early
+        )
         for v in rows
     }
 
@@ -95,7 +99,10 @@ def _current_votes(phase: Phase) -> dict[int, CastVote]:
     rows = Vote.objects.filter(phase=phase, current=True).values_list(
         "pk", "voter__number", "target__number", "early", "void"
     )
-    return {voter: CastVote(pk, target, early, void) for pk, voter, target, early, void in rows}
+    return {
+        cast(int, voter): CastVote(pk, cast(int, target), early, void)
+        for pk, voter, target, early, void in rows
+    }
 
 
 def _previous_vote(
@@ -110,7 +117,7 @@ def _previous_vote(
         .values_list("pk", "target__number", "early", "void")
         .first()
     )
-    return CastVote(*row) if row is not None else None
+    return CastVote(*cast("tuple[int, int, bool, bool]", row)) if row is not None else None
 
 
 def _ballots(phase: Phase, kept: LockedGame | None) -> dict[int, Ballot]:
@@ -191,7 +198,7 @@ def _record_vote(
 ) -> Vote:
     """Retire the voter's previous vote, insert the new one (kept in the transaction's
     ballots) and log it."""
-    voter, target = voter_seat.number, target_seat.number
+    voter, target = cast(int, voter_seat.number), cast(int, target_seat.number)  # players
     if kept is not None:
         kept.begin_writes()  # (see common.hot_game)
     if previous is not None:
@@ -286,7 +293,7 @@ def carried_penalties(*, game: Game, day_number: int) -> dict[int, int]:
         .values("seat__number")
         .annotate(votes=Sum("penalty_votes"))
     )
-    return {r["seat__number"]: r["votes"] for r in rows if r["votes"]}
+    return {cast(int, r["seat__number"]): r["votes"] for r in rows if r["votes"]}
 
 
 def day_input(*, game: Game, phase: Phase) -> DayInput:
@@ -294,8 +301,11 @@ def day_input(*, game: Game, phase: Phase) -> DayInput:
     carries, and the voters excused because their vote was voided by a modkill (V7)."""
     ballots = ballots_of(phase=phase)
     excused = frozenset(
-        Vote.objects.filter(phase=phase, current=True, void=True).values_list(
-            "voter__number", flat=True
+        cast(
+            "QuerySet[Vote, int]",  # the voters are players, with their numbers
+            Vote.objects.filter(phase=phase, current=True, void=True).values_list(
+                "voter__number", flat=True
+            ),
         )
     ) - set(ballots)
     return DayInput(
@@ -314,7 +324,7 @@ def day_close_locked(
     first, then the result."""
     post_vote_count(game=game, phase=phase, final=True, now=now)
     result = close_day(table_of(seats), day_input(game=game, phase=phase))
-    by_number = {s.number: s for s in seats}
+    by_number = {cast(int, s.number): s for s in seats}  # the players' seats
     for strike in result.strikes:
         seat = by_number[strike.seat]
         seat.strikes = strike.count

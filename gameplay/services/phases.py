@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from django.db import transaction
 
@@ -109,7 +110,7 @@ def finish_game(
     game.finished_at = now
     game.save(update_fields=["status", "winner", "finished_at"])
     rounds = [(r.number, r.commitment, r.seed) for r in DealRound.objects.filter(game=game)]
-    last_deal = (
+    last_deal: Any = (
         GameEvent.objects.filter(game=game, kind="deal").order_by("-seq").values("data").first()
     )
     roster = list((last_deal or {}).get("data", {}).get("roster") or [])

@@ -11,6 +11,7 @@ of :func:`common.hot_game`). Closing the day is :mod:`.day`'s.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import cast
 
 from django.conf import settings
 from django.db import transaction
@@ -75,7 +76,7 @@ def vote_submit(
             game=game,
             phase=phase,
             seats=seats,
-            voter=seat.number,
+            voter=cast(int, seat.number),  # a player's seat
             target=target,
             early=early,
             source=source,
