@@ -368,7 +368,7 @@ def holding(seats: Any) -> LockedGame | None:
     """The valid entry whose very list of seats this is (the hot path passes it on)."""
     if not _state.games or not active() or not isinstance(seats, list) or not seats:
         return None
-    entry = _state.games.get(getattr(seats[0], "game_id", None))
+    entry = _state.games.get(getattr(seats[0], "game_id", None))  # type: ignore[arg-type]  # None finds no game
     if entry is None or entry.seats is not seats:
         return None
     return get(entry.game.pk)

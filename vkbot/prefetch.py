@@ -106,7 +106,7 @@ async def fetch(
             may = await _guarded(
                 "messages.isMessagesFromGroupAllowed",
                 (user_id,),
-                lambda user_id=user_id: _may_write(api, group_id, user_id),
+                lambda user_id=user_id: _may_write(api, group_id, user_id),  # type: ignore[misc]  # the default binds the loop's id
                 limiter,
             )
             if may is not None:

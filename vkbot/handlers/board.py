@@ -92,7 +92,7 @@ def post_new(obj: dict[str, Any], facts: VkFacts) -> Command | None:
 def _moderate(
     game: Game, topic: int, post_id: int | None, author: int, seat: Seat | None, text: str
 ) -> None:
-    common = {
+    common: dict[str, Any] = {
         "game_id": game.pk,
         "vk_user_id": author,
         "text": text,
@@ -122,6 +122,7 @@ def _moderate(
         and phase.published_at is None
     )
     if in_review:
+        assert phase is not None  # in_review says so
         flag(
             kind=FlagKind.REVEAL,
             note=render(

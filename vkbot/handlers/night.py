@@ -3,6 +3,8 @@ buttons (pages of targets, the commissar's choice, the role strike's guess)."""
 
 from __future__ import annotations
 
+from typing import cast
+
 from gameplay.buttons import Payload
 from gameplay.models import PhaseKind, PhaseStatus, Seat
 from gameplay.refusals import (
@@ -51,9 +53,9 @@ def target_number(seat: Seat, target: parsing.Target) -> int:
     if target.number is not None:
         return target.number
     if target.me:
-        return seat.number
+        return cast(int, seat.number)  # a player's seat
     found = sel.find_seat(sel.roster(seat.game_id), vk_user_id=target.vk_id, name=target.name)
-    return found.number
+    return cast(int, found.number)  # the roster's seats are the players'
 
 
 def from_text(sender: Sender, cmd: parsing.Command) -> None:
@@ -129,6 +131,7 @@ def pressed(seat: Seat, payload: Payload, *, edit: int | None = None) -> None:
     if needs_page:
         show_page(seat, payload, edit=edit)
         return
+    assert payload.target is not None  # needs_page otherwise
     actions.night_action_submit(
         game_id=seat.game_id,
         vk_user_id=seat.vk_user_id,

@@ -4,6 +4,8 @@ count, posted in the topic."""
 
 from __future__ import annotations
 
+from typing import cast
+
 from gameplay.buttons import Payload
 from gameplay.messages import render
 from gameplay.models import Game, PhaseKind, PhaseStatus, Seat, Source
@@ -21,8 +23,8 @@ def _target_number(seats: list[Seat], target: parsing.Target, voter: Seat) -> in
     if target.number is not None:
         return target.number
     if target.me:
-        return voter.number  # refused by the rules (V1), with their reason
-    return sel.find_seat(seats, vk_user_id=target.vk_id, name=target.name).number
+        return cast(int, voter.number)  # refused by the rules (V1), with their reason
+    return cast(int, sel.find_seat(seats, vk_user_id=target.vk_id, name=target.name).number)
 
 
 def show_page(seat: Seat, payload: Payload, *, edit: int | None = None) -> None:
