@@ -3,6 +3,8 @@ draft."""
 
 from __future__ import annotations
 
+from typing import cast
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 
@@ -13,7 +15,7 @@ from gameplay.refusals import (
     PhaseChanged,
     ReopenReasonMissing,
 )
-from gameplay.rules import RuleViolation
+from gameplay.rules import DayResult, RuleViolation
 from gameplay.selectors.close import close_preview
 from gameplay.selectors.seats import seat_at
 from gameplay.selectors.table import current_phase, players
@@ -108,6 +110,7 @@ def _close(request: HttpRequest, game, phase, fingerprint: str) -> HttpResponse:
         messages.error(request, e.reason)
         return HttpResponseRedirect(game_url(game))
     if phase.kind == PhaseKind.DAY:
+        result = cast(DayResult, result)  # a day's close
         executed = seat_at(game, result.executed) if result.executed else None
         say(request, "day_closed", number=phase.number, executed=executed)
     else:
