@@ -102,7 +102,7 @@ class Managed:
             list(self.command),
             cwd=ROOT,
             env=self.env,
-            stdout=self._log,  # type: ignore[arg-type]
+            stdout=self._log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )

@@ -106,7 +106,7 @@ async def fetch(
             may = await _guarded(
                 "messages.isMessagesFromGroupAllowed",
                 (user_id,),
-                lambda user_id=user_id: _may_write(api, group_id, user_id),  # type: ignore[misc]  # the default binds the loop's id
+                lambda user_id=user_id: _may_write(api, group_id, user_id),
                 limiter,
             )
             if may is not None:
@@ -150,7 +150,7 @@ async def wait_for_slot(limiter: RateLimiter | None, method: str) -> None:
 async def _guarded(
     method: str,
     users: tuple[int, ...],
-    call: Callable[[], Awaitable[T]],
+    call: Callable[..., Awaitable[T]],  # called with no arguments
     limiter: RateLimiter | None = None,
 ) -> T | None:
     await wait_for_slot(limiter, method)
