@@ -200,7 +200,7 @@ class Sampler:
 
 
 def wait_for(
-    condition: Callable[[], bool],
+    condition: Callable[..., object],  # called with no arguments, for its truth
     *,
     timeout: float,
     what: str,

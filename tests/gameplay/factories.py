@@ -157,7 +157,7 @@ def current_phase(game: Game) -> Phase:
 
 
 def last_phase(game: Game) -> Phase:
-    return Phase.objects.filter(game=game).order_by("-id").first()  # type: ignore[return-value]
+    return Phase.objects.filter(game=game).order_by("-id").first()
 
 
 def outbox(

@@ -7,6 +7,7 @@ setting's name, VK's error number), and a sentence that starts with a capital le
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import cache
 
 from gameplay import grammar
@@ -58,7 +59,7 @@ def panel_problems(
     persons: list[Person],
     accusatives: dict[str, str],
     *,
-    rows: list[str] = (),
+    rows: Sequence[str] = (),
     sentence: bool = False,
 ) -> list[str]:
     """What is wrong in a panel text ``text`` (a page's visible text, a flash, a log line)

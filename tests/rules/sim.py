@@ -488,6 +488,7 @@ class GameSim:
         excused: set[int] = set()
         for attempt in attempts:
             if attempt is None:  # the GM modkills someone mid-day (P5, V7)
+                gone: int | set[int]  # a seat here, the day's leavers below
                 gone = self.gm_modkill(log)
                 ballots.pop(gone, None)
                 for voter, ballot in list(ballots.items()):
