@@ -282,14 +282,8 @@ def _play(scenario: Scenario, name: str) -> dict[str, Any]:
             )
         if out[-1]["winner"] is not None:
             break
-    alive = sorted(
-        cast(
-            "QuerySet[Seat, int]",  # a player's seat has its number
-            Seat.objects.filter(game=game, status=SeatStatus.PLAYER, alive=True).values_list(
-                "number", flat=True
-            ),
-        )
-    )
+    seats = Seat.objects.filter(game=game, status=SeatStatus.PLAYER, alive=True)  # numbered
+    alive = sorted(cast("QuerySet[Seat, int]", seats.values_list("number", flat=True)))
     return {"phases": out, "alive": alive, "winner": _winner(game)}
 
 
