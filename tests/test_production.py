@@ -1,4 +1,4 @@
-"""Production-safe by default (issue 12, item 3): DEBUG off, HTTPS settings from the
+"""Production-safe by default: DEBUG off, HTTPS settings from the
 environment with secure defaults, ``check --deploy`` clean, compose on 127.0.0.1, the job-queue
 dashboard for superusers only, a throttled admin login, and ``demo_seed`` refused."""
 

@@ -251,6 +251,6 @@ class Supervisor:
 
     def _fatal_for_all(self, group_id: int, worked: bool) -> bool:
         """Whether a refused token ends runbot: the environment's community, the only one
-        served, refused before it ever polled (a single-community deployment's
-        configuration error, as before many communities)."""
+        served, refused before it ever polled: a single-community deployment's configuration
+        error, with no other community to go on serving."""
         return not worked and group_id == env_group_id() and list(self._loops) == [group_id]

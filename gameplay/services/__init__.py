@@ -45,12 +45,11 @@ Layers (a module imports only modules below it; ``|`` separates independent ones
     admin_tokens
 """
 
-from .actions import night_action_submit
-from .day import VoteOutcome, day_close
+from .actions import ActionOutcome, night_action_submit
+from .day import day_close
 from .deal import DealSummary, deal_round_new, game_deal, game_deal_fixed
 from .discipline import seat_modkill, seat_replace, strike_forgive, strike_give
 from .night import (
-    ActionOutcome,
     night_close,
     night_draft_edit,
     night_publish,
@@ -59,7 +58,7 @@ from .night import (
 from .phases import game_end
 from .setup import game_create, game_start
 from .signup import signup_create, signup_withdraw
-from .votes import vote_submit
+from .votes import VoteOutcome, vote_submit
 
 __all__ = [
     "ActionOutcome",

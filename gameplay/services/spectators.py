@@ -18,6 +18,7 @@ from typing import cast
 
 from django.db import IntegrityError, transaction
 
+from gameplay import unit_of_work
 from gameplay.messages import render
 from gameplay.models import (
     FlagKind,
@@ -44,7 +45,6 @@ from gameplay.refusals import (
 from gameplay.rules.errors import SetupError
 from gameplay.rules.spectators import SpectatorBar, spectator_bar
 from gameplay.selectors import bot as sel
-from outbox import unit_of_work
 from outbox.flags import add_flag_line
 
 from .common import (

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 
@@ -41,53 +44,30 @@ def discipline_view(request: HttpRequest, game) -> HttpResponse:
     )
 
 
+@dataclass(frozen=True)
+class _Punishment:
+    """What a punishment's confirmation page differs by, beyond its texts."""
+
+    #: The decision on a moderation flag, and the page's name.
+    punish: str
+    #: The service that punishes without a flag.
+    service: Callable[..., object]
+    #: Where the GM goes back to without a ``next``.
+    back_to: str
+    title: str
+
+
+_MODKILL = _Punishment("modkill", seat_modkill, "panel_game", "Модкилл")
+_PENALTY = _Punishment("penalty", strike_give, "panel_discipline", "Штраф")
+
+
 @gm_view("GET", "POST")
 def modkill_view(request: HttpRequest, game, number: int) -> HttpResponse:
     """A modkill, confirmed on its own page first, with the reason the player is told."""
     seat = _seat(game, number)
-    flag_id = request.POST.get("flag") or request.GET.get("flag") or ""
-    form = PunishForm(request.POST if request.method == "POST" else None)
-    if request.method == "POST" and request.POST.get("confirm") == "yes" and form.is_valid():
-        reason = form.cleaned_data["reason"].strip()
-        if flag_id.isdigit():
-            ok, _ = attempt(
-                request,
-                flag_resolve,
-                game_id=game.pk,
-                flag_id=int(flag_id),
-                by=actor(request),
-                acted=True,
-                note=reason,
-                punish="modkill",
-                seat=number,
-            )
-        else:
-            ok, _ = attempt(
-                request,
-                seat_modkill,
-                game_id=game.pk,
-                seat=number,
-                by=actor(request),
-                reason=reason,
-            )
-        if ok:
-            say(request, "modkilled", seat=seat)
-            return back(request, game)
-    return render_panel(
-        request,
-        game,
-        "panel/confirm.html",
-        {
-            "action": game_url(game, "panel_modkill", number=number),
-            **confirmation("modkill", seat=seat),
-            "form": form,
-            "button": "Модкилл",
-            "danger": True,
-            "hidden": {"flag": flag_id},
-            "next": request.GET.get("next", ""),
-        },
-        title="Модкилл",
-        tab="discipline",
+    page = {**confirmation("modkill", seat=seat), "button": "Модкилл", "danger": True}
+    return _punish(
+        request, game, seat, _MODKILL, page, lambda: say(request, "modkilled", seat=seat)
     )
 
 
@@ -96,6 +76,27 @@ def penalty_view(request: HttpRequest, game, number: int) -> HttpResponse:
     """A manual strike: a first one costs +2 votes, a second one is a modkill. The player is
     told the reason."""
     seat = _seat(game, number)
+    modkill = seat.strikes >= 1
+    page = {
+        **confirmation("penalty", seat=seat),
+        "button": "Модкилл штрафом" if modkill else "Оштрафовать",
+        "danger": modkill,
+    }
+    return _punish(request, game, seat, _PENALTY, page, lambda: say(request, "struck", seat=seat))
+
+
+def _punish(
+    request: HttpRequest,
+    game,
+    seat: Seat,
+    how: _Punishment,
+    page: dict[str, object],
+    done: Callable[[], None],
+) -> HttpResponse:
+    """A punishment confirmed on its own ``page`` (the question, the button), with the reason
+    the player is told: the decision on the moderation flag the page was opened from, or
+    without one the punishment's service; once done, ``done`` says so (the seat read again)."""
+    number = seat.number
     flag_id = request.POST.get("flag") or request.GET.get("flag") or ""
     form = PunishForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and request.POST.get("confirm") == "yes" and form.is_valid():
@@ -109,32 +110,34 @@ def penalty_view(request: HttpRequest, game, number: int) -> HttpResponse:
                 by=actor(request),
                 acted=True,
                 note=reason,
-                punish="penalty",
+                punish=how.punish,
                 seat=number,
             )
         else:
             ok, _ = attempt(
-                request, strike_give, game_id=game.pk, seat=number, by=actor(request), reason=reason
+                request,
+                how.service,
+                game_id=game.pk,
+                seat=number,
+                by=actor(request),
+                reason=reason,
             )
         if ok:
             seat.refresh_from_db()
-            say(request, "struck", seat=seat)
-            return back(request, game, "panel_discipline")
-    modkill = seat.strikes >= 1
+            done()
+            return back(request, game, how.back_to)
     return render_panel(
         request,
         game,
         "panel/confirm.html",
         {
-            "action": game_url(game, "panel_penalty", number=number),
-            **confirmation("penalty", seat=seat),
+            "action": game_url(game, f"panel_{how.punish}", number=number),
+            **page,
             "form": form,
-            "button": "Модкилл штрафом" if modkill else "Оштрафовать",
-            "danger": modkill,
             "hidden": {"flag": flag_id},
             "next": request.GET.get("next", ""),
         },
-        title="Штраф",
+        title=how.title,
         tab="discipline",
     )
 

@@ -3,8 +3,6 @@ draft."""
 
 from __future__ import annotations
 
-from typing import cast
-
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 
@@ -60,23 +58,23 @@ def extend_view(request: HttpRequest, game) -> HttpResponse:
 @gm_view("GET", "POST")
 def close_view(request: HttpRequest, game) -> HttpResponse:
     """Close the open phase now — after a page that says what the close will do (who is
-    executed, struck, modkilled, who dies at night). A close confirmed on a page whose outcome
-    has changed since (a vote, an action came in) shows the page again instead."""
-    preview = close_preview(game)
-    expected = request.POST.get("phase")
+    executed, struck, modkilled, who dies at night). A confirmed close is checked against the
+    page's outcome by the service, under the game's lock: when the outcome has changed since
+    (a vote, an action came in) the page is shown again with the new one. What the close would
+    do is computed once per request: here for the page, or by the service for a confirmation."""
+    expected = request.POST.get("phase", "")
+    changed = False
+    if request.method == "POST" and request.POST.get("confirm") == "yes" and expected.isdigit():
+        try:
+            return _close(request, game, int(expected), request.POST.get("expect", ""))
+        except OutcomeChanged as outcome:  # a vote or an action came in since the page
+            preview, changed = outcome.preview, True
+    else:
+        preview = close_preview(game)
     if preview is None or (expected and expected != str(preview.phase.pk)):
         messages.error(request, PhaseChanged().reason)
         return back(request, game)
     phase = preview.phase
-    changed = False
-    if request.method == "POST" and request.POST.get("confirm") == "yes":
-        changed = request.POST.get("expect", "") != preview.fingerprint
-        if not changed:
-            try:
-                return _close(request, game, phase, preview.fingerprint)
-            except OutcomeChanged:  # a vote or an action came in since the check above
-                preview = close_preview(game) or preview
-                changed = True
     what = "день" if phase.kind == PhaseKind.DAY else "ночь"
     return render_panel(
         request,
@@ -96,21 +94,24 @@ def close_view(request: HttpRequest, game) -> HttpResponse:
     )
 
 
-def _close(request: HttpRequest, game, phase, fingerprint: str) -> HttpResponse:
+def _close(request: HttpRequest, game, phase_id: int, fingerprint: str) -> HttpResponse:
     """Close as confirmed: ``phase_close_confirmed`` compares the outcome with the page's
     under the game's lock (its ``OutcomeChanged`` is left to the caller, which shows the page
     again)."""
     try:
-        result = phase_close_confirmed(
-            game_id=game.pk, by=actor(request), phase_id=phase.pk, fingerprint=fingerprint
+        closed = phase_close_confirmed(
+            game_id=game.pk, by=actor(request), phase_id=phase_id, fingerprint=fingerprint
         )
     except OutcomeChanged:
         raise
+    except PhaseChanged as e:
+        messages.error(request, e.reason)
+        return back(request, game)
     except RuleViolation as e:
         messages.error(request, e.reason)
         return HttpResponseRedirect(game_url(game))
-    if phase.kind == PhaseKind.DAY:
-        result = cast(DayResult, result)  # a day's close
+    phase, result = closed.phase, closed.result
+    if isinstance(result, DayResult):
         executed = seat_at(game, result.executed) if result.executed else None
         say(request, "day_closed", number=phase.number, executed=executed)
     else:

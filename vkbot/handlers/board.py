@@ -1,8 +1,9 @@
 """Posts in the discussion board: votes and «подсчёт» in the game's topic, sign-ups in the
 recruitment topic, and moderation flags for the GM (RULES.md G2–G4): posts by the dead,
 profanity and insults, reveals of night actions between a night's close and its publication,
-and edited or deleted vote posts (the vote itself does not change). A command in a running
-game's topic («голос», «подсчёт») goes where ``routes.BOARD`` says."""
+and edited or deleted vote posts (the vote itself does not change). A sign-up in a
+recruitment topic («+», «запас», «-») and a command in a running game's topic («голос»,
+«подсчёт») go where ``routes.BOARD`` says, with the game they are for."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ from gameplay.selectors import bot as sel
 from gameplay.services.moderation import flag
 from vkbot import moderation, parsing
 
-from . import signup
 from .base import VkFacts, as_int, as_str, user_id
 
 
@@ -52,20 +52,21 @@ def _signup_game(topic: int, author: int, kind: str) -> Game | None:
 
 @dataclass(frozen=True)
 class Command:
-    """A command posted in a running game's topic, with what its handler needs."""
+    """A command posted in a topic, with the game it is for and what its handler needs."""
 
     game: Game
     topic: int
     post_id: int | None
     author: int
     cmd: parsing.Command
+    #: The running game's roster (none for a sign-up).
     seats: list[Seat]
+    facts: VkFacts
 
 
 def post_new(obj: dict[str, Any], facts: VkFacts) -> Command | None:
-    """A new post: a sign-up in a recruitment topic is handled here, and every post in a
-    game's topic is moderated; the command it carries for the running game, if any, is
-    returned."""
+    """A new post: a sign-up for the game it is for, or else the post moderated and the command
+    it carries for the running game of its topic, if any."""
     topic = as_int(obj.get("topic_id"))
     author = user_id(obj.get("from_id"))
     if topic is None or topic <= 0 or author is None:
@@ -73,20 +74,20 @@ def post_new(obj: dict[str, Any], facts: VkFacts) -> Command | None:
     text = as_str(obj.get("text"), 20000)
     post_id = as_int(obj.get("id"))
     cmd = parsing.parse_board(text)
-    if cmd is not None and cmd.kind in _SIGNUP_KINDS:
+    signing_up = cmd is not None and cmd.kind in _SIGNUP_KINDS
+    if signing_up:
         target = _signup_game(topic, author, cmd.kind)
         if target is not None:
-            signup.from_board(target, topic, author, cmd, facts)
-            return None
+            return Command(target, topic, post_id, author, cmd, [], facts)
     game = sel.game_for_topic(topic)
     if game is None:
         return None
     seats = sel.roster(game) if game.status == GameStatus.RUNNING else []
     seat = next((s for s in seats if s.vk_user_id == author), None)
     _moderate(game, topic, post_id, author, seat, text)
-    if cmd is None or topic != game.topic_id or game.status != GameStatus.RUNNING:
+    if cmd is None or signing_up or topic != game.topic_id or game.status != GameStatus.RUNNING:
         return None
-    return Command(game, topic, post_id, author, cmd, seats)
+    return Command(game, topic, post_id, author, cmd, seats, facts)
 
 
 def _moderate(

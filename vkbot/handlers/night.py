@@ -3,8 +3,6 @@ buttons (pages of targets, the commissar's choice, the role strike's guess)."""
 
 from __future__ import annotations
 
-from typing import cast
-
 from gameplay.buttons import Payload
 from gameplay.models import PhaseKind, PhaseStatus, Seat
 from gameplay.refusals import (
@@ -12,7 +10,6 @@ from gameplay.refusals import (
     NightReopenedForMafiaShot,
     NightUnderReview,
     NoShot,
-    OutOfGame,
     StaleButton,
 )
 from gameplay.rules import Act, Role, RuleViolation
@@ -21,7 +18,7 @@ from gameplay.selectors import bot as sel
 from gameplay.services import actions, prompts
 from vkbot import parsing
 
-from .base import Sender, refuse, say, single_running_seat
+from .base import Sender, living_seat, refuse, say, target_number
 
 _VERB_ACTS: dict[str, Act] = {
     parsing.CHECK: Act.CHECK,
@@ -48,23 +45,9 @@ def act_for(verb: str, seat: Seat) -> Act:
     return _VERB_ACTS[verb]
 
 
-def target_number(seat: Seat, target: parsing.Target) -> int:
-    """The seat number a typed target designates in the seat's game (or a refusal)."""
-    if target.number is not None:
-        return target.number
-    if target.me:
-        return cast(int, seat.number)  # a player's seat
-    found = sel.find_seat(sel.roster(seat.game_id), vk_user_id=target.vk_id, name=target.name)
-    return cast(int, found.number)  # the roster's seats are the players'
-
-
 def from_text(sender: Sender, cmd: parsing.Command) -> None:
-    seat = single_running_seat(sender)
-    if isinstance(seat, str):
-        refuse(sender.vk_user_id, seat)
-        return
-    if not seat.alive:
-        refuse(sender.vk_user_id, OutOfGame().reason, game=seat.game_id)
+    seat = living_seat(sender)
+    if seat is None:
         return
     try:
         act = act_for(cmd.verb, seat)
@@ -131,7 +114,6 @@ def pressed(seat: Seat, payload: Payload, *, edit: int | None = None) -> None:
     if needs_page:
         show_page(seat, payload, edit=edit)
         return
-    assert payload.target is not None  # needs_page otherwise
     actions.night_action_submit(
         game_id=seat.game_id,
         vk_user_id=seat.vk_user_id,

@@ -5,7 +5,8 @@ button and board command goes to.
   payload (one of ours: :data:`BUTTONS`) or a text command (:data:`TEXT`); in a chat (peer id
   ≥ 2000000000) it is the spectator chat's business (``spectators``). A ``message_event`` (a
   callback button) is answered, then goes to :data:`BUTTONS`. Board posts go to ``board``,
-  whose commands in a running game's topic go to :data:`BOARD`.
+  which finds the game a post's command is for: a sign-up's, or its topic's running game's.
+- :data:`BOARD`: a board command's kind (sign-ups, votes, «подсчёт»).
 - :data:`TEXT`: a private text command's kind (``vkbot.parsing``); an empty message and one
   that is no command get their refusals.
 - :data:`BUTTONS`: a payload's action (``gameplay.buttons``); a game's buttons (the vote, the
@@ -70,6 +71,9 @@ BUTTONS: dict[str, Button] = {
 }
 
 BOARD: dict[str, BoardCommand] = {
+    parsing.SIGNUP: lambda c: signup.from_board(c.game, c.topic, c.author, c.cmd, c.facts),
+    parsing.RESERVE: lambda c: signup.from_board(c.game, c.topic, c.author, c.cmd, c.facts),
+    parsing.WITHDRAW: lambda c: signup.from_board(c.game, c.topic, c.author, c.cmd, c.facts),
     parsing.COUNT: lambda c: votes.count_board(c.game, c.topic, c.author),
     parsing.VOTE: lambda c: votes.from_board(c.game, c.topic, c.post_id, c.author, c.cmd,
                                              c.seats),
