@@ -76,6 +76,7 @@ def post_new(obj: dict[str, Any], facts: VkFacts) -> Command | None:
     cmd = parsing.parse_board(text)
     signing_up = cmd is not None and cmd.kind in _SIGNUP_KINDS
     if signing_up:
+        assert cmd is not None  # signing_up says so
         target = _signup_game(topic, author, cmd.kind)
         if target is not None:
             return Command(target, topic, post_id, author, cmd, [], facts)
