@@ -78,12 +78,15 @@ screenshots: $(STAMP)
 	SANDBOX_SCREENSHOTS_DIR=$(CURDIR)/docs/screenshots $(BIN)/pytest -q -p no:randomly -m browser \
 		tests/demo/test_demo_browser.py
 
-# ruff (the checks and the formatting), then the import contracts of pyproject.toml
-# ([tool.importlinter], docs/architecture.md).
+# ruff (the checks and the formatting), the import contracts of pyproject.toml
+# ([tool.importlinter], docs/architecture.md), then mypy over the whole project ([tool.mypy]).
+# mypy's Django plugin imports config.settings, which wants a SECRET_KEY unless DEBUG is on: the
+# check runs with DEBUG=true (nothing is served).
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	DEBUG=true $(BIN)/mypy
 
 format: $(STAMP)
 	$(BIN)/ruff check --fix .
@@ -130,4 +133,4 @@ constraints:
 	rm -rf .venv-pin
 
 clean:
-	rm -rf $(VENV) staticfiles .pytest_cache .hypothesis .ruff_cache *.egg-info
+	rm -rf $(VENV) staticfiles .pytest_cache .hypothesis .ruff_cache .mypy_cache *.egg-info

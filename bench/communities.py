@@ -260,7 +260,7 @@ class Run:
             from localvk.callback_config import CallbackConfig
 
             for url in self.urls:
-                wait_for(lambda url=url: _confirmed(url, community_id(1)),  # type: ignore[misc]
+                wait_for(lambda url=url: _confirmed(url, community_id(1)),
                          timeout=READY_TIMEOUT, what=f"{url} to answer", interval=0.2,
                          processes=processes)  # fmt: skip
             for number, state in states.items():

@@ -7,10 +7,14 @@ from __future__ import annotations
 import statistics
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .e2e import check_delivery
 from .latency import quantiles
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from datetime import datetime
 
 #: Community ``g``'s VK id, and its probe user's (no seat in any game).
 COMMUNITY_BASE = 5_000
@@ -61,7 +65,12 @@ def delivery_lags() -> tuple[dict[str, Any], dict[str, Any]]:
 
     per: dict[int, list[float]] = {}
     rows = Outbox.objects.filter(status=OutboxStatus.SENT, group_id__gte=COMMUNITY_BASE)
-    for group, created, sent in rows.values_list("group_id", "created_at", "sent_at"):
+    # A sent row of a community has both.
+    sent_rows = cast(
+        "Iterable[tuple[int, datetime, datetime]]",
+        rows.values_list("group_id", "created_at", "sent_at"),
+    )
+    for group, created, sent in sent_rows:
         per.setdefault(int(group), []).append((sent - created).total_seconds())
     if not per:
         return {}, {}

@@ -20,7 +20,7 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .env import ADMIN_ID, GROUP_ID, GROUP_TOKEN, USER_TOKEN, Databases, Services, flush_redis
 from .env import process_env as make_env
@@ -324,7 +324,7 @@ def check_delivery(state: Any, group_id: int | None = None) -> list[str]:
             for peer in row.peer_ids:
                 expected[(int(peer), row.text)] += 1
         elif row.channel == OutboxChannel.BOARD:
-            board.setdefault(int(row.topic_id), []).append(row.text)
+            board.setdefault(int(cast(int, row.topic_id)), []).append(row.text)  # a board row's
     got: Counter[tuple[int, str]] = Counter(
         (m.peer_id, m.text) for m in state.sent_messages() if m.from_id < 0
     )

@@ -11,6 +11,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -153,7 +154,7 @@ class Databases:
 
         with psycopg.connect(_admin_dsn(self.services), autocommit=True) as conn:
             for statement in statements:
-                conn.execute(statement)  # type: ignore[arg-type]
+                conn.execute(statement)
 
     def _close_django(self) -> None:
         from django.db import connections
@@ -209,7 +210,7 @@ class Databases:
                 "WHERE datname = ANY(%s)",
                 [[self.snapshot_name(k) for k in self.SNAPSHOTS]],
             ).fetchall()
-        found = dict(rows)
+        found: dict[str, Any] = dict(rows)
         return {k: found.get(self.snapshot_name(k)) for k in self.SNAPSHOTS}
 
 

@@ -10,6 +10,7 @@ the book, 12–26 civilians.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import transaction
 
@@ -53,7 +54,7 @@ class BenchGame:
         return vk_user(self.number, seat)
 
 
-def create_game(number: int, *, start: bool = True, **settings: object) -> BenchGame:
+def create_game(number: int, *, start: bool = True, **settings: Any) -> BenchGame:
     """Game ``number``: created, 26 sign-ups, the fixed deal, started (Day 1 open)."""
     with transaction.atomic():
         game = services.game_create(

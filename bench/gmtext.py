@@ -205,7 +205,7 @@ class Figures:
         return max(self.slots, key=lambda f: f.slot_ms)
 
 
-def _timed(run: Callable[[], Any], runs: int) -> tuple[float, Any]:
+def _timed(run: Callable[..., Any], runs: int) -> tuple[float, Any]:
     samples, result = [], None
     for _ in range(runs):
         _cold()
@@ -278,7 +278,7 @@ def _every_slot(
 
 
 def table(figures: Figures) -> str:
-    columns = ("slot", "kind", "message", "text", "slot render", "message render")
+    columns: tuple[str, ...] = ("slot", "kind", "message", "text", "slot render", "message render")
     columns += ("slot chars", "message chars / VK limit")
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for f in figures.slots:

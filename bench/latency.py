@@ -111,7 +111,7 @@ def probe_games(games: int) -> list[BenchGame]:
 class LatencyBench(Run):
     """The latency run: the ``day`` snapshot, the project's bot and worker."""
 
-    def _measure(self, state: Any, bot: Managed, worker: Managed) -> PhaseRun:  # type: ignore[override]
+    def _measure(self, state: Any, bot: Managed, worker: Managed) -> PhaseRun:
         self._wait_ready(bot, worker)
         probes = [game.vk(PROBE_SEAT) for game in probe_games(self.games)]
         answers = Answers(state, set(probes))

@@ -102,7 +102,7 @@ class Managed:
             list(self.command),
             cwd=ROOT,
             env=self.env,
-            stdout=self._log,  # type: ignore[arg-type]
+            stdout=self._log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
@@ -200,7 +200,7 @@ class Sampler:
 
 
 def wait_for(
-    condition: Callable[[], bool],
+    condition: Callable[..., object],  # called with no arguments, for its truth
     *,
     timeout: float,
     what: str,

@@ -14,7 +14,7 @@ import re
 import sys
 import zoneinfo
 from collections.abc import Callable, Mapping
-from typing import NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar, overload
 
 T = TypeVar("T")
 
@@ -63,6 +63,22 @@ def get_http_url(name: str, default: str = "", *, environ: Mapping[str, str] | N
     if not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", value):
         raise EnvError(f"{name} must be an http:// or https:// address, got {value!r}.")
     return value
+
+
+@overload
+def get_int(
+    name: str, default: int, *, minimum: int | None = None, environ: Mapping[str, str] | None = None
+) -> int: ...
+
+
+@overload
+def get_int(
+    name: str,
+    default: None = None,
+    *,
+    minimum: int | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> int | None: ...
 
 
 def get_int(
@@ -243,7 +259,7 @@ def get_database(
     import dj_database_url
 
     value = _raw(name, environ)
-    config: dict[str, object]
+    config: dict[str, Any]
     if value is None:
         scheme = "sqlite"
         config = {"ENGINE": "django.db.backends.sqlite3", "NAME": default_sqlite_path}

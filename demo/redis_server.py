@@ -19,7 +19,7 @@ import sys
 import threading
 from collections.abc import Sequence
 from types import FrameType
-from typing import Any
+from typing import Any, cast
 
 from fakeredis import TcpFakeServer
 from fakeredis._clients._tcp_server import TCPFakeRequestHandler
@@ -67,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    host, port = server.server_address[:2]
+    host, port = cast("tuple[str, int]", server.server_address[:2])  # a TCP server's
     print(f"Redis stand-in (fakeredis) listening on redis://{host}:{port}/0", flush=True)
     try:
         server.serve_forever(poll_interval=0.2)

@@ -95,7 +95,7 @@ class Payload:
         return text
 
     def but(self, **changes: Any) -> Payload:
-        fields = {
+        fields: dict[str, Any] = {
             "action": self.action,
             "game": self.game,
             "phase": self.phase,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from gameplay.messages import Person, render
 from gameplay.models import (
@@ -32,6 +32,9 @@ from gameplay.models import (
 )
 from gameplay.refusals import ExportNotStarted
 from gameplay.rules import RuleViolation, Winner
+
+if TYPE_CHECKING:
+    from django.db.models import QuerySet
 
 #: Night acts that are the team's (one standing submission for the whole mafia).
 TEAM_ACTS = ("mafia_shot", "role_strike")
@@ -60,7 +63,7 @@ class Export:
 def _people(game: Game) -> dict[int, Person]:
     """The game's seats as its texts name them, by number."""
     seats = Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False)
-    return {s.number: Person.of(s) for s in seats}
+    return {cast(int, s.number): Person.of(s) for s in seats}  # number__isnull=False
 
 
 def _person(people: dict[int, Person], n: Any) -> Person:
@@ -281,9 +284,12 @@ def game_outcome(game: Game) -> dict[str, Any]:
         elif p.kind == PhaseKind.NIGHT and result.get("final"):
             nights[p.number] = list(result["final"].get("deaths", []))
     alive = sorted(
-        Seat.objects.filter(
-            game=game, status=SeatStatus.PLAYER, number__isnull=False, alive=True
-        ).values_list("number", flat=True)
+        cast(
+            "QuerySet[Seat, int]",  # number__isnull=False
+            Seat.objects.filter(
+                game=game, status=SeatStatus.PLAYER, number__isnull=False, alive=True
+            ).values_list("number", flat=True),
+        )
     )
     return {"days": days, "nights": nights, "alive": alive, "winner": game.winner or None}
 

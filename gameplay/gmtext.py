@@ -45,7 +45,7 @@ from collections.abc import Callable, Hashable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar, cast
 
 from django.template import Context, Engine, Template, TemplateSyntaxError
 from django.template.base import DebugLexer, Lexer, NodeList, TextNode, TokenType, VariableNode
@@ -172,7 +172,7 @@ def current_budget() -> Budget | None:
 class _Engine(Engine):
     """Django's engine with none of Django's tags and filters: only the GM language's."""
 
-    default_builtins: list[str] = []
+    default_builtins: ClassVar[list[str]] = []
 
 
 @lru_cache(maxsize=1)
@@ -205,6 +205,7 @@ class GmText:
         """The line of the first ``{{ name… }}`` of the text (0 if none)."""
         for token in Lexer(self.source).tokenize():
             if token.token_type == TokenType.VAR and token.contents.startswith(name):
+                assert token.lineno is not None  # the lexer numbers every token
                 return token.lineno
         return 0
 
@@ -227,7 +228,10 @@ def compile_text(source: str) -> GmText:
     typed = _scan(source)
     prepared = messages.prepare(source)
     starts = [
-        t.position[0] for t in DebugLexer(prepared).tokenize() if t.token_type != TokenType.TEXT
+        # The debug lexer gives every token its position.
+        cast("tuple[int, int]", t.position)[0]
+        for t in DebugLexer(prepared).tokenize()
+        if t.token_type != TokenType.TEXT
     ]
     lines = tuple(zip(starts, typed, strict=False))
     try:
@@ -249,6 +253,7 @@ def _scan(source: str) -> list[int]:
     lines: list[int] = []
     tags = 0
     for token in Lexer(source).tokenize():
+        assert token.lineno is not None  # the lexer numbers every token
         if token.token_type == TokenType.TEXT:
             found = _OPENER_RE.search(token.contents)
             if found:
@@ -299,6 +304,7 @@ def weight(nodelist: NodeList) -> int:
         if isinstance(node, VariableNode):
             total += NODE_STEPS * len(node.filter_expression.filters)
         elif isinstance(node, IfNode):
+            assert node.token is not None  # the parser gives every tag its token
             total += NODE_STEPS * len(node.token.split_contents())
             total += sum(weight(branch) for _, branch in node.conditions_nodelists)
         elif not isinstance(node, TextNode) and node.token is not None:

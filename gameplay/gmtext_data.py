@@ -43,11 +43,11 @@ class GmList(tuple[Any, ...]):
 
     def __eq__(self, other: object) -> bool:
         self._walked()
-        return tuple.__eq__(self, other)  # type: ignore[return-value]
+        return tuple.__eq__(self, other)
 
     def __ne__(self, other: object) -> bool:
         self._walked()
-        return tuple.__ne__(self, other)  # type: ignore[return-value]
+        return tuple.__ne__(self, other)
 
     def __lt__(self, other: tuple[Any, ...]) -> bool:
         self._walked()

@@ -167,7 +167,7 @@ def inflect(phrase: str, case: str) -> str:
     words = phrase.split(" ")
     for i, word in enumerate(words):
         try:
-            parse = _best_parse(word, "NOUN" if i == len(words) - 1 else "ADJF")
+            parse: Any = _best_parse(word, "NOUN" if i == len(words) - 1 else "ADJF")
             form = parse.inflect({case}) if parse is not None else None
             if form is not None and "anim" in parse.tag and case == "accs":
                 form = parse.inflect({case, "anim"}) or form

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.conf import settings
@@ -237,7 +237,10 @@ def zone_label(name: str, at: datetime | None = None) -> str:
     """A time zone as Russians name it, by its offset from Moscow at ``at`` (now by default):
     «МСК», «МСК+2», «МСК−1», «МСК+2:30». A zone that does not exist reads as Moscow."""
     at = at or datetime.now(MOSCOW)
-    diff = at.astimezone(zone_of(name)).utcoffset() - at.astimezone(MOSCOW).utcoffset()
+    # An aware datetime always has an offset.
+    diff = cast(timedelta, at.astimezone(zone_of(name)).utcoffset()) - cast(
+        timedelta, at.astimezone(MOSCOW).utcoffset()
+    )
     minutes = int(diff.total_seconds() // 60)
     if minutes == 0:
         return "МСК"

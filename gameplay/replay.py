@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from django.db import transaction
 
@@ -19,6 +19,9 @@ from gameplay import services
 from gameplay.models import Game, Phase, PhaseKind, Seat, SeatStatus, Source
 from gameplay.models.community import NO_COMMUNITY_VK_ID
 from gameplay.rules import Act, EarlyClose, Item, Role, RoleCounts, RuleViolation
+
+if TYPE_CHECKING:
+    from django.db.models import QuerySet
 
 #: The reason of a scenario's modkill when its entry gives none (the service requires one).
 MODKILL_REASON = "по сценарию"
@@ -228,7 +231,10 @@ def _play(scenario: Scenario, name: str) -> dict[str, Any]:
     roles = [p.role for p in scenario.players]
     counts = RoleCounts(**{r.value: roles.count(r) for r in Role})
     # A replay reaches no VK community: nothing it writes in the Outbox goes out.
-    settings = {"early_close": scenario.early_close.value, "vk_group_id": NO_COMMUNITY_VK_ID}
+    settings: dict[str, Any] = {
+        "early_close": scenario.early_close.value,
+        "vk_group_id": NO_COMMUNITY_VK_ID,
+    }
     try:
         game = services.game_create(name=name, counts=counts, by="replay", **settings)
     except RuleViolation as e:
@@ -276,11 +282,8 @@ def _play(scenario: Scenario, name: str) -> dict[str, Any]:
             )
         if out[-1]["winner"] is not None:
             break
-    alive = sorted(
-        Seat.objects.filter(game=game, status=SeatStatus.PLAYER, alive=True).values_list(
-            "number", flat=True
-        )
-    )
+    seats = Seat.objects.filter(game=game, status=SeatStatus.PLAYER, alive=True)  # numbered
+    alive = sorted(cast("QuerySet[Seat, int]", seats.values_list("number", flat=True)))
     return {"phases": out, "alive": alive, "winner": _winner(game)}
 
 
@@ -310,6 +313,7 @@ def _day(game: Game, entry: Entry) -> dict[str, Any]:
         services.day_close(game_id=game.pk, by="replay")
         phase.refresh_from_db()
     r = phase.result
+    assert r is not None  # a closed day has its result
     return {
         "phase": "day",
         "number": phase.number,
@@ -340,6 +344,7 @@ def _night(game: Game, entry: Entry) -> dict[str, Any]:
     services.night_close(game_id=game.pk, by="replay")
     services.night_publish(game_id=game.pk, by="replay")
     phase = _last_phase(game, PhaseKind.NIGHT)
+    assert phase.result is not None  # a published night has its result
     r = phase.result["final"]
     return {
         "phase": "night",

@@ -87,10 +87,10 @@ def step_limit(slot: str) -> int:
 
 #: Told when a game's own text does not render and the theme's stands in for it:
 #: ``reporter(game_id=…, slot=…, error=MessageError)``; installed when the app starts.
-_reporter: Callable[..., None] | None = None
+_reporter: Callable[..., object] | None = None
 
 
-def use_reporter(reporter: Callable[..., None] | None) -> None:
+def use_reporter(reporter: Callable[..., object] | None) -> None:
     global _reporter
     _reporter = reporter
 

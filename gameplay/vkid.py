@@ -214,9 +214,9 @@ def _post(form: dict[str, str]) -> dict[str, Any]:
         raise VkIdUnavailable(f"VK ID answered HTTP {status} with no JSON") from None
     if not isinstance(answer, dict):
         raise VkIdUnavailable(f"VK ID answered HTTP {status} with no object")
-    error = answer.get("error")
-    if error:
-        code = str(error.get("error_code") if isinstance(error, dict) else error)
+    refusal = answer.get("error")
+    if refusal:
+        code = str(refusal.get("error_code") if isinstance(refusal, dict) else refusal)
         description = str(answer.get("error_description") or "")[:200]
         if code in TRANSIENT_ERRORS or status >= 500:
             raise VkIdUnavailable(f"VK ID: {code} {description}".strip())

@@ -92,6 +92,7 @@ class DeadlineTickerMixin:
 
     _next_keep_at: float = 0.0
     _burst: bool = False
+    scheduler: RQScheduler | None  # rq's worker's attribute (set by _start_scheduler)
     # rq's reconnect back-off, made flat: see the module.
     exponential_backoff_factor = 1.0
     max_connection_wait_time = REDIS_RETRY_SECONDS

@@ -128,7 +128,7 @@ class Communities:
                 raise ValueError(f"community {group_id} already exists")
             tokens = self._user_token_ids(user_tokens)
             defaults = self.default
-            inherited = {
+            inherited: dict[str, Any] = {
                 "allow_messages_by_default": defaults.allow_messages_by_default,
                 "group_rps": defaults.limits.per_kind.get(GROUP, 20),
                 "user_rps": defaults.limits.per_kind.get(USER, 3),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import VKError
 from .limits import FloodControl
@@ -30,6 +30,13 @@ class Conversations:
     _sent_by_random_id: dict[tuple[str, int, int], Message]
     allowed: dict[int, bool]
     chats: dict[int, Chat]
+
+    if TYPE_CHECKING:  # LocalVK's
+
+        @property
+        def community_id(self) -> int: ...
+
+        def now(self) -> int: ...
 
     # --- messages ------------------------------------------------------------------------
 

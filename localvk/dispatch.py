@@ -133,9 +133,9 @@ async def handle_api_call(
     with state.lock:
         if decision.error_code is not None:
             record.fault = f"error_{decision.error_code}"
-            exc = VKError(decision.error_code)
-            record.error = exc.to_error()
-            body: dict[str, Any] = {"error": exc.to_error(echo)}
+            refused = VKError(decision.error_code)
+            record.error = refused.to_error()
+            body: dict[str, Any] = {"error": refused.to_error(echo)}
         else:
             ctx = CallContext(
                 state,
@@ -173,9 +173,9 @@ def _run(ctx: CallContext, method: str, record: CallRecord, echo: list[dict[str,
         return {"error": exc.to_error(echo)}
     except Exception:  # a bug here must look like VK's error 10, never an HTTP 500
         logger.exception("local VK failed on %s", method)
-        exc = VKError(10)
-        record.error = exc.to_error()
-        return {"error": exc.to_error(echo)}
+        internal = VKError(10)
+        record.error = internal.to_error()
+        return {"error": internal.to_error(echo)}
 
 
 def invoke(ctx: CallContext, method: str) -> Any:

@@ -164,6 +164,7 @@ class _Parser:
                     continue
                 body.append(self.statement())
             return Statement(None, condition=condition, body=tuple(body))
+        target: str | None
         if self.keyword("var"):
             target = self.ident()
             if target in _RESERVED:
@@ -190,7 +191,7 @@ class _Parser:
     def peek_name(self) -> bool:
         self.skip()
         match = _IDENT.match(self.code, self.pos)
-        return bool(match) and match.group() not in _RESERVED and match.group() != "API"
+        return match is not None and match.group() not in _RESERVED and match.group() != "API"
 
     def known(self, name: str) -> Name:
         if name not in self.names:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import secrets
 import threading
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from .boardstore import Board
 from .longpoll import LongPollQueue
-from .models import CallbackEvent, ChatMember, is_chat_peer, payload_text
+from .models import CallbackEvent, Chat, ChatMember, Message, is_chat_peer, payload_text
 
 DEFAULT_CLIENT_INFO: dict[str, Any] = {
     "button_actions": [
@@ -35,6 +35,15 @@ class Incoming:
     board: Board
     allowed: dict[int, bool]
     callback_events: dict[str, CallbackEvent]
+
+    if TYPE_CHECKING:  # LocalVK's
+        store_message: Callable[..., Message]
+
+        def now(self) -> int: ...
+
+        def chat(self, chat_id: int) -> Chat: ...
+
+        def chat_by_peer(self, peer_id: int) -> Chat: ...
 
     def inject_message(
         self,

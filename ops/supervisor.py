@@ -239,7 +239,8 @@ class Supervisor:
                 raise Interrupted()
             for child in children:
                 if child.process.poll() is not None:
-                    child.reader and child.reader.join(2.0)
+                    if child.reader:
+                        child.reader.join(2.0)
                     raise StartupError(
                         f"{child.service.name} exited with status {child.process.returncode} "
                         "while starting",

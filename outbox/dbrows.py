@@ -13,6 +13,7 @@ per call. They send no model signals (the project registers none) and handle no
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from django.db import connection
 from django.db.models import Field, Model
@@ -37,9 +38,9 @@ def insert(rows: Sequence[Model]) -> None:
         if f.has_db_default():
             raise ValueError(f"{meta.label}.{f.name} has a database default: use bulk_create")
     quote = connection.ops.quote_name
-    head = (
-        f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) VALUES "
-    )
+    # A concrete field has its column (the stubs also allow None).
+    columns = ", ".join(quote(cast(str, f.column)) for f in fields)
+    head = f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES "
     one = "(" + ", ".join(["%s"] * len(fields)) + ")"
     with connection.cursor() as cursor:
         for start in range(0, len(rows), INSERT_CHUNK):
@@ -50,7 +51,8 @@ def insert(rows: Sequence[Model]) -> None:
                 for f in fields
             ]
             cursor.execute(
-                head + ", ".join([one] * len(chunk)) + f" RETURNING {quote(pk.column)}", params
+                head + ", ".join([one] * len(chunk)) + f" RETURNING {quote(cast(str, pk.column))}",
+                params,
             )
             for row, (new_pk,) in zip(chunk, cursor.fetchall(), strict=True):
                 setattr(row, pk.attname, new_pk)
@@ -66,13 +68,14 @@ def update_each(rows: Sequence[Model], fields: Sequence[str]) -> None:
     meta = type(rows[0])._meta
     pk = meta.pk
     assert pk is not None
-    columns = [meta.get_field(name) for name in fields]
+    columns = [cast(Field, meta.get_field(name)) for name in fields]  # the model's own fields
     quote = connection.ops.quote_name
-    assignments = ", ".join(f"{quote(c.column)} = %s" for c in columns)  # type: ignore[union-attr]
-    sql = f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {quote(pk.column)} = %s"
+    assignments = ", ".join(f"{quote(cast(str, c.column))} = %s" for c in columns)
+    sql = (
+        f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {quote(cast(str, pk.column))} = %s"
+    )
     params = [
-        [c.get_db_prep_save(getattr(row, c.attname), connection) for c in columns]  # type: ignore[union-attr]
-        + [row.pk]
+        [c.get_db_prep_save(getattr(row, c.attname), connection) for c in columns] + [row.pk]
         for row in rows
     ]
     with connection.cursor() as cursor:

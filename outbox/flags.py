@@ -9,6 +9,7 @@ makes one flag, not one per message. Called by :mod:`outbox.outcomes` inside its
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 from gameplay.messages import render
 from gameplay.models import FlagKind, FlagStatus, ModerationFlag, Outbox, OutboxChannel, Seat
@@ -55,7 +56,7 @@ def add_flag_line(
 ) -> None:
     """Append to the open delivery flag of this player (or topic) in the game, or open one."""
     open_flags = ModerationFlag.objects.select_for_update().filter(
-        game_id=row.game_id, kind=FlagKind.DELIVERY, status=FlagStatus.OPEN
+        game_id=cast(int, row.game_id), kind=FlagKind.DELIVERY, status=FlagStatus.OPEN
     )
     if vk_user_id is not None:
         open_flags = open_flags.filter(vk_user_id=vk_user_id)
@@ -71,9 +72,9 @@ def add_flag_line(
         return
     seat = None
     if vk_user_id is not None:
-        seat = Seat.objects.filter(game_id=row.game_id, vk_user_id=vk_user_id).first()
+        seat = Seat.objects.filter(game_id=cast(int, row.game_id), vk_user_id=vk_user_id).first()
     ModerationFlag.objects.create(
-        game_id=row.game_id,
+        game_id=cast(int, row.game_id),  # a delivery flag's row is a game's
         seat=seat,
         vk_user_id=vk_user_id,
         kind=FlagKind.DELIVERY,

@@ -87,7 +87,7 @@ def outbox_due_exists(now: datetime | None = None) -> bool:
 # default community (``default_group``, the environment's), so both count as that community.
 
 
-def _community(default_group: int | None) -> Expression:
+def _community(default_group: int | None) -> Expression | F:
     if default_group is None:
         return F("group_id")
     return Coalesce(F("group_id"), Value(int(default_group)))

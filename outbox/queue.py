@@ -13,7 +13,7 @@ import logging
 import time
 import uuid
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 import django_rq
 from django.conf import settings
@@ -95,7 +95,7 @@ def enqueue_delivery(*, delay: float = 0.0) -> bool:
             raise
         return True
     at = time.time() + delay
-    current = redis.get(DRAIN_SCHEDULED_KEY)
+    current = cast("bytes | None", redis.get(DRAIN_SCHEDULED_KEY))  # no decode_responses
     if current is not None:
         when, _, scheduled = current.decode().partition(" ")
         if float(when) <= at + 1.0 and _job_waits(queue, scheduled):
@@ -147,6 +147,6 @@ def delivery_started() -> None:
     committed while this one runs can be missed."""
     redis = django_rq.get_queue(settings.OUTBOX_DELIVERY_QUEUE).connection
     redis.delete(DRAIN_QUEUED_KEY)
-    current = redis.get(DRAIN_SCHEDULED_KEY)
+    current = cast("bytes | None", redis.get(DRAIN_SCHEDULED_KEY))  # no decode_responses
     if current is not None and float(current.decode().partition(" ")[0]) <= time.time() + 1.0:
         redis.delete(DRAIN_SCHEDULED_KEY)

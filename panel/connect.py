@@ -366,7 +366,7 @@ def check_community_token(group_token: str) -> Found:
     group_token = group_token.strip()
     if not group_token:
         raise CommunityTokenInvalid()
-    return run(_check_group, group_token)  # type: ignore[no-any-return]
+    return run(_check_group, group_token)
 
 
 def _stored_admin_token(community: Community) -> str:

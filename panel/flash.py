@@ -17,15 +17,16 @@ of a paragraph are joined by spaces, so a long sentence can be wrapped in its fi
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.contrib import messages
 from django.http import HttpRequest
 from django.template import Context, engines
+from django.template.backends.django import DjangoTemplates
 
 
 def _render(path: str, context: dict[str, Any]) -> str:
-    template = engines["django"].engine.get_template(path)
+    template = cast(DjangoTemplates, engines["django"]).engine.get_template(path)
     return template.render(Context(context, autoescape=False))
 
 

@@ -146,7 +146,7 @@ def describe_event(event: GameEvent, vk_names: dict[int, str] | None = None) -> 
     stored = str(d.get("summary") or "")
     if stored and any(f not in d for f in _FACTS.get(event.kind, ())):
         return stored
-    names = vk_names or {}
+    names: dict[Any, str] = vk_names or {}  # looked up by the entry's facts
     context = {
         "title": "",  # a filter's argument must exist
         **d,

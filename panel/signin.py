@@ -27,7 +27,7 @@ import logging
 import secrets
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from cryptography.fernet import InvalidToken
 from django.conf import settings
@@ -110,13 +110,13 @@ def sign_in_start(request: HttpRequest, *, group_token: str, community: Communit
         verifier=pkce.verifier,
         group_token=token,
         community=found.vk_id if community is not None else None,
-        user=int(request.user.pk),
+        user=int(cast(int, request.user.pk)),  # a signed-in GM
         started=time.time(),
     )
     request.session[SESSION_KEY] = _seal(pending)
     log.info("VK ID sign-in started for community %s by %s", found.vk_id, request.user.pk)
     return vkid.authorize_url(
-        app_id=int(settings.VK_ID_APP_ID), redirect_uri=redirect_uri(), pkce=pkce
+        app_id=int(cast(int, settings.VK_ID_APP_ID)), redirect_uri=redirect_uri(), pkce=pkce
     )
 
 
@@ -153,7 +153,7 @@ def sign_in_finish(request: HttpRequest) -> SignedIn:
         raise VkIdCodeRefused()
     try:
         grant = vkid.exchange_code(
-            app_id=int(settings.VK_ID_APP_ID),
+            app_id=int(cast(int, settings.VK_ID_APP_ID)),
             code=code,
             device_id=device_id,
             redirect_uri=redirect_uri(),

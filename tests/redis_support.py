@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 from urllib.parse import urlsplit, urlunsplit
 
 import redis
@@ -85,7 +86,7 @@ def shared_redis() -> Iterator[str]:
         target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True
     )
     thread.start()
-    host, port = server.server_address[:2]
+    host, port = cast("tuple[str, int]", server.server_address[:2])  # a TCP server's
     try:
         yield f"redis://{host}:{port}/0"
     finally:

@@ -8,6 +8,7 @@ import json
 import re
 import secrets
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cryptography.fernet import Fernet
@@ -371,7 +372,7 @@ def test_the_client_address_is_read_back_to_the_first_untrusted_one(
     from config.proxies import client_address
 
     settings.TRUSTED_PROXIES = ("127.0.0.1/32", "10.0.0.0/8")
-    headers = {"HTTP_X_FORWARDED_FOR": forwarded} if forwarded is not None else {}
+    headers: dict[str, Any] = {"HTTP_X_FORWARDED_FOR": forwarded} if forwarded is not None else {}
     request = RequestFactory().get("/", REMOTE_ADDR=remote, **headers)
 
     assert client_address(request) == expected

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import django_rq
 import pytest
@@ -161,9 +162,7 @@ print(json.dumps({
 """
 
 
-def dump_settings(
-    tmp_path: Path, debug: str | None = "true", **overrides: str
-) -> dict[str, object]:
+def dump_settings(tmp_path: Path, debug: str | None = "true", **overrides: str) -> dict[str, Any]:
     result = run_manage("shell", "-c", DUMP_SETTINGS, tmp_path=tmp_path, debug=debug, **overrides)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
@@ -369,7 +368,7 @@ def test_job_enqueued_then_run_by_a_worker(rq_queues: dict, queue_name: str) -> 
 
     job = queue.enqueue(add, 20, 22)
     assert queue.count == 1
-    worked = django_rq.get_worker(queue_name, worker_class=SimpleWorker).work(burst=True)
+    worked = django_rq.get_worker(queue_name, worker_class=SimpleWorker).work(burst=True)  # type: ignore[arg-type]  # django_rq types rq's Worker only
 
     assert worked
     job.refresh()
@@ -385,7 +384,7 @@ def test_scheduled_job_runs_once_due(rq_queues: dict) -> None:
     job = queue.enqueue_at(datetime.now(UTC) - timedelta(seconds=1), add, 1, 1)
     assert job.get_status() == "scheduled"
 
-    worker = django_rq.get_worker("default", worker_class=SimpleWorker)
+    worker = django_rq.get_worker("default", worker_class=SimpleWorker)  # type: ignore[arg-type]  # django_rq types rq's Worker only
     worker.work(burst=True, with_scheduler=True)
 
     job.refresh()

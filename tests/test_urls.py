@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
-from django.urls import reverse
+from django.urls import URLResolver, reverse
 
 
 def test_admin_login_page_renders(client: Client) -> None:
@@ -41,7 +43,7 @@ def test_panel_namespace_is_mounted() -> None:
     from config import urls
 
     panel = next(p for p in urls.urlpatterns if getattr(p, "namespace", None) == "panel")
-    assert str(panel.pattern) == "panel/"
+    assert str(cast(URLResolver, panel).pattern) == "panel/"
     assert reverse("admin:index") == "/admin/"
 
 

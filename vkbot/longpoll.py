@@ -281,8 +281,8 @@ class LongPoller:
         is cancelled: nothing of it was applied, so nothing is lost). A polling error is
         raised."""
         self._arrived.clear()
-        arrived = asyncio.ensure_future(self._arrived.wait())
-        stop = asyncio.ensure_future(self._stop.wait())
+        arrived: asyncio.Future[Any] = asyncio.ensure_future(self._arrived.wait())
+        stop: asyncio.Future[Any] = asyncio.ensure_future(self._stop.wait())
         try:
             await asyncio.wait({arrived, stop, feeder}, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -295,6 +295,7 @@ class LongPoller:
 
     async def _apply(self) -> None:
         """Apply the next slice of the backlog (the batches polled meanwhile joined)."""
+        ts: str | None
         for updates, facts, ts in self._inbox:
             self._backlog.add(updates, facts, ts)
         self._inbox.clear()

@@ -123,7 +123,7 @@ class DatabasePolling(BotPolling):
         self._answered()
         return server
 
-    async def listen(self) -> AsyncGenerator[dict[str, Any], None]:  # type: ignore[override]
+    async def listen(self) -> AsyncGenerator[dict[str, Any], None]:
         """vkbottle's loop (the first server with the stored ts, ``failed`` handled as VK
         documents, each batch with updates yielded), with the project's back-off: a passing
         fault is retried from the same position — the ts is kept, nothing is skipped."""
@@ -163,6 +163,7 @@ class DatabasePolling(BotPolling):
 
     async def _pause(self, error: BaseException) -> None:
         """Wait out a passing fault (at once when asked to stop)."""
+        assert self._stop_event is not None  # set by listen(), which pauses
         try:
             await asyncio.wait_for(self._stop_event.wait(), timeout=self._fault(error))
         except TimeoutError:

@@ -150,7 +150,7 @@ async def wait_for_slot(limiter: RateLimiter | None, method: str) -> None:
 async def _guarded(
     method: str,
     users: tuple[int, ...],
-    call: Callable[[], Awaitable[T]],
+    call: Callable[..., Awaitable[T]],  # called with no arguments
     limiter: RateLimiter | None = None,
 ) -> T | None:
     await wait_for_slot(limiter, method)

@@ -100,7 +100,7 @@ def under_first_key(stored: str) -> bool:
 class SecretField(EncryptedTextField):
     """A text column stored Fernet-encrypted; reads give the plain text (see the module)."""
 
-    @property  # type: ignore[override]
+    @property
     def f(self) -> MultiFernet:  # the package's name for its crypter
         return crypter()
 

@@ -7,4 +7,4 @@ class Worded:
     """``str()`` is the text a person reads (as when the text was the exception's message)."""
 
     def __str__(self) -> str:
-        return self.reason  # type: ignore[attr-defined,no-any-return]
+        return self.reason  # type: ignore[attr-defined]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from .discipline import StrikeGiven, StrikeReason, give_strike
 from .errors import EarlyVoteFinal
@@ -104,7 +105,7 @@ class DayResult:
     #: What the close did, step by step (facts: the panel words them).
     explanation: tuple[Fact, ...]
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "number": self.number,
             "strikes": [s.as_dict() for s in self.strikes],

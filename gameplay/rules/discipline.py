@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from .errors import AlreadyOut, ReplaceOnlyAlive
 from .state import SeatState, Table
@@ -40,12 +41,12 @@ class StrikeGiven:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, object]) -> StrikeGiven:
+    def from_dict(cls, data: dict[str, Any]) -> StrikeGiven:
         return cls(
-            seat=int(data["seat"]),  # type: ignore[arg-type]
-            count=int(data["strike"]),  # type: ignore[arg-type]
+            seat=int(data["seat"]),
+            count=int(data["strike"]),
             reason=StrikeReason(str(data["reason"])),
-            penalty_votes=int(data["penalty_votes"]),  # type: ignore[arg-type]
+            penalty_votes=int(data["penalty_votes"]),
             modkill=bool(data["modkill"]),
         )
 

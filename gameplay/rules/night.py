@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from .errors import InvalidGuess
 from .roles import GUESSABLE_ROLES, Act, Item, Role
@@ -31,7 +32,7 @@ class Submission:
     target: int
     guess: Role | None = None
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> dict[str, Any]:
         d: dict[str, object] = {"actor": self.actor, "act": self.act.value, "target": self.target}
         if self.guess is not None:
             d["guess"] = self.guess.value

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from .discipline import StrikeGiven
 from .facts import Edit, Line, edit_from, line_from, stored
@@ -85,7 +86,7 @@ class NightResolution:
         """Seats that die in steps 1 and 4, sorted (dawn modkills are separate)."""
         return tuple(sorted(set(self.step1_deaths) | set(self.step4_deaths)))
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "number": self.number,
             "step1_deaths": list(self.step1_deaths),
@@ -110,12 +111,12 @@ class NightResolution:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, object]) -> NightResolution:
+    def from_dict(cls, d: Mapping[str, Any]) -> NightResolution:
         def ints(key: str) -> tuple[int, ...]:
-            return tuple(int(x) for x in d.get(key) or ())  # type: ignore[union-attr]
+            return tuple(int(x) for x in d.get(key) or ())
 
         return cls(
-            number=int(d["number"]),  # type: ignore[arg-type]
+            number=int(d["number"]),
             step1_deaths=ints("step1_deaths"),
             step4_deaths=ints("step4_deaths"),
             blocked=ints("blocked"),
@@ -123,18 +124,18 @@ class NightResolution:
             saved=ints("saved"),
             checks=tuple(
                 CheckResult(int(c["commissar"]), int(c["target"]), bool(c["is_mafia"]))
-                for c in d.get("checks") or ()  # type: ignore[union-attr]
+                for c in d.get("checks") or ()
             ),
-            spent_items=tuple(Item(i) for i in d.get("spent_items") or ()),  # type: ignore[union-attr]
+            spent_items=tuple(Item(i) for i in d.get("spent_items") or ()),
             role_strike_spent=bool(d.get("role_strike_spent")),
-            heal_target=None if d.get("heal_target") is None else int(d["heal_target"]),  # type: ignore[arg-type]
+            heal_target=None if d.get("heal_target") is None else int(d["heal_target"]),
             no_mafia_shot=bool(d.get("no_mafia_shot")),
             missed=ints("missed"),
-            strikes=tuple(StrikeGiven.from_dict(s) for s in d.get("strikes") or ()),  # type: ignore[union-attr]
+            strikes=tuple(StrikeGiven.from_dict(s) for s in d.get("strikes") or ()),
             modkilled=ints("modkilled"),
-            winner=Winner(d["winner"]) if d.get("winner") else None,  # type: ignore[arg-type]
-            steps=tuple(NightStep.from_dict(s) for s in d.get("steps") or ()),  # type: ignore[union-attr]
-            gm_edits=tuple(edit_from(x) for x in d.get("gm_edits") or ()),  # type: ignore[union-attr]
+            winner=Winner(d["winner"]) if d.get("winner") else None,
+            steps=tuple(NightStep.from_dict(s) for s in d.get("steps") or ()),
+            gm_edits=tuple(edit_from(x) for x in d.get("gm_edits") or ()),
             pending_check=_check_from(d.get("pending_check")),
             gm_deaths=None if d.get("gm_deaths") is None else ints("gm_deaths"),
         )

@@ -27,7 +27,7 @@ class Role(StrEnum):
         return Faction.TOWN
 
     @property
-    def title(self) -> str:
+    def title(self) -> str:  # type: ignore[override]  # the display name, not str.title()
         return ROLE_TITLES[self]
 
 
@@ -52,7 +52,7 @@ class Item(StrEnum):
     BOOK = "book"
 
     @property
-    def title(self) -> str:
+    def title(self) -> str:  # type: ignore[override]  # the display name, not str.title()
         return ITEM_TITLES[self]
 
 
@@ -163,7 +163,7 @@ class Winner(StrEnum):
     DRAW = "draw"
 
     @property
-    def title(self) -> str:
+    def title(self) -> str:  # type: ignore[override]  # the display name, not str.title()
         return WINNER_TITLES[self]
 
 

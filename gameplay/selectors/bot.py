@@ -180,7 +180,11 @@ def roster(game: Game | int) -> list[Seat]:
     )
 
 
-_STATUS_ORDER = {GameStatus.RUNNING: 0, GameStatus.DEALT: 1, GameStatus.RECRUITING: 2}
+_STATUS_ORDER: dict[str, int] = {
+    GameStatus.RUNNING: 0,
+    GameStatus.DEALT: 1,
+    GameStatus.RECRUITING: 2,
+}
 
 
 def games_for_topic(topic_id: int) -> list[Game]:

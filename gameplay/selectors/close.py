@@ -8,7 +8,7 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from gameplay.models import (
     Game,
@@ -47,18 +47,21 @@ def day_input_of_rows(
         for v in votes
         if v.current and not v.void and v.voter_id in by_pk and v.target_id in by_pk
     ]
+    # The players' seats have their numbers.
     ballots = {
-        by_pk[v.voter_id].number: Ballot(
-            by_pk[v.voter_id].number, by_pk[v.target_id].number, v.early
+        cast(int, by_pk[v.voter_id].number): Ballot(
+            cast(int, by_pk[v.voter_id].number), cast(int, by_pk[v.target_id].number), v.early
         )
         for v in standing
     }
     carried: dict[int, int] = defaultdict(int)
     for s in strikes:
         if not s.forgiven and s.penalty_day == phase.number and s.seat_id in by_pk:
-            carried[by_pk[s.seat_id].number] += s.penalty_votes
+            carried[cast(int, by_pk[s.seat_id].number)] += s.penalty_votes
     excused = frozenset(
-        by_pk[v.voter_id].number for v in votes if v.current and v.void and v.voter_id in by_pk
+        cast(int, by_pk[v.voter_id].number)
+        for v in votes
+        if v.current and v.void and v.voter_id in by_pk
     ) - set(ballots)
     day = DayInput(
         number=phase.number,
@@ -128,9 +131,9 @@ def close_preview(game: Game) -> ClosePreview | None:
         phase=phase,
         day=day,
         night=night,
-        names={s.number: s.name for s in seats},
-        roles={s.number: s.role for s in seats},
-        seats={s.number: s for s in seats},
+        names={cast(int, s.number): s.name for s in seats},  # the players' seats' numbers
+        roles={cast(int, s.number): s.role for s in seats},
+        seats={cast(int, s.number): s for s in seats},
         publishes=phase.kind == PhaseKind.NIGHT and game.auto_publish,
         fingerprint=digest,
     )

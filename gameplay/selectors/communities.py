@@ -224,7 +224,7 @@ class StoredSecret:
     community_id: int
     vk_id: int
     field: str
-    stored: str = field(repr=False)
+    stored: str = field(repr=False)  # type: ignore[operator]  # dataclasses.field, not `field: str`
 
     @property
     def where(self) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from django.db.models import Max
 
@@ -324,7 +324,7 @@ def game_page(game: Game) -> GamePage:
     rows = _read(game)
     seats, phases = rows.seats, rows.phases
     players = [s for s in seats if s.status == SeatStatus.PLAYER and s.number is not None]
-    people = {s.number: Person.of(s) for s in players}
+    people = {cast(int, s.number): Person.of(s) for s in players}
     current = next(
         (p for p in reversed(phases) if p.status in (PhaseStatus.OPEN, PhaseStatus.REVIEW)), None
     )

@@ -4,7 +4,7 @@ refers to, the deliveries and the moderation flags."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
@@ -27,7 +27,7 @@ from gameplay.models import (
 )
 
 
-def died_in(seat: Seat, phases: dict[int, Phase]) -> Phase | None:
+def died_in(seat: Seat, phases: Mapping[int, Phase | None]) -> Phase | None:
     """The phase a seat left the game in (``phases``: the phases by pk); None if alive. How
     it left is ``seat.death_cause``; the panel words both (``panel_tags.state``)."""
     if seat.alive or not seat.died_in_id:

@@ -8,6 +8,7 @@ never imports a service: reads live here, writes in ``gameplay.services``).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import cast
 
 from gameplay.models import Game, NightAction, Phase, PhaseStatus, Seat, SeatStatus
 from gameplay.rules import Act, Item, Role, SeatState, Submission, Table
@@ -57,9 +58,9 @@ def standing_submissions(phase: Phase) -> list[Submission]:
     )
     return [
         Submission(
-            actor=a.actor.number,
+            actor=cast(int, a.actor.number),  # the players' seats have their numbers
             act=Act(a.act),
-            target=a.target.number,
+            target=cast(int, a.target.number),
             guess=Role(a.guess) if a.guess else None,
         )
         for a in rows

@@ -188,7 +188,7 @@ def count_context(
     ``vote_count`` slot) is given: the facts of ``tally`` as plain data."""
     phase = tally.phase
     by_number = {s.number: s for s in tally.seats}
-    strikes = tally.strikes
+    strikes: dict[Any, StrikeGiven] = tally.strikes  # looked up by the seats' numbers
     close, top = tally.close_leaders
     return {
         "day": phase.number,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import cast
 
 from gameplay.messages import Person, render
 from gameplay.models import Game, NightAction, Phase, Seat, Source
@@ -88,7 +89,7 @@ def night_action_submit_locked(
     guess_role = Role(guess) if guess else None
     if actor is None:
         actor = next((s for s in seats if s.number == actor_number), None)
-    number = actor.number if actor is not None else actor_number or 0
+    number = cast(int, actor.number) if actor is not None else actor_number or 0  # a player's
     if phase.reopened_for:
         _check_reopened_for(phase, actor, act)
     table = uow.table_or(table_of)

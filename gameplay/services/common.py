@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from django.db import transaction
 from django.utils import timezone
@@ -141,7 +141,7 @@ def _stamp_groups(rows: list[Outbox]) -> None:
         if row.game_id is None:
             row.group_id = row.group_id if row.group_id is not None else served
         elif Outbox.game.is_cached(row):
-            row.group_id = int(row.game.vk_group_id)
+            row.group_id = int(cast(Game, row.game).vk_group_id)  # game_id is set
         elif row.game_id in groups:
             row.group_id = int(groups[row.game_id])
         else:

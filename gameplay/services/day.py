@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import cast
 
 from django.db import transaction
-from django.db.models import Sum
+from django.db.models import QuerySet, Sum
 
 from gameplay import themes
 from gameplay.messages import Person, render
@@ -63,7 +64,10 @@ def ballots_of(*, phase: Phase) -> dict[int, Ballot]:
         "voter", "target"
     )
     return {
-        v.voter.number: Ballot(voter=v.voter.number, target=v.target.number, early=v.early)
+        # The players' seats have their numbers.
+        cast(int, v.voter.number): Ballot(
+            voter=cast(int, v.voter.number), target=cast(int, v.target.number), early=v.early
+        )
         for v in rows
     }
 
@@ -112,7 +116,7 @@ def carried_penalties(*, game: Game, day_number: int) -> dict[int, int]:
         .values("seat__number")
         .annotate(votes=Sum("penalty_votes"))
     )
-    return {r["seat__number"]: r["votes"] for r in rows if r["votes"]}
+    return {cast(int, r["seat__number"]): r["votes"] for r in rows if r["votes"]}
 
 
 def day_input(*, game: Game, phase: Phase) -> DayInput:
@@ -120,8 +124,11 @@ def day_input(*, game: Game, phase: Phase) -> DayInput:
     carries, and the voters excused because their vote was voided by a modkill (V7)."""
     ballots = ballots_of(phase=phase)
     excused = frozenset(
-        Vote.objects.filter(phase=phase, current=True, void=True).values_list(
-            "voter__number", flat=True
+        cast(
+            "QuerySet[Vote, int]",  # the voters are players, with their numbers
+            Vote.objects.filter(phase=phase, current=True, void=True).values_list(
+                "voter__number", flat=True
+            ),
         )
     ) - set(ballots)
     return DayInput(
@@ -140,7 +147,7 @@ def day_close_locked(*, uow: LockedGame, now: datetime, by: str, early: bool) ->
     phase = as_open_day(phase=uow.phase)
     post_vote_count(game=game, phase=phase, final=True, now=now)
     result = close_day(table_of(seats), day_input(game=game, phase=phase))
-    by_number = {s.number: s for s in seats}
+    by_number = {cast(int, s.number): s for s in seats}  # the players' seats
     for strike in result.strikes:
         strike_record(seat=by_number[strike.seat], phase=phase, given=strike)
     for n in result.modkilled:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from django.db import transaction
 
@@ -205,7 +205,7 @@ def _send_reminder(
         left=closes_in(phase.deadline - now) if phase.deadline else "",
     )
     send_message(game=game, peer_ids=[s.vk_user_id for s in seats], text=text, kind="reminder")
-    numbers = [s.number for s in seats]
+    numbers = [cast(int, s.number) for s in seats]  # the players' seats
     log_event(
         game,
         "reminder_sent",

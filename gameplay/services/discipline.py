@@ -166,6 +166,7 @@ def _void_votes(game: Game, phase: Phase, target: Seat) -> None:
 def _redraft(game: Game, phase: Phase, seats: list[Seat]) -> None:
     """The draft no longer matches the table: resolve the night again without the player,
     keeping the GM's edits of the draft."""
+    assert phase.result is not None  # a night under review has its draft
     res = redraft(
         table_of(seats),
         NightResolution.from_dict(phase.result["draft"]),

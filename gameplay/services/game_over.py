@@ -11,7 +11,7 @@ as the panel promises) and for the record (the GM's export), never for the board
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from gameplay import themes
 from gameplay.messages import Person, players_page_url, render
@@ -73,8 +73,8 @@ def night_log(*, game: Game, seats: list[Seat]) -> list[dict[str, Any]]:
     return [
         {
             "number": a.phase.number,
-            "actor": people.get(a.actor.number) or Person.of(a.actor),
-            "target": people.get(a.target.number) or Person.of(a.target),
+            "actor": people.get(cast(int, a.actor.number)) or Person.of(a.actor),
+            "target": people.get(cast(int, a.target.number)) or Person.of(a.target),
             "act": a.act,
             "item": a.act in items,
             "title": ACT_TITLES[Act(a.act)],

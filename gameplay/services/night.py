@@ -121,6 +121,7 @@ def night_draft_edit(
     phase = night_of(game=game, status=PhaseStatus.REVIEW)
     seats = players(game)
     table = table_of(seats)
+    assert phase.result is not None  # a night under review has its draft
     draft = NightResolution.from_dict(phase.result["draft"])
     try:
         amended = amend_night(table, draft, deaths=deaths, reason=reason)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import transaction
 
@@ -126,7 +127,7 @@ def game_finish_locked(
     game.finished_at = now
     game.save(update_fields=["status", "winner", "finished_at"])
     rounds = [(r.number, r.commitment, r.seed) for r in DealRound.objects.filter(game=game)]
-    last_deal = (
+    last_deal: Any = (
         GameEvent.objects.filter(game=game, kind="deal").order_by("-seq").values("data").first()
     )
     roster = list((last_deal or {}).get("data", {}).get("roster") or [])

@@ -5,6 +5,7 @@ next day opened (or the game finished). Closing and reviewing the night are :mod
 from __future__ import annotations
 
 from datetime import datetime
+from typing import cast
 
 from gameplay import themes
 from gameplay.messages import Person, render
@@ -39,8 +40,9 @@ def night_publish_locked(*, uow: LockedGame, now: datetime, by: str) -> NightRes
     assert phase is not None  # (the callers checked it is the night under review)
     # Recompute dawn from the seats as they are now: the GM may have modkilled, replaced,
     # struck or forgiven someone during the review.
+    assert phase.result is not None  # a night under review has its draft
     res = dawn(table_of(seats), NightResolution.from_dict(phase.result["draft"]))
-    by_number = {s.number: s for s in seats}
+    by_number = {cast(int, s.number): s for s in seats}  # the players' seats
     _spend_items(game, phase, res, by_number)
     if res.role_strike_spent:
         game.role_strike_used = True
@@ -77,7 +79,7 @@ def _spend_items(
     }
     for item in res.spent_items:
         use = standing.get(item.value)
-        holder = by_number.get(use.actor.number) if use else None
+        holder = by_number.get(cast(int, use.actor.number)) if use else None
         if use is None or holder is None:
             continue
         holder.item_used = True

@@ -3,6 +3,8 @@ every failed delivery of a game at once."""
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from django.db import transaction
 
 from gameplay.models import Outbox, OutboxChannel, OutboxStatus
@@ -45,7 +47,7 @@ def outbox_retry(*, outbox_id: int, by: str, game_id: int | None = None) -> Outb
     rows = [row]
     group = board_group(row) if row.channel == OutboxChannel.BOARD else []
     if group:
-        guid = row.result["board"].get("guid")
+        guid = cast("dict[str, Any]", row.result)["board"].get("guid")
         rows = [
             member
             for member in Outbox.objects.select_for_update().filter(pk__in=group).order_by("id")

@@ -14,6 +14,7 @@ Outbox rows this module writes besides ordinary messages (see ``OutboxChannel``)
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from django.db import IntegrityError, transaction
 
@@ -240,7 +241,7 @@ def spectator_chat_created(*, outbox: Outbox, peer_id: int, added: Sequence[int]
     its transaction, after it locked the game. A game that ended or opened its spectator chat
     meanwhile keeps its chat: the GM gets a flag with the new chat's number instead. Returns
     whether the chat was linked."""
-    game = lock_game(game_id=int(outbox.game_id))
+    game = lock_game(game_id=int(cast(int, outbox.game_id)))  # a create_chat row's game
     payload = outbox.payload or {}
     log_event(
         game,

@@ -14,7 +14,7 @@ template around them and cannot be removed (``gameplay.themes``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.db import transaction
 
@@ -60,8 +60,9 @@ def post_preview(*, game: Game, phase: Phase | None = None, story: str | None = 
 
 
 def _night_post(game: Game, phase: Phase, seats: list[Seat], story: str) -> str:
+    assert phase.result is not None  # a night under review has its draft
     res = dawn(table_of(seats), NightResolution.from_dict(phase.result["draft"]))
-    by_number = {s.number: s for s in seats}
+    by_number = {cast(int, s.number): s for s in seats}  # the players' seats
     died = [by_number[n] for n in res.deaths if by_number[n].alive]
     penalised = [
         by_number[s.seat] for s in res.strikes if not s.modkill and by_number[s.seat].alive
@@ -82,7 +83,7 @@ def _day_post(game: Game, phase: Phase, seats: list[Seat], story: str) -> str:
         game=game,
         number=phase.number,
         result=result,
-        by_number={s.number: s for s in seats},
+        by_number={cast(int, s.number): s for s in seats},
         early=False,
         story=story,
     )

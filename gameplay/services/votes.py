@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import cast
 
 from django.conf import settings
 from django.db import transaction
@@ -108,7 +109,7 @@ def vote_submit(
             now=now,
         )
         if vk_user_id is not None and outcome.day_result is None and uow.phase is not None:
-            if uow.votes_cast_or(lambda: _votes_cast(uow.phase)) % COUNT_EVERY == 0:
+            if uow.votes_cast_or(lambda: _votes_cast(cast(Phase, uow.phase))) % COUNT_EVERY == 0:
                 _post_count(uow.game, uow.phase)
     return outcome
 
@@ -161,7 +162,10 @@ def _current_votes(phase: Phase) -> dict[int, CastVote]:
     rows = Vote.objects.filter(phase=phase, current=True).values_list(
         "pk", "voter__number", "target__number", "early", "void"
     )
-    return {voter: CastVote(pk, target, early, void) for pk, voter, target, early, void in rows}
+    return {
+        cast(int, voter): CastVote(pk, cast(int, target), early, void)
+        for pk, voter, target, early, void in rows
+    }
 
 
 def _ballots(uow: LockedGame) -> dict[int, Ballot]:

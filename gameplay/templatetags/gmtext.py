@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from django import template
 from django.template import defaultfilters, defaulttags
-from django.template.base import Parser, Token, Variable
+from django.template.base import FilterExpression, NodeList, Parser, Token, Variable
 from django.template.defaulttags import ForNode
 
 from gameplay import gmtext, gmtext_data, grammar
@@ -167,11 +167,16 @@ class BudgetedForNode(ForNode):
     each iteration is charged its body's steps before it runs, and the output so far is
     checked against the slot's length after it."""
 
+    # What Django's parser gives a for node (the stubs also allow strings and lists).
+    sequence: FilterExpression
+    nodelist_loop: NodeList
+    nodelist_empty: NodeList
+
     def __init__(self, node: ForNode) -> None:
         super().__init__(
             node.loopvars, node.sequence, node.is_reversed, node.nodelist_loop, node.nodelist_empty
         )
-        self.steps = gmtext.NODE_STEPS + gmtext.weight(node.nodelist_loop)
+        self.steps = gmtext.NODE_STEPS + gmtext.weight(cast(NodeList, node.nodelist_loop))
 
     def render(self, context: template.Context) -> str:
         spent = gmtext.budget()
@@ -211,7 +216,7 @@ class BudgetedForNode(ForNode):
                 else:
                     context[self.loopvars[0]] = value
                 for node in self.nodelist_loop:
-                    piece = node.render_annotated(context)
+                    piece = cast(str, node.render_annotated(context))  # stubs: int | str
                     out.append(piece)
                     size += len(piece)
                 if unpack:
@@ -225,7 +230,8 @@ class BudgetedForNode(ForNode):
 def do_for(parser: Parser, token: Token) -> BudgetedForNode:
     """Django's ``{% for %}``, over a variable of the context only (no literal), budgeted."""
     node = defaulttags.do_for(parser, token)
-    var = node.sequence.var
+    sequence = cast(FilterExpression, node.sequence)  # the parser's, never a string
+    var = sequence.var
     if not isinstance(var, Variable) or var.literal is not None:
-        raise gmtext.Refused("loop_not_list", what=str(node.sequence.token))
+        raise gmtext.Refused("loop_not_list", what=str(sequence.token))
     return BudgetedForNode(node)

@@ -97,7 +97,8 @@ def add_sandbox_routes(app: web.Application, key: web.AppKey[Communities]) -> No
         return web.FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
     async def users(state: LocalVK, request: web.Request) -> Any:
-        return views.users_list(state, request.app[key])
+        communities = request.app[key]
+        return views.users_list(state, communities)
 
     async def user(state: LocalVK, request: web.Request) -> Any:
         query = request.query

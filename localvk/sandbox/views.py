@@ -176,7 +176,7 @@ def comment_view(state: LocalVK, comment: Comment) -> dict[str, Any]:
 
 def topics_view(state: LocalVK, after_comment: int = 0) -> list[dict[str, Any]]:
     """Every topic (newest activity first) with its visible comments newer than the cursor."""
-    out = []
+    out: list[dict[str, Any]] = []
     for topic in state.topics.values():
         visible = topic.visible_comments()
         last = max((c.date for c in visible), default=topic.date)

@@ -4,7 +4,8 @@ validate; the views hand the result to one service."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 from django import forms
 
@@ -100,9 +101,12 @@ class NightEditForm(forms.Form):
         error_messages={"required": "Укажите причину правки: она попадёт в журнал и в итоги игры."},
     )
 
-    def __init__(self, *args: Any, living: list[tuple[int, str]] = (), **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, living: Sequence[tuple[int | None, str]] = (), **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["deaths"].choices = [(n, f"№{n} {name}") for n, name in living]
+        deaths = cast(forms.ChoiceField, self.fields["deaths"])
+        deaths.choices = [(n, f"№{n} {name}") for n, name in living]
 
 
 class ReplaceForm(forms.Form):
@@ -113,15 +117,15 @@ class ReplaceForm(forms.Form):
     name = forms.CharField(label="Имя", max_length=200, required=False)
     reason = forms.CharField(label="Причина", max_length=1000, required=False)
 
-    def __init__(self, *args: Any, reserves: list[Any] = (), **kwargs: Any) -> None:
+    def __init__(self, *args: Any, reserves: Sequence[Any] = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.reserves = {s.pk: s for s in reserves}
-        self.fields["reserve"].choices = [("", "—")] + [
+        cast(forms.ChoiceField, self.fields["reserve"]).choices = [("", "—")] + [
             (s.pk, f"{s.name} (id{s.vk_user_id})") for s in reserves
         ]
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        data = cast("dict[str, Any]", super().clean())  # a form's cleaned_data
         reserve, vk = data.get("reserve"), (data.get("vk") or "").strip()
         if bool(reserve) == bool(vk):
             raise forms.ValidationError(
@@ -187,13 +191,13 @@ class LogFilterForm(forms.Form):
     def __init__(
         self,
         *args: Any,
-        kinds: list[tuple[str, str]] = (),
-        phases: list[tuple[int, str]] = (),
+        kinds: Sequence[tuple[str, str]] = (),
+        phases: Sequence[tuple[int, str]] = (),
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["kind"].choices = [("", "все")] + list(kinds)
-        self.fields["phase"].choices = [("", "все")] + list(phases)
+        cast(forms.ChoiceField, self.fields["kind"]).choices = [("", "все")] + list(kinds)
+        cast(forms.ChoiceField, self.fields["phase"]).choices = [("", "все")] + list(phases)
 
 
 class HistoryLookupForm(forms.Form):

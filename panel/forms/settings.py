@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.contrib.auth import get_user_model
@@ -230,10 +230,9 @@ class GameSettingsForm(forms.Form):
             choices.append((zone, zone))
         self.fields["time_zone"].widget.choices = choices
         # Only the people of the game's community (of a new game: of the user's communities).
-        self.fields["co_gms"].queryset = (
-            gm_choices(user=user, game=game) if user is not None else self.fields["co_gms"].queryset
-        )
-        self.fields["co_gms"].label_from_instance = lambda u: u.get_username()
+        co_gms = cast("forms.ModelMultipleChoiceField[Any]", self.fields["co_gms"])
+        co_gms.queryset = gm_choices(user=user, game=game) if user is not None else co_gms.queryset
+        co_gms.label_from_instance = lambda u: u.get_username()  # type: ignore[method-assign,assignment]  # Django's documented override
         self._communities(user)
         self.counts_locked = counts_locked
         if counts_locked:
@@ -248,7 +247,7 @@ class GameSettingsForm(forms.Form):
         if current is not None and current not in {c.vk_id for c in rows}:
             rows += list(Community.objects.filter(vk_id=current))
         self.communities = {c.vk_id: c for c in rows}
-        field = self.fields["vk_group_id"]
+        field = cast(forms.ChoiceField, self.fields["vk_group_id"])
         field.choices = [("", "—")] + [(c.vk_id, f"{c} (club{c.vk_id})") for c in rows]
         field.required = True  # every game belongs to a community
         field.error_messages["required"] = CommunityRequired().reason
@@ -312,7 +311,7 @@ class GameSettingsForm(forms.Form):
         return tz
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        data = cast("dict[str, Any]", super().clean())  # a form's cleaned_data
         if all(data.get(n) is not None for n in self.COUNT_FIELDS):
             counts = self.counts()
             try:

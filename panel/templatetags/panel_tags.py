@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from django import template
+from django.db.models import Field
 from django.utils import dateformat, timezone
 
 from gameplay import grammar, messages
@@ -105,7 +106,7 @@ def game_field(name: str) -> str:
     from gameplay.models import Game
 
     try:
-        return str(Game._meta.get_field(name).verbose_name)
+        return str(cast("Field[Any, Any]", Game._meta.get_field(name)).verbose_name)
     except FieldDoesNotExist:
         return name
 

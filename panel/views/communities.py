@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.contrib import messages
@@ -239,7 +239,7 @@ def community_gm_add_view(request: HttpRequest, community: Community) -> HttpRes
     form = GmAddForm(request.POST)
     if not form.is_valid():
         for error in form.errors.get("username", []):
-            messages.error(request, error)
+            messages.error(request, cast(str, error))  # an error list yields its messages
         return HttpResponseRedirect(community_url(community))
     ok, member = attempt(
         request, community_gm_add, community=community, username=form.cleaned_data["username"]

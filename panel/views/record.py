@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
@@ -55,7 +57,7 @@ def chat_link_view(request: HttpRequest, game) -> HttpResponse:
     form = ChatLinkForm(request.POST)
     if not form.is_valid():
         for error in form.errors.get("chat", []):
-            messages.error(request, error)
+            messages.error(request, cast(str, error))  # an error list yields its messages
         return back(request, game, "panel_spectators")
     ok, _ = attempt(
         request,

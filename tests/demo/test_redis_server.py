@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from typing import cast
 
 import pytest
 import redis
@@ -31,7 +32,7 @@ def test_rq_works_across_clients_and_sigterm_stops_it() -> None:
         one = redis.Redis(port=port)
         two = redis.Redis(port=port)
         info = one.client_info()  # rq's worker reads its address this way
-        assert info["addr"].startswith("127.0.0.1:")
+        assert cast(str, info["addr"]).startswith("127.0.0.1:")
         one.set("k", "v")
         assert two.get("k") == b"v"
         queue = Queue("default", connection=one)

@@ -7,7 +7,7 @@ import json
 import random
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 import aiohttp
 import pytest
@@ -226,7 +226,7 @@ def test_the_town_herds_around_the_days_suspects() -> None:
     me = Me(1001, number=1, role="civilian")
     suspects = set(brain.suspects(table, 1)) - {1}
     votes = [brain.vote_move(me, table, [], 1, random.Random(seed)) for seed in range(200)]
-    chosen = [int(v.text.split()[-1].lstrip("№")) for v in votes]
+    chosen = [int(cast(brain.Write, v).text.split()[-1].lstrip("№")) for v in votes]
     assert sum(n in suspects for n in chosen) > 120
 
 
@@ -253,6 +253,7 @@ def test_the_mafia_leader_shoots_the_town_and_the_others_mostly_wait() -> None:
         if isinstance(shot, brain.Write):
             assert int(shot.text.split()[-1]) not in MAFIA
         else:
+            shot = cast(brain.Press, shot)
             assert prompt[shot.row * 2 + shot.column].payload.target not in MAFIA
     waits = [brain.night_move(other, table, prompt, random.Random(s)) for s in range(100)]
     assert sum(move is None for move in waits) > 70
@@ -286,7 +287,11 @@ def test_the_commissar_chooses_then_shoots_a_known_mafioso() -> None:
         target = (
             move.text.split()[-1]
             if isinstance(move, brain.Write)
-            else str(page[move.row * 2 + move.column].payload.target)
+            else str(
+                page[
+                    cast(brain.Press, move).row * 2 + cast(brain.Press, move).column
+                ].payload.target
+            )
         )
         assert target == "7"
 

@@ -5,6 +5,7 @@ are the same on every run; they are derived from the roles, not hard-coded seat 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from gameplay.models import Seat
 
@@ -67,9 +68,10 @@ def cast_of(seats: list[Seat]) -> Cast:
     by_role: dict[str, list[int]] = {}
     items: dict[str, tuple[int, str]] = {}
     for seat in seats:
-        by_role.setdefault(seat.role, []).append(seat.number)
+        number = cast(int, seat.number)  # a player's seat
+        by_role.setdefault(seat.role, []).append(number)
         if seat.item:
-            items[seat.item] = (seat.number, seat.role)
+            items[seat.item] = (number, seat.role)
     assert items["clock"][1] == "mafia", items
     assert items["red_button"][1] == items["book"][1] == "civilian", items
     mafia = sorted(by_role["mafia"])

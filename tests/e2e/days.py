@@ -5,6 +5,8 @@ Day 2; Day 3 closed early, and the end."""
 
 from __future__ import annotations
 
+from typing import cast
+
 from gameplay import services
 from gameplay.messages import render
 from gameplay.models import FlagKind, Game, ModerationFlag, Seat, SeatStatus
@@ -148,8 +150,13 @@ async def day_2(s: Script) -> None:
     assert set(s.state.chat(chat.chat_id).members) == {s.state.community_id, victim.vk}
     intruders = await db(
         lambda: sorted(
-            ModerationFlag.objects.filter(game_id=s.game_id, kind=FlagKind.INTRUDER).values_list(
-                "vk_user_id", flat=True
+            cast(
+                "list[int]",  # an intruder's flag names them
+                list(
+                    ModerationFlag.objects.filter(
+                        game_id=s.game_id, kind=FlagKind.INTRUDER
+                    ).values_list("vk_user_id", flat=True)
+                ),
             )
         )
     )
@@ -335,6 +342,6 @@ async def day_3(s: Script) -> None:
         f"Ночь 2, исход изменён ведущим: выживает {who(c.buttoned)}.",
     ]
     for x in seats:
-        assert s.seat(x.number).received("Игра «Машина времени» окончена. Победа: Мирный город."), (
-            x.number
-        )
+        assert s.seat(cast(int, x.number)).received(
+            "Игра «Машина времени» окончена. Победа: Мирный город."
+        ), x.number

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any
+from typing import Any, cast
 
 from gameplay.models import (
     Game,
@@ -117,7 +117,7 @@ async def nothing_leaked(s: Script) -> None:
         seats = list(Seat.objects.filter(game_id=s.game_id, status=SeatStatus.PLAYER))
         swaps = list(Replacement.objects.filter(seat__game_id=s.game_id))
         acts = [
-            (a.actor.number, a.act, a.target.number)
+            (cast(int, a.actor.number), a.act, cast(int, a.target.number))  # the players' seats
             for a in NightAction.objects.filter(phase__game_id=s.game_id).select_related(
                 "actor", "target"
             )
@@ -129,14 +129,14 @@ async def nothing_leaked(s: Script) -> None:
     swap = swaps[0]
     forever = 10**12
     holders: dict[int, list[tuple[int, int, int]]] = {
-        x.vk_user_id: [(x.number, 0, forever)] for x in seats
+        x.vk_user_id: [(cast(int, x.number), 0, forever)] for x in seats
     }
     holders[swap.new_vk_user_id] = [(c.replaced, s.marks["replaced"], forever)]
     holders[swap.old_vk_user_id] = [(c.replaced, 0, s.marks["replaced"])]
     knowledge = Knowledge(
         seats={
-            x.number: SeatInfo(
-                x.number,
+            cast(int, x.number): SeatInfo(
+                cast(int, x.number),
                 x.role,
                 tuple({x.name} | ({swap.old_name} if x.number == c.replaced else set())),
             )

@@ -4,7 +4,7 @@ moments in time (message ids of the local VK), and small readers of what the bot
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from gameplay.models import Outbox, OutboxStatus, Seat, SeatStatus
 from localvk import Message
@@ -81,16 +81,19 @@ class Script:
         return result
 
     async def alive(self) -> set[int]:
-        return set(
-            await db(
-                lambda: list(
-                    Seat.objects.filter(
-                        game_id=self.game_id,
-                        status=SeatStatus.PLAYER,
-                        alive=True,
-                    ).values_list("number", flat=True)
+        return cast(
+            "set[int]",  # the players' seats have their numbers
+            set(
+                await db(
+                    lambda: list(
+                        Seat.objects.filter(
+                            game_id=self.game_id,
+                            status=SeatStatus.PLAYER,
+                            alive=True,
+                        ).values_list("number", flat=True)
+                    )
                 )
-            )
+            ),
         )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from gameplay import services
 from gameplay.models import (
@@ -157,7 +157,7 @@ def current_phase(game: Game) -> Phase:
 
 
 def last_phase(game: Game) -> Phase:
-    return Phase.objects.filter(game=game).order_by("-id").first()  # type: ignore[return-value]
+    return cast(Phase, Phase.objects.filter(game=game).order_by("-id").first())  # one at least
 
 
 def outbox(
@@ -243,25 +243,26 @@ def snapshot(game: Game) -> dict[str, object]:
 
 
 def vote(game: Game, voter: Seat | int, target: Seat | int, **kw: Any) -> services.VoteOutcome:
-    v = voter if isinstance(voter, int) else voter.number
-    t = target if isinstance(target, int) else target.number
+    # The players' seats have their numbers.
+    v = voter if isinstance(voter, int) else cast(int, voter.number)
+    t = target if isinstance(target, int) else cast(int, target.number)
     return services.vote_submit(game_id=game.pk, voter=v, target=t, **kw)
 
 
 def act(
     game: Game, actor: Seat | int, what: Act | str, target: Seat | int, **kw: Any
 ) -> services.ActionOutcome:
-    a = actor if isinstance(actor, int) else actor.number
-    t = target if isinstance(target, int) else target.number
+    a = actor if isinstance(actor, int) else cast(int, actor.number)
+    t = target if isinstance(target, int) else cast(int, target.number)
     return services.night_action_submit(game_id=game.pk, actor=a, act=what, target=t, **kw)
 
 
 def vote_all(game: Game, target: Seat | int, *, skip: Iterable[Seat | int] = ()) -> None:
     """Every living player except ``skip`` votes for ``target``; the target votes for the first
     other living player (not in ``skip``)."""
-    t = target if isinstance(target, int) else target.number
+    t = target if isinstance(target, int) else cast(int, target.number)
     skipped = {s if isinstance(s, int) else s.number for s in skip}
-    living = [s.number for s in seats(game, alive=True)]
+    living = [cast(int, s.number) for s in seats(game, alive=True)]
     for n in living:
         if n in skipped:
             continue
@@ -275,7 +276,7 @@ def vote_all(game: Game, target: Seat | int, *, skip: Iterable[Seat | int] = ())
 def tie_day(game: Game) -> None:
     """Every living player votes so that the day ends in a tie (nobody leaves, nobody is
     struck), then the day is closed."""
-    living = [s.number for s in seats(game, alive=True)]
+    living = [cast(int, s.number) for s in seats(game, alive=True)]
     a, b, others = living[0], living[1], living[2:]
     assert len(others) >= 2, "a tie without strikes needs at least four living players"
     plan = {a: b, b: a}

@@ -100,7 +100,7 @@ def test_the_tick_job_closes_due_phases_and_schedules_the_next(tick_queue: Queue
     # As the scheduler would once its time comes (the scheduler itself runs in the test below).
     django_rq.get_queue(TICK_QUEUE, commit_mode="auto").enqueue(jobs.tick, job_id="t-past")
 
-    worker = django_rq.get_worker(TICK_QUEUE, worker_class=SimpleWorker)
+    worker = django_rq.get_worker(TICK_QUEUE, worker_class=SimpleWorker)  # type: ignore[arg-type]  # django_rq types rq's Worker only
     assert worker.work(burst=True)
 
     job = tick_queue.fetch_job("t-past")
@@ -118,7 +118,7 @@ def test_the_tick_job_closes_due_phases_and_schedules_the_next(tick_queue: Queue
 def test_the_worker_ensures_the_tick_on_start_and_after_losing_redis(
     tick_queue: Queue, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    worker = django_rq.get_worker(TICK_QUEUE, worker_class=SimpleWorker)
+    worker = django_rq.get_worker(TICK_QUEUE, worker_class=SimpleWorker)  # type: ignore[arg-type]  # django_rq types rq's Worker only
     assert worker.dequeue_timeout <= settings.DEADLINE_TICK_SECONDS
     worker.work(burst=True)
     [scheduled] = pending_ticks(tick_queue)
@@ -154,7 +154,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _wait_for(what: str, check: Callable[[], Any], timeout: float, log: Path) -> Any:
+def _wait_for(what: str, check: Callable[..., Any], timeout: float, log: Path) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:

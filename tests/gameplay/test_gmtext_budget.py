@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
@@ -21,7 +21,7 @@ from bench import gmtext as worst
 from bench.games import deal_26
 from gameplay import gmtext, services, themes
 from gameplay.models import Game, ModerationFlag, Outbox
-from gameplay.rules import Role, RoleCounts
+from gameplay.rules import Item, Role, RoleCounts
 from gameplay.services.deadlines import deadline_tick
 from gameplay.services.story import theme_text_set
 from tests.gameplay.deadline_support import T0
@@ -53,7 +53,7 @@ def test_the_worst_accepted_texts_stay_within_vk_limits(capsys: pytest.CaptureFi
     assert themes.output_limit("end") <= gmtext.BOARD_POST_MAX
 
 
-def _game(counts: RoleCounts, deal: dict[int, tuple[Role, object]], topic: int) -> Game:
+def _game(counts: RoleCounts, deal: Mapping[int, tuple[Role, Item | None]], topic: int) -> Game:
     game = services.game_create(
         name="Бюджет", counts=counts, topic_id=topic, vk_group_id=community_id()
     )
@@ -106,7 +106,7 @@ def slot_time() -> Iterator[list[float]]:
         finally:
             spent.append((time.perf_counter() - start) * 1000)
 
-    themes.Theme.render_slot = timed  # type: ignore[method-assign]
+    themes.Theme.render_slot = timed  # type: ignore[method-assign,assignment]
     try:
         yield spent
     finally:
@@ -118,6 +118,7 @@ def _tick(*, ends: bool, texts: dict[str, str], topic: int, cold: bool) -> Tick:
     prompts, or — one mafia, voted out — the game ends. The GM's ``texts`` saved through the
     panel's service first. ``cold``: the grammar's and the compiled texts' caches emptied (a
     worker just started); else as they are (a worker that has rendered these before)."""
+    deal: dict[int, tuple[Role, Item | None]]
     if ends:
         counts = RoleCounts(mafia=1, commissar=0, doctor=0, maniac=0, civilian=PLAYERS - 1)
         deal = {n: (Role.MAFIA if n == 1 else Role.CIVILIAN, None) for n in range(1, 27)}

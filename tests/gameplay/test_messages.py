@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import given, settings
@@ -731,11 +731,14 @@ CASES: dict[str, Contexts] = {
     "board/vote_count": lambda p: [
         {**VOTE_COUNT(p), "final": f, **extra}
         for f in (False, True)
-        for extra in (
-            {},
-            {"leaders": p[:2], "executed": None, "tie": p[:2], "modkilled": p[4:6]},
-            {"leaders": [], "executed": None, "tie": [], "penalised": [], "candidates": []},
-            {"voted": 1, "candidates": VOTE_COUNT(p)["candidates"][1:2], "missing": []},
+        for extra in cast(
+            "tuple[dict[str, Any], ...]",
+            (
+                {},
+                {"leaders": p[:2], "executed": None, "tie": p[:2], "modkilled": p[4:6]},
+                {"leaders": [], "executed": None, "tie": [], "penalised": [], "candidates": []},
+                {"voted": 1, "candidates": VOTE_COUNT(p)["candidates"][1:2], "missing": []},
+            ),
         )
     ],
     "board/signups": lambda p: [

@@ -99,7 +99,10 @@ def _sign_up(game: Game, table: Table, n: int) -> None:
     for i in range(n + 1):
         vk, name, sex = table.newcomer()
         # every other one in the topic (acknowledged in the topic's running list)
-        in_topic = {"topic_id": game.topic_id, "pm_allowed": (True, False, None)[i % 3]}
+        in_topic: dict[str, Any] = {
+            "topic_id": game.topic_id,
+            "pm_allowed": (True, False, None)[i % 3],
+        }
         services.signup_create(
             game_id=game.pk, vk_user_id=vk, name=name, sex=sex, **(in_topic if i % 2 else {})
         )

@@ -69,7 +69,8 @@ URL = re.compile(r"https?://\S+")
 
 
 def _subclasses(root: type) -> list[type]:
-    out = []
+    out: list[type] = []
+    c: type
     for c in root.__subclasses__():
         out += [c, *_subclasses(c)]
     return out

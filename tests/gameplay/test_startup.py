@@ -53,7 +53,7 @@ def test_the_asgi_entry_point_records_it_from_inside_an_event_loop(
 
 @pytest.mark.django_db
 def test_the_worker_records_it_when_it_starts(env_community: None, rq_queues: dict) -> None:
-    worker = django_rq.get_worker("default", worker_class=SimpleWorker)
+    worker = django_rq.get_worker("default", worker_class=SimpleWorker)  # type: ignore[arg-type]  # django_rq types rq's Worker only
 
     worker.work(burst=True)
 

@@ -25,7 +25,7 @@ from tests.localvk.support import GROUP_ID, control, make_state
 
 CODE = "c0nf1rm"
 SECRET = "s3cret"
-FAST = {"backoff": 0.01, "confirm_interval": 0.02, "timeout": 5.0}
+FAST: dict[str, Any] = {"backoff": 0.01, "confirm_interval": 0.02, "timeout": 5.0}
 
 Answer = Callable[[dict[str, Any], int], "tuple[int, str] | None"]
 

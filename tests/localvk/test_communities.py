@@ -102,14 +102,15 @@ def test_communities_share_people_and_keep_everything_else_apart() -> None:
     # The same user token is the same person: an admin of both; a new one gets a new id.
     assert b.user_tokens == {USER_TOKEN: ADMIN_ID, B_USER: ADMIN_ID + 1}
     assert b.base_url == a.base_url and b.limits.per_kind == a.limits.per_kind
-    for clash in (
+    clashes: tuple[dict[str, Any], ...] = (
         {"group_id": B_ID, "group_token": "x"},
         {"group_id": 99, "group_token": GROUP_TOKEN},
         {"group_id": 99, "group_token": USER_TOKEN},
         {"group_id": 99, "group_token": "y", "user_tokens": [B_TOKEN]},
         {"group_id": 99, "group_token": "y", "user_tokens": {USER_TOKEN: 7}},
         {"group_id": 99, "group_token": "y", "scopes": "messages,walls"},
-    ):
+    )
+    for clash in clashes:
         with pytest.raises(ValueError):
             registry.create(**clash)
     assert len(registry) == 2

@@ -215,7 +215,7 @@ async def test_writing_and_posting_as_the_user(
     server: RunningServer, user_api: API, http: aiohttp.ClientSession
 ) -> None:
     topic = await user_api.board.add_topic(
-        group_id=GROUP_ID, title="Игра", text="День 1", from_group=1
+        group_id=GROUP_ID, title="Игра", text="День 1", from_group=True
     )
     status, answer = await post(http, server, f"users/{PLAYER}/send", {"text": "помощь"})
     assert status == 200 and answer["update"]["object"]["message"]["text"] == "помощь"
@@ -355,10 +355,11 @@ async def test_an_edited_message_is_redrawn_and_refused_edits_say_why(
     # VK's refusals: too big (910), too old (909), not the community's message (924).
     server.state.inject_message(PLAYER, "мой текст")
     mine = server.state.conversation(PLAYER)[-1]
-    for params, code in (
+    edits: tuple[tuple[dict[str, Any], int], ...] = (
         ({"conversation_message_id": message.conversation_message_id, "message": "x" * 9001}, 910),
         ({"conversation_message_id": mine.conversation_message_id, "message": "правка"}, 924),
-    ):
+    )
+    for params, code in edits:
         try:
             await api.messages.edit(peer_id=PLAYER, **params)
         except Exception as e:  # noqa: BLE001 (vkbottle's API error classes are generated)

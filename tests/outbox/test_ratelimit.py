@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 import redis
@@ -50,7 +51,7 @@ def redis_url() -> Iterator[str]:
     server = TcpFakeServer(("127.0.0.1", 0))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    host, port = server.server_address[:2]
+    host, port = cast("tuple[str, int]", server.server_address[:2])  # a TCP server's
     try:
         yield f"redis://{host}:{port}/0"
     finally:
@@ -144,7 +145,7 @@ def test_each_token_has_its_own_budget_at_vk_s_limit_keyed_by_its_hash(redis_url
         # Another limiter of the same token (another worker) shares its budget.
         assert limiter_for(tokens[0], "group", client=client).try_acquire() > 0
         assert group[1].try_acquire() == 0 and admin.try_acquire() == 0
-        stored = {k.decode() for k in client.keys(KEY_PREFIX + "*")}
+        stored = {k.decode() for k in cast("list[bytes]", client.keys(KEY_PREFIX + "*"))}
         assert {lim.key for lim in (*group, admin)} <= stored
         assert not any(tok.encode() in k for k in client.keys("*") for tok in tokens)
     finally:

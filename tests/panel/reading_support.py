@@ -7,7 +7,9 @@ setting's name, VK's error number), and a sentence that starts with a capital le
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import cache
+from typing import cast
 
 from gameplay import grammar
 from gameplay.messages import Person
@@ -58,7 +60,7 @@ def panel_problems(
     persons: list[Person],
     accusatives: dict[str, str],
     *,
-    rows: list[str] = (),
+    rows: Sequence[str] = (),
     sentence: bool = False,
 ) -> list[str]:
     """What is wrong in a panel text ``text`` (a page's visible text, a flash, a log line)
@@ -70,7 +72,8 @@ def panel_problems(
     for m in REPEATED.finditer(text):
         out.append(f"a word repeated: «{m.group(0)}»")
     if NAMELESS_ERROR.search(text):
-        out.append(f"an error without its field: «{NAMELESS_ERROR.search(text).group(0).strip()}»")
+        found = cast("re.Match[str]", NAMELESS_ERROR.search(text))
+        out.append(f"an error without its field: «{found.group(0).strip()}»")
     plain = text
     for p in persons:
         plain = plain.replace(p.name, " ")

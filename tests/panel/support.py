@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from gameplay import services
 from gameplay.models import Game, Seat, SeatStatus
@@ -14,7 +14,7 @@ VK_BASE = 700_000
 def seats_by_role(game: Game) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
     for s in Seat.objects.filter(game=game, status=SeatStatus.PLAYER).order_by("number"):
-        out.setdefault(s.role, []).append(s.number)
+        out.setdefault(s.role, []).append(cast(int, s.number))  # a player's seat
     return out
 
 
@@ -68,14 +68,15 @@ def vote_round(game: Game, *, changes: int = 1, skip: int = 0) -> None:
     civilians = [s for s in alive if s.role == Role.CIVILIAN] or [
         s for s in alive if s.role != Role.MAFIA
     ]
-    lead = civilians[0].number
+    # The players' seats have their numbers.
+    lead = cast(int, civilians[0].number)
     for k in range(changes + 1):
         for i, s in enumerate(voters):
-            target = lead if k == changes else alive[(i + k + 1) % len(alive)].number
+            target = lead if k == changes else cast(int, alive[(i + k + 1) % len(alive)].number)
             if target == s.number:
-                target = alive[(i + 1) % len(alive)].number
+                target = cast(int, alive[(i + 1) % len(alive)].number)
             try:
-                services.vote_submit(game_id=game.pk, voter=s.number, target=target)
+                services.vote_submit(game_id=game.pk, voter=cast(int, s.number), target=target)
             except RuleViolation:
                 pass
 
@@ -93,16 +94,17 @@ def night_round(game: Game) -> None:
     """A slow night: the mafia shoots the last civilian and the doctor heals them; the maniac
     shoots a mafia member; the commissar checks someone. At most one death a night."""
     alive = living(game)
-    mafia = [s.number for s in alive if s.role == Role.MAFIA]
-    others = [s.number for s in alive if s.role != Role.MAFIA]
+    mafia = [cast(int, s.number) for s in alive if s.role == Role.MAFIA]  # the players' seats
+    others = [cast(int, s.number) for s in alive if s.role != Role.MAFIA]
     target = others[-1]
     for s in alive:
+        n = cast(int, s.number)
         if s.role == Role.DOCTOR:
-            _try(game, s.number, "heal", [target, s.number, *others])
+            _try(game, n, "heal", [target, n, *others])
         elif s.role == Role.MANIAC:
-            _try(game, s.number, "maniac_shot", mafia + [n for n in others if n != s.number])
+            _try(game, n, "maniac_shot", mafia + [m for m in others if m != n])
         elif s.role == Role.COMMISSAR:
-            _try(game, s.number, "check", [n for n in mafia + others if n != s.number])
+            _try(game, n, "check", [m for m in mafia + others if m != n])
     if mafia:
         _try(game, mafia[0], "mafia_shot", [target])
 

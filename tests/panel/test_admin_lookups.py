@@ -82,7 +82,7 @@ def world(gm: Any, django_user_model: Any) -> dict[str, Any]:
     other = django_user_model.objects.create_user("другой", password="x", is_staff=True)
     group = Group.objects.create(name="ведущие")
     gm.groups.add(group)
-    club_games = {"vk_group_id": club.vk_id}
+    club_games: dict[str, Any] = {"vk_group_id": club.vk_id}
     games = {
         "recruiting": make_game(gm, deal=False, start=False, seed=SEED_A, vk_base=81_000,
                                 **club_games),
@@ -152,7 +152,7 @@ def guesses(plain: str, lookup: str) -> list[str]:
 
 
 def plain_value(field: models.Field) -> str:
-    row = field.model.objects.exclude(**{field.name: ""}).order_by("pk").first()
+    row = field.model.objects.exclude(**{field.name: ""}).order_by("pk").first()  # type: ignore[attr-defined]
     return str(getattr(row, field.name)) if row is not None else "x"
 
 
@@ -201,7 +201,7 @@ def test_only_the_allow_listed_lookups_are_accepted(world: dict[str, Any], who: 
         url = changelist_url(model)
         if not visible_to(client, model):
             continue
-        allowed = set(model_admin.allowed_lookups)
+        allowed = set(model_admin.allowed_lookups)  # type: ignore[attr-defined]  # the panel's
         for field in model._meta.get_fields():
             if not field.concrete or field.is_relation:
                 continue
@@ -247,7 +247,7 @@ def test_ordering_search_and_autocomplete_never_touch_a_secret(world: dict[str, 
             assert (model, search.lstrip("^=@").split(LOOKUP_SEP)[0]) not in SECRETS
         nonsense = listing(client, url, {"q": "zz-nothing-is-called-so"})
         for secret_model, name in SECRETS:
-            for row in secret_model.objects.exclude(**{name: ""}):
+            for row in secret_model.objects.exclude(**{name: ""}):  # type: ignore[attr-defined]
                 value = str(getattr(row, name))
                 for term in (value, value[:8]):
                     assert listing(client, url, {"q": term}) == nonsense, (url, name)

@@ -175,7 +175,7 @@ def constructions(
         for form, mark in forms:
             line = line.replace(form, mark)
         words = re.split(r"([а-яёА-ЯЁ]+)", re.sub(r"\d+", "N", line))
-        agreeing = [gender_of(w) is not None for w in words]
+        agreeing: list[bool] | set[str] = [gender_of(w) is not None for w in words]
         line = "".join(f"<{_lemma(w)}>" if a else w for w, a in zip(words, agreeing, strict=True))
         if any(agreeing) or "<имя в падеже>" in line:
             out.add(line)
@@ -331,7 +331,7 @@ def test_the_panel_reader_catches_each_mistake() -> None:
     def caught(text: str, **kw: Any) -> bool:
         return bool(panel_problems(text, ps, accs, **kw))
 
-    ok = [
+    ok: list[tuple[str, dict[str, Any]]] = [
         ("Проверки: №8 проверила №21: не мафия", {}),
         ("№5 проверила №6", {}),
         ("", {"rows": ["8 Зоя Власова жива не голосовала"]}),
@@ -349,7 +349,7 @@ def test_the_panel_reader_catches_each_mistake() -> None:
     ]
     for text, kw in ok:
         assert not caught(text, **kw), (text, panel_problems(text, ps, accs, **kw))
-    planted = [
+    planted: list[tuple[str, dict[str, Any]]] = [
         ("Проверки: №8 проверил №21: не мафия", {}),
         ("№5 проверил №6", {}),
         ("", {"rows": ["8 Зоя Власова жива не голосовал"]}),

@@ -393,7 +393,8 @@ def test_log_filters(game: Game, gm_client: Client) -> None:
     assert {e.kind for e, _, _, _ in page["rows"]} == {"vote"}
     page = gm_client.get(url("panel_log", game), {"overrides": "on"}).context
     assert [e.kind for e, _, _, _ in page["rows"]] == ["strike_manual"]
-    page = gm_client.get(url("panel_log", game), {"seat": seat.number, "kind": "vote"}).context
+    query: dict[str, Any] = {"seat": seat.number, "kind": "vote"}
+    page = gm_client.get(url("panel_log", game), query).context
     assert page["rows"] and all(
         seat.number in (e.data.get("voter"), e.data.get("target")) for e, _, _, _ in page["rows"]
     )

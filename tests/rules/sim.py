@@ -19,6 +19,7 @@ import random
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 from gameplay.rules import (
     Act,
@@ -105,7 +106,7 @@ def reference_vote_ok(
         return False
     locked = current is not None and current.early and day >= EARLY_FROM_DAY
     # V7: an early vote for a player removed during the day is unlocked.
-    return not (locked and _alive(table, current.target))
+    return not (locked and _alive(table, cast(Ballot, current).target))  # locked: a ballot
 
 
 def reference_action_ok(
@@ -488,6 +489,7 @@ class GameSim:
         excused: set[int] = set()
         for attempt in attempts:
             if attempt is None:  # the GM modkills someone mid-day (P5, V7)
+                gone: int | set[int]  # a seat here, the day's leavers below
                 gone = self.gm_modkill(log)
                 ballots.pop(gone, None)
                 for voter, ballot in list(ballots.items()):

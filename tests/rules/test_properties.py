@@ -369,7 +369,7 @@ def test_setup_validation_refuses_exactly_the_impossible_counts(counts):
 
 
 @st.composite
-def days(draw):
+def days(draw: st.DrawFn) -> tuple[Table, DayInput]:
     table = draw(tables(min_seats=3, max_seats=12, playable=True))
     living = sorted(table.alive_numbers)
     assume(len(living) >= 2 and reference_winner(table) is None)

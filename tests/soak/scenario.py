@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import cast
 
 from bench.games import BenchGame
 from gameplay.models import Game, GameStatus, PhaseKind, Seat, SeatStatus
@@ -54,12 +55,15 @@ def table_of(game: BenchGame) -> Table | None:
             game_id=game.game_id, status=SeatStatus.PLAYER, number__isnull=False
         ).order_by("number")
     )
-    living = [s.number for s in seats if s.alive]
+    # number__isnull=False: the seats have their numbers.
+    living = [cast(int, s.number) for s in seats if s.alive]
     doctor = next((s for s in seats if s.role == Role.DOCTOR), None)
     return Table(
         living=living,
-        roles={s.number: s.role for s in seats},
-        items={s.number: s.item for s in seats if s.alive and s.item and not s.item_used},
+        roles={cast(int, s.number): s.role for s in seats},
+        items={
+            cast(int, s.number): s.item for s in seats if s.alive and s.item and not s.item_used
+        },
         last_heal=doctor.last_heal_target if doctor else None,
         strike_used=row.role_strike_used,
     )

@@ -156,7 +156,7 @@ def test_soak(cluster: Cluster) -> None:
     for phase_id, submissions in expected.items():
         phase = Phase.objects.get(pk=phase_id)
         if phase.kind == PhaseKind.DAY:
-            got = [("vote", v.voter.number, v.target.number)
+            got: list[tuple[Any, ...]] = [("vote", v.voter.number, v.target.number)
                    for v in Vote.objects.filter(phase=phase).select_related("voter", "target")
                    .order_by("id")]  # fmt: skip
             logged = GameEvent.objects.filter(phase=phase, kind="vote").count()

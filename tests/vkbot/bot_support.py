@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 from django.db import transaction
 
@@ -104,10 +104,13 @@ def phase(game: Game) -> Phase:
 
 def tie_day(game: Game) -> None:
     """Everyone votes so that Day ends in a tie without strikes; the day closes."""
-    living = list(
-        Seat.objects.filter(game=game, status=SeatStatus.PLAYER, alive=True)
-        .order_by("number")
-        .values_list("number", flat=True)
+    living = cast(
+        "list[int]",  # the players' seats have their numbers
+        list(
+            Seat.objects.filter(game=game, status=SeatStatus.PLAYER, alive=True)
+            .order_by("number")
+            .values_list("number", flat=True)
+        ),
     )
     for voter, target in day_votes(living).items():
         services.vote_submit(game_id=game.pk, voter=voter, target=target)

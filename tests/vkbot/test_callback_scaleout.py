@@ -258,7 +258,7 @@ def test_callbacks_round_robin_over_several_web_processes_apply_every_event_once
     settle(cluster, ids, "Day 1's votes")
     for game in games:
         phase_id = phases[game.game_id]
-        got = Counter(Vote.objects.filter(phase_id=phase_id)
+        got: Counter[Any] = Counter(Vote.objects.filter(phase_id=phase_id)
                       .values_list("voter__number", "target__number"))  # fmt: skip
         assert got == Counter(plan.items()), f"game {game.number}: the votes differ"
         assert GameEvent.objects.filter(phase_id=phase_id, kind="vote").count() == len(plan)
@@ -355,9 +355,11 @@ def both_channels(cluster: Cluster, games: list[BenchGame]) -> None:
         wait_for(lambda: poll_position() > 0, timeout=READY_TIMEOUT, what="the bot to poll",
                  processes=processes)  # fmt: skip
         watermark = Outbox.objects.order_by("-id").values_list("id", flat=True).first() or 0
-        ids, by_button, by_message = [], Counter(), Counter()
+        ids: list[str] = []
+        by_button: Counter[int] = Counter()
+        by_message: Counter[int] = Counter()
         for game in games:
-            for seat in table_of(game).living:  # type: ignore[union-attr]
+            for seat in table_of(game).living:
                 user = game.vk(seat)
                 if seat % 2:
                     update = state.inject_message(user, "статус")

@@ -49,7 +49,7 @@ async def db(fn: Callable[..., Any], *args: Any) -> Any:
     return await sync_to_async(fn, thread_sensitive=True)(*args)
 
 
-async def eventually(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
+async def eventually(condition: Callable[..., Any], timeout: float = 10.0) -> Any:
     """Wait until the (sync, database-reading) condition holds."""
     return await wait_until(lambda: db(condition), timeout=timeout, interval=0.02)
 

@@ -5,7 +5,7 @@ whole. Pure."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from gameplay.models import Outbox
 from outbox.ids import board_guid
@@ -33,13 +33,13 @@ def plan_board(
     loose: dict[int, list[Outbox]] = {}
     for row in rows:
         if board_group(row):
-            guid = str(row.result["board"]["guid"])
+            guid = str(cast("dict[str, Any]", row.result)["board"]["guid"])  # a grouped row's
             grouped.setdefault(guid, []).append(row)
         else:
             loose.setdefault(int(row.topic_id or 0), []).append(row)
     for topic_rows in loose.values():
         for members in _merge_posts(topic_rows):
-            record = {
+            record: dict[str, Any] = {
                 "guid": board_guid(members[0].pk),
                 "group": [m.pk for m in members],
                 "parts": len(split_text(board_text(members), MAX_COMMENT_LENGTH)),

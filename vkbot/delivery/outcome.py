@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gameplay.models import Outbox
-from outbox.outcomes import Failure, Settlement
+from outbox.outcomes import Failure, Outcome, Settlement
 from outbox.results import CREATE_CHAT_ASKED, EDIT_REFUSED
 
 from .batch import Call, CallResult, is_retryable
@@ -186,7 +186,7 @@ def _settle_board(
 ) -> list[Settlement]:
     members = [rows[row_id] for row_id in call.row_ids]
     if answer.failure is not None:
-        outcome = "retry" if is_retryable(answer.failure) else "failed"
+        outcome: Outcome = "retry" if is_retryable(answer.failure) else "failed"
         return [
             Settlement(m.pk, outcome, result=_result(m, plan), failure=answer.failure)
             for m in members
@@ -250,7 +250,7 @@ def _settle_kick(call: Call, answer: CallResult, rows: dict[int, Outbox]) -> Set
     if failure.code == NOT_IN_CHAT:
         result["answer"] = "not in the chat"
         return Settlement(row_id, "sent", result=result)
-    outcome = "retry" if is_retryable(failure) else "failed"
+    outcome: Outcome = "retry" if is_retryable(failure) else "failed"
     return Settlement(row_id, outcome, result=result, failure=failure)
 
 
@@ -284,7 +284,7 @@ def _settle_create_chat(
     if failure.code is None or failure.code in UNKNOWN_OUTCOME_CODES:
         return Settlement(row_id, "failed", result=result, failure=failure)
     result.pop(CREATE_CHAT_ASKED, None)
-    outcome = "retry" if is_retryable(failure) else "failed"
+    outcome: Outcome = "retry" if is_retryable(failure) else "failed"
     return Settlement(row_id, outcome, result=result, failure=failure)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping
-from typing import Any
+from typing import Any, cast
 
 from gameplay.models import Outbox, OutboxChannel
 from outbox.ids import outbox_random_id
@@ -58,7 +58,7 @@ def is_edit(row: Outbox) -> bool:
 def edit_target(row: Outbox) -> tuple[int, int] | None:
     """The peer and the message an edit row changes; None when VK cannot take the row as an
     edit (not one peer, a text over one message)."""
-    target = row.payload[EDIT]
+    target = cast("dict[str, Any]", row.payload)[EDIT]  # an edit row's payload
     try:
         peer, message = int(target["peer_id"]), int(target["conversation_message_id"])
     except (KeyError, TypeError, ValueError):

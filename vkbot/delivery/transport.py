@@ -87,10 +87,11 @@ class Transport:
         """Requests of ``community`` go out with these tokens from now on (an empty one: that
         kind cannot be sent)."""
         tokens: dict[TokenKind, str] = {}
-        for kind, token in (("group", group_token), ("user", user_token)):
+        pairs: tuple[tuple[TokenKind, str], ...] = (("group", group_token), ("user", user_token))
+        for kind, token in pairs:
             if not token:
                 continue
-            tokens[kind] = token  # type: ignore[index]
+            tokens[kind] = token
             if token not in self._by_token:
                 api = make_api(token, http_client=self._client, request_rescheduler=_NoReschedule())
                 limiter = (self._given.get(kind) if community is None else None) or limiter_for(

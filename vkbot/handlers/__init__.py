@@ -62,6 +62,7 @@ def facts_needed(update: Any) -> FactsRequest:
                 return FactsRequest(names=frozenset({sender}))
         except BadPayload:
             pass
+        cmd: parsing.Command | None  # a board post may have none
         cmd = parsing.parse_private(message.get("text"))
         if cmd.kind in (parsing.SIGNUP, parsing.RESERVE):
             return FactsRequest(names=frozenset({sender}))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from gameplay.messages import render
 from gameplay.models import Game, Seat
@@ -162,6 +162,6 @@ def target_number(seat: Seat, target: parsing.Target, seats: Sequence[Seat] | No
     if target.number is not None:
         return target.number
     if target.me:
-        return seat.number
+        return cast(int, seat.number)  # a player's seat
     roster = sel.roster(seat.game_id) if seats is None else seats
-    return sel.find_seat(roster, vk_user_id=target.vk_id, name=target.name).number
+    return cast(int, sel.find_seat(roster, vk_user_id=target.vk_id, name=target.name).number)

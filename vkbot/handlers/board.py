@@ -76,6 +76,7 @@ def post_new(obj: dict[str, Any], facts: VkFacts) -> Command | None:
     cmd = parsing.parse_board(text)
     signing_up = cmd is not None and cmd.kind in _SIGNUP_KINDS
     if signing_up:
+        assert cmd is not None  # signing_up says so
         target = _signup_game(topic, author, cmd.kind)
         if target is not None:
             return Command(target, topic, post_id, author, cmd, [], facts)
@@ -93,7 +94,7 @@ def post_new(obj: dict[str, Any], facts: VkFacts) -> Command | None:
 def _moderate(
     game: Game, topic: int, post_id: int | None, author: int, seat: Seat | None, text: str
 ) -> None:
-    common = {
+    common: dict[str, Any] = {
         "game_id": game.pk,
         "vk_user_id": author,
         "text": text,
@@ -123,6 +124,7 @@ def _moderate(
         and phase.published_at is None
     )
     if in_review:
+        assert phase is not None  # in_review says so
         flag(
             kind=FlagKind.REVEAL,
             note=render(

@@ -114,6 +114,7 @@ def pressed(seat: Seat, payload: Payload, *, edit: int | None = None) -> None:
     if needs_page:
         show_page(seat, payload, edit=edit)
         return
+    assert payload.target is not None  # needs_page otherwise
     actions.night_action_submit(
         game_id=seat.game_id,
         vk_user_id=seat.vk_user_id,

@@ -134,6 +134,7 @@ def _board_new(obj: dict[str, Any], facts: VkFacts) -> None:
     command = board.post_new(obj, facts)
     handler = BOARD.get(command.cmd.kind) if command is not None else None
     if handler is not None:
+        assert command is not None  # a handler is found for a command only
         handler(command)
 
 

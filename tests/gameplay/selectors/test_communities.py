@@ -34,7 +34,7 @@ def env(settings: Any) -> Any:
     return settings
 
 
-def record(vk_id: int, *, connected: bool = True, **secrets: str) -> Community:
+def record(vk_id: int, *, connected: bool = True, **secrets: Any) -> Community:
     secrets.setdefault("group_token", f"t{vk_id}")
     return community_record(vk_id=vk_id, name=f"club{vk_id}", connected=connected, **secrets)
 

@@ -7,7 +7,7 @@ attributes every call to a community by the token it came with."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,7 +51,9 @@ class Sent:
 
 
 @pytest.fixture(name="sent")
-def sent_fixture(vk: RunningServer, monkeypatch: pytest.MonkeyPatch) -> Callable[[], list[Sent]]:
+def sent_fixture(
+    vk: RunningServer, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Callable[[], list[Sent]]]:
     """Both communities connected; a function listing every request the two got, in order."""
     vk.communities.create(
         group_id=OTHER_ID, group_token=OTHER_GROUP_TOKEN, user_tokens=[OTHER_USER_TOKEN]
@@ -78,7 +80,7 @@ def sent_fixture(vk: RunningServer, monkeypatch: pytest.MonkeyPatch) -> Callable
             for r in sorted(records, key=lambda r: r.seq)
         ]
 
-    yield requests  # type: ignore[misc]
+    yield requests
     _reset(OTHER_GROUP_TOKEN, OTHER_USER_TOKEN)
 
 
