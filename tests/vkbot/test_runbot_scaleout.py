@@ -33,7 +33,7 @@ import localvk.app
 from bench.procs import Managed, wait_for
 from gameplay.models import LongPollLease, Outbox, OutboxChannel, OutboxStatus, VkEvent
 from gameplay.services.communities import community_record
-from localvk import Communities, LocalVK, ServerThread
+from localvk import Communities, LocalVK, RunningServer, ServerThread
 from tests.process_support import shared_database_url
 from vkbot.delivery.drain import Drainer
 
@@ -223,7 +223,7 @@ def drain_all() -> None:
 @pytest.fixture
 def cluster(
     settings: Any, tmp_path: Path, traced: Trace
-) -> Iterator[tuple[Trace, list[Managed], Players, ServerThread]]:
+) -> Iterator[tuple[Trace, list[Managed], Players, RunningServer]]:
     settings.VK_GROUP_ID = None
     settings.VK_GROUP_TOKEN = settings.VK_USER_TOKEN = ""
     settings.OUTBOX_DELIVERY_ENABLED = False
@@ -248,7 +248,7 @@ def cluster(
 
 
 def test_three_runbots_share_six_communities_and_survive_a_kill_and_a_pause(
-    cluster: tuple[Trace, list[Managed], Players, ServerThread],
+    cluster: tuple[Trace, list[Managed], Players, RunningServer],
 ) -> None:
     trace, bots, players, _ = cluster
     pids = [bot.pid for bot in bots]
@@ -274,7 +274,7 @@ def test_three_runbots_share_six_communities_and_survive_a_kill_and_a_pause(
     victim.kill()
     killed = time.monotonic()
     written = players.write(orphans)
-    served_in = {}
+    served_in: dict[int, float] = {}
     while len(served_in) < len(orphans):
         replies = players.replies()
         for pair in written:
