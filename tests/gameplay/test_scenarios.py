@@ -104,10 +104,13 @@ def sqlite_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 @pytest.mark.slow
 def test_every_scenario_matches_on_fresh_sqlite(sqlite_env: dict[str, str]) -> None:
-    for path in FILES:
-        done = _run(["replay", str(path)], sqlite_env)
-        assert done.returncode == 0, (path.name, done.stderr.decode())
-        assert json.loads(done.stdout) == expected_for(path), path.name
+    """All of them in one process (one line of JSON each, in order)."""
+    done = _run(["replay", *map(str, FILES)], sqlite_env)
+    assert done.returncode == 0, done.stderr.decode()
+    lines = done.stdout.decode().splitlines()
+    assert len(lines) == len(FILES)
+    for path, line in zip(FILES, lines, strict=True):
+        assert json.loads(line) == expected_for(path), path.name
 
 
 MALFORMED = {
@@ -133,19 +136,42 @@ MALFORMED = {
 }
 
 
-@pytest.mark.slow
+@pytest.mark.django_db
 @pytest.mark.parametrize("case", sorted(MALFORMED))
 def test_malformed_scenario_one_line_exit_2(
-    case: str, sqlite_env: dict[str, str], tmp_path: Path
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """In process: the command's own handling (the process around it is checked below)."""
     path = tmp_path / f"{case}.json"
     path.write_bytes(MALFORMED[case])
-    done = _run(["replay", str(path)], sqlite_env)
-    assert done.returncode == 2
-    assert done.stdout == b""
-    lines = done.stderr.decode().strip().splitlines()
-    assert len(lines) == 1, lines
+    with pytest.raises(SystemExit) as exited:
+        call_command("replay", str(path))
+    assert exited.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and f"replay: {path}: " in lines[0].replace("cannot read ", ""), lines
     assert "Traceback" not in lines[0]
+
+
+@pytest.mark.slow
+def test_a_malformed_scenario_among_good_ones_is_one_line_and_exit_2(
+    sqlite_env: dict[str, str], tmp_path: Path
+) -> None:
+    path = tmp_path / "not_utf8.json"
+    path.write_bytes(MALFORMED["not_utf8"])
+    done = _run(["replay", str(FILES[0]), str(path)], sqlite_env)
+    assert done.returncode == 2
+    assert json.loads(done.stdout.decode().splitlines()[0]) == expected_for(FILES[0])
+    lines = done.stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"replay: cannot read {path}"), lines
+
+
+def test_standard_input_is_read_once(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        call_command("replay", "-", "-")
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.strip() == ("replay: standard input ('-') can be read only once")
 
 
 @pytest.mark.slow

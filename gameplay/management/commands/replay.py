@@ -1,11 +1,11 @@
-"""``manage.py replay FILE.json``: play a rule scenario (docs/scenario-format.md)."""
+"""``manage.py replay FILE.json [FILE.json …]``: play rule scenarios (docs/scenario-format.md)."""
 
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from django.core.management.base import BaseCommand, CommandParser
 
@@ -21,14 +21,28 @@ class Command(BaseCommand):
     requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("file", help="scenario JSON file ('-' for standard input)")
+        parser.add_argument(
+            "file",
+            nargs="+",
+            help="scenario JSON file ('-' for standard input); several are played in turn, "
+            "one line of JSON each",
+        )
         parser.add_argument(
             "--keep", action="store_true", help="keep the replayed game in the database"
         )
         parser.add_argument("--indent", type=int, default=None, help="pretty-print the output")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        path = options["file"]
+        paths: list[str] = options["file"]
+        if paths.count("-") > 1:
+            self._fail("standard input ('-') can be read only once")
+        indent = options["indent"] if len(paths) == 1 else None
+        for path in paths:
+            output = self._replay(path, keep=options["keep"])
+            self.stdout.write(json.dumps(output, ensure_ascii=False, indent=indent))
+
+    def _replay(self, path: str, *, keep: bool) -> dict[str, Any]:
+        """The outcome of the scenario in ``path``; a bad file ends the command (exit 2)."""
         try:
             text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
@@ -43,11 +57,10 @@ class Command(BaseCommand):
         except DatabaseNotReady as e:
             self._fail(str(e))
         try:
-            output = play(scenario, name=name[:200], keep=options["keep"])
+            return play(scenario, name=name[:200], keep=keep)
         except ScenarioError as e:
             self._fail(f"{path}: {e}")
-        self.stdout.write(json.dumps(output, ensure_ascii=False, indent=options["indent"]))
 
-    def _fail(self, message: str) -> None:
+    def _fail(self, message: str) -> NoReturn:
         sys.stderr.write(f"replay: {message}\n")
         sys.exit(2)
