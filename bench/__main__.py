@@ -98,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         if "queries" in parts:
             step("SQL queries per event")
             results["queries"] = [q.as_dict() for q in queries.measure(databases, args.games)]
+            results["hot_path"] = queries.hot_path(databases).as_dict()
         if "nightres" in parts:
             step("night resolution")
             results["night_resolution"] = nightres.measure().as_dict()

@@ -7,21 +7,29 @@ votes behind it). The measured game is in the same state in both cases.
 
 The count includes the savepoints the pipeline opens (one for the event record, one for the
 handlers) but not the ``BEGIN``/``COMMIT`` of its transaction, which Django does not log.
+
+The hot path's own figure (:func:`hot_path`): a whole day's 26 board votes of one game applied
+as one batch of the pipeline (as runbot applies a burst), with the unit of work keeping the
+locked game between them and without it (``gameplay.unit_of_work.kept`` switched off), per
+vote; and one vote alone, with and without.
 """
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import asdict, dataclass
 from typing import Any
+from unittest import mock
 
 from django.db import connection
 from django.test.utils import CaptureQueriesContext, override_settings
 
-from vkbot.pipeline import LONGPOLL, apply_update
+from vkbot import pipeline
+from vkbot.pipeline import LONGPOLL, apply_update, apply_updates
 
-from .e2e import bench_games, make_vk
+from .e2e import GROUP_ID, bench_games, make_vk
 from .env import Databases
-from .games import COMMISSAR, create_game
+from .games import COMMISSAR, create_game, day_votes
 from .snapshots import play_day
 
 NIGHT_ACTION = "night action (private message)"
@@ -71,3 +79,55 @@ def measure(databases: Databases, games: int) -> list[QueryCount]:
         QueryCount(NIGHT_ACTION, action_one, action_many, games),
         QueryCount(BOARD_VOTE, vote_one, vote_many, games),
     ]
+
+
+@dataclass
+class HotPath:
+    """SQL statements per board vote with the unit of work and without it: in a day's burst
+    (``votes`` votes in one batch) and alone."""
+
+    votes: int
+    burst_kept: float
+    burst_unkept: float
+    alone_kept: int
+    alone_unkept: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _day_burst(databases: Databases, *, kept: bool) -> tuple[int, int]:
+    """Statements of a day's votes applied as one batch, and of one vote alone; the number of
+    votes is the first of the returned counts' divisor (:func:`hot_path`)."""
+    switch = (
+        contextlib.nullcontext()
+        if kept
+        else mock.patch.object(pipeline.unit_of_work, "kept", contextlib.nullcontext)
+    )
+    state = make_vk(2)
+    with override_settings(OUTBOX_DELIVERY_ENABLED=False), switch:
+        databases.restore("empty")
+        game = create_game(1)
+        updates = [
+            state.inject_board_post(game.vk(voter), game.topic_id, f"голос {target}")
+            for voter, target in sorted(day_votes().items())
+        ]
+        with CaptureQueriesContext(connection) as captured:
+            if apply_updates(updates, None, group_id=GROUP_ID) != len(updates):
+                raise RuntimeError("the day's votes were not all applied")
+        burst = len(captured.captured_queries)
+        alone = _vote(state, create_game(2))
+    return burst, alone
+
+
+def hot_path(databases: Databases) -> HotPath:
+    votes = len(day_votes())
+    burst_kept, alone_kept = _day_burst(databases, kept=True)
+    burst_unkept, alone_unkept = _day_burst(databases, kept=False)
+    return HotPath(
+        votes=votes,
+        burst_kept=round(burst_kept / votes, 1),
+        burst_unkept=round(burst_unkept / votes, 1),
+        alone_kept=alone_kept,
+        alone_unkept=alone_unkept,
+    )

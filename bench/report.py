@@ -46,6 +46,16 @@ def table(results: dict[str, Any]) -> str:
                 "the baseline differs in delivery only",
             )
         )
+    hot = results.get("hot_path")
+    if hot:
+        rows.append(
+            (
+                f"SQL queries per vote, a day's {hot['votes']} votes in one batch / one alone",
+                f"{hot['burst_kept']:g} / {hot['alone_kept']}",
+                "—",
+                f"without the unit of work: {hot['burst_unkept']:g} / {hot['alone_unkept']}",
+            )
+        )
     for games in sorted({run["games"] for run in results.get("e2e", [])}):
         project, naive = _e2e(results, "project", games), _e2e(results, "naive", games)
         if project is None:
