@@ -21,7 +21,7 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from config.proxies import client_address
-from gameplay.models import FlagStatus, Game, ModerationFlag
+from gameplay.models import Actor, FlagStatus, Game, ModerationFlag
 from gameplay.rules import RuleViolation
 from gameplay.selectors.games import games_for
 from gameplay.selectors.record import retryable_outbox
@@ -51,9 +51,9 @@ def gm_view(*methods: str) -> Callable[[View], View]:
     return decorate
 
 
-def actor(request: HttpRequest) -> str:
+def actor(request: HttpRequest) -> Actor:
     """The GameEvent actor of the signed-in GM."""
-    return f"gm:{request.user.get_username()}"
+    return Actor.gm(request.user)
 
 
 def attempt(request: HttpRequest, call: Callable[..., Any], /, **kwargs: Any) -> tuple[bool, Any]:

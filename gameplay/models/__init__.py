@@ -37,7 +37,7 @@ from .game import (
     Source,
     Vote,
 )
-from .log import GameEvent
+from .log import Actor, EventKind, GameEvent
 from .transport import Deployment, Outbox, OutboxChannel, OutboxStatus, PollState, VkEvent
 
 __all__ = [
@@ -46,11 +46,13 @@ __all__ = [
     "CommunityMember",
     "CommunityRole",
     "ACTIVE_STATUSES",
+    "Actor",
     "SEX_CHOICES",
     "DealRound",
     "DeathCause",
     "Deployment",
     "Draw",
+    "EventKind",
     "FlagKind",
     "FlagStatus",
     "Game",

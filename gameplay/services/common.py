@@ -15,6 +15,8 @@ from gameplay import themes
 from gameplay.context import current_group
 from gameplay.messages import Person, render
 from gameplay.models import (
+    Actor,
+    EventKind,
     Game,
     GameEvent,
     GameStatus,
@@ -106,15 +108,18 @@ def seat_by_number(*, seats: Sequence[Seat], number: int) -> Seat:
 
 def log_event(
     game: Game,
-    kind: str,
+    kind: EventKind,
     /,
     *,
-    by: str = "system",
+    by: Actor = Actor.BOT,
     phase: Phase | None = None,
     override: bool = False,
     **data: Any,
 ) -> GameEvent:
-    """Append to the game's event log (seq is per game; the game row is locked)."""
+    """Append to the game's event log (seq is per game; the game row is locked). ``kind``
+    must be an ``EventKind`` (a ValueError otherwise: the log holds no kind the panel cannot
+    name)."""
+    kind = EventKind(kind)
     entry = unit_of_work.kept_game(game.pk)
     if entry is None:
         unit_of_work.flush()  # the log's queued rows count

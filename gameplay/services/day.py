@@ -11,7 +11,9 @@ from django.db.models import Sum
 from gameplay import themes
 from gameplay.messages import Person, render
 from gameplay.models import (
+    Actor,
     DeathCause,
+    EventKind,
     Game,
     Outbox,
     Phase,
@@ -172,7 +174,7 @@ def vote_submit_locked(
         # The close changes the phase, the seats and maybe the game: nothing of it is kept.
         unit_of_work.read_afresh(game.pk)
         result = day_close_locked(
-            game=game, phase=phase, seats=seats, now=now, by="system", early=True
+            game=game, phase=phase, seats=seats, now=now, by=Actor.BOT, early=True
         )
     return VoteOutcome(vote, accepted.early_ignored, previous is not None, result)
 
@@ -209,8 +211,8 @@ def _record_vote(
         kept.record_ballot(voter, CastVote(vote.pk, target, vote.early, False))
     log_event(
         game,
-        "vote",
-        by=f"seat:{voter}",
+        EventKind.VOTE,
+        by=Actor.seat(voter),
         phase=phase,
         voter=voter,
         target=target,
@@ -266,7 +268,7 @@ def post_vote_count(
 
 
 @transaction.atomic
-def day_close(*, game_id: int, by: str = "system", now: datetime | None = None) -> DayResult:
+def day_close(*, game_id: int, by: Actor = Actor.BOT, now: datetime | None = None) -> DayResult:
     """Close the current day now (deadline job or GM): strikes, tally, execution."""
     now = now_or(now=now)
     game = lock_game(game_id=game_id)
@@ -307,7 +309,7 @@ def day_input(*, game: Game, phase: Phase) -> DayInput:
 
 
 def day_close_locked(
-    *, game: Game, phase: Phase, seats: list[Seat], now: datetime, by: str, early: bool
+    *, game: Game, phase: Phase, seats: list[Seat], now: datetime, by: Actor, early: bool
 ) -> DayResult:
     """:func:`day_close` for a service that has locked ``game`` and read its open day and
     players (an early close, the modkill that ends a day). The day's last vote count goes
@@ -338,7 +340,7 @@ def day_close_locked(
     phase.closed_early = early
     phase.result = result.as_dict()
     phase.save()
-    log_event(game, "day_closed", by=by, phase=phase, early=early, **result.as_dict())
+    log_event(game, EventKind.DAY_CLOSED, by=by, phase=phase, early=early, **result.as_dict())
     post_board(
         game=game,
         text=day_result_text(

@@ -11,7 +11,9 @@ from django.db import transaction
 from gameplay import themes
 from gameplay.messages import render, when
 from gameplay.models import (
+    Actor,
     DealRound,
+    EventKind,
     Game,
     GameEvent,
     GameStatus,
@@ -47,7 +49,7 @@ def open_day(*, game: Game, number: int, now: datetime, seats: Sequence[Seat]) -
         opened_at=now,
         deadline=now + game.day_length if game.day_length else None,
     )
-    log_event(game, "phase_opened", phase=phase, phase_kind="day", number=number)
+    log_event(game, EventKind.PHASE_OPENED, phase=phase, phase_kind="day", number=number)
     post_board(
         game=game,
         text=render(
@@ -72,7 +74,7 @@ def open_night(*, game: Game, number: int, now: datetime, seats: Sequence[Seat])
         opened_at=now,
         deadline=now + game.night_length if game.night_length else None,
     )
-    log_event(game, "phase_opened", phase=phase, phase_kind="night", number=number)
+    log_event(game, EventKind.PHASE_OPENED, phase=phase, phase_kind="night", number=number)
     post_board(
         game=game,
         text=render(
@@ -93,7 +95,7 @@ def finish_game(
     game: Game,
     winner: Winner | None,
     now: datetime,
-    by: str = "system",
+    by: Actor = Actor.BOT,
     reason: str = "",
     override: bool = False,
 ) -> Game:
@@ -110,12 +112,15 @@ def finish_game(
     game.save(update_fields=["status", "winner", "finished_at"])
     rounds = [(r.number, r.commitment, r.seed) for r in DealRound.objects.filter(game=game)]
     last_deal = (
-        GameEvent.objects.filter(game=game, kind="deal").order_by("-seq").values("data").first()
+        GameEvent.objects.filter(game=game, kind=EventKind.DEAL)
+        .order_by("-seq")
+        .values("data")
+        .first()
     )
     roster = list((last_deal or {}).get("data", {}).get("roster") or [])
     log_event(
         game,
-        "game_finished",
+        EventKind.GAME_FINISHED,
         by=by,
         override=override,
         winner=game.winner or None,
@@ -142,7 +147,7 @@ def finish_game(
 def game_end(
     *,
     game_id: int,
-    by: str,
+    by: Actor,
     winner: Winner | None = None,
     reason: str = "",
     now: datetime | None = None,
@@ -158,7 +163,7 @@ def game_end(
         rounds = [(r.number, r.commitment, r.seed) for r in DealRound.objects.filter(game=game)]
         log_event(
             game,
-            "game_cancelled",
+            EventKind.GAME_CANCELLED,
             by=by,
             override=True,
             reason=reason,

@@ -9,7 +9,9 @@ from datetime import datetime
 from gameplay import themes
 from gameplay.messages import Person, render
 from gameplay.models import (
+    Actor,
     DeathCause,
+    EventKind,
     Game,
     ItemUse,
     NightAction,
@@ -32,7 +34,7 @@ from .phases import finish_game, open_day
 
 
 def publish_night(
-    *, game: Game, phase: Phase, seats: list[Seat], now: datetime, by: str
+    *, game: Game, phase: Phase, seats: list[Seat], now: datetime, by: Actor
 ) -> NightResolution:
     """Publish ``phase`` (under review, ``game`` locked): save, announce, and open the next
     day or finish the game. Returns the final resolution."""
@@ -56,7 +58,7 @@ def publish_night(
     phase.published_at = now
     phase.result = {**phase.result, "final": res.as_dict()}
     phase.save(update_fields=["status", "published_at", "result"])
-    log_event(game, "night_published", by=by, phase=phase, **res.as_dict())
+    log_event(game, EventKind.NIGHT_PUBLISHED, by=by, phase=phase, **res.as_dict())
     _announce(game, phase, res, by_number, died=died, penalised=penalised, struck=struck)
     winner = decide_winner(table_of(seats))
     if winner is not None:
