@@ -83,7 +83,9 @@ def say(
 
 
 def refuse(vk_user_id: int, reason: str, *, game: Game | int | None = None) -> None:
-    """A refusal: always answered, never more than the rule's reason."""
+    """A refusal: always answered, never more than the rule's reason. A ``RuleViolation`` a
+    handler raises is answered by ``routes`` with this; a handler calls it for the texts that
+    are no typed refusal (not playing, an unknown command)."""
     replies.reply(vk_user_id=vk_user_id, text=reason, game=game, kind="refusal")
 
 
@@ -96,6 +98,9 @@ class Sender:
 
     vk_user_id: int
     seats: list[Seat]
+    #: The game the command is for, once its handler knows it: the game a refusal's answer
+    #: belongs to (``routes``).
+    game_id: int | None = None
 
     @classmethod
     def load(cls, vk_user_id: int) -> Sender:

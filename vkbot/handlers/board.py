@@ -2,7 +2,8 @@
 recruitment topic, and moderation flags for the GM (RULES.md G2–G4): posts by the dead,
 profanity and insults, reveals of night actions between a night's close and its publication,
 and edited or deleted vote posts (the vote itself does not change). A command in a running
-game's topic («голос», «подсчёт») goes where ``routes.BOARD`` says."""
+game's topic («голос», «подсчёт») goes where ``routes.BOARD`` says, a sign-up where
+``routes.SIGNUPS`` says; a refused one is answered in its topic (``refused``)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,13 @@ from typing import Any
 
 from gameplay.messages import render
 from gameplay.models import FlagKind, Game, GameStatus, PhaseKind, Seat, Vote
+from gameplay.rules import RuleViolation
 from gameplay.selectors import bot as sel
+from gameplay.services import replies
 from gameplay.services.moderation import flag
 from vkbot import moderation, parsing
 
-from . import signup
-from .base import VkFacts, as_int, as_str, user_id
+from .base import Sender, VkFacts, as_int, as_str, user_id
 
 
 def _topic_game(obj: dict[str, Any]) -> tuple[Game, int] | None:
@@ -52,7 +54,8 @@ def _signup_game(topic: int, author: int, kind: str) -> Game | None:
 
 @dataclass(frozen=True)
 class Command:
-    """A command posted in a running game's topic, with what its handler needs."""
+    """A command posted in a game's topic, with what its handler needs: a sign-up («+»,
+    «запас», «-») for a game that takes them (``signup``), or a command of a running game."""
 
     game: Game
     topic: int
@@ -60,12 +63,27 @@ class Command:
     author: int
     cmd: parsing.Command
     seats: list[Seat]
+    facts: VkFacts
+    signup: bool = False
+
+
+def refused(command: Command, refusal: RuleViolation) -> None:
+    """The answer in the topic to a refused command: its author mentioned, the reason."""
+    seat = next((s for s in command.seats if s.vk_user_id == command.author), None)
+    name = seat.name if seat else Sender(command.author, []).name(command.facts)
+    mention = parsing.mention(command.author, name)
+    if command.cmd.kind == parsing.VOTE and not command.signup:
+        text = render("board/vote_refused", mention=mention, reason=refusal.reason)
+        kind = "vote_refused"
+    else:
+        text, kind = render("board/refusal", mention=mention, reason=refusal.reason), "board_reply"
+    replies.board_reply(game_id=command.game.pk, topic_id=command.topic, text=text, kind=kind)
 
 
 def post_new(obj: dict[str, Any], facts: VkFacts) -> Command | None:
-    """A new post: a sign-up in a recruitment topic is handled here, and every post in a
-    game's topic is moderated; the command it carries for the running game, if any, is
-    returned."""
+    """A new post: every post in a game's topic is moderated (a sign-up in a recruitment
+    topic is not); the command it carries — a sign-up, or a command of the running game — if
+    any, is returned."""
     topic = as_int(obj.get("topic_id"))
     author = user_id(obj.get("from_id"))
     if topic is None or topic <= 0 or author is None:
@@ -76,8 +94,7 @@ def post_new(obj: dict[str, Any], facts: VkFacts) -> Command | None:
     if cmd is not None and cmd.kind in _SIGNUP_KINDS:
         target = _signup_game(topic, author, cmd.kind)
         if target is not None:
-            signup.from_board(target, topic, author, cmd, facts)
-            return None
+            return Command(target, topic, post_id, author, cmd, [], facts, signup=True)
     game = sel.game_for_topic(topic)
     if game is None:
         return None
@@ -86,7 +103,7 @@ def post_new(obj: dict[str, Any], facts: VkFacts) -> Command | None:
     _moderate(game, topic, post_id, author, seat, text)
     if cmd is None or topic != game.topic_id or game.status != GameStatus.RUNNING:
         return None
-    return Command(game, topic, post_id, author, cmd, seats)
+    return Command(game, topic, post_id, author, cmd, seats, facts)
 
 
 def _moderate(

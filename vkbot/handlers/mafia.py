@@ -4,7 +4,6 @@ living mafia with the sender's name, and nobody else."""
 from __future__ import annotations
 
 from gameplay.refusals import OutOfGame
-from gameplay.rules import RuleViolation
 from gameplay.services import mafia
 
 from .base import Sender, refuse, single_running_seat
@@ -15,10 +14,7 @@ def relay(sender: Sender, text: str) -> None:
     if isinstance(seat, str):
         refuse(sender.vk_user_id, seat)
         return
+    sender.game_id = seat.game_id
     if not seat.alive:
-        refuse(sender.vk_user_id, OutOfGame().reason, game=seat.game_id)
-        return
-    try:
-        mafia.mafia_relay(game_id=seat.game_id, vk_user_id=sender.vk_user_id, text=text)
-    except RuleViolation as e:
-        refuse(sender.vk_user_id, e.reason, game=seat.game_id)
+        raise OutOfGame()
+    mafia.mafia_relay(game_id=seat.game_id, vk_user_id=sender.vk_user_id, text=text)

@@ -13,7 +13,7 @@ from gameplay.refusals import (
     OutOfGame,
     StaleButton,
 )
-from gameplay.rules import Act, Role, RuleViolation
+from gameplay.rules import Act, Role
 from gameplay.rules.errors import ActionNotAvailable, TargetNotAlive, UnknownTarget
 from gameplay.selectors import bot as sel
 from gameplay.services import actions, prompts
@@ -61,28 +61,25 @@ def from_text(sender: Sender, cmd: parsing.Command) -> None:
     if isinstance(seat, str):
         refuse(sender.vk_user_id, seat)
         return
+    sender.game_id = seat.game_id
     if not seat.alive:
-        refuse(sender.vk_user_id, OutOfGame().reason, game=seat.game_id)
+        raise OutOfGame()
+    act = act_for(cmd.verb, seat)
+    base = Payload(act.value, game=seat.game_id)
+    if cmd.target is None:
+        show_page(seat, base)  # «проверка» alone: the buttons
         return
-    try:
-        act = act_for(cmd.verb, seat)
-        base = Payload(act.value, game=seat.game_id)
-        if cmd.target is None:
-            show_page(seat, base)  # «проверка» alone: the buttons
-            return
-        number = target_number(seat, cmd.target)
-        if act is Act.ROLE_STRIKE and cmd.guess is None:
-            show_page(seat, base.but(target=number))  # «удар 7»: which role?
-            return
-        actions.night_action_submit(
-            game_id=seat.game_id,
-            vk_user_id=sender.vk_user_id,
-            act=act,
-            target=number,
-            guess=cmd.guess,
-        )
-    except RuleViolation as e:
-        refuse(sender.vk_user_id, e.reason, game=seat.game_id)
+    number = target_number(seat, cmd.target)
+    if act is Act.ROLE_STRIKE and cmd.guess is None:
+        show_page(seat, base.but(target=number))  # «удар 7»: which role?
+        return
+    actions.night_action_submit(
+        game_id=seat.game_id,
+        vk_user_id=sender.vk_user_id,
+        act=act,
+        target=number,
+        guess=cmd.guess,
+    )
 
 
 def _night_phase(seat: Seat, payload: Payload):  # noqa: ANN202
