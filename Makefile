@@ -36,10 +36,13 @@ $(STAMP): pyproject.toml constraints.txt
 # The whole suite, in parallel (pytest-xdist: TEST_WORKERS processes, each with a database of
 # its own; tests/settings.py). On the embedded default unless DATABASE_URL and REDIS_URL are set;
 # CI runs it on both (.ci/run). TEST_ARGS adds pytest options: `make test TEST_ARGS="-k vote"`.
-TEST_WORKERS ?= auto
+# Twice as many workers as cores: much of the suite waits on real processes and clocks. Each
+# worker takes whole modules (--dist loadfile), the modules of long tests first
+# (tests/conftest.py), so that they run beside the short ones.
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 2) * 2 )))
 TEST_ARGS ?=
 test: $(STAMP)
-	$(BIN)/pytest -q -rs -n $(TEST_WORKERS) $(TEST_ARGS)
+	$(BIN)/pytest -q -rs -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(TEST_ARGS)
 
 # The edit–test loop's lane: the rules, the services, the selectors, the parsers and the panel's
 # views, in process (no subprocess, no browser, no soak). Run `make test` before you commit.

@@ -9,7 +9,11 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     from django.core.management import execute_from_command_line
 
+    from config import offline
     from config.env import EnvError, exit_on_env_error
+
+    if len(sys.argv) > 1:
+        offline.declare(sys.argv[1])  # before the settings are read
 
     try:
         execute_from_command_line(sys.argv)

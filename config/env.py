@@ -85,6 +85,45 @@ def get_int(
     return number
 
 
+def get_seconds(
+    name: str,
+    default: float,
+    *,
+    minimum: float,
+    maximum: float,
+    environ: Mapping[str, str] | None = None,
+) -> float:
+    """A duration in seconds, decimals allowed (``2``, ``0.5``), within ``minimum`` and
+    ``maximum``; ``default`` when unset or empty."""
+    value = _raw(name, environ)
+    if value is None:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        raise EnvError(f"{name} must be a number of seconds, got {value!r}.") from None
+    if not minimum <= number <= maximum:  # (NaN fails both)
+        raise EnvError(f"{name} must be between {minimum:g} and {maximum:g} seconds, got {value}.")
+    return number
+
+
+def get_runbot_lease(*, environ: Mapping[str, str] | None = None) -> tuple[float, float]:
+    """``RUNBOT_LEASE_RENEW_SECONDS`` and ``RUNBOT_LEASE_TTL_SECONDS``: how often each runbot
+    renews its communities' leases, and how long a lease lasts unrenewed (how soon a dead
+    runbot's communities move to another). The lease must outlive two renewals at least, so
+    that one late renewal does not hand a community over."""
+    renew = get_seconds("RUNBOT_LEASE_RENEW_SECONDS", 2.0, minimum=0.1, maximum=60.0,
+                        environ=environ)  # fmt: skip
+    ttl = get_seconds("RUNBOT_LEASE_TTL_SECONDS", 6.0, minimum=0.3, maximum=600.0,
+                      environ=environ)  # fmt: skip
+    if ttl < 2 * renew:
+        raise EnvError(
+            f"RUNBOT_LEASE_TTL_SECONDS ({ttl:g}) must be at least twice "
+            f"RUNBOT_LEASE_RENEW_SECONDS ({renew:g}): a lease must outlive a late renewal."
+        )
+    return renew, ttl
+
+
 def get_list(
     name: str, default: list[str] | None = None, *, environ: Mapping[str, str] | None = None
 ) -> list[str]:

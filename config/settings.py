@@ -7,11 +7,10 @@ one line on stderr and exit status 2.
 from __future__ import annotations
 
 import secrets
-import sys
 from datetime import timedelta
 from pathlib import Path
 
-from config import env
+from config import env, offline
 from config.env import EnvError
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -22,15 +21,10 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 # turn it on themselves.
 DEBUG = env.get_bool("DEBUG", False)
 
-#: manage.py commands that serve no request and sign nothing (no session, no CSRF token, no
-#: signed value outlives them): they run with no configuration at all, as on a fresh clone —
-#: `manage.py replay tests/scenarios/…`, `verify`, `migrate` — though DEBUG is off by default.
-#: Without a SECRET_KEY they get a throwaway one; everything else still needs SECRET_KEY and
-#: ALLOWED_HOSTS when DEBUG is off.
-OFFLINE_COMMANDS = frozenset({"replay", "verify", "migrate", "showmigrations", "makemigrations"})
-_OFFLINE = (
-    len(sys.argv) > 1 and Path(sys.argv[0]).name == "manage.py" and sys.argv[1] in OFFLINE_COMMANDS
-)
+# A command that serves nothing (config/offline.py: `manage.py replay`, `verify`, `migrate` …)
+# runs with no configuration: without a SECRET_KEY it gets a throwaway one, without
+# ALLOWED_HOSTS the local ones. Everything else needs both when DEBUG is off.
+_OFFLINE = offline.offline()
 
 _DEV_SECRET_KEY = "django-insecure-dev-only-key-do-not-use-in-production"
 SECRET_KEY = env.get_str("SECRET_KEY")
@@ -185,6 +179,10 @@ VK_USER_REFRESH_TOKEN, VK_USER_DEVICE_ID = env.get_vk_user_renewal(
 VK_USER_TOKEN_RENEW_SECONDS = env.get_int("VK_USER_TOKEN_RENEW_SECONDS", 300, minimum=1)
 #: How often runbot looks for communities connected or disconnected in the panel.
 VK_COMMUNITIES_REFRESH_SECONDS = env.get_int("VK_COMMUNITIES_REFRESH_SECONDS", 5, minimum=1)
+#: Several runbots share the communities by lease (vkbot.supervisor): each renews its leases
+#: every RUNBOT_LEASE_RENEW_SECONDS; a lease not renewed for RUNBOT_LEASE_TTL_SECONDS (a dead
+#: runbot's) is taken over by another.
+RUNBOT_LEASE_RENEW_SECONDS, RUNBOT_LEASE_TTL_SECONDS = env.get_runbot_lease()
 
 # --- Secrets at rest (gameplay.models.secrets) ---------------------------------------------------
 

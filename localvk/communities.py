@@ -5,8 +5,8 @@ Why a registry of whole per-community states rather than one state keyed by comm
 inside: everything VK keeps per community — its tokens and their rights, long-poll queue and
 keys, board numbering, conversations and peer ids, Callback server, rate limits, connect-flow
 settings, the record of calls — is exactly what a ``LocalVK`` already is, with its tests. So
-a community is a ``LocalVK`` as before, and the default (first) one stays the one every
-existing caller knows (``srv.state``); a second community is a second ``LocalVK`` beside it.
+a community is a whole ``LocalVK``, and the default (first) one is the one a single-community
+caller knows (``srv.state``); a second community is a second ``LocalVK`` beside it.
 What VK shares between communities is shared here: the people (one ``users`` dict: a user
 may write to two communities), one lock (a request touches one community, but inspection may
 look at several) and one sequence of call numbers (``seq`` orders calls across communities).

@@ -294,7 +294,7 @@ def services(options: ServeOptions, settings: Any) -> list[Service]:
             Service(
                 "bot",
                 _manage(options, "runbot", *SKIP_CHECKS),
-                # runbot's first line: one long poll, or every connected community (issue 14).
+                # runbot's first line: one long poll, or every connected community.
                 ready_line=r"runbot: (long poll|serving)",
                 ready_timeout=90,
                 stop_timeout=15,

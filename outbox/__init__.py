@@ -14,8 +14,8 @@ machinery between the two, below the services and above the models (it imports n
 - :mod:`outbox.ratelimit`: one request limiter per VK token, shared in Redis by every process
   and every caller of VK (the delivery, the bot's prefetch);
 - :mod:`outbox.results`: the keys of a row's ``payload`` and ``result``;
-- :mod:`outbox.unit_of_work`: the bot's hot path's locked game, kept for a transaction
-  (:mod:`outbox.txcache`), and the rows it defers (:mod:`outbox.dbrows` inserts them).
+- :mod:`outbox.dbrows`: plain SQL for the busiest writes (the leases' and outcomes' updates,
+  and the rows the services' unit of work, :mod:`gameplay.unit_of_work`, inserts together).
 
 The GM's retry button and the link of a chat VK created are services
 (``gameplay.services.retries``, ``gameplay.services.settle``).

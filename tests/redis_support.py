@@ -1,7 +1,11 @@
-"""A Redis of a test's own for the worker processes it starts, so that no other worker (a demo,
-another test run on the same machine) takes its jobs: a private ``redis-server`` on a free
-loopback port when one is installed (CI), else a database of ``REDIS_URL``'s server that the
-test names and the project leaves unused (flushed before use)."""
+"""Redis for the processes a test starts.
+
+- :func:`private_redis`: a Redis of a test's own for the worker processes it starts, so that no
+  other worker (a demo, another test run on the same machine) takes its jobs: a private
+  ``redis-server`` on a free loopback port when one is installed (CI), else a database of
+  ``REDIS_URL``'s server that the test names and the project leaves unused (flushed before use).
+- :func:`shared_redis`: the very Redis the test's own process uses, for processes that must
+  share what lives there with it (the VK rate limiters above all)."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ import os
 import shutil
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,3 +57,38 @@ def private_redis(data_dir: Path, fallback_db: int) -> Iterator[str]:
     finally:
         server.terminate()
         server.wait(10)
+
+
+@contextlib.contextmanager
+def shared_redis() -> Iterator[str]:
+    """A ``REDIS_URL`` that reaches the Redis this process uses, for the ``with`` block: the
+    test's ``REDIS_URL`` on a real Redis; on the embedded default, this process's in-process
+    fakeredis (``config.fakeredis_cache.SERVER``) served over TCP on a loopback port.
+
+    Without it each process a test starts has a fakeredis of its own (docs/operations.md: the
+    in-process one is one process's), and with it a rate limiter of its own per VK token:
+    together they would send a token more requests than VK allows, a setup no deployment runs
+    (``make run`` needs a Redis, ``make demo`` shares its stand-in)."""
+    from django.conf import settings
+
+    if settings.REDIS_URL:
+        yield settings.REDIS_URL
+        return
+    from fakeredis import TcpFakeServer
+
+    from config.fakeredis_cache import SERVER
+
+    server = TcpFakeServer(("127.0.0.1", 0))
+    server.daemon_threads = True
+    server.fake_server = SERVER  # this process's data, not the fresh server's it made
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True
+    )
+    thread.start()
+    host, port = server.server_address[:2]
+    try:
+        yield f"redis://{host}:{port}/0"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)

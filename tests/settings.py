@@ -14,7 +14,7 @@ Why a file and not Django's in-memory test database: the in-memory one is opened
 shared cache, where a connection that reads a table while another thread's connection writes it
 fails at once with "database table is locked" (SQLITE_LOCKED) — neither the busy timeout nor WAL
 applies to the shared cache. runbot's threads in the end-to-end tests met exactly that. A file in
-WAL mode is what the embedded default runs on, so the tests now run on the same.
+WAL mode is what the embedded default runs on, so the tests run on the same.
 """
 
 from __future__ import annotations
@@ -58,3 +58,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     _TEST_DB_DIR = tempfile.mkdtemp(prefix=f"vkmafia-test-db-{_WORKER or 'main'}-")
     atexit.register(shutil.rmtree, _TEST_DB_DIR, ignore_errors=True)
     DATABASES["default"]["TEST"] = {"NAME": os.path.join(_TEST_DB_DIR, "test.sqlite3")}
+
+# Accounts are created in many tests; the production hasher is slow on purpose (about half a
+# second of CPU per password). Processes a test starts read config.settings, which cannot verify
+# these hashes: an account such a process logs in with is created there (the demo's seed).
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

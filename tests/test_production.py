@@ -1,4 +1,4 @@
-"""Production-safe by default (issue 12, item 3): DEBUG off, HTTPS settings from the
+"""Production-safe by default: DEBUG off, HTTPS settings from the
 environment with secure defaults, ``check --deploy`` clean, compose on 127.0.0.1, the job-queue
 dashboard for superusers only, a throttled admin login, and ``demo_seed`` refused."""
 
@@ -151,6 +151,20 @@ def test_compose_publishes_the_web_on_loopback_unless_told() -> None:
 
     ports = re.findall(r'^\s+- "([^"]+)"\s*$', web.split("ports:", 1)[1], re.MULTILINE)
     assert ports == ["${WEB_PUBLISH:-127.0.0.1}:${WEB_PORT:-8000}:8000"]
+
+
+def test_compose_runs_as_many_bots_as_scaled() -> None:
+    """``docker compose up --scale bot=3``: the bot service names no container and publishes
+    no port (either would stop a second copy), and every copy gets the leases' settings."""
+    text = (ROOT / "docker-compose.yml").read_text()
+    bot = text.split("\n  bot:\n", 1)[1].split("\n  worker:\n", 1)[0]
+
+    assert "runbot" in bot
+    assert "container_name" not in bot and "ports" not in bot
+    app = text.split("x-app: &app\n", 1)[1].split("\nx-after-migrate", 1)[0]
+    for name in ("RUNBOT_LEASE_RENEW_SECONDS", "RUNBOT_LEASE_TTL_SECONDS"):
+        assert f"{name}: ${{{name}:-" in app
+        assert name in env_example()
 
 
 def test_demo_seed_refuses_with_debug_off(tmp_path: Path) -> None:

@@ -38,6 +38,8 @@ CONFIG_VARS = (
     "VK_CALLBACK_SECRET",
     "VK_CONFIRMATION_CODE",
     "VK_COMMUNITIES_REFRESH_SECONDS",
+    "RUNBOT_LEASE_RENEW_SECONDS",
+    "RUNBOT_LEASE_TTL_SECONDS",
     "TOKEN_ENCRYPTION_KEYS",
     "TIME_ZONE",
     "LANGUAGE_CODE",
@@ -96,6 +98,22 @@ def run_manage(
             "VK_COMMUNITIES_REFRESH_SECONDS must be at least 1, got 0.",
         ),
         (
+            {"RUNBOT_LEASE_RENEW_SECONDS": "soon"},
+            "RUNBOT_LEASE_RENEW_SECONDS must be a number of seconds, got 'soon'.",
+        ),
+        (
+            {"RUNBOT_LEASE_RENEW_SECONDS": "0"},
+            "RUNBOT_LEASE_RENEW_SECONDS must be between 0.1 and 60 seconds, got 0.",
+        ),
+        (
+            {"RUNBOT_LEASE_TTL_SECONDS": "nan"},
+            "RUNBOT_LEASE_TTL_SECONDS must be between 0.3 and 600 seconds, got nan.",
+        ),
+        (
+            {"RUNBOT_LEASE_TTL_SECONDS": "3"},
+            "RUNBOT_LEASE_TTL_SECONDS (3) must be at least twice RUNBOT_LEASE_RENEW_SECONDS (2)",
+        ),
+        (
             {"VK_USER_REFRESH_TOKEN": "r", "VK_USER_DEVICE_ID": "d", "VK_GROUP_ID": "1"},
             "VK_USER_REFRESH_TOKEN needs VK_ID_APP_ID",
         ),
@@ -138,6 +156,7 @@ print(json.dumps({
     "TIME_ZONE": s.TIME_ZONE, "LANGUAGE_CODE": s.LANGUAGE_CODE, "USE_TZ": s.USE_TZ,
     "LOG_LEVEL": s.LOGGING["root"]["level"],
     "STATICFILES": s.STORAGES["staticfiles"]["BACKEND"],
+    "RUNBOT_LEASE": [s.RUNBOT_LEASE_RENEW_SECONDS, s.RUNBOT_LEASE_TTL_SECONDS],
 }))
 """
 
@@ -178,6 +197,7 @@ def test_defaults_are_the_embedded_default(tmp_path: Path) -> None:
     assert values["LANGUAGE_CODE"] == "ru"
     assert values["USE_TZ"] is True
     assert values["LOG_LEVEL"] == "INFO"
+    assert values["RUNBOT_LEASE"] == [2.0, 6.0]
 
 
 def test_production_values_parse(tmp_path: Path) -> None:
@@ -194,8 +214,11 @@ def test_production_values_parse(tmp_path: Path) -> None:
         TIME_ZONE="UTC",
         LANGUAGE_CODE="en",
         LOG_LEVEL="warning",
+        RUNBOT_LEASE_RENEW_SECONDS="0.5",
+        RUNBOT_LEASE_TTL_SECONDS="1.5",
     )
 
+    assert values["RUNBOT_LEASE"] == [0.5, 1.5]
     assert values["DEBUG"] is False
     assert values["SECRET_KEY"] == "k" * 50
     assert values["ALLOWED_HOSTS"] == ["mafia.example.org", "panel.example.org"]

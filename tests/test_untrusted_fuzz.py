@@ -1,4 +1,4 @@
-"""Untrusted bytes (issue 12, item 4): every parser of outside input takes anything and either
+"""Untrusted bytes: every parser of outside input takes anything and either
 returns a value or refuses with its own error; nothing else escapes.
 
 The bot's parsers of DM texts, board posts and button payloads are fuzzed in

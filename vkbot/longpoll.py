@@ -12,7 +12,10 @@ update seen twice (a restart, a ``failed: 1`` replay, the Callback API) is appli
 The back-off after a fault, and the polling itself, are :mod:`vkbot.polling`'s.
 
 A stop request (SIGINT/SIGTERM in ``runbot``) ends the loop after the batch being applied, or
-at once while waiting for one.
+at once while waiting for one. A poller of a runbot (``holder``: its name on the leases,
+:mod:`vkbot.supervisor`) applies a batch, and stores a position, only in a transaction that
+finds the community's lease still its own; once it is not, the loop ends
+(:attr:`LongPoller.lease_lost`) and what was polled but not applied is the next holder's.
 """
 
 from __future__ import annotations
@@ -23,12 +26,13 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.db import close_old_connections, connections
+from django.db import close_old_connections, connections, transaction
 from redis.exceptions import RedisError
 from vkbottle import API
 from vkbottle.exception_factory import VKAPIError
 
 from gameplay.context import serving
+from gameplay.services.longpoll_leases import LeaseLost, longpoll_lease_check
 from ops.outages import Outage, database_lost
 from vkbot.backlog import Backlog
 from vkbot.pipeline import (
@@ -62,11 +66,12 @@ class LongPollFatalError(Exception):
     """VK refuses the configuration (token, group id): retrying cannot help."""
 
 
-def _apply_slice(backlog: Backlog, group_id: int) -> tuple[int, str | None]:
+def _apply_slice(backlog: Backlog, group_id: int, holder: str | None) -> tuple[int, str | None]:
     """Apply the backlog's next slice (fair across games, :mod:`vkbot.backlog`) in the
     database thread, with the ts of the batches it completes; returns how many updates were
     applied and the ts stored (None: no batch was completed). Stale connections are closed
-    as a request would. Applied for the community (``gameplay.context.serving``)."""
+    as a request would. Applied for the community (``gameplay.context.serving``), under
+    ``holder``'s lease of it (None: no lease)."""
     close_old_connections()
     try:
         with serving(group_id):
@@ -81,6 +86,7 @@ def _apply_slice(backlog: Backlog, group_id: int) -> tuple[int, str | None]:
                 group_id=group_id,
                 facts=[facts for _, facts, _ in taken],
                 games=[game for _, _, game in taken],
+                holder=holder,
             )
         return applied, ts
     finally:
@@ -92,9 +98,12 @@ def _load_ts(group_id: int) -> str | None:
     return stored_ts(group_id)
 
 
-def _store_ts(ts: str, group_id: int) -> None:
+def _store_ts(ts: str, group_id: int, holder: str | None) -> None:
     close_old_connections()
-    store_ts(ts, group_id)
+    with transaction.atomic():
+        if holder is not None:
+            longpoll_lease_check(group_id=group_id, holder=holder)
+        store_ts(ts, group_id)
 
 
 class LongPoller:
@@ -104,7 +113,8 @@ class LongPoller:
     rate limiter its requests wait for; an unreadable answer to it is an error
     (:class:`~vkbot.vkapi.RaiseUnreadable`), retried on this module's schedule. :attr:`reached`
     is set once VK gave it a long-poll server (the token works). ``backoff``: after any other
-    error (a bug); ``fault_backoff``: after a passing fault (see the module)."""
+    error (a bug); ``fault_backoff``: after a passing fault (see the module). ``holder``: the
+    runbot whose lease of the community every batch needs (None: none needed)."""
 
     def __init__(
         self,
@@ -115,8 +125,12 @@ class LongPoller:
         backoff: Backoff | None = None,
         fault_backoff: Backoff | None = None,
         token: str | None = None,
+        holder: str | None = None,
     ) -> None:
         self.api = api
+        self.holder = holder
+        #: The loop ended because the community's lease is not this runbot's any more.
+        self.lease_lost = False
         api.request_rescheduler = RaiseUnreadable()
         self.group_id = int(group_id)
         self.token = token
@@ -151,6 +165,10 @@ class LongPoller:
                     start_ts = await sync_to_async(_load_ts, thread_sensitive=True)(self.group_id)
                     self.database.back()
                     await self._poll_from(start_ts)
+                except LeaseLost as exc:
+                    logger.warning("Long poll of group %s stops: %s", self.group_id, exc)
+                    self.lease_lost = True
+                    return
                 except VKAPIError as exc:
                     if exc.code in FATAL_VK_ERRORS:
                         raise LongPollFatalError(
@@ -283,7 +301,7 @@ class LongPoller:
         if not self._backlog:
             return
         applied, ts = await sync_to_async(_apply_slice, thread_sensitive=True)(
-            self._backlog, self.group_id
+            self._backlog, self.group_id, self.holder
         )
         if ts is not None:
             self._polling.persisted_ts = ts
@@ -296,4 +314,4 @@ class LongPoller:
         async with self._applying:
             while self._backlog or self._inbox:
                 await self._apply()
-            await sync_to_async(_store_ts, thread_sensitive=True)(ts, self.group_id)
+            await sync_to_async(_store_ts, thread_sensitive=True)(ts, self.group_id, self.holder)

@@ -19,13 +19,15 @@ A batch larger than a chunk is applied game by game (:func:`plan`, with
 ``vkbot.handlers.games_of`` saying which game each update can change): each game's updates in
 their order, together, so its row is locked and read once for all of them; an update of no
 single game stays where it was. Every transaction keeps the games its hot path locked
-(:mod:`outbox.txcache`): a game's later votes and night actions reuse what the first one
-read, and the new rows of the event log and the Outbox are inserted together at the end of the
+(:mod:`gameplay.unit_of_work`): a game's later votes and night actions reuse what the first
+one read, and the new rows of the event log and the Outbox are inserted together at the end of the
 handlers' savepoint.
 ``runbot`` hands batches over a slice at a time, fairly across games (:mod:`vkbot.backlog`).
 Updates are applied for one community (``gameplay.context.serving``: :func:`apply_updates`
 enters it, the Callback view too); one of another community is ignored. Event ids and the ts
-are kept per community (``VkEvent``, ``PollState``).
+are kept per community (``VkEvent``, ``PollState``). A runbot applies a batch under its lease
+of the community (``holder``): each chunk's transaction checks the lease first
+(``gameplay.services.longpoll_leases``), so a runbot that lost it applies nothing more.
 """
 
 from __future__ import annotations
@@ -39,12 +41,13 @@ from typing import Any
 from django.db import InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
+from gameplay import unit_of_work
 from gameplay.context import current_group, serving
 from gameplay.messages import render
 from gameplay.models import VkEvent
 from gameplay.selectors.communities import this_group_id
 from gameplay.services.common import send_message
-from outbox import txcache
+from gameplay.services.longpoll_leases import longpoll_lease_check
 from vkbot.position import community_of
 from vkbot.position import store_ts as store_ts
 from vkbot.position import stored_ts as stored_ts
@@ -145,7 +148,7 @@ def apply_update(update: Mapping[str, Any], *, source: str, facts: Any = None) -
 
     Database outages propagate (nothing is recorded, so the update can be delivered again).
     """
-    with transaction.atomic(), txcache.kept():
+    with transaction.atomic(), unit_of_work.kept():
         return _apply_chunk([update], [facts], source) == 1
 
 
@@ -157,6 +160,7 @@ def apply_updates(
     group_id: int | None = None,
     facts: Sequence[Any] | None = None,
     games: Sequence[int | None] | None = None,
+    holder: str | None = None,
 ) -> int:
     """Apply a long-poll batch of community ``group_id`` (``VK_GROUP_ID``) in order, for that
     community (``gameplay.context.serving``), in transactions of up to :data:`CHUNK` updates,
@@ -164,7 +168,10 @@ def apply_updates(
     transaction of the last one. Returns how many updates were applied (duplicates and
     foreign updates are not counted). ``facts``, if given, holds each
     update's prefetched facts (None where there are none); ``games``, if given, each update's
-    game as ``vkbot.handlers.games_of`` said (else it is asked when the batch needs it)."""
+    game as ``vkbot.handlers.games_of`` said (else it is asked when the batch needs it).
+    ``holder``, if given, must hold the community's lease in each chunk's transaction, or
+    that chunk and the rest are not applied (``LeaseLost`` is raised; the chunks before it
+    stay applied, and the next holder skips them as duplicates)."""
     group = community_of(group_id)
     batch = list(updates)
     known = list(facts) if facts is not None else []
@@ -177,7 +184,9 @@ def apply_updates(
         else:
             parts = [list(range(len(batch)))]
         for number, part in enumerate(parts, start=1):
-            with transaction.atomic(), txcache.kept():
+            with transaction.atomic(), unit_of_work.kept():
+                if holder is not None:
+                    longpoll_lease_check(group_id=group, holder=holder)
                 chunk = [batch[i] for i in part]
                 _prefetch_seats(chunk)
                 applied += _apply_chunk(chunk, [known[i] for i in part], source)
@@ -295,12 +304,12 @@ def _apply_chunk(updates: Sequence[Any], facts: Sequence[Any], source: str) -> i
             with transaction.atomic():
                 for update, update_facts, _, _ in todo:
                     _handle(update, update_facts)
-                txcache.flush()  # (a failure here is the chunk's, found again below)
+                unit_of_work.flush()  # (a failure here is the chunk's, found again below)
             return len(todo)
         except _INFRASTRUCTURE_ERRORS:
             raise
         except Exception:  # noqa: BLE001 - found again, and logged, update by update below
-            txcache.forget()  # rolled back with the savepoint (its markers are gone too)
+            unit_of_work.forget()  # rolled back with the savepoint (its markers are gone too)
             logger.warning("A handler failed in a chunk of %d VK events; applying them one "
                            "by one", len(todo))  # fmt: skip
     for update, update_facts, kind, event_id in todo:
@@ -343,13 +352,13 @@ def _dispatch(update: Mapping[str, Any], event_id: str, kind: str, source: str, 
     try:
         with transaction.atomic():
             _handle(update, facts)
-            txcache.flush()  # the rows the update queued, in its savepoint
+            unit_of_work.flush()  # the rows the update queued, in its savepoint
     except _INFRASTRUCTURE_ERRORS:
         raise
     except Exception as exc:
         # A bug: its changes are rolled back with the savepoint; the event stays recorded,
         # with what went wrong for the operator.
-        txcache.forget()
+        unit_of_work.forget()
         note = f"{type(exc).__name__}: {exc}"[:2000]
         VkEvent.objects.filter(group_id=group_id_of(update) or 0, event_id=event_id).update(
             error=note
@@ -374,7 +383,7 @@ def _apologise(update: Mapping[str, Any], event_id: str) -> None:
                 text=render("player/internal_error"),
                 kind="internal_error",
             )
-            txcache.flush()
+            unit_of_work.flush()
     except _INFRASTRUCTURE_ERRORS:
         raise
     except Exception:

@@ -1,11 +1,24 @@
-"""One ``runbot`` for every community: a Bots Long Poll loop (:class:`~vkbot.longpoll.LongPoller`)
-per community this deployment serves (``gameplay.selectors.communities.served``).
+"""One ``runbot`` for every community, or several sharing them: a Bots Long Poll loop
+(:class:`~vkbot.longpoll.LongPoller`) per community this deployment serves
+(``gameplay.selectors.communities.served``) and this runbot holds the lease of
+(``gameplay.services.longpoll_leases``, :mod:`vkbot.sharing`).
+
+Every ``RUNBOT_LEASE_RENEW_SECONDS`` a runbot renews its heartbeat and its leases and, while it
+holds fewer than its fair share of the served communities (about as many as every other
+runbot alive), claims free or expired ones; one holding more than its share (a runbot has
+joined) releases the excess, each once its loop has stopped after the batch being applied. So
+each community's loop runs in one runbot at a time: a lease is released only after its loop
+has ended, another runbot starts a loop only once it holds the lease, and a runbot that lost a
+lease (a dead one's expire after ``RUNBOT_LEASE_TTL_SECONDS``) applies nothing more
+(:func:`~gameplay.services.longpoll_leases.longpoll_lease_check` in each batch's transaction).
+A runbot that cannot renew its leases for their lifetime (the database away) stops its loops;
+one stopping (SIGINT/SIGTERM) frees its leases once its loops have ended.
 
 The served set is read again every ``VK_COMMUNITIES_REFRESH_SECONDS``: a community connected
-in the panel gets its loop then, a disconnected one has its loop stopped after the batch being
-applied, and a community whose token changed gets a new loop once the old one has stopped
-(never two loops of one community at once). Each loop polls with its own token, from its own
-stored ts (``PollState`` by group id), with its own backlog.
+in the panel gets its loop then (in the runbot that claims it), a disconnected one has its loop
+stopped after the batch being applied, and a community whose token changed gets a new loop
+once the old one has stopped (never two loops of one community at once). Each loop polls with
+its own token, from its own stored ts (``PollState`` by group id), with its own backlog.
 
 A community whose token VK refuses (error 5, 15 …, :data:`vkbot.polling.FATAL_VK_ERRORS`) is
 logged and retried with an exponential back-off (:data:`RETRY_INITIAL` to :data:`RETRY_MAX`
@@ -21,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -32,6 +46,7 @@ from gameplay.services.communities import community_longpoll_status
 from ops.outages import Outage
 from vkbot.longpoll import LongPoller, LongPollFatalError
 from vkbot.polling import Backoff
+from vkbot.sharing import Leases, LeaseTerms, Membership, Round
 
 logger = logging.getLogger(__name__)
 
@@ -68,11 +83,16 @@ class _Loop:
             self.poller.request_stop()
 
 
+def _ended(loop: _Loop) -> bool:
+    return loop.task is not None and loop.task.done()
+
+
 class Supervisor:
-    """Runs a :class:`LongPoller` per served community until :meth:`request_stop`.
+    """Runs a :class:`LongPoller` per served community whose lease it holds, until
+    :meth:`request_stop`.
 
     ``build(community)`` makes a community's poller; ``announce(line)`` tells the operator
-    (runbot's stdout)."""
+    (runbot's stdout); ``terms``: the leases' renewal and lifetime (the settings')."""
 
     def __init__(
         self,
@@ -81,15 +101,20 @@ class Supervisor:
         refresh: float,
         announce: Callable[[str], None] = lambda line: None,
         retry: Callable[[], Backoff] = lambda: Backoff(RETRY_INITIAL, RETRY_MAX),
+        terms: LeaseTerms | None = None,
     ) -> None:
         self.build = build
         self.refresh = max(0.05, float(refresh))
         self.announce = announce
         self.retry = retry
+        self.membership = Membership(terms or LeaseTerms.from_settings())
         self._batches = 0  # of the pollers that ended
         self._applied = 0
         self._loops: dict[int, _Loop] = {}
         self._ending: list[_Loop] = []
+        self._served: dict[int, Credentials] | None = None
+        self._served_at = 0.0
+        self._leases = Leases()
         self._stop = asyncio.Event()
         self._wake = asyncio.Event()
         self._fatal: LongPollFatalError | None = None
@@ -99,6 +124,11 @@ class Supervisor:
     def _pollers(self) -> list[LongPoller]:
         loops = [*self._loops.values(), *self._ending]
         return [loop.poller for loop in loops if loop.poller is not None]
+
+    @property
+    def holder(self) -> str:
+        """This runbot's name on its leases."""
+        return self.membership.holder
 
     @property
     def batches(self) -> int:
@@ -118,6 +148,15 @@ class Supervisor:
         """The communities with a loop now."""
         return sorted(self._loops)
 
+    def running(self) -> list[int]:
+        """The communities with a loop not ended yet (one stopping after its batch too)."""
+        loops = [*self._loops.values(), *self._ending]
+        return sorted({loop.community.group_id for loop in loops if not _ended(loop)})
+
+    def holding(self) -> list[int]:
+        """The communities whose lease this runbot holds, as of its last renewal."""
+        return sorted(self._leases.held)
+
     def request_stop(self) -> None:
         """Stop every loop after the batch it is applying (SIGINT/SIGTERM)."""
         if not self._stop.is_set():
@@ -126,14 +165,15 @@ class Supervisor:
         self._wake.set()
 
     async def run(self) -> None:
-        """Serve until stopped. Raises :class:`LongPollFatalError` for the one case the
-        module doc names."""
+        """Serve until stopped; then free the leases for the other runbots. Raises
+        :class:`LongPollFatalError` for the one case the module doc names."""
+        period = min(self.refresh, self.membership.terms.renew)
         try:
             while not self._stop.is_set():
-                await self._refresh()
                 self._wake.clear()
+                await self._refresh()
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), timeout=self.refresh)
+                    await asyncio.wait_for(self._wake.wait(), timeout=period)
                 if self._fatal is not None:
                     raise self._fatal
         finally:
@@ -143,10 +183,49 @@ class Supervisor:
             await asyncio.gather(*tasks, return_exceptions=True)
             self._loops.clear()
             self._ending.clear()
+            await self._leave()
             await sync_to_async(connections.close_all, thread_sensitive=True)()
 
     async def _refresh(self) -> None:
-        """Start and stop loops to match the communities served now."""
+        """Renew the leases, take free ones up to the fair share, and start and stop loops to
+        match: a loop for each served community whose lease this runbot holds."""
+        await self._read_served()
+        self._loops = {g: loop for g, loop in self._loops.items() if not _ended(loop)}
+        self._ending = [loop for loop in self._ending if not _ended(loop)]
+        await self._release_ended()
+        if self._served is None:
+            return  # not read yet: which leases to hold is not known
+        served = self._served
+        leases = self._leases
+        started = time.monotonic()
+        try:
+            round_ = await sync_to_async(self.membership.renew, thread_sensitive=True)(
+                served=list(served), held=list(leases.held), leaving=leases.leaving
+            )
+        except DatabaseError as exc:
+            self._database.lost(exc, then=f"keeping the {len(self._loops)} long polls while "
+                                f"their leases last, renewing them again")  # fmt: skip
+            if leases.renewed_at is None or time.monotonic() - leases.renewed_at >= (
+                self.membership.terms.ttl
+            ):
+                self._drop_every_lease()
+            return
+        self._database.back()
+        leases.renewed_at = started
+        self._follow(round_, served)
+        await self._release_ended()
+        if not served and not self._waiting_said:
+            self.announce(
+                f"runbot: no community is connected yet; waiting for one (checked every "
+                f"{self.refresh:g} s)"
+            )
+            logger.warning("No community is connected: runbot waits for one")
+        self._waiting_said = not served
+
+    async def _read_served(self) -> None:
+        """The communities served, read again every ``refresh`` seconds."""
+        if self._served is not None and time.monotonic() < self._served_at + self.refresh:
+            return
         try:
             communities = await sync_to_async(_served, thread_sensitive=True)()
         except DatabaseError as exc:
@@ -154,33 +233,94 @@ class Supervisor:
             self._database.lost(exc, then=then)
             return
         self._database.back()
-        wanted = {c.group_id: c for c in communities}
-        for group_id, loop in list(self._loops.items()):
-            if loop.task is not None and loop.task.done():
-                del self._loops[group_id]  # it crashed (logged): started again below
-                continue
-            now = wanted.get(group_id)
-            if now is not None and now.group_token == loop.community.group_token:
-                loop.community = now
-                continue
+        self._served = {c.group_id: c for c in communities}
+        self._served_at = time.monotonic()
+
+    def _follow(self, round_: Round, served: dict[int, Credentials]) -> None:
+        """Stop the loops of the leases lost, of the communities no longer served and of
+        those over the fair share; (re)start a loop for every other lease held."""
+        leases = self._leases
+        for group_id in leases.lose(round_.held):
+            logger.warning("The lease of group %s was lost (expired, or another runbot took "
+                           "it): its long poll stops", group_id)  # fmt: skip
+            self.announce(f"runbot: group {group_id} lost its lease; its long poll stops")
+            self._stop_loop(group_id)
+        leases.take(round_.held)
+        for group_id in leases.serving():
+            now = served.get(group_id)
+            loop = self._loops.get(group_id)
             if now is None:
                 logger.info("Group %s is no longer served: its long poll stops", group_id)
-                self.announce(f"runbot: group {group_id} disconnected; its long poll stops")
-            else:
+                if loop is not None:
+                    self.announce(f"runbot: group {group_id} disconnected; its long poll stops")
+                leases.leaving.add(group_id)
+                self._stop_loop(group_id)
+            elif loop is not None and now.group_token != loop.community.group_token:
                 logger.info("Group %s has a new token: its long poll restarts", group_id)
-            loop.request_stop()
-            self._ending.append(self._loops.pop(group_id))
-        self._ending = [loop for loop in self._ending if loop.task and not loop.task.done()]
-        for group_id, community in wanted.items():
-            if group_id not in self._loops and not self._stop.is_set():
-                self._start(community)
-        if not self._loops and not self._waiting_said:
+                self._stop_loop(group_id)
+            elif loop is not None:
+                loop.community = now
+        for group_id in leases.excess(round_.share):
+            logger.info("Group %s goes to another runbot: this one holds more than its share "
+                        "(%s of %s communities, %s runbots)", group_id, round_.share,
+                        len(served), round_.runbots)  # fmt: skip
             self.announce(
-                f"runbot: no community is connected yet; waiting for one (checked every "
-                f"{self.refresh:g} s)"
+                f"runbot: group {group_id} handed over (this runbot's share: "
+                f"{round_.share} of {len(served)} among {round_.runbots} runbots)"
             )
-            logger.warning("No community is connected: runbot waits for one")
-        self._waiting_said = not self._loops
+            leases.leaving.add(group_id)
+            self._stop_loop(group_id)
+        for group_id in leases.serving():
+            if group_id not in self._loops and not self._stop.is_set():
+                self._start(served[group_id])
+
+    def _stop_loop(self, group_id: int) -> None:
+        """Stop a community's loop after the batch it is applying (its lease is released once
+        it has ended: :meth:`_release_ended`)."""
+        loop = self._loops.pop(group_id, None)
+        if loop is not None:
+            loop.request_stop()
+            self._ending.append(loop)
+
+    def _running(self, group_id: int) -> bool:
+        loops = [self._loops.get(group_id), *self._ending]
+        return any(
+            loop is not None and loop.community.group_id == group_id and not _ended(loop)
+            for loop in loops
+        )
+
+    async def _release_ended(self) -> None:
+        """Free the leases to be released whose loop has ended (never while it applies)."""
+        for group_id in sorted(self._leases.leaving):
+            if self._running(group_id):
+                continue
+            try:
+                await sync_to_async(self.membership.release, thread_sensitive=True)(group_id)
+            except DatabaseError as exc:
+                self._database.lost(exc, then="releasing the lease again")
+                return
+            self._leases.drop(group_id)
+
+    def _drop_every_lease(self) -> None:
+        """No renewal for a lease's lifetime: every lease may be another runbot's by now, so
+        every loop stops (they could not apply a batch anyway); they start again once the
+        leases are renewed or taken again."""
+        if self._leases.held:
+            logger.warning("runbot could not renew its leases for %.0f s: its %d long polls stop "
+                           "until the database is back", self.membership.terms.ttl,
+                           len(self._loops))  # fmt: skip
+        for group_id in list(self._loops):
+            self._stop_loop(group_id)
+        self._leases = Leases()
+
+    async def _leave(self) -> None:
+        """Every loop has ended: the leases are free for the other runbots at once."""
+        try:
+            await sync_to_async(self.membership.leave, thread_sensitive=True)()
+        except DatabaseError as exc:
+            logger.warning("runbot could not free its leases (%s): the other runbots take them "
+                           "over once they expire, in %g s", exc,
+                           self.membership.terms.ttl)  # fmt: skip
 
     def _start(self, community: Credentials) -> None:
         before = [
@@ -216,6 +356,7 @@ class Supervisor:
                 await loop.stop.wait()  # a token saved in the panel restarts the loop
                 return
             poller = loop.poller = self.build(loop.community)
+            poller.holder = self.holder  # it applies only while this runbot holds the lease
             if first:
                 self.announce(f"runbot: long poll for group {group_id} via {poller.api.API_URL}")
                 first = False
@@ -251,6 +392,7 @@ class Supervisor:
 
     def _fatal_for_all(self, group_id: int, worked: bool) -> bool:
         """Whether a refused token ends runbot: the environment's community, the only one
-        served, refused before it ever polled (a single-community deployment's
-        configuration error, as before many communities)."""
-        return not worked and group_id == env_group_id() and list(self._loops) == [group_id]
+        served, refused before it ever polled: a single-community deployment's configuration
+        error, with no other community to go on serving."""
+        served = list(self._served or {})
+        return not worked and group_id == env_group_id() and served == [group_id]

@@ -5,7 +5,8 @@
 - ``deal``: the verifiable deal's seeds and draws;
 - ``discipline``: strikes, the GM's moderation flags, the spectator chat's members;
 - ``log``: the game's event log;
-- ``transport``: the Outbox, incoming VK events, the long poll's state, the deployment's ids.
+- ``transport``: the Outbox, incoming VK events, the long poll's state, the deployment's ids;
+- ``runbot``: the runbots alive and their leases on the communities' long polls.
 
 Every model and enum is importable from here (``from gameplay.models import Game``).
 """
@@ -38,6 +39,7 @@ from .game import (
     Vote,
 )
 from .log import Actor, EventKind, GameEvent
+from .runbot import LongPollLease, RunbotProcess
 from .transport import Deployment, Outbox, OutboxChannel, OutboxStatus, PollState, VkEvent
 
 __all__ = [
@@ -59,6 +61,7 @@ __all__ = [
     "GameEvent",
     "GameStatus",
     "ItemUse",
+    "LongPollLease",
     "ModerationFlag",
     "NightAction",
     "Outbox",
@@ -69,6 +72,7 @@ __all__ = [
     "PhaseStatus",
     "PollState",
     "Replacement",
+    "RunbotProcess",
     "Seat",
     "SeatStatus",
     "Source",

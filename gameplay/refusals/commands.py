@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from gameplay.rules.errors import InvalidCommand
 
 
@@ -308,4 +310,8 @@ class DiscardNotConfirmed(InvalidCommand):
 
 
 class OutcomeChanged(InvalidCommand):
-    """The close the GM confirmed would now do something else (a vote or an action came in)."""
+    """The close the GM confirmed would now do something else (a vote or an action came in).
+    ``preview``: what it would do now (``gameplay.selectors.close.ClosePreview``), for the
+    confirmation page to show again without computing it twice."""
+
+    preview: Any = None

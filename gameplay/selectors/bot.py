@@ -2,6 +2,11 @@
 to, who a typed name or mention designates, valid targets and how many votes a day has had
 («статус»: :mod:`gameplay.selectors.status`; the vote count: :mod:`.vote_count`).
 
+Inside the ingestion pipeline's transaction, ``roster``, ``current_phase``, ``game_for_topic``
+and ``seats_of_user`` answer from the game rows the transaction holds locked for its hot calls
+(:mod:`gameplay.unit_of_work`): the handlers read, before they call the service, the same rows
+the service's unit of work holds, and a second read of them would cost a query each.
+
 Every function costs a fixed number of queries, whatever the size of the game or the number of
 other games (the bot's hot path is measured in tests).
 
@@ -36,7 +41,7 @@ from gameplay.rules.errors import RuleViolation, UnknownTarget
 from gameplay.rules.targets import night_acts
 from gameplay.rules.targets import vote_targets as rules_vote_targets
 from gameplay.selectors.communities import in_served_community, of_served_community
-from outbox import txcache
+from gameplay.unit_of_work import txcache
 
 
 class AmbiguousTarget(RuleViolation):
@@ -54,8 +59,8 @@ class AmbiguousTarget(RuleViolation):
 
 def seats_of_user(vk_user_id: int) -> list[Seat]:
     """The user's seats (players and reserves) in active games, with their games; one query
-    (the games the bot's transaction keeps locked are not read again: :mod:`outbox.txcache`;
-    a second query reads any other)."""
+    (the games the bot's transaction keeps locked are not read again:
+    :mod:`gameplay.unit_of_work`; a second query reads any other)."""
     kept_seats = txcache.user_seats(vk_user_id)
     if kept_seats is not None:
         return [_kept_seat(s) for s in kept_seats]
@@ -93,7 +98,7 @@ def _kept_seat(seat: Seat) -> Seat:
 def keep_seats_of_users(vk_user_ids: Iterable[int]) -> None:
     """Read the seats of these users in active games (with their games) in one query, for
     :func:`seats_of_user` to answer from for the rest of the bot's transaction
-    (:func:`outbox.txcache.keep_user_seats`). Nothing happens outside it."""
+    (:func:`gameplay.unit_of_work.txcache.keep_user_seats`). Nothing happens outside it."""
     users = sorted(set(vk_user_ids))
     if not users or not txcache.active():
         return
@@ -164,7 +169,7 @@ def seat_in_game(game_id: int, vk_user_id: int) -> Seat | None:
 
 def roster(game: Game | int) -> list[Seat]:
     """The seated players of a game, in seat order (those the bot's transaction holds locked
-    when it keeps the game: :mod:`outbox.txcache`)."""
+    when it keeps the game: :mod:`gameplay.unit_of_work.txcache`)."""
     kept = txcache.get(game)
     if kept is not None:
         return list(kept.seats)
@@ -324,17 +329,6 @@ def final_vote_target(phase: Phase, seats: Sequence[Seat], voter: Seat) -> Seat 
 def last_heal_target(seats: Sequence[Seat]) -> int | None:
     doctor = next((s for s in seats if s.role == Role.DOCTOR), None)
     return doctor.last_heal_target if doctor else None
-
-
-# --- votes cast ------------------------------------------------------------------------------
-
-
-def votes_cast(phase: Phase) -> int:
-    """Every vote cast this day (changes included): the count is posted every 10."""
-    kept = txcache.entry_of_phase(phase)
-    if kept is not None:
-        return kept.votes_cast_or(lambda: Vote.objects.filter(phase=phase).count())
-    return Vote.objects.filter(phase=phase).count()
 
 
 def spectator_seats(vk_user_id: int) -> list[Seat]:

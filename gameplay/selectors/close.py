@@ -39,7 +39,7 @@ def day_input_of_rows(
     phase: Phase, players: list[Seat], votes: Iterable[Vote], strikes: Iterable[Strike]
 ) -> tuple[Table, DayInput]:
     """The rules' input of closing this day now, from rows already loaded (what
-    ``services.day.day_close_locked`` reads from the database)."""
+    ``services.day.day_close`` reads from the database)."""
     by_pk = {s.pk: s for s in players}
     votes = list(votes)
     standing = [

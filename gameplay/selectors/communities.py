@@ -8,7 +8,7 @@ communities a user may create games in).
 The environment's community (``VK_GROUP_ID``) is a row written on start
 (``services.communities.community_sync_env``); until that row exists — in tests that set the
 settings directly, or a process started before the first migration — its credentials come
-from the settings, so a single-community deployment behaves exactly as before.
+from the settings, so a single-community deployment works from its environment alone.
 """
 
 from __future__ import annotations

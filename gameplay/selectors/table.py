@@ -11,7 +11,6 @@ from collections.abc import Iterable
 
 from gameplay.models import Game, NightAction, Phase, PhaseStatus, Seat, SeatStatus
 from gameplay.rules import Act, Item, Role, SeatState, Submission, Table
-from outbox import unit_of_work
 
 
 def current_phase(game: Game | int) -> Phase | None:
@@ -33,15 +32,8 @@ def players(game: Game) -> list[Seat]:
 
 
 def table_of(seats: Iterable[Seat]) -> Table:
-    """The rules' snapshot of these seats (made once for the seats of a kept game: they do
-    not change while it is kept, :mod:`outbox.unit_of_work`)."""
-    kept = unit_of_work.holding(seats)
-    if kept is not None:
-        return kept.table_or(_table_of)
-    return _table_of(seats)
-
-
-def _table_of(seats: Iterable[Seat]) -> Table:
+    """The rules' snapshot of these seats (the hot path makes it once per kept game:
+    ``LockedGame.table_or``)."""
     return Table.of(
         SeatState(
             number=s.number,

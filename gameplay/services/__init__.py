@@ -30,6 +30,9 @@ number or a VK user casts it; a sign-up is ``signup.signup_create`` from VK or t
 - ``communities``: the communities hosted (the environment's kept in step), a connection
   recorded, disconnection, who runs games where; ``admin_tokens``: a community admin's user
   token (board posts) recorded, renewed before it expires (VK ID), refused (sign in again).
+- ``longpoll_leases``: several runbots sharing the communities' long polls: each
+  community's lease (claimed, renewed, released, checked in the batch's transaction), the
+  runbots alive and each one's fair share.
 - ``vkrefs``: the VK references a GM types (pure parsing); ``common``: locking, the event log,
   queueing Outbox rows (the delivery itself is the ``outbox`` package, below the services).
 
@@ -42,15 +45,14 @@ Layers (a module imports only modules below it; ``|`` separates independent ones
     mafia | phases | deal
     prompts | replies | retries
     acting | common | communities | game_over | vkrefs
-    admin_tokens
+    admin_tokens | longpoll_leases
 """
 
-from .actions import night_action_submit
-from .day import VoteOutcome, day_close
+from .actions import ActionOutcome, night_action_submit
+from .day import day_close
 from .deal import DealSummary, deal_round_new, game_deal, game_deal_fixed
 from .discipline import seat_modkill, seat_replace, strike_forgive, strike_give
 from .night import (
-    ActionOutcome,
     night_close,
     night_draft_edit,
     night_publish,
@@ -59,7 +61,7 @@ from .night import (
 from .phases import game_end
 from .setup import game_create, game_start
 from .signup import signup_create, signup_withdraw
-from .votes import vote_submit
+from .votes import VoteOutcome, vote_submit
 
 __all__ = [
     "ActionOutcome",

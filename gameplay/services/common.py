@@ -8,10 +8,9 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Max
 from django.utils import timezone
 
-from gameplay import themes
+from gameplay import themes, unit_of_work
 from gameplay.context import current_group
 from gameplay.messages import Person, render
 from gameplay.models import (
@@ -25,6 +24,7 @@ from gameplay.models import (
     Phase,
     PhaseKind,
     Seat,
+    Strike,
 )
 from gameplay.refusals import NoSuchGame
 from gameplay.rules import Role, StrikeGiven
@@ -36,7 +36,6 @@ from gameplay.rules.spectators import may_watch
 from gameplay.selectors.table import current_phase as current_phase
 from gameplay.selectors.table import players as players
 from gameplay.selectors.table import table_of as table_of
-from outbox import unit_of_work
 from outbox.queue import request_delivery
 
 #: Recipients of one messages.send (VK.md: peer_ids up to 100).
@@ -49,7 +48,7 @@ def now_or(*, now: datetime | None) -> datetime:
 
 def lock_game(*, game_id: int) -> Game:
     """Lock the game row for the rest of the transaction (per-game serialisation), read
-    afresh: the hot path's kept rows of the game (:mod:`outbox.unit_of_work`) are dropped, as
+    afresh: the hot path's kept rows of the game (:mod:`gameplay.unit_of_work`) are dropped, as
     the caller may change what they hold (or read the event log or the Outbox)."""
     unit_of_work.read_afresh(game_id)
     return _lock_row(game_id)
@@ -63,10 +62,10 @@ def _lock_row(game_id: int) -> Game:
 
 
 def lock_game_hot(*, game_id: int) -> unit_of_work.LockedGame:
-    """The bot's hot path (a vote, a night action): the game locked, with its current phase
-    and players, read once per transaction while the pipeline keeps them
-    (:func:`outbox.txcache.kept`); three queries otherwise, as ``lock_game``, ``players``
-    and ``current_phase``."""
+    """The hot path's unit of work (a vote, a night action): the game locked, with its current
+    phase and players, read once per transaction while the pipeline keeps them
+    (:func:`gameplay.unit_of_work.kept`); three queries otherwise, as ``lock_game``,
+    ``players`` and ``current_phase``."""
     entry = unit_of_work.kept_game(game_id)
     if entry is not None:
         return entry
@@ -82,9 +81,9 @@ def hot_game(*, game_id: int) -> Iterator[unit_of_work.LockedGame]:
     """One hot call (a vote, a night action) on its game: ``lock_game_hot`` in the call's
     transaction.
 
-    Outside the pipeline's kept transaction (:func:`outbox.txcache.kept`) the call is a
-    transaction (or a savepoint) of its own, as every service. Inside it, the call opens no
-    savepoint: :func:`outbox.unit_of_work.hot_call` guards it (a refusal after the writes
+    Outside the pipeline's kept transaction (:func:`gameplay.unit_of_work.kept`) the call is
+    a transaction (or a savepoint) of its own, as every service. Inside it, the call opens no
+    savepoint: :func:`gameplay.unit_of_work.hot_call` guards it (a refusal after the writes
     began is raised as ``RefusalAfterWrites``, a crash)."""
     if not unit_of_work.active():
         with transaction.atomic():
@@ -116,33 +115,24 @@ def log_event(
     override: bool = False,
     **data: Any,
 ) -> GameEvent:
-    """Append to the game's event log (seq is per game; the game row is locked). ``kind``
+    """Append to the game's event log now (seq is per game; the game row is locked). ``kind``
     must be an ``EventKind`` (a ValueError otherwise: the log holds no kind the panel cannot
-    name)."""
+    name). A hot call logs through its handle instead (``LockedGame.log_event``): while the
+    pipeline keeps the game, the handle counts the seq on, so logging past it would repeat a
+    seq (refused)."""
     kind = EventKind(kind)
-    entry = unit_of_work.kept_game(game.pk)
-    if entry is None:
-        unit_of_work.flush()  # the log's queued rows count
-        return GameEvent.objects.create(
-            game=game,
-            seq=_next_seq(game),
-            kind=kind,
-            actor=by,
-            phase=phase,
-            override=override,
-            data=data,
-        )
-    # The hot path (the game kept by the pipeline): the seq counted on, the row queued.
-    seq = entry.take_event_seq(lambda: _next_seq(game))
-    event = GameEvent(
-        game=game, seq=seq, kind=kind, actor=by, phase=phase, override=override, data=data
+    if unit_of_work.kept_game(game.pk) is not None:
+        raise RuntimeError(f"game {game.pk} is kept: log through its unit of work")
+    unit_of_work.flush()  # the log's queued rows count
+    return GameEvent.objects.create(
+        game=game,
+        seq=unit_of_work.next_event_seq(game),
+        kind=kind,
+        actor=by,
+        phase=phase,
+        override=override,
+        data=data,
     )
-    unit_of_work.defer([event])
-    return event
-
-
-def _next_seq(game: Game) -> int:
-    return (GameEvent.objects.filter(game=game).aggregate(m=Max("seq"))["m"] or 0) + 1
 
 
 def _stamp_groups(rows: list[Outbox]) -> None:
@@ -166,7 +156,7 @@ def _stamp_groups(rows: list[Outbox]) -> None:
 def queue_outbox(*, rows: list[Outbox]) -> list[Outbox]:
     """Write Outbox rows — the one way any code writes them, so every row of a game goes out
     as the game's community — (inserted at the end of the pipeline's transaction when it keeps
-    games, in the order queued: :func:`outbox.unit_of_work.defer`; now otherwise) and have
+    games, in the order queued: :func:`gameplay.unit_of_work.defer`; now otherwise) and have
     the delivery drain them once the transaction commits."""
     _stamp_groups(rows)
     if rows and not unit_of_work.defer(rows):
@@ -230,6 +220,29 @@ def post_chat(*, game: Game | int | None, peer_id: int, text: str, kind: str) ->
     return row
 
 
+def _penalty_day(phase: Phase) -> int:
+    """The day whose tally a first strike given in ``phase`` counts in: this day, or after a
+    night the next one."""
+    return phase.number if phase.kind == PhaseKind.DAY else phase.number + 1
+
+
+def strike_record(*, seat: Seat, phase: Phase, given: StrikeGiven, note: str = "") -> Strike:
+    """Record the strike the rules gave ``seat`` in ``phase`` and set its count on the seat
+    (not saved): a first one carries its penalty votes to :func:`_penalty_day`, a second one is
+    a modkill."""
+    seat.strikes = given.count
+    return Strike.objects.create(
+        seat=seat,
+        phase=phase,
+        reason=given.reason.value,
+        count=given.count,
+        penalty_votes=given.penalty_votes,
+        penalty_day=None if given.modkill else _penalty_day(phase),
+        modkill=given.modkill,
+        note=note,
+    )
+
+
 def notify_strikes(
     *, game: Game, struck: list[tuple[Seat, StrikeGiven]], phase: Phase, counted: bool
 ) -> None:
@@ -241,9 +254,12 @@ def notify_strikes(
         if strike.modkill:
             text = render("player/struck_out", why=why)
         else:
-            day = phase.number if phase.kind == PhaseKind.DAY else phase.number + 1
             text = render(
-                "player/struck", why=why, votes=strike.penalty_votes, day=day, counted=counted
+                "player/struck",
+                why=why,
+                votes=strike.penalty_votes,
+                day=_penalty_day(phase),
+                counted=counted,
             )
         by_text.setdefault(text, []).append(seat.vk_user_id)
     for text, peers in by_text.items():

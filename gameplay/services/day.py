@@ -1,8 +1,7 @@
-"""Day services: votes and the day's close (RULES.md §3)."""
+"""The day's close (RULES.md §3) and its vote count's post; casting a vote is :mod:`.votes`'s."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
@@ -20,27 +19,14 @@ from gameplay.models import (
     PhaseKind,
     PhaseStatus,
     Seat,
-    Source,
     Strike,
     Vote,
 )
 from gameplay.refusals import SeatAlreadyOut, VoteAtNight
-from gameplay.rules import (
-    EARLY_VOTE_FROM_DAY,
-    AcceptedVote,
-    Ballot,
-    DayInput,
-    DayResult,
-    EarlyClose,
-    Winner,
-    close_day,
-    early_close_reached,
-    validate_vote,
-)
+from gameplay.rules import Ballot, DayInput, DayResult, Winner, close_day
 from gameplay.rules.errors import PhaseNotOpen
 from gameplay.selectors.vote_count import COUNT_KIND, count_context, vote_tally
-from outbox import dbrows, unit_of_work
-from outbox.unit_of_work import CastVote, LockedGame
+from gameplay.unit_of_work import LockedGame
 
 from .common import (
     current_phase,
@@ -51,29 +37,21 @@ from .common import (
     players,
     post_board,
     require_running,
-    seat_by_number,
-    send_message,
     send_you_died,
+    strike_record,
     table_of,
 )
-from .phases import finish_game, open_night
+from .phases import game_finish_locked, night_open_locked
 from .replies import board_reply
 
 
-@dataclass(frozen=True)
-class VoteOutcome:
-    vote: Vote
-    early_ignored: bool
-    replaced: bool
-    #: Set when this vote closed the day early (RULES.md V6).
-    day_result: DayResult | None = None
+def open_day_of(*, game: Game) -> Phase:
+    """The game's current phase, as an open day (else the refusal a vote would get)."""
+    return as_open_day(phase=current_phase(game))
 
 
-def open_day_phase(*, game: Game) -> Phase:
-    return _as_open_day(current_phase(game))
-
-
-def _as_open_day(phase: Phase | None) -> Phase:
+def as_open_day(*, phase: Phase | None) -> Phase:
+    """``phase``, checked to be an open day."""
     if phase is None or phase.kind != PhaseKind.DAY:
         raise VoteAtNight()
     if phase.status != PhaseStatus.OPEN:
@@ -90,156 +68,6 @@ def ballots_of(*, phase: Phase) -> dict[int, Ballot]:
         v.voter.number: Ballot(voter=v.voter.number, target=v.target.number, early=v.early)
         for v in rows
     }
-
-
-def _current_votes(phase: Phase) -> dict[int, CastVote]:
-    """The day's current votes (void ones included) by voter seat number; one query."""
-    rows = Vote.objects.filter(phase=phase, current=True).values_list(
-        "pk", "voter__number", "target__number", "early", "void"
-    )
-    return {voter: CastVote(pk, target, early, void) for pk, voter, target, early, void in rows}
-
-
-def _previous_vote(
-    game: Game, phase: Phase, voter: int, kept: LockedGame | None
-) -> CastVote | None:
-    """The voter's current vote of the day (void or not), if any: from the kept ballots of
-    the day (read once per transaction) when the pipeline keeps the game."""
-    if kept is not None:
-        return kept.ballots_or(lambda: _current_votes(phase)).get(voter)
-    row = (
-        Vote.objects.filter(phase=phase, voter__number=voter, voter__game=game, current=True)
-        .values_list("pk", "target__number", "early", "void")
-        .first()
-    )
-    return CastVote(*row) if row is not None else None
-
-
-def _ballots(phase: Phase, kept: LockedGame | None) -> dict[int, Ballot]:
-    """:func:`ballots_of`, from the kept ballots when there are."""
-    if kept is None or kept.ballots is None:
-        return ballots_of(phase=phase)
-    return {
-        voter: Ballot(voter=voter, target=v.target, early=v.early)
-        for voter, v in kept.ballots.items()
-        if not v.void
-    }
-
-
-def vote_submit_locked(
-    *,
-    game: Game,
-    phase: Phase | None,
-    seats: list[Seat] | None,
-    voter: int,
-    target: int,
-    early: bool = False,
-    source: str = Source.PM,
-    vk_post_id: int | None = None,
-    now: datetime | None = None,
-) -> VoteOutcome:
-    """:func:`.votes.vote_submit` for a service that has locked ``game`` in its transaction and read
-    its current ``phase`` (and its ``players``, or None) already: the same checks and writes,
-    without reading them again."""
-    now = now_or(now=now)
-    require_running(game=game)
-    phase = _as_open_day(phase)
-    seats = players(game) if seats is None else seats
-    table = table_of(seats)
-    kept = unit_of_work.entry_of_phase(phase)
-    previous = _previous_vote(game, phase, voter, kept)
-    current = None
-    if previous is not None and not previous.void:
-        current = Ballot(voter, previous.target, previous.early)
-    accepted = validate_vote(table, phase.number, voter, target, early=early, current=current)
-    voter_seat = seat_by_number(seats=seats, number=voter)
-    target_seat = seat_by_number(seats=seats, number=target)
-    vote = _record_vote(
-        game,
-        phase,
-        kept,
-        previous,
-        voter_seat,
-        target_seat,
-        accepted,
-        source=source,
-        vk_post_id=vk_post_id,
-    )
-    _echo_vote(game, voter_seat, target_seat, accepted, source)
-    result = None
-    # Early votes count from Day 3 (V6): before, there is nothing to look up for every vote.
-    if phase.number >= EARLY_VOTE_FROM_DAY and early_close_reached(
-        table, phase.number, _ballots(phase, kept), EarlyClose(game.early_close)
-    ):
-        # The close changes the phase, the seats and maybe the game: nothing of it is kept.
-        unit_of_work.read_afresh(game.pk)
-        result = day_close_locked(
-            game=game, phase=phase, seats=seats, now=now, by=Actor.BOT, early=True
-        )
-    return VoteOutcome(vote, accepted.early_ignored, previous is not None, result)
-
-
-def _record_vote(
-    game: Game,
-    phase: Phase,
-    kept: LockedGame | None,
-    previous: CastVote | None,
-    voter_seat: Seat,
-    target_seat: Seat,
-    accepted: AcceptedVote,
-    *,
-    source: str,
-    vk_post_id: int | None,
-) -> Vote:
-    """Retire the voter's previous vote, insert the new one (kept in the transaction's
-    ballots) and log it."""
-    voter, target = voter_seat.number, target_seat.number
-    if kept is not None:
-        kept.begin_writes()  # (see common.hot_game)
-    if previous is not None:
-        Vote.objects.filter(pk=previous.pk).update(current=False)
-    vote = Vote(
-        phase=phase,
-        voter=voter_seat,
-        target=target_seat,
-        early=accepted.ballot.early,
-        source=source,
-        vk_post_id=vk_post_id,
-    )
-    dbrows.insert([vote])
-    if kept is not None:
-        kept.record_ballot(voter, CastVote(vote.pk, target, vote.early, False))
-    log_event(
-        game,
-        EventKind.VOTE,
-        by=Actor.seat(voter),
-        phase=phase,
-        voter=voter,
-        target=target,
-        early=accepted.ballot.early,
-        early_ignored=accepted.early_ignored,
-        source=source,
-    )
-    return vote
-
-
-def _echo_vote(
-    game: Game, voter_seat: Seat, target_seat: Seat, accepted: AcceptedVote, source: str
-) -> None:
-    """The voter's confirmation. The board shows a vote in the counts (:func:`post_vote_count`),
-    not in a post of its own."""
-    if source != Source.REPLAY:
-        send_message(
-            game=game,
-            peer_ids=[voter_seat.vk_user_id],
-            text=render(
-                "player/vote_accepted",
-                target=Person.of(target_seat),
-                early=accepted.ballot.early,
-                early_ignored=accepted.early_ignored,
-            ),
-            kind="vote_echo",
-        )
 
 
 def vote_count_text(*, game: Game, phase: Phase, final: bool = False, now: datetime) -> str:
@@ -273,10 +101,8 @@ def day_close(*, game_id: int, by: Actor = Actor.BOT, now: datetime | None = Non
     now = now_or(now=now)
     game = lock_game(game_id=game_id)
     require_running(game=game)
-    phase = open_day_phase(game=game)
-    return day_close_locked(
-        game=game, phase=phase, seats=players(game), now=now, by=by, early=False
-    )
+    uow = LockedGame(game, open_day_of(game=game), players(game))
+    return day_close_locked(uow=uow, now=now, by=by, early=False)
 
 
 def carried_penalties(*, game: Game, day_number: int) -> dict[int, int]:
@@ -308,27 +134,17 @@ def day_input(*, game: Game, phase: Phase) -> DayInput:
     )
 
 
-def day_close_locked(
-    *, game: Game, phase: Phase, seats: list[Seat], now: datetime, by: Actor, early: bool
-) -> DayResult:
-    """:func:`day_close` for a service that has locked ``game`` and read its open day and
-    players (an early close, the modkill that ends a day). The day's last vote count goes
+def day_close_locked(*, uow: LockedGame, now: datetime, by: Actor, early: bool) -> DayResult:
+    """:func:`day_close` on the game ``uow`` holds locked, its phase the open day (the GM's
+    close, a vote's early close, the modkill that ends a day). The day's last vote count goes
     first, then the result."""
+    game, seats = uow.game, uow.seats
+    phase = as_open_day(phase=uow.phase)
     post_vote_count(game=game, phase=phase, final=True, now=now)
     result = close_day(table_of(seats), day_input(game=game, phase=phase))
     by_number = {s.number: s for s in seats}
     for strike in result.strikes:
-        seat = by_number[strike.seat]
-        seat.strikes = strike.count
-        Strike.objects.create(
-            seat=seat,
-            phase=phase,
-            reason=strike.reason.value,
-            count=strike.count,
-            penalty_votes=strike.penalty_votes,
-            penalty_day=None if strike.modkill else phase.number,
-            modkill=strike.modkill,
-        )
+        strike_record(seat=by_number[strike.seat], phase=phase, given=strike)
     for n in result.modkilled:
         _kill(by_number[n], DeathCause.MODKILL, phase)
     if result.executed is not None:
@@ -362,9 +178,9 @@ def day_close_locked(
     gone = [by_number[n] for n in (*result.modkilled, result.executed) if n]
     send_you_died(game=game, seats=gone)
     if result.winner is not None:
-        finish_game(game=game, winner=Winner(result.winner), now=now, by=by)
+        game_finish_locked(game=game, winner=Winner(result.winner), now=now, by=by)
     else:
-        open_night(game=game, number=phase.number, now=now, seats=seats)
+        night_open_locked(game=game, number=phase.number, now=now, seats=seats)
     return result
 
 

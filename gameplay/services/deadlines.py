@@ -55,6 +55,7 @@ from gameplay.selectors.deadlines import (
     phases_to_remind,
     reminder_offsets,
 )
+from gameplay.unit_of_work import LockedGame
 from ops.outages import database_lost
 
 from .common import (
@@ -66,8 +67,8 @@ from .common import (
     require_running,
     send_message,
 )
-from .day import day_close
-from .night import night_close
+from .day import day_close, day_close_locked
+from .night import night_close, night_close_locked
 from .settings import MAX_EXTENSION
 
 log = logging.getLogger(__name__)
@@ -276,24 +277,40 @@ def phase_remind(*, game_id: int, by: Actor, now: datetime | None = None) -> Rem
 # --- the GM's hand on the open phase ----------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class PhaseClosed:
+    """A phase closed as confirmed: the phase, and what its close did."""
+
+    phase: Phase
+    result: DayResult | NightResolution
+
+
 @transaction.atomic
 def phase_close_confirmed(
     *, game_id: int, by: Actor, phase_id: int, fingerprint: str, now: datetime | None = None
-) -> DayResult | NightResolution:
+) -> PhaseClosed:
     """«Закрыть день/ночь сейчас» as confirmed on its page: under the game's lock, only while
     phase ``phase_id`` is still open and closing it would still do what the page showed (its
-    ``close_preview`` fingerprint); else ``OutcomeChanged`` / ``InvalidCommand``, and nothing
-    changes. Checked here, not in the view, so a vote arriving between the check and the close
-    cannot slip in."""
+    ``close_preview`` fingerprint); else ``PhaseChanged`` / ``OutcomeChanged`` (carrying what
+    the close would do now), and nothing changes. Checked here, not in the view, so a vote
+    arriving between the page and the close cannot slip in. The close itself is the day's or
+    the night's, on what the preview read under the lock."""
     game = lock_game(game_id=game_id)
     preview = close_preview(game)
     if preview is None or preview.phase.pk != phase_id:
         raise PhaseChanged()
     if preview.fingerprint != fingerprint:
-        raise OutcomeChanged()
+        changed = OutcomeChanged()
+        changed.preview = preview
+        raise changed
+    uow = LockedGame(game, preview.phase, list(preview.seats.values()))
     if preview.phase.kind == PhaseKind.DAY:
-        return day_close(game_id=game_id, by=by, now=now)
-    return night_close(game_id=game_id, by=by, now=now)
+        result: DayResult | NightResolution = day_close_locked(
+            uow=uow, now=now_or(now=now), by=by, early=False
+        )
+    else:
+        result = night_close_locked(uow=uow, now=now_or(now=now), by=by)
+    return PhaseClosed(preview.phase, result)
 
 
 @transaction.atomic

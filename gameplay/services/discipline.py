@@ -46,6 +46,7 @@ from gameplay.rules import (
 )
 from gameplay.rules.spectators import may_watch
 from gameplay.selectors.table import standing_submissions
+from gameplay.unit_of_work import LockedGame
 
 from . import prompts
 from .common import (
@@ -60,10 +61,11 @@ from .common import (
     seat_by_number,
     send_message,
     send_you_died,
+    strike_record,
     table_of,
 )
 from .day import ballots_of, day_close_locked
-from .phases import finish_game
+from .phases import game_finish_locked
 
 
 @transaction.atomic
@@ -136,11 +138,12 @@ def _remove(
 
     winner = decide_winner(table_of(seats))
     if winner is not None:
-        finish_game(game=game, winner=winner, now=now, by=by)
+        game_finish_locked(game=game, winner=winner, now=now, by=by)
     elif phase is not None and phase.kind == PhaseKind.DAY and phase.status == PhaseStatus.OPEN:
         rule = EarlyClose(game.early_close)
         if early_close_reached(table_of(seats), phase.number, ballots_of(phase=phase), rule):
-            day_close_locked(game=game, phase=phase, seats=seats, now=now, by=Actor.BOT, early=True)
+            uow = LockedGame(game, phase, seats)
+            day_close_locked(uow=uow, now=now, by=Actor.BOT, early=True)
 
 
 def _void_votes(game: Game, phase: Phase, target: Seat) -> None:
@@ -293,18 +296,7 @@ def strike_give(
     if phase is None:
         raise NoActivePhase()
     given = give_strike(state, StrikeReason.MANUAL)
-    penalty_day = phase.number if phase.kind == PhaseKind.DAY else phase.number + 1
-    strike = Strike.objects.create(
-        seat=target,
-        phase=phase,
-        reason=StrikeReason.MANUAL.value,
-        count=given.count,
-        penalty_votes=given.penalty_votes,
-        penalty_day=None if given.modkill else penalty_day,
-        modkill=given.modkill,
-        note=reason,
-    )
-    target.strikes = given.count
+    strike = strike_record(seat=target, phase=phase, given=given, note=reason)
     target.save(update_fields=["strikes"])
     log_event(
         game,

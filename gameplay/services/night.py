@@ -1,15 +1,14 @@
-"""Night services: actions, the close with a draft resolution, GM edits, publication
-(RULES.md §4, §5, G2)."""
+"""Night services: the close with a draft resolution, the GM's review and edits, the re-open for
+the mafia's shot, the publication (RULES.md §4, §5, G2); sending an action is :mod:`.actions`'s."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
 
-from gameplay.messages import Person, render
+from gameplay.messages import render
 from gameplay.models import (
     Actor,
     EventKind,
@@ -19,17 +18,14 @@ from gameplay.models import (
     PhaseKind,
     PhaseStatus,
     Seat,
-    Source,
 )
 from gameplay.refusals import (
     ActByDay,
     EditReasonMissing,
     NightDeathNotAlive,
-    NightReopenedForMafiaShot,
     NightUnderReview,
 )
 from gameplay.rules import (
-    Act,
     NightContext,
     NightInput,
     NightResolution,
@@ -37,13 +33,10 @@ from gameplay.rules import (
     Slot,
     amend_night,
     resolve_night,
-    validate_action,
 )
 from gameplay.rules.errors import PhaseNotOpen
-from gameplay.rules.roles import ACT_TITLES
-from gameplay.selectors.bot import night_closed_to
 from gameplay.selectors.table import standing_submissions
-from outbox import dbrows, unit_of_work
+from gameplay.unit_of_work import LockedGame
 
 from .common import (
     current_phase,
@@ -52,24 +45,20 @@ from .common import (
     now_or,
     players,
     require_running,
-    seat_by_number,
     send_message,
     table_of,
 )
-from .publication import publish_night
+from .publication import night_publish_locked
 
 
-@dataclass(frozen=True)
-class ActionOutcome:
-    action: NightAction
-    replaced: bool
+def night_of(*, game: Game, status: str = PhaseStatus.OPEN) -> Phase:
+    """The game's current phase, as a night of ``status`` (else the refusal an action would
+    get)."""
+    return as_night(phase=current_phase(game), status=status)
 
 
-def _night(game: Game, status: str = PhaseStatus.OPEN) -> Phase:
-    return _as_night(current_phase(game), status)
-
-
-def _as_night(phase: Phase | None, status: str = PhaseStatus.OPEN) -> Phase:
+def as_night(*, phase: Phase | None, status: str = PhaseStatus.OPEN) -> Phase:
+    """``phase``, checked to be a night of ``status`` (open: what a night action needs)."""
     if phase is None or phase.kind != PhaseKind.NIGHT:
         raise ActByDay()
     if phase.status != status:
@@ -88,142 +77,22 @@ def night_context(*, game: Game, phase: Phase, seats: Iterable[Seat]) -> NightCo
     )
 
 
-def night_action_submit_locked(
-    *,
-    game: Game,
-    phase: Phase | None,
-    seats: list[Seat] | None,
-    actor: int,
-    act: Act | str,
-    target: int,
-    guess: Role | str | None = None,
-    source: str = Source.PM,
-) -> ActionOutcome:
-    """:func:`.actions.night_action_submit` for a service that has locked ``game`` in its
-    transaction and read its current ``phase`` (and its ``players``, or None) already: the same
-    checks and writes, without reading them again."""
-    require_running(game=game)
-    phase = _as_night(phase)
-    act = Act(act)
-    guess_role = Role(guess) if guess else None
-    seats = players(game) if seats is None else seats
-    if phase.reopened_for:
-        _check_reopened_for(phase, seats, actor, act)
-    table = table_of(seats)
-    sub = validate_action(
-        table, night_context(game=game, phase=phase, seats=seats), actor, act, target, guess_role
-    )
-    actor_seat = seat_by_number(seats=seats, number=actor)
-    target_seat = seat_by_number(seats=seats, number=target)
-    replaced = _retire_standing(phase, act, actor_seat)
-    action = NightAction(
-        phase=phase,
-        actor=actor_seat,
-        act=act.value,
-        slot=act.slot.value,
-        target=target_seat,
-        guess=sub.guess.value if sub.guess else "",
-        source=source,
-    )
-    dbrows.insert([action])
-    log_event(game, EventKind.NIGHT_ACTION, by=Actor.seat(actor), phase=phase, **sub.as_dict())
-    if source != Source.REPLAY:
-        _echo_action(game, seats, act, actor_seat, target_seat, sub.guess)
-    return ActionOutcome(action, replaced)
-
-
-def _check_reopened_for(phase: Phase, seats: list[Seat], actor: int, act: Act) -> None:
-    """G2: a night re-opened for the mafia's shot takes that shot alone, from the mafia."""
-    actor_seat = next((s for s in seats if s.number == actor), None)
-    if actor_seat is None or night_closed_to(phase, actor_seat):
-        raise NightUnderReview()
-    if act.slot.value != phase.reopened_for:
-        raise NightReopenedForMafiaShot()
-
-
-def _retire_standing(phase: Phase, act: Act, actor_seat: Seat) -> bool:
-    """Retire the action standing in the slot ``act`` fills (see ``Slot``); True if there was
-    one. The transaction's kept slots spare the query when nothing stands there."""
-    kept = unit_of_work.entry_of_phase(phase)
-    key = _standing_key(act.slot.value, actor_seat.pk, act.value)
-    standing_keys = kept.standing_or(lambda: _standing_keys(phase)) if kept is not None else None
-    if kept is not None:
-        kept.begin_writes()  # (see common.hot_game)
-    if standing_keys is not None and key not in standing_keys:
-        replaced = False  # nothing stands in the slot: nothing to replace
-    else:
-        standing = NightAction.objects.filter(phase=phase, current=True, slot=act.slot.value)
-        if act.slot is Slot.ROLE:
-            standing = standing.filter(actor=actor_seat)
-        elif act.slot is Slot.ITEM:
-            standing = standing.filter(act=act.value)
-        replaced = standing.update(current=False) > 0
-    if kept is not None:
-        kept.record_standing(key)
-    return replaced
-
-
-def _echo_action(
-    game: Game,
-    seats: list[Seat],
-    act: Act,
-    actor_seat: Seat,
-    target_seat: Seat,
-    guess: Role | None,
-) -> None:
-    """The actor's confirmation; a mafia shot is also told to the living mafia."""
-    target_label = Person.of(target_seat)
-    send_message(
-        game=game,
-        peer_ids=[actor_seat.vk_user_id],
-        text=render(
-            "player/action_accepted", act=ACT_TITLES[act], target=target_label, guess=guess
-        ),
-        kind="action_echo",
-    )
-    if act is Act.MAFIA_SHOT:
-        team = [s.vk_user_id for s in seats if s.alive and s.role == Role.MAFIA]
-        send_message(
-            game=game,
-            peer_ids=team,
-            text=render(
-                "player/mafia_shot_update", sender=Person.of(actor_seat), target=target_label
-            ),
-            kind="mafia_shot",
-        )
-
-
-def _standing_keys(phase: Phase) -> set[tuple[str, int | str | None]]:
-    """The slots of the night's current actions (one query)."""
-    return {
-        _standing_key(slot, actor_id, done)
-        for slot, actor_id, done in NightAction.objects.filter(
-            phase=phase, current=True
-        ).values_list("slot", "actor_id", "act")
-    }
-
-
-def _standing_key(slot: str, actor_id: int, act: str) -> tuple[str, int | str | None]:
-    """What a submission in ``slot`` replaces: the actor's role act, the item's one use, or
-    the team's act of the night (see ``Slot``)."""
-    if slot == Slot.ROLE:
-        return slot, actor_id
-    if slot == Slot.ITEM:
-        return slot, act
-    return slot, None
-
-
 @transaction.atomic
 def night_close(
     *, game_id: int, by: Actor = Actor.BOT, now: datetime | None = None
 ) -> NightResolution:
     """Close the night: resolve it into a draft the GM reviews (or publish it at once when the
     game auto-publishes). Returns the resolution."""
-    now = now_or(now=now)
     game = lock_game(game_id=game_id)
     require_running(game=game)
-    phase = _night(game)
-    seats = players(game)
+    uow = LockedGame(game, night_of(game=game), players(game))
+    return night_close_locked(uow=uow, now=now_or(now=now), by=by)
+
+
+def night_close_locked(*, uow: LockedGame, now: datetime, by: Actor) -> NightResolution:
+    """:func:`night_close` on the game ``uow`` holds locked, its phase the open night."""
+    game, seats = uow.game, uow.seats
+    phase = as_night(phase=uow.phase)
     res = resolve_night(
         table_of(seats), NightInput.from_submissions(phase.number, standing_submissions(phase))
     )
@@ -237,7 +106,7 @@ def night_close(
         # RULES.md P4: no automatic strike; the GM is alerted and may penalise by hand.
         log_event(game, EventKind.ALERT_NO_MAFIA_SHOT, phase=phase, number=phase.number)
     if game.auto_publish:
-        return publish_night(game=game, phase=phase, seats=seats, now=now, by=by)
+        return night_publish_locked(uow=uow, now=now, by=by)
     return res
 
 
@@ -251,7 +120,7 @@ def night_draft_edit(
         raise EditReasonMissing()
     game = lock_game(game_id=game_id)
     require_running(game=game)
-    phase = _night(game, PhaseStatus.REVIEW)
+    phase = night_of(game=game, status=PhaseStatus.REVIEW)
     seats = players(game)
     table = table_of(seats)
     draft = NightResolution.from_dict(phase.result["draft"])
@@ -291,7 +160,7 @@ def night_reopen_mafia(
     """G2: re-open the night under review for the mafia's shot alone; the mafia are told."""
     game = lock_game(game_id=game_id)
     require_running(game=game)
-    phase = _night(game, PhaseStatus.REVIEW)
+    phase = night_of(game=game, status=PhaseStatus.REVIEW)
     NightAction.objects.filter(phase=phase, current=True, slot=Slot.MAFIA_SHOT.value).update(
         current=False
     )
@@ -326,5 +195,6 @@ def night_publish(
     now = now_or(now=now)
     game = lock_game(game_id=game_id)
     require_running(game=game)
-    phase = _night(game, PhaseStatus.REVIEW)
-    return publish_night(game=game, phase=phase, seats=players(game), now=now, by=by)
+    phase = night_of(game=game, status=PhaseStatus.REVIEW)
+    uow = LockedGame(game, phase, players(game))
+    return night_publish_locked(uow=uow, now=now, by=by)

@@ -1,10 +1,10 @@
-"""Opening phases and ending the game (helpers the other services call inside their
-transaction, plus the GM's ``game_end``)."""
+"""Opening phases and finishing the game (``*_locked``: the other services call them on the
+game they hold locked), and the GM's ``game_end``."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
 
 from django.db import transaction
 
@@ -41,56 +41,72 @@ from .common import (
 from .game_over import game_over_post
 
 
-def open_day(*, game: Game, number: int, now: datetime, seats: Sequence[Seat]) -> Phase:
+def day_open_locked(*, game: Game, number: int, now: datetime, seats: Sequence[Seat]) -> Phase:
+    """Open Day ``number`` of the locked ``game``: the board's post, then the vote buttons in
+    private messages (RULES.md V3: the bot posts such votes)."""
+    return _open_phase(
+        game,
+        PhaseKind.DAY,
+        number,
+        now,
+        seats,
+        length=game.day_length,
+        queue_prompts=prompts.queue_day_prompts,
+        early=number >= EARLY_VOTE_FROM_DAY,
+    )
+
+
+def night_open_locked(*, game: Game, number: int, now: datetime, seats: Sequence[Seat]) -> Phase:
+    """Open Night ``number`` of the locked ``game``: the board's post, then one prompt per thing
+    each player can do, with the valid targets as buttons."""
+    return _open_phase(
+        game,
+        PhaseKind.NIGHT,
+        number,
+        now,
+        seats,
+        length=game.night_length,
+        queue_prompts=prompts.queue_night_prompts,
+    )
+
+
+def _open_phase(
+    game: Game,
+    kind: PhaseKind,
+    number: int,
+    now: datetime,
+    seats: Sequence[Seat],
+    *,
+    length: timedelta | None,
+    queue_prompts: Callable[..., None],
+    **post: object,
+) -> Phase:
+    """A phase of ``kind`` opened, its deadline ``length`` away (none without one), logged, its
+    opening post (``board/<kind>_opened``, given ``post`` too) and its prompts queued."""
     phase = Phase.objects.create(
         game=game,
-        kind=PhaseKind.DAY,
+        kind=kind,
         number=number,
         opened_at=now,
-        deadline=now + game.day_length if game.day_length else None,
+        deadline=now + length if length else None,
     )
-    log_event(game, EventKind.PHASE_OPENED, phase=phase, phase_kind="day", number=number)
+    log_event(game, EventKind.PHASE_OPENED, phase=phase, phase_kind=kind.value, number=number)
     post_board(
         game=game,
         text=render(
-            "board/day_opened",
+            f"board/{kind.value}_opened",
             theme=themes.of(game),
             number=number,
             deadline=when(phase.deadline, game.time_zone),
-            early=number >= EARLY_VOTE_FROM_DAY,
+            **post,
         ),
-        kind="day_opened",
+        kind=f"{kind.value}_opened",
     )
-    # The vote buttons in private messages (RULES.md V3: the bot posts such votes).
-    prompts.queue_day_prompts(game=game, phase=phase, seats=seats)
+    queue_prompts(game=game, phase=phase, seats=seats)
     return phase
 
 
-def open_night(*, game: Game, number: int, now: datetime, seats: Sequence[Seat]) -> Phase:
-    phase = Phase.objects.create(
-        game=game,
-        kind=PhaseKind.NIGHT,
-        number=number,
-        opened_at=now,
-        deadline=now + game.night_length if game.night_length else None,
-    )
-    log_event(game, EventKind.PHASE_OPENED, phase=phase, phase_kind="night", number=number)
-    post_board(
-        game=game,
-        text=render(
-            "board/night_opened",
-            theme=themes.of(game),
-            number=number,
-            deadline=when(phase.deadline, game.time_zone),
-        ),
-        kind="night_opened",
-    )
-    # One prompt per thing each player can do, with the valid targets as buttons.
-    prompts.queue_night_prompts(game=game, phase=phase, seats=seats)
-    return phase
-
-
-def finish_game(
+def game_finish_locked(
     *,
     game: Game,
     winner: Winner | None,
@@ -99,8 +115,9 @@ def finish_game(
     reason: str = "",
     override: bool = False,
 ) -> Game:
-    """End the game: reveal everything, every round's seed and the roster the deal was made
-    for (RULES.md §7, gameplay/rules/deal.py)."""
+    """Finish the locked ``game``: reveal everything, every round's seed and the roster the deal
+    was made for (RULES.md §7, gameplay/rules/deal.py). It reads the current phase and the
+    seats itself: its callers may have closed the phase already."""
     phase = current_phase(game)
     if phase is not None:
         phase.status = PhaseStatus.DONE
@@ -190,6 +207,6 @@ def game_end(
                 ]
             )
         return game
-    return finish_game(
+    return game_finish_locked(
         game=game, winner=winner, now=now_or(now=now), by=by, reason=reason, override=True
     )

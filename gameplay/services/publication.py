@@ -18,9 +18,9 @@ from gameplay.models import (
     Phase,
     PhaseStatus,
     Seat,
-    Strike,
 )
 from gameplay.rules import NightResolution, Role, Slot, StrikeGiven, dawn, decide_winner
+from gameplay.unit_of_work import LockedGame
 
 from .common import (
     log_event,
@@ -28,16 +28,17 @@ from .common import (
     post_board,
     send_message,
     send_you_died,
+    strike_record,
     table_of,
 )
-from .phases import finish_game, open_day
+from .phases import day_open_locked, game_finish_locked
 
 
-def publish_night(
-    *, game: Game, phase: Phase, seats: list[Seat], now: datetime, by: Actor
-) -> NightResolution:
-    """Publish ``phase`` (under review, ``game`` locked): save, announce, and open the next
-    day or finish the game. Returns the final resolution."""
+def night_publish_locked(*, uow: LockedGame, now: datetime, by: Actor) -> NightResolution:
+    """Publish the night under review of the game ``uow`` holds locked (its phase): save,
+    announce, and open the next day or finish the game. Returns the final resolution."""
+    game, phase, seats = uow.game, uow.phase, uow.seats
+    assert phase is not None  # (the callers checked it is the night under review)
     # Recompute dawn from the seats as they are now: the GM may have modkilled, replaced,
     # struck or forgiven someone during the review.
     res = dawn(table_of(seats), NightResolution.from_dict(phase.result["draft"]))
@@ -62,9 +63,9 @@ def publish_night(
     _announce(game, phase, res, by_number, died=died, penalised=penalised, struck=struck)
     winner = decide_winner(table_of(seats))
     if winner is not None:
-        finish_game(game=game, winner=winner, now=now, by=by)
+        game_finish_locked(game=game, winner=winner, now=now, by=by)
     else:
-        open_day(game=game, number=phase.number + 1, now=now, seats=seats)
+        day_open_locked(game=game, number=phase.number + 1, now=now, seats=seats)
     return res
 
 
@@ -115,16 +116,7 @@ def _strike_at_dawn(
         if not seat.alive:
             continue
         struck.append((seat, strike))
-        seat.strikes = strike.count
-        Strike.objects.create(
-            seat=seat,
-            phase=phase,
-            reason=strike.reason.value,
-            count=strike.count,
-            penalty_votes=strike.penalty_votes,
-            penalty_day=None if strike.modkill else phase.number + 1,
-            modkill=strike.modkill,
-        )
+        strike_record(seat=seat, phase=phase, given=strike)
         if strike.modkill:
             seat.alive, seat.death_cause, seat.died_in = False, DeathCause.MODKILL, phase
         else:

@@ -35,7 +35,7 @@ from .common import (
 )
 from .communities import community_of_new_game
 from .deal import open_round
-from .phases import open_day
+from .phases import day_open_locked
 
 
 def check_vk_tenancy(*, game: Game) -> None:
@@ -140,5 +140,5 @@ def game_start(*, game_id: int, by: Actor = Actor.BOT, now: datetime | None = No
         send_message(
             game=game, peer_ids=peers, text=text, kind="role_card", keyboard=menu_keyboard()
         )
-    open_day(game=game, number=1, now=now, seats=seats)
+    day_open_locked(game=game, number=1, now=now, seats=seats)
     return game

@@ -13,6 +13,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from gameplay import unit_of_work
 from gameplay.messages import render
 from gameplay.models import (
     Actor,
@@ -41,7 +42,6 @@ from gameplay.refusals import (
     WithdrawTooLate,
 )
 from gameplay.rules.errors import InvalidCommand
-from outbox import unit_of_work
 
 from .common import lock_game, log_event, queue_outbox, send_message
 from .deal import discard_deal

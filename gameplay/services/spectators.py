@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from django.db import IntegrityError, transaction
 
+from gameplay import unit_of_work
 from gameplay.messages import render
 from gameplay.models import (
     Actor,
@@ -45,7 +46,6 @@ from gameplay.refusals import (
 from gameplay.rules.errors import SetupError
 from gameplay.rules.spectators import SpectatorBar, spectator_bar
 from gameplay.selectors import bot as sel
-from outbox import unit_of_work
 from outbox.flags import add_flag_line
 
 from .common import (

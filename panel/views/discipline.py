@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 
 from gameplay.models import Seat
@@ -40,82 +43,95 @@ def discipline_view(request: HttpRequest, game) -> HttpResponse:
     )
 
 
-def _modkill_page(request: HttpRequest, game, number: int) -> HttpResponse:
-    """The modkill's confirmation, with the reason as the GM typed it."""
-    seat = _seat(game, number)
-    flag_id = request.POST.get("flag") or request.GET.get("flag") or ""
-    form = PunishForm(request.POST if request.method == "POST" else None)
-    return render_panel(
-        request,
-        game,
-        "panel/confirm.html",
-        {
-            "action": game_url(game, "panel_modkill", number=number),
-            **confirmation("modkill", seat=seat),
-            "form": form,
-            "button": "Модкилл",
-            "danger": True,
-            "hidden": {"flag": flag_id},
-            "next": request.GET.get("next", ""),
-        },
-        title="Модкилл",
-        tab="discipline",
-    )
+@dataclass(frozen=True)
+class _Punishment:
+    """What a punishment's confirmation page differs by."""
+
+    #: The decision on a moderation flag, and the page's name.
+    punish: str
+    #: The service that punishes without a flag.
+    service: Callable[..., object]
+    #: Where the GM goes back to without a ``next``.
+    back_to: str
+    title: str
+    #: The page's question and button for the seat.
+    question: Callable[[Seat], dict[str, object]]
+    #: What the GM is told once it is done (the seat read again).
+    done: Callable[[HttpRequest, Seat], None]
 
 
-@gm_view("GET", "POST", refused=_modkill_page)
+def _modkill_question(seat: Seat) -> dict[str, object]:
+    return {**confirmation("modkill", seat=seat), "button": "Модкилл", "danger": True}
+
+
+def _penalty_question(seat: Seat) -> dict[str, object]:
+    modkill = seat.strikes >= 1
+    return {
+        **confirmation("penalty", seat=seat),
+        "button": "Модкилл штрафом" if modkill else "Оштрафовать",
+        "danger": modkill,
+    }
+
+
+def _modkilled(request: HttpRequest, seat: Seat) -> None:
+    say(request, "modkilled", seat=seat)
+
+
+def _struck(request: HttpRequest, seat: Seat) -> None:
+    say(request, "struck", seat=seat)
+
+
+_MODKILL = _Punishment(
+    "modkill", seat_modkill, "panel_game", "Модкилл", _modkill_question, _modkilled
+)
+_PENALTY = _Punishment(
+    "penalty", strike_give, "panel_discipline", "Штраф", _penalty_question, _struck
+)
+
+
+def _confirmation_page(how: _Punishment) -> Callable[..., HttpResponse]:
+    """The punishment's confirmation, with the reason as the GM typed it (also what a refusal
+    shows again)."""
+
+    def page(request: HttpRequest, game, number: int) -> HttpResponse:
+        seat = _seat(game, number)
+        flag_id = request.POST.get("flag") or request.GET.get("flag") or ""
+        form = PunishForm(request.POST if request.method == "POST" else None)
+        return render_panel(
+            request,
+            game,
+            "panel/confirm.html",
+            {
+                "action": game_url(game, f"panel_{how.punish}", number=number),
+                **how.question(seat),
+                "form": form,
+                "hidden": {"flag": flag_id},
+                "next": request.GET.get("next", ""),
+            },
+            title=how.title,
+            tab="discipline",
+        )
+
+    return page
+
+
+@gm_view("GET", "POST", refused=_confirmation_page(_MODKILL))
 def modkill_view(request: HttpRequest, game, number: int) -> HttpResponse:
     """A modkill, confirmed on its own page first, with the reason the player is told."""
-    seat = _seat(game, number)
-    flag_id = request.POST.get("flag") or request.GET.get("flag") or ""
-    form = PunishForm(request.POST if request.method == "POST" else None)
-    if request.method == "POST" and request.POST.get("confirm") == "yes" and form.is_valid():
-        reason = form.cleaned_data["reason"].strip()
-        if flag_id.isdigit():
-            flag_resolve(
-                game_id=game.pk,
-                flag_id=int(flag_id),
-                by=actor(request),
-                acted=True,
-                note=reason,
-                punish="modkill",
-                seat=number,
-            )
-        else:
-            seat_modkill(game_id=game.pk, seat=number, by=actor(request), reason=reason)
-        say(request, "modkilled", seat=seat)
-        return back(request, game)
-    return _modkill_page(request, game, number)
+    return _punish(request, game, number, _MODKILL)
 
 
-def _penalty_page(request: HttpRequest, game, number: int) -> HttpResponse:
-    """The strike's confirmation, with the reason as the GM typed it."""
-    seat = _seat(game, number)
-    flag_id = request.POST.get("flag") or request.GET.get("flag") or ""
-    form = PunishForm(request.POST if request.method == "POST" else None)
-    modkill = seat.strikes >= 1
-    return render_panel(
-        request,
-        game,
-        "panel/confirm.html",
-        {
-            "action": game_url(game, "panel_penalty", number=number),
-            **confirmation("penalty", seat=seat),
-            "form": form,
-            "button": "Модкилл штрафом" if modkill else "Оштрафовать",
-            "danger": modkill,
-            "hidden": {"flag": flag_id},
-            "next": request.GET.get("next", ""),
-        },
-        title="Штраф",
-        tab="discipline",
-    )
-
-
-@gm_view("GET", "POST", refused=_penalty_page)
+@gm_view("GET", "POST", refused=_confirmation_page(_PENALTY))
 def penalty_view(request: HttpRequest, game, number: int) -> HttpResponse:
     """A manual strike: a first one costs +2 votes, a second one is a modkill. The player is
     told the reason."""
+    return _punish(request, game, number, _PENALTY)
+
+
+def _punish(request: HttpRequest, game, number: int, how: _Punishment) -> HttpResponse:
+    """A punishment confirmed on its own page, with the reason the player is told: the
+    decision on the moderation flag the page was opened from, or without one the punishment's
+    service (a refusal raised: ``gm_view`` shows the page again with its text)."""
     seat = _seat(game, number)
     flag_id = request.POST.get("flag") or request.GET.get("flag") or ""
     form = PunishForm(request.POST if request.method == "POST" else None)
@@ -128,15 +144,15 @@ def penalty_view(request: HttpRequest, game, number: int) -> HttpResponse:
                 by=actor(request),
                 acted=True,
                 note=reason,
-                punish="penalty",
+                punish=how.punish,
                 seat=number,
             )
         else:
-            strike_give(game_id=game.pk, seat=number, by=actor(request), reason=reason)
+            how.service(game_id=game.pk, seat=number, by=actor(request), reason=reason)
         seat.refresh_from_db()
-        say(request, "struck", seat=seat)
-        return back(request, game, "panel_discipline")
-    return _penalty_page(request, game, number)
+        how.done(request, seat)
+        return back(request, game, how.back_to)
+    return _confirmation_page(how)(request, game, number)
 
 
 def _replace_form(request: HttpRequest, game) -> ReplaceForm:

@@ -13,6 +13,7 @@ from gameplay.refusals import (
     PhaseChanged,
     ReopenReasonMissing,
 )
+from gameplay.rules import DayResult
 from gameplay.selectors.close import close_preview
 from gameplay.selectors.seats import seat_at
 from gameplay.selectors.table import current_phase, players
@@ -50,22 +51,22 @@ def extend_view(request: HttpRequest, game) -> HttpResponse:
 @gm_view("GET", "POST", refused="panel_game")
 def close_view(request: HttpRequest, game) -> HttpResponse:
     """Close the open phase now — after a page that says what the close will do (who is
-    executed, struck, modkilled, who dies at night). A close confirmed on a page whose outcome
-    has changed since (a vote, an action came in) shows the page again instead."""
-    preview = close_preview(game)
-    expected = request.POST.get("phase")
+    executed, struck, modkilled, who dies at night). A confirmed close is checked against the
+    page's outcome by the service, under the game's lock: when the outcome has changed since
+    (a vote, an action came in) the page is shown again with the new one. What the close would
+    do is computed once per request: here for the page, or by the service for a confirmation."""
+    expected = request.POST.get("phase", "")
+    changed = False
+    if request.method == "POST" and request.POST.get("confirm") == "yes" and expected.isdigit():
+        try:
+            return _close(request, game, int(expected), request.POST.get("expect", ""))
+        except OutcomeChanged as outcome:  # a vote or an action came in since the page
+            preview, changed = outcome.preview, True
+    else:
+        preview = close_preview(game)
     if preview is None or (expected and expected != str(preview.phase.pk)):
         raise PhaseChanged()
     phase = preview.phase
-    changed = False
-    if request.method == "POST" and request.POST.get("confirm") == "yes":
-        changed = request.POST.get("expect", "") != preview.fingerprint
-        if not changed:
-            try:
-                return _close(request, game, phase, preview.fingerprint)
-            except OutcomeChanged:  # a vote or an action came in since the check above
-                preview = close_preview(game) or preview
-                changed = True
     what = "день" if phase.kind == PhaseKind.DAY else "ночь"
     return render_panel(
         request,
@@ -85,14 +86,15 @@ def close_view(request: HttpRequest, game) -> HttpResponse:
     )
 
 
-def _close(request: HttpRequest, game, phase, fingerprint: str) -> HttpResponse:
+def _close(request: HttpRequest, game, phase_id: int, fingerprint: str) -> HttpResponse:
     """Close as confirmed: ``phase_close_confirmed`` compares the outcome with the page's
     under the game's lock (its ``OutcomeChanged`` is left to the caller, which shows the page
     again)."""
-    result = phase_close_confirmed(
-        game_id=game.pk, by=actor(request), phase_id=phase.pk, fingerprint=fingerprint
+    closed = phase_close_confirmed(
+        game_id=game.pk, by=actor(request), phase_id=phase_id, fingerprint=fingerprint
     )
-    if phase.kind == PhaseKind.DAY:
+    phase, result = closed.phase, closed.result
+    if isinstance(result, DayResult):
         executed = seat_at(game, result.executed) if result.executed else None
         say(request, "day_closed", number=phase.number, executed=executed)
     else:

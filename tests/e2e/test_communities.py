@@ -1,4 +1,4 @@
-"""Two communities on one deployment, end to end (issue 14's test): both are connected through
+"""Two communities on one deployment, end to end: both are connected through
 the panel's «Подключить сообщество» against one local VK hosting them (a third, whose token
 lacks ``manage``, is refused naming the right), then one ``manage.py runbot`` and the delivery
 play a day in each community at the same time. Every request to VK for community A goes with

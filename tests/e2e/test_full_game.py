@@ -1,4 +1,4 @@
-"""Issue 4, "Done when" 1: a whole 26-player game through ``runbot`` and the local VK server
+"""A whole 26-player game through ``runbot`` and the local VK server
 over HTTP.
 
 The players act only as VK users can — private messages, buttons of the keyboards the community

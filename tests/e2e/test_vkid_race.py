@@ -6,7 +6,13 @@ refresh token once — the local VK refuses and counts a reused one — so a dou
 show: exactly one renewal happens, nobody is refused, every post goes out once.
 
 Runs on both databases: PostgreSQL's row lock (``select_for_update``) and, on the embedded
-default, SQLite's write lock taken at BEGIN (IMMEDIATE transactions) serialise the renewals."""
+default, SQLite's write lock taken at BEGIN (IMMEDIATE transactions) serialise the renewals.
+
+The three processes share one Redis, as every deployment's processes do (tests/redis_support.py,
+``shared_redis``): right after the renewal they all send with the one new key, and VK allows a
+user key 3 requests a second however many processes use it — only the shared limiter keeps them
+within that. (With a Redis each, a worker's board post and the web's three checks in the same
+second made the fourth request fail with VK's error 6, and the GM read «повторите позже».)"""
 
 from __future__ import annotations
 
@@ -33,6 +39,7 @@ from gameplay.services.settings import game_open
 from localvk import LocalVK, ServerThread
 from panel import connect
 from tests.process_support import PROJECT, shared_database_url
+from tests.redis_support import shared_redis
 from tests.vkid_support import APP_ID, aim_at, sign_in
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -103,7 +110,7 @@ def test_two_workers_and_the_web_at_expiry_renew_once(
     client.force_login(gm)
     state = LocalVK(group_id=GROUP, group_token=f"race-group-{time.time_ns()}",
                     user_tokens={"declared-admin": ADMIN}, group_name="Гонка")  # fmt: skip
-    with ServerThread(state) as vk:
+    with ServerThread(state) as vk, shared_redis() as redis_url:
         aim_at(settings, vk)
         community = sign_in(client, vk, group_token=state.group_token, admin=ADMIN)
         topic = state.create_topic("Игра", "Здесь идёт игра.")
@@ -124,6 +131,7 @@ def test_two_workers_and_the_web_at_expiry_renew_once(
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "config.settings",
             "DATABASE_URL": shared_database_url(),
+            "REDIS_URL": redis_url,  # the web's limiters, so one budget per key (above)
             "VK_API_URL": vk.api_url,
             "VK_ID_URL": f"{vk.url}/vkid/",
             "VK_ID_APP_ID": str(APP_ID),
@@ -131,7 +139,7 @@ def test_two_workers_and_the_web_at_expiry_renew_once(
             "OUTBOX_DELIVERY_ENABLED": "false",
             "LOG_LEVEL": "INFO",
         }
-        for name in ("VK_GROUP_ID", "VK_GROUP_TOKEN", "VK_USER_TOKEN", "REDIS_URL"):
+        for name in ("VK_GROUP_ID", "VK_GROUP_TOKEN", "VK_USER_TOKEN"):
             env.pop(name, None)
         workers = [
             subprocess.Popen(

@@ -1,5 +1,4 @@
-"""Every refusal a player can get says what to do instead (issue 11, «every refusal says what
-to do instead»), not only what is wrong.
+"""Every refusal a player can get says what to do instead, not only what is wrong.
 
 Which refusals a player can get: the rules' refusals of play (``gameplay.rules.errors``, all but
 the game-settings branch ``SetupError``, which only the GM meets), the refusals of play of the

@@ -1,4 +1,4 @@
-"""Secrets at rest (issue 14, item 1): ``manage.py rotate_token_keys`` encrypts every stored
+"""Secrets at rest: ``manage.py rotate_token_keys`` encrypts every stored
 community secret again with the first key, refuses (changing nothing) when a stored value no
 configured key decrypts, and the deployment's checks say when the keys are not set or a stored
 secret cannot be read."""

@@ -1,4 +1,4 @@
-"""The environment's community is recorded when a process starts (issue 14): the web's entry
+"""The environment's community is recorded when a process starts: the web's entry
 points (``config.wsgi``, ``config.asgi``) and the rq worker's ``work()`` call
 ``gameplay.startup.sync_env_community``; a database that cannot be used is one warning, not a
 process that fails to start."""

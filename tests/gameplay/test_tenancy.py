@@ -1,4 +1,4 @@
-"""Chats and topics belong to one game (issue 12, item 2): a sign-up or game topic and a
+"""Chats and topics belong to one game: a sign-up or game topic and a
 spectator chat belong to at most one unfinished game — a database constraint for each column
 (PostgreSQL and SQLite alike) and a Russian refusal in the services for every way a GM links
 one, the cross-column case (one game's sign-up topic as another's game topic) included."""

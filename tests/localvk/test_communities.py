@@ -259,7 +259,7 @@ async def test_a_token_without_a_right_is_refused_with_error_15(
             "Access denied: no access to call this method",
         )
         assert not srv.community(B_ID).sent_messages()
-        # A user-only method with a community token: 27, as before.
+        # A user-only method with a community token: 27 (unavailable with group auth).
         assert (await error(http, srv, "board.getTopics", {"group_id": GROUP_ID}))[
             "error_code"
         ] == 27

@@ -502,7 +502,7 @@ async def test_the_board_needs_the_groups_right(
     answer = await create_comment(http, vk, tokens["access_token"])
     assert answer["error"]["error_code"] == 15
     assert answer["error"]["error_msg"] == "Access denied: no access to call this method"
-    # A declared user token has every right, as before.
+    # A declared user token has every right.
     assert "response" in await create_comment(http, vk, USER_TOKEN)
 
 

@@ -1,4 +1,4 @@
-"""Done when (issue 6, "For real"): ``make run`` (``manage.py serve``) starts the same processes
+"""``make run`` (``manage.py serve``) starts the same processes
 against VK with the tokens from the environment.
 
 First the refusals: a configuration that cannot work is one English line on stderr, exit status

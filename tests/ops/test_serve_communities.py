@@ -1,4 +1,4 @@
-"""``make run`` with communities as data (issue 14): the environment's community is optional —
+"""``make run`` with communities as data: the environment's community is optional —
 without VK_GROUP_ID the deployment serves the communities connected in the panel and says, in
 one line, that none is configured yet and where to connect one — but a half-configured
 environment's community is still refused in one line."""

@@ -224,7 +224,7 @@ def test_panel_root_leads_to_my_games(gm_client: Client) -> None:
     assert response["Location"] == reverse("admin:index")
 
 
-# --- across communities (issue 14, item 3) ------------------------------------------------------
+# --- across communities ------------------------------------------------------------------------
 
 
 def every_url_pattern() -> list[tuple[str, URLPattern]]:

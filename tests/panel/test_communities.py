@@ -1,6 +1,6 @@
 """«Сообщества»: the list, a community's page, its GMs (the owner's to change), disconnecting
 and the history setting; games only in the user's communities; a player's history per
-community (issue 14, items 1 and 3)."""
+community."""
 
 from __future__ import annotations
 

@@ -190,11 +190,14 @@ def test_a_manual_strike_needs_a_reason_and_tells_the_player(game: Game, gm_clie
     assert "они добавятся в подсчёт дня 1" in notice and "Второй штраф — модкилл" in notice
 
 
-def test_a_vote_that_lands_between_the_check_and_the_close_is_not_closed_unseen(
+def test_a_vote_that_lands_between_the_page_and_the_close_is_not_closed_unseen(
     game: Game, gm_client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The outcome is compared under the game's lock: a vote that arrives after the view read
-    the outcome, but before the close takes the lock, shows the page again, closes nothing."""
+    """The outcome is compared under the game's lock, by the service: a vote that arrives after
+    the GM's page showed the outcome shows the page again, with the new outcome, and closes
+    nothing. The confirmation computes what the close would do once (the service's, under
+    the lock), not in the view and again in the service."""
+    from gameplay.services import deadlines
     from panel.views import running
 
     alive = living(game)
@@ -202,15 +205,18 @@ def test_a_vote_that_lands_between_the_check_and_the_close_is_not_closed_unseen(
     for s in alive[1:-1]:
         services.vote_submit(game_id=game.pk, voter=s.number, target=target.number)
     page = gm_client.get(url("panel_close", game)).context["preview"]
-    real = running.close_preview
+    services.vote_submit(game_id=game.pk, voter=lazy.number, target=alive[1].number)
+    computed: list[str] = []
 
-    def vote_meanwhile(g: Game):  # noqa: ANN202 - the view's read, then a concurrent vote
-        preview = real(g)
-        services.vote_submit(game_id=g.pk, voter=lazy.number, target=alive[1].number)
-        monkeypatch.setattr(running, "close_preview", real)
+    def counted(real: Any, where: str) -> Any:
+        def preview(g: Game) -> Any:
+            computed.append(where)
+            return real(g)
+
         return preview
 
-    monkeypatch.setattr(running, "close_preview", vote_meanwhile)
+    monkeypatch.setattr(running, "close_preview", counted(running.close_preview, "view"))
+    monkeypatch.setattr(deadlines, "close_preview", counted(deadlines.close_preview, "service"))
     response = gm_client.post(
         url("panel_close", game),
         {"confirm": "yes", "phase": str(page.phase.pk), "expect": page.fingerprint},
@@ -218,6 +224,15 @@ def test_a_vote_that_lands_between_the_check_and_the_close_is_not_closed_unseen(
     assert open_phase(game).kind == "day"  # nothing closed on an outcome the GM never saw
     assert response.status_code == 200
     assert "итог изменился" in response.content.decode()
+    shown = response.context["preview"]
+    assert shown.fingerprint != page.fingerprint and computed == ["service"]
+    computed.clear()
+    close = gm_client.post(
+        url("panel_close", game),
+        {"confirm": "yes", "phase": str(page.phase.pk), "expect": shown.fingerprint},
+    )
+    assert close.status_code == 302 and open_phase(game).kind == "night"
+    assert computed == ["service"]
 
 
 def test_with_auto_publish_a_second_missed_night_is_shown_as_a_modkill_before_the_close(

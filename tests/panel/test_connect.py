@@ -1,6 +1,6 @@
 """«Подключить сообщество» against a fake of VK's API (``tests.panel.vk_fake``): the checks,
 the setup calls with exactly the bot's event types, and every refusal in Russian with nothing
-changed (issue 14, item 2)."""
+changed."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """«Подключить сообщество» end to end against the local VK (localvk hosting several
 communities, answering the connect flow's methods as VK does): two communities connected
 through the panel's form, a third whose token lacks ``manage`` refused with the missing right
-named (issue 14, items 2 and 5)."""
+named."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def test_a_second_attempt_right_after_the_first_waits_for_the_user_tokens_limite
 ) -> None:
     """The connect checks' calls go through their tokens' shared limiters (VK's 3 a second for
     a user token): connecting, then at once connecting again, is never refused with error 6
-    (which the panel used to word as a missing right)."""
+    (which the panel would word as a missing right)."""
     run = str(time.time_ns())
     state = LocalVK(group_id=A, group_token=f"a-group-{run}", user_tokens=[f"a-user-{run}"],
                     group_name="Мафия А", user_rps=3, group_rps=20)  # fmt: skip

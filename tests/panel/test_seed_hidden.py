@@ -1,4 +1,4 @@
-"""The GM's panel never shows a seed of the deal before the game ends (issue 12): every page of
+"""The GM's panel never shows a seed of the deal before the game ends: every page of
 the game, in every state, shows the rounds' commitments only; after the end the deal page shows
 every round's seed."""
 

@@ -1,4 +1,4 @@
-"""Nothing learnt from side channels (issue 12, item 5), in the panel: a player's history does
+"""Nothing learnt from side channels, in the panel: a player's history does
 not show that they sit in another GM's unfinished game, and retrying another game's delivery
 id answers as an unknown id does."""
 

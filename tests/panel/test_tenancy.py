@@ -1,5 +1,5 @@
 """The panel refuses, in Russian and without a traceback, a spectator chat or a topic that
-belongs to another GM's unfinished game (issue 12, item 2)."""
+belongs to another GM's unfinished game."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A token saved through the panel never shows again (issue 14, item 1): not in the database
+"""A token saved through the panel never shows again: not in the database
 in plain text (the raw column, a pg_dump or the SQLite file), not in any panel page of its
 community or its games, not in the game's export, not in the log lines of the connect, not on
 an error page; Django's admin does not list communities at all."""

@@ -1,4 +1,4 @@
-"""Scaling out (issue 6): the Callback API behind several web processes instead of the long poll.
+"""Scaling out: the Callback API behind several web processes instead of the long poll.
 
 Two gunicorn servers of ``config.wsgi`` (one with two workers, one with one: three web
 processes) on the test's PostgreSQL database and Redis, and one ``rqworker default vk

@@ -1,4 +1,4 @@
-"""The bot never promises what it then refuses (issue 11, item 7): the spectator chat is
+"""The bot never promises what it then refuses: the spectator chat is
 offered only to those G6 lets in, target buttons are exactly the targets the rules accept (no
 self where §4 forbids it, not the doctor's last heal, said above the buttons), «досрочно»
 before Day 3 is not offered as final, and every refusal says what to do instead."""

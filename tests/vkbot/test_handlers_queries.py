@@ -1,8 +1,11 @@
 """One private-message night action costs a fixed number of SQL queries: the same in a
-7-player game as in a 26-player game with 50 other games running."""
+7-player game as in a 26-player game with 50 other games running; and a burst of one game's
+votes or night actions in one transaction of the pipeline costs less than half the queries with
+the game's unit of work kept (``gameplay.unit_of_work``) than without it."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -10,11 +13,24 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
+from bench.games import day_votes, night_messages
 from gameplay.buttons import Payload
-from gameplay.models import NightAction
+from gameplay.context import serving
+from gameplay.models import NightAction, Vote
 from gameplay.rules import Item, Role
-from tests.vkbot.bot_support import make_game, phase, pm, press, roles_26, to_night
+from tests.vkbot.bot_support import (
+    GROUP_ID,
+    board_post,
+    make_game,
+    phase,
+    pm,
+    press,
+    roles_26,
+    to_night,
+)
+from vkbot import pipeline
 from vkbot.handlers import dispatch
+from vkbot.pipeline import LONGPOLL, apply_update, apply_updates
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
@@ -78,3 +94,53 @@ def test_night_action_cost_does_not_grow(django_assert_max_num_queries: Any) -> 
         with django_assert_max_num_queries(expected), transaction.atomic():
             dispatch(update)
     assert actions(big) == 1
+
+
+# --- the unit of work's cache: a burst of one game's events --------------------------------
+
+
+def queries(run: Callable[[], Any]) -> int:
+    with CaptureQueriesContext(connection) as ctx:
+        run()
+    return len(ctx.captured_queries)
+
+
+def burst(base: int) -> dict[str, int]:
+    """Queries of a day's 26 board votes and of a night's 12 private-message actions, each
+    burst one batch of the pipeline, and of one vote and one action alone in theirs."""
+    day = make_game(roles_26(), vk_base=base)
+    votes = [board_post(day.topic_id, base + v, f"голос {t}") for v, t in day_votes().items()]
+    night = make_game(roles_26(), vk_base=base + 1000)
+    to_night(night)
+    actions = [pm(base + 1000 + s, text) for s, text in night_messages()]
+    alone = make_game(roles_26(), vk_base=base + 2000)
+    counts = {
+        "votes": queries(lambda: apply_updates(votes, None, group_id=GROUP_ID)),
+        "actions": queries(lambda: apply_updates(actions, None, group_id=GROUP_ID)),
+    }
+    assert Vote.objects.filter(phase__game=day, current=True).count() == len(votes)
+    assert NightAction.objects.filter(phase__game=night).count() == len(actions)
+    with serving(GROUP_ID):
+        counts["vote"] = queries(
+            lambda: apply_update(
+                board_post(alone.topic_id, base + 2003, "голос 1"), source=LONGPOLL
+            )
+        )
+        to_night(alone)
+        counts["action"] = queries(
+            lambda: apply_update(pm(base + 2007, "проверка 1"), source=LONGPOLL)
+        )
+    return counts
+
+
+def test_the_kept_unit_of_work_saves_a_burst_more_than_half_its_queries(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    kept = burst(300_000)
+    monkeypatch.setattr(pipeline.unit_of_work, "kept", contextlib.nullcontext)
+    unkept = burst(400_000)
+    print("queries with the kept unit of work:", kept, "without:", unkept)
+    assert 2 * kept["votes"] < unkept["votes"] and 2 * kept["actions"] < unkept["actions"]
+    assert kept["vote"] <= unkept["vote"] and kept["action"] <= unkept["action"]
+    # the figures of docs/architecture.md, «The unit of work»
+    assert kept == {"votes": 47, "actions": 30, "vote": 16, "action": 14}

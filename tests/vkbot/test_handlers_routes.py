@@ -39,8 +39,13 @@ def test_every_text_command_has_a_handler() -> None:
 
 
 def test_board_commands_and_update_types() -> None:
-    assert set(routes.BOARD) == {parsing.COUNT, parsing.VOTE}
-    assert set(routes.SIGNUPS) == {parsing.SIGNUP, parsing.RESERVE, parsing.WITHDRAW}
+    assert set(routes.BOARD) == {
+        parsing.SIGNUP,
+        parsing.RESERVE,
+        parsing.WITHDRAW,
+        parsing.COUNT,
+        parsing.VOTE,
+    }
     assert set(routes.UPDATES) == {
         "message_new",
         "message_event",

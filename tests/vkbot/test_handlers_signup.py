@@ -126,7 +126,7 @@ def test_no_recruitment() -> None:
 
 
 def test_one_recruitment_topic_for_successive_games() -> None:
-    """A sign-up topic serves one unfinished game at a time (issue 12): the next game may
+    """A sign-up topic serves one unfinished game at a time: the next game may
     recruit in it once the running one has finished, not before (the newer game would take the
     «+» and «запас» meant for the other)."""
     running = make_game()

@@ -1,4 +1,4 @@
-"""Nothing learnt from the logs (issue 12, item 5): at INFO, through a game's start (the role
+"""Nothing learnt from the logs: at INFO, through a game's start (the role
 cards), a night (actions in private messages, the mafia's relay), a handler's crash and the
 delivery of it all to VK, no log record holds what anybody wrote or was sent."""
 

@@ -1,4 +1,4 @@
-"""Button pages edit the message they page (issue 11, item 7): a «▶» press on a target page is
+"""Button pages edit the message they page: a «▶» press on a target page is
 answered by ``messages.edit`` of that message, through the Outbox and the delivery, against the
 local VK over HTTP; when VK refuses the edit (909: the message is too old) a new message is
 sent instead. The bot's handlers run on the ``message_event`` the local VK made."""

@@ -1,7 +1,7 @@
 """A long-poll batch applied game by game (vkbot.pipeline.plan, vkbot.handlers.games_of):
 each game's updates in their order, an update of no single game where it was, and the same
 outcome as applying the updates one at a time; a refusal in the middle of a batch takes back its
-own writes only (the kept rows themselves: tests/outbox/test_txcache.py)."""
+own writes only (the kept rows themselves: tests/gameplay/unit_of_work/test_txcache.py)."""
 
 from __future__ import annotations
 

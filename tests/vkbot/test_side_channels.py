@@ -1,4 +1,4 @@
-"""Nothing learnt from side channels (issue 12, item 5), in the bot: while the GM has
+"""Nothing learnt from side channels, in the bot: while the GM has
 re-opened only the mafia's shot (G2), a player outside the mafia gets, to anything they send or
 press, exactly the answer they got while the night was under review; the mafia alone hear of
 the re-open."""

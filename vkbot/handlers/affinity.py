@@ -1,6 +1,6 @@
 """Which game an update's handlers can change: the ingestion pipeline applies a long-poll
 batch game by game (each game's updates in their order, in transactions of their own), which
-keeps a game's rows locked and read once for all of its updates (``outbox.txcache``).
+keeps a game's rows locked and read once for all of its updates (``gameplay.unit_of_work``).
 
 :func:`games_of` answers for a whole batch with two queries at most (the senders' active
 games, the topics' active games). An update gets a game only when its handlers cannot touch

@@ -3,14 +3,16 @@ pipeline may have fetched from VK beforehand, and replying (always through the O
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from gameplay.messages import render
 from gameplay.models import Game, Seat
+from gameplay.refusals import OutOfGame
 from gameplay.selectors import bot as sel
 from gameplay.services import replies
+from vkbot import parsing
 
 CHAT_PEER_BASE = 2_000_000_000
 
@@ -143,3 +145,30 @@ def single_running_seat(sender: Sender) -> Seat | str:
     if not living:
         return seats[0]  # dead everywhere: any of them gets the polite refusal
     return render("player/several_games")
+
+
+def living_seat(sender: Sender) -> Seat | None:
+    """The sender's living seat in the one running game a text command is for (a vote, a night
+    action, the mafia's channel), its game the sender's command's (``Sender.game_id``); None
+    when the sender plays in no running game or in several, the sender told why. A dead
+    seat's command is refused (``OutOfGame``, answered by ``routes``)."""
+    seat = single_running_seat(sender)
+    if isinstance(seat, str):
+        refuse(sender.vk_user_id, seat)
+        return None
+    sender.game_id = seat.game_id
+    if not seat.alive:
+        raise OutOfGame()
+    return seat
+
+
+def target_number(seat: Seat, target: parsing.Target, seats: Sequence[Seat] | None = None) -> int:
+    """The seat number a typed target designates in ``seat``'s game: its number, the sender's
+    own for «я» (the rules refuse what they refuse, with their reason), or the seat a name or a
+    mention finds in ``seats`` (the game's roster, read when not given) — or a refusal."""
+    if target.number is not None:
+        return target.number
+    if target.me:
+        return seat.number
+    roster = sel.roster(seat.game_id) if seats is None else seats
+    return sel.find_seat(roster, vk_user_id=target.vk_id, name=target.name).number

@@ -1,9 +1,10 @@
 """Posts in the discussion board: votes and «подсчёт» in the game's topic, sign-ups in the
 recruitment topic, and moderation flags for the GM (RULES.md G2–G4): posts by the dead,
 profanity and insults, reveals of night actions between a night's close and its publication,
-and edited or deleted vote posts (the vote itself does not change). A command in a running
-game's topic («голос», «подсчёт») goes where ``routes.BOARD`` says, a sign-up where
-``routes.SIGNUPS`` says; a refused one is answered in its topic (``refused``)."""
+and edited or deleted vote posts (the vote itself does not change). A sign-up in a
+recruitment topic («+», «запас», «-») and a command in a running game's topic («голос»,
+«подсчёт») go where ``routes.BOARD`` says, with the game they are for; a refused one is
+answered in its topic (``refused``)."""
 
 from __future__ import annotations
 
@@ -54,17 +55,16 @@ def _signup_game(topic: int, author: int, kind: str) -> Game | None:
 
 @dataclass(frozen=True)
 class Command:
-    """A command posted in a game's topic, with what its handler needs: a sign-up («+»,
-    «запас», «-») for a game that takes them (``signup``), or a command of a running game."""
+    """A command posted in a topic, with the game it is for and what its handler needs."""
 
     game: Game
     topic: int
     post_id: int | None
     author: int
     cmd: parsing.Command
+    #: The running game's roster (none for a sign-up).
     seats: list[Seat]
     facts: VkFacts
-    signup: bool = False
 
 
 def refused(command: Command, refusal: RuleViolation) -> None:
@@ -72,7 +72,7 @@ def refused(command: Command, refusal: RuleViolation) -> None:
     seat = next((s for s in command.seats if s.vk_user_id == command.author), None)
     name = seat.name if seat else Sender(command.author, []).name(command.facts)
     mention = parsing.mention(command.author, name)
-    if command.cmd.kind == parsing.VOTE and not command.signup:
+    if command.cmd.kind == parsing.VOTE:
         text = render("board/vote_refused", mention=mention, reason=refusal.reason)
         kind = "vote_refused"
     else:
@@ -81,9 +81,8 @@ def refused(command: Command, refusal: RuleViolation) -> None:
 
 
 def post_new(obj: dict[str, Any], facts: VkFacts) -> Command | None:
-    """A new post: every post in a game's topic is moderated (a sign-up in a recruitment
-    topic is not); the command it carries — a sign-up, or a command of the running game — if
-    any, is returned."""
+    """A new post: a sign-up for the game it is for, or else the post moderated and the command
+    it carries for the running game of its topic, if any."""
     topic = as_int(obj.get("topic_id"))
     author = user_id(obj.get("from_id"))
     if topic is None or topic <= 0 or author is None:
@@ -91,17 +90,18 @@ def post_new(obj: dict[str, Any], facts: VkFacts) -> Command | None:
     text = as_str(obj.get("text"), 20000)
     post_id = as_int(obj.get("id"))
     cmd = parsing.parse_board(text)
-    if cmd is not None and cmd.kind in _SIGNUP_KINDS:
+    signing_up = cmd is not None and cmd.kind in _SIGNUP_KINDS
+    if signing_up:
         target = _signup_game(topic, author, cmd.kind)
         if target is not None:
-            return Command(target, topic, post_id, author, cmd, [], facts, signup=True)
+            return Command(target, topic, post_id, author, cmd, [], facts)
     game = sel.game_for_topic(topic)
     if game is None:
         return None
     seats = sel.roster(game) if game.status == GameStatus.RUNNING else []
     seat = next((s for s in seats if s.vk_user_id == author), None)
     _moderate(game, topic, post_id, author, seat, text)
-    if cmd is None or topic != game.topic_id or game.status != GameStatus.RUNNING:
+    if cmd is None or signing_up or topic != game.topic_id or game.status != GameStatus.RUNNING:
         return None
     return Command(game, topic, post_id, author, cmd, seats, facts)
 

@@ -10,7 +10,6 @@ from gameplay.refusals import (
     NightReopenedForMafiaShot,
     NightUnderReview,
     NoShot,
-    OutOfGame,
     StaleButton,
 )
 from gameplay.rules import Act, Role
@@ -19,7 +18,7 @@ from gameplay.selectors import bot as sel
 from gameplay.services import actions, prompts
 from vkbot import parsing
 
-from .base import Sender, refuse, say, single_running_seat
+from .base import Sender, living_seat, say, target_number
 
 _VERB_ACTS: dict[str, Act] = {
     parsing.CHECK: Act.CHECK,
@@ -46,24 +45,10 @@ def act_for(verb: str, seat: Seat) -> Act:
     return _VERB_ACTS[verb]
 
 
-def target_number(seat: Seat, target: parsing.Target) -> int:
-    """The seat number a typed target designates in the seat's game (or a refusal)."""
-    if target.number is not None:
-        return target.number
-    if target.me:
-        return seat.number
-    found = sel.find_seat(sel.roster(seat.game_id), vk_user_id=target.vk_id, name=target.name)
-    return found.number
-
-
 def from_text(sender: Sender, cmd: parsing.Command) -> None:
-    seat = single_running_seat(sender)
-    if isinstance(seat, str):
-        refuse(sender.vk_user_id, seat)
+    seat = living_seat(sender)
+    if seat is None:
         return
-    sender.game_id = seat.game_id
-    if not seat.alive:
-        raise OutOfGame()
     act = act_for(cmd.verb, seat)
     base = Payload(act.value, game=seat.game_id)
     if cmd.target is None:

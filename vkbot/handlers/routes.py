@@ -5,12 +5,12 @@ button and board command goes to.
   payload (one of ours: :data:`BUTTONS`) or a text command (:data:`TEXT`); in a chat (peer id
   ≥ 2000000000) it is the spectator chat's business (``spectators``). A ``message_event`` (a
   callback button) is answered, then goes to :data:`BUTTONS`. Board posts go to ``board``,
-  whose commands in a running game's topic go to :data:`BOARD`.
+  which finds the game a post's command is for: a sign-up's, or its topic's running game's.
+- :data:`BOARD`: a board command's kind (sign-ups, votes, «подсчёт»).
 - :data:`TEXT`: a private text command's kind (``vkbot.parsing``); an empty message and one
   that is no command get their refusals.
 - :data:`BUTTONS`: a payload's action (``gameplay.buttons``); a game's buttons (the vote, the
   night acts) are for a living player of that running game (``buttons.seated``).
-- :data:`SIGNUPS`: «+», «запас» and «-» in a topic of a game that takes sign-ups.
 
 A refusal (a ``RuleViolation`` out of a handler) is answered here and nowhere else: a private
 command's or a button's with its text to the sender, stamped with the game the handler found
@@ -76,15 +76,13 @@ BUTTONS: dict[str, Button] = {
 }
 
 BOARD: dict[str, BoardCommand] = {
+    parsing.SIGNUP: lambda c: signup.from_board(c.game, c.topic, c.author, c.cmd, c.facts),
+    parsing.RESERVE: lambda c: signup.from_board(c.game, c.topic, c.author, c.cmd, c.facts),
+    parsing.WITHDRAW: lambda c: signup.from_board(c.game, c.topic, c.author, c.cmd, c.facts),
     parsing.COUNT: lambda c: votes.count_board(c.game, c.topic),
     parsing.VOTE: lambda c: votes.from_board(c.game, c.topic, c.post_id, c.author, c.cmd,
                                              c.seats),
 }  # fmt: skip
-
-SIGNUPS: dict[str, BoardCommand] = dict.fromkeys(
-    (parsing.SIGNUP, parsing.RESERVE, parsing.WITHDRAW),
-    lambda c: signup.from_board(c.game, c.topic, c.author, c.cmd, c.facts),
-)
 
 
 def _answered(sender: Sender, call: Callable[[], None]) -> None:
@@ -151,7 +149,7 @@ def _board_new(obj: dict[str, Any], facts: VkFacts) -> None:
     command = board.post_new(obj, facts)
     if command is None:
         return
-    handler = (SIGNUPS if command.signup else BOARD).get(command.cmd.kind)
+    handler = BOARD.get(command.cmd.kind)
     if handler is None:
         return
     try:

@@ -13,15 +13,7 @@ from gameplay.selectors import bot as sel
 from gameplay.services import prompts, votes
 from vkbot import parsing
 
-from .base import Sender, refuse, say, single_running_seat
-
-
-def _target_number(seats: list[Seat], target: parsing.Target, voter: Seat) -> int:
-    if target.number is not None:
-        return target.number
-    if target.me:
-        return voter.number  # refused by the rules (V1), with their reason
-    return sel.find_seat(seats, vk_user_id=target.vk_id, name=target.name).number
+from .base import Sender, living_seat, refuse, say, single_running_seat, target_number
 
 
 def show_page(seat: Seat, payload: Payload, *, edit: int | None = None) -> None:
@@ -58,23 +50,16 @@ def pressed(seat: Seat, payload: Payload, *, edit: int | None = None) -> None:
 
 
 def from_private(sender: Sender, cmd: parsing.Command) -> None:
-    seat = single_running_seat(sender)
-    if isinstance(seat, str):
-        refuse(sender.vk_user_id, seat)
+    seat = living_seat(sender)
+    if seat is None:
         return
-    sender.game_id = seat.game_id
-    if not seat.alive:
-        raise OutOfGame()
     if cmd.target is None:
         show_page(seat, Payload("vote", game=seat.game_id, early=cmd.early))
         return
-    target = cmd.target.number
-    if target is None:  # a name or a mention: resolved against the roster
-        target = _target_number(sel.roster(seat.game_id), cmd.target, seat)
     votes.vote_submit(
         game_id=seat.game_id,
         vk_user_id=sender.vk_user_id,
-        target=target,
+        target=target_number(seat, cmd.target),
         early=cmd.early,
         source=Source.PM,
     )
@@ -114,7 +99,7 @@ def from_board(
     votes.vote_submit(
         game_id=game.pk,
         vk_user_id=vk_user_id,
-        target=_target_number(seats, cmd.target, seat),
+        target=target_number(seat, cmd.target, seats),
         early=cmd.early,
         source=Source.BOARD,
         vk_post_id=post_id,

@@ -13,7 +13,7 @@ from gameplay.refusals import StaleButton
 from gameplay.rules import Act, Role
 from gameplay.rules.errors import DeadCannotAct, NotInGame
 from gameplay.services.actions import night_action_submit
-from outbox import txcache
+from gameplay.unit_of_work import txcache
 from tests.gameplay.factories import (
     civilians,
     current_phase,

@@ -4,12 +4,23 @@
 from __future__ import annotations
 
 import pytest
+from django.utils import timezone
 
 from gameplay import services
 from gameplay.context import current_group, serving
-from gameplay.models import Actor, EventKind, Game, GameEvent, Outbox, Strike
-from gameplay.rules import Act, Role
-from gameplay.services.common import log_event, send_message
+from gameplay.models import (
+    Actor,
+    EventKind,
+    Game,
+    GameEvent,
+    Outbox,
+    Phase,
+    PhaseKind,
+    PhaseStatus,
+    Strike,
+)
+from gameplay.rules import Act, Role, StrikeGiven, StrikeReason
+from gameplay.services.common import log_event, send_message, strike_record
 from gameplay.services.communities import community_record
 from tests.gameplay.factories import (
     act,
@@ -144,3 +155,31 @@ def test_an_outbox_row_goes_out_as_its_game_or_the_community_served() -> None:
     assert current_group() is None
     [row] = send_message(game=None, peer_ids=[5], text="x", kind="t")
     assert row.group_id is None and Outbox.objects.count() == 4
+
+
+@pytest.mark.parametrize(
+    ("kind", "count", "penalty_day"),
+    [(PhaseKind.DAY, 1, 3), (PhaseKind.NIGHT, 1, 4), (PhaseKind.NIGHT, 2, None)],
+)
+def test_a_strike_is_recorded_with_the_day_its_penalty_counts_in(kind, count, penalty_day):
+    """A first strike given by day counts in that day's tally, at night in the next day's; a
+    second one is a modkill and carries no penalty day."""
+    game = make_game(n=9, start=True)
+    target = seat(game, Role.MAFIA)
+    phase = Phase.objects.create(
+        game=game, kind=kind, number=3, status=PhaseStatus.DONE, opened_at=timezone.now()
+    )
+    given = StrikeGiven(
+        seat=target.number,
+        count=count,
+        reason=StrikeReason.MANUAL,
+        penalty_votes=0 if count == 2 else 2,
+        modkill=count == 2,
+    )
+    strike = strike_record(seat=target, phase=phase, given=given, note="флуд")
+    assert target.strikes == count
+    target.refresh_from_db()
+    assert target.strikes == 0  # set on the seat, saved by the caller
+    assert Strike.objects.get() == strike
+    assert (strike.penalty_day, strike.modkill, strike.count) == (penalty_day, count == 2, count)
+    assert (strike.reason, strike.note, strike.phase) == ("manual", "флуд", phase)

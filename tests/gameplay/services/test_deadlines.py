@@ -1,4 +1,4 @@
-"""The deadline tick and reminders (issue 3, part 4): phases close through the services when
+"""The deadline tick and reminders: phases close through the services when
 their deadline passes, reminders reach only those who have not acted, once per offset, and
 nothing is done twice — also with two ticks at once on PostgreSQL."""
 

@@ -1,4 +1,4 @@
-"""A deal the GM cannot choose (issue 12): round 1's seed is committed in the board when sign-up
+"""A deal the GM cannot choose: round 1's seed is committed in the board when sign-up
 opens, the deal comes from that seed and the final roster, a new seed only comes with a new
 round the GM opens (posted, numbered, an override), discards are overrides, every round's seed
 is revealed at the end, and ``manage.py verify`` checks the whole chain."""

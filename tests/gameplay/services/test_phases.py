@@ -13,7 +13,12 @@ from gameplay.models import Game, GameStatus, Outbox, Phase, PhaseKind, PhaseSta
 from gameplay.refusals import GameAlreadyOver
 from gameplay.rules import Role, Winner
 from gameplay.services.common import lock_game, players
-from gameplay.services.phases import finish_game, game_end, open_day, open_night
+from gameplay.services.phases import (
+    day_open_locked,
+    game_end,
+    game_finish_locked,
+    night_open_locked,
+)
 from tests.gameplay.factories import board, current_phase, events, make_game, outbox, pms_to
 
 pytestmark = pytest.mark.django_db
@@ -28,7 +33,8 @@ def dealt() -> Game:
 
 
 def opened(game: Game, opener: Callable[..., Phase], number: int) -> Phase:
-    """``open_day`` or ``open_night`` called as a service calls it: the game locked."""
+    """``day_open_locked`` or ``night_open_locked`` called as a service calls it: the game
+    locked."""
     with transaction.atomic():
         locked = lock_game(game_id=game.pk)
         return opener(game=locked, number=number, now=NOW, seats=players(locked))
@@ -39,7 +45,7 @@ def peers(rows: list[Outbox]) -> set[int]:
 
 
 def test_a_day_opens_with_its_deadline_its_post_and_everyones_vote_buttons(dealt: Game) -> None:
-    day = opened(dealt, open_day, 3)
+    day = opened(dealt, day_open_locked, 3)
     assert (day.kind, day.number, day.status) == (PhaseKind.DAY, 3, PhaseStatus.OPEN)
     assert day.opened_at == NOW and day.deadline == NOW + dealt.day_length
     event = events(dealt, "phase_opened")[-1]
@@ -52,13 +58,13 @@ def test_a_day_opens_with_its_deadline_its_post_and_everyones_vote_buttons(dealt
 
 
 def test_day_one_has_no_early_votes(dealt: Game) -> None:
-    opened(dealt, open_day, 1)
+    opened(dealt, day_open_locked, 1)
     [post] = board(dealt, "day_opened")
     assert post.text.startswith("День 1.") and "Досрочный" not in post.text
 
 
 def test_a_night_opens_with_prompts_for_those_who_can_act_only(dealt: Game) -> None:
-    night = opened(dealt, open_night, 2)
+    night = opened(dealt, night_open_locked, 2)
     assert (night.kind, night.number, night.deadline) == (
         PhaseKind.NIGHT,
         2,
@@ -76,7 +82,7 @@ def test_finishing_a_game_reveals_everything_and_tells_every_player() -> None:
     game = make_game(n=9, start=True)
     day = current_phase(game)
     with transaction.atomic():
-        finish_game(game=lock_game(game_id=game.pk), winner=Winner.TOWN, now=NOW, by="gm:x")
+        game_finish_locked(game=lock_game(game_id=game.pk), winner=Winner.TOWN, now=NOW, by="gm:x")
     game.refresh_from_db()
     day.refresh_from_db()
     assert (day.status, day.closed_at) == (PhaseStatus.DONE, NOW)

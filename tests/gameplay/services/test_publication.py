@@ -22,7 +22,8 @@ from gameplay.models import (
 from gameplay.rules import Act, Item, NightResolution, Role, RoleCounts
 from gameplay.rules.errors import WrongPhase
 from gameplay.services.common import lock_game, players
-from gameplay.services.publication import night_result_text, publish_night
+from gameplay.services.publication import night_publish_locked, night_result_text
+from gameplay.unit_of_work import LockedGame
 from tests.gameplay.factories import (
     act,
     board,
@@ -220,16 +221,16 @@ def test_a_night_that_decides_the_game_ends_it():
     assert f"Зерно раздачи: {game.seed}" in board(game, "game_over")[0].text
 
 
-# --- called directly, as night_publish and night_close call it ---------------------------------
+# --- called directly, as night_publish and night_close call it --------------------------------
 
 
 def publish_now(game: Game) -> NightResolution:
-    """``publish_night`` on the night under review, the game locked, as the services call it."""
+    """``night_publish_locked`` on the night under review, the game locked, as the services
+    call it."""
     with transaction.atomic():
         locked = lock_game(game_id=game.pk)
-        return publish_night(
-            game=locked, phase=current_phase(locked), seats=players(locked), now=NOW, by="gm:x"
-        )
+        uow = LockedGame(locked, current_phase(locked), players(locked))
+        return night_publish_locked(uow=uow, now=NOW, by="gm:x")
 
 
 def test_publishing_saves_the_doctors_heal_and_the_spent_role_strike(game: Game) -> None:

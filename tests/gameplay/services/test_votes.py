@@ -23,7 +23,7 @@ from gameplay.services.votes import (
     vote_count_request,
     vote_submit,
 )
-from outbox import txcache
+from gameplay.unit_of_work import txcache
 from tests.gameplay.factories import (
     advance_to_day,
     board,

@@ -1,4 +1,4 @@
-"""Done when (issue 3, Delivery): against the real PostgreSQL and Redis, 1,000 messages to 300
+"""Delivery end to end: against the real PostgreSQL and Redis, 1,000 messages to 300
 players with 20% injected errors and a worker killed mid-run are all delivered exactly once, and
 the local server never sees more than 20 requests in any second on the community token or 3 on
 the user token.

@@ -1,7 +1,7 @@
 """vkbot.delivery.refusals against the local VK: when VK refuses a community's admin key in a
 round, no board row fails for it — the key is renewed and the post sent again, or the rows go
 back unsent (no attempt counted) and wait for the admin to sign in again; a topic's own refusal
-still fails its post as before."""
+still fails its post."""
 
 from __future__ import annotations
 

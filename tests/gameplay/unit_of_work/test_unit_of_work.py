@@ -1,4 +1,4 @@
-"""outbox.unit_of_work: a hot call's guard (a refusal before its writes keeps the kept game, one
+"""gameplay.unit_of_work: a hot call's guard (a refusal before its writes keeps the kept game, one
 after them is a crash that drops it), keeping a game, and reading one afresh."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 from django.db import transaction
 
+from gameplay import unit_of_work
 from gameplay.models import Game, Outbox, OutboxChannel, VkEvent, Vote
 from gameplay.rules import RuleViolation
 from gameplay.selectors.table import current_phase, players
 from gameplay.services.votes import vote_submit
-from outbox import txcache, unit_of_work
-from outbox.unit_of_work import LockedGame, RefusalAfterWrites
+from gameplay.unit_of_work import LockedGame, RefusalAfterWrites, txcache
 from tests.gameplay.factories import make_game as make_started_game
 from tests.vkbot.bot_support import GROUP_ID, board_post, make_game, roles_26
 from vkbot import pipeline
@@ -39,7 +39,7 @@ def test_a_refusal_after_the_writes_began_is_a_crash_and_rolls_the_update_back(
     def refuse_late(*args: Any, **kwargs: Any) -> None:
         raise RuleViolation("поздно")
 
-    monkeypatch.setattr("gameplay.services.day.send_message", refuse_late)
+    monkeypatch.setattr("gameplay.services.votes.send_message", refuse_late)
     with pytest.raises(RefusalAfterWrites), transaction.atomic(), txcache.kept():
         vote(game, 1, 20)
     update = board_post(game.topic_id, 1002, "голос 20")
@@ -64,8 +64,8 @@ def test_keep_keeps_only_inside_the_pipelines_transaction() -> None:
         assert unit_of_work.active()
         assert unit_of_work.keep(entry) is entry
         assert unit_of_work.kept_game(game.pk) is entry
-        assert unit_of_work.holding(entry.seats) is entry
-        assert unit_of_work.entry_of_phase(entry.phase) is entry
+        assert entry.is_kept
+    assert not entry.is_kept
     assert not unit_of_work.active()
 
 

@@ -1,19 +1,21 @@
-"""The games the bot's hot path has locked in the current transaction, kept for its next calls.
+"""The games the bot's hot path has locked in the current transaction, kept for its next calls
+(the store behind :mod:`gameplay.unit_of_work`).
 
 The ingestion pipeline applies the updates of one game one after another in one transaction
 (``vkbot.pipeline``). The first vote or night action of a game there locks the game row and
 reads the game, its current phase and its seats (``gameplay.services.common.lock_game_hot``);
-the game's later votes and night actions in the same transaction reuse those rows, and the
-next event-log ``seq``, the day's vote count and the day's current ballots are counted on from
-there instead of being read again. Everything else reads and locks afresh.
+the game's later votes and night actions in the same transaction get the same handle back, and
+the next event-log ``seq``, the day's vote count and the day's current ballots are counted on
+from there instead of being read again. Everything else reads and locks afresh.
 
 The cache exists only inside :func:`kept` (the pipeline opens it around each transaction of
-its updates); outside, nothing is kept and every call reads the database, as before. Staleness
-is ruled out by construction:
+its updates); outside, nothing is kept and every call reads the database. Staleness is ruled
+out by construction:
 
-- only the hot path (``vote_submit`` / ``night_action_submit`` from VK, the services they call
-  and the bot's selectors ``roster``, ``game_for_topic``, ``current_phase``, ``votes_cast``)
-  reads an entry;
+- only the hot path reads an entry: ``vote_submit`` and ``night_action_submit`` through the
+  handle ``lock_game_hot`` gives them, and the bot's selectors the handlers ask before them
+  (``roster``, ``game_for_topic``, ``current_phase``, ``seats_of_user``: the game's rows as
+  the transaction holds them locked, instead of a second read of the same rows);
 - every other service locks its game with ``lock_game``, which drops the game's entry first,
   so what such a service changes is read again by the next hot call;
 - an entry is tied to the savepoints it was built and changed in: each change registers a
@@ -41,11 +43,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Model
+from django.db.models import Max, Model
 
-from gameplay.models import ACTIVE_STATUSES, Game, Phase, Seat
-
-from . import dbrows
+from gameplay.models import ACTIVE_STATUSES, Actor, EventKind, Game, GameEvent, Phase, Seat
+from outbox import dbrows
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,51 @@ class LockedGame:
         if not self.marks or self.marks[-1] is not marker:
             self.marks.append(marker)
 
-    # --- the bookkeeping of a hot call (``outbox.unit_of_work``) ---
+    @property
+    def is_kept(self) -> bool:
+        """Whether the pipeline's transaction keeps this handle for the game's next hot calls
+        (its counts go on from call to call and its new rows are inserted at the end)."""
+        return get(self.game.pk) is self
+
+    def log_event(
+        self,
+        kind: EventKind,
+        /,
+        *,
+        by: Actor = Actor.BOT,
+        phase: Phase | None = None,
+        override: bool = False,
+        **data: Any,
+    ) -> GameEvent:
+        """Append to the game's event log: kept, with the seq counted on and the row inserted
+        at the end of the transaction; else at once, as ``gameplay.services.common.log_event``.
+        ``kind`` must be an ``EventKind`` (a ValueError otherwise)."""
+        kind = EventKind(kind)
+        if not self.is_kept:
+            flush()  # the log's queued rows count
+            return GameEvent.objects.create(
+                game=self.game,
+                seq=next_event_seq(self.game),
+                kind=kind,
+                actor=by,
+                phase=phase,
+                override=override,
+                data=data,
+            )
+        seq = self.take_event_seq(lambda: next_event_seq(self.game))
+        event = GameEvent(
+            game=self.game, seq=seq, kind=kind, actor=by, phase=phase, override=override, data=data
+        )
+        defer([event])
+        return event
+
+    def release(self) -> None:
+        """The caller is about to change what the handle holds (a close): the game is kept no
+        more (its next call reads it afresh) and the deferred rows are written."""
+        forget(self.game.pk)
+        flush()
+
+    # --- the bookkeeping of a hot call (``gameplay.unit_of_work.hot_call``) ---
 
     def begin_writes(self) -> None:
         """A hot call is about to write: a refusal from now on has something to undo."""
@@ -146,6 +191,11 @@ class LockedGame:
         if self.table is None:
             self.table = make(self.seats)
         return self.table
+
+
+def next_event_seq(game: Game) -> int:
+    """The seq of the game's next GameEvent, as the log holds it (the game row is locked)."""
+    return (GameEvent.objects.filter(game=game).aggregate(m=Max("seq"))["m"] or 0) + 1
 
 
 class _State(threading.local):
@@ -362,21 +412,3 @@ def game_with_topic(topic_id: int) -> Game | None:
         if entry.game.topic_id == topic_id and entry.game.status in ACTIVE_STATUSES:
             return entry.game if get(pk) is not None else None
     return None
-
-
-def holding(seats: Any) -> LockedGame | None:
-    """The valid entry whose very list of seats this is (the hot path passes it on)."""
-    if not _state.games or not active() or not isinstance(seats, list) or not seats:
-        return None
-    entry = _state.games.get(getattr(seats[0], "game_id", None))
-    if entry is None or entry.seats is not seats:
-        return None
-    return get(entry.game.pk)
-
-
-def entry_of_phase(phase: Phase | Any) -> LockedGame | None:
-    """The valid entry whose current phase is ``phase``."""
-    entry = get(phase.game_id)
-    if entry is None or entry.phase is None or entry.phase.pk != phase.pk:
-        return None
-    return entry

@@ -1,6 +1,6 @@
-"""outbox.txcache: the hot path's kept games and deferred rows never outlive what they describe
-(a new transaction, a rolled-back savepoint, a service that locks the game afresh), and the
-kept rows save the hot path its reads."""
+"""gameplay.unit_of_work.txcache: the hot path's kept games and deferred rows never outlive
+what they describe (a new transaction, a rolled-back savepoint, a service that locks the game
+afresh), and the kept rows save the hot path its reads."""
 
 from __future__ import annotations
 
@@ -9,13 +9,12 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from gameplay import services
-from gameplay.models import Game, GameEvent, Outbox, OutboxChannel, Phase, Vote
+from gameplay.models import Game, GameEvent, Outbox, OutboxChannel, Vote
 from gameplay.rules import RuleViolation
 from gameplay.services.common import lock_game_hot, players
 from gameplay.services.replies import reply
 from gameplay.services.votes import vote_submit
-from outbox import txcache
-from tests.gameplay.factories import current_phase
+from gameplay.unit_of_work import txcache
 from tests.gameplay.factories import make_game as make_started_game
 from tests.vkbot.bot_support import make_game, roles_26
 
@@ -235,7 +234,7 @@ def test_rows_of_a_rolled_back_savepoint_are_not_written_again() -> None:
     assert texts() == ["после"]
 
 
-def test_a_kept_game_is_found_by_id_topic_seats_and_phase_until_forgotten() -> None:
+def test_a_kept_game_is_found_by_id_and_topic_until_forgotten() -> None:
     game = make_started_game(n=5, start=True)
     other = make_started_game(n=5, start=True)
     with transaction.atomic(), txcache.kept():
@@ -245,10 +244,7 @@ def test_a_kept_game_is_found_by_id_topic_seats_and_phase_until_forgotten() -> N
         assert txcache.get(other.pk) is None
         assert txcache.game_with_topic(game.topic_id) is entry.game
         assert txcache.game_with_topic(other.topic_id) is None
-        assert txcache.holding(entry.seats) is entry
-        assert txcache.holding(players(game)) is None  # the same seats read again: not kept
-        assert txcache.entry_of_phase(current_phase(game)) is entry
-        assert txcache.entry_of_phase(Phase(pk=0, game_id=game.pk)) is None
+        assert entry.is_kept
         txcache.forget(other.pk)
         assert txcache.get(game.pk) is entry
         txcache.forget(game.pk)

@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("gameplay", "0019_admin_token_renewal"),
+        ("gameplay", "0020_runbot_leases"),
     ]
 
     operations = [
