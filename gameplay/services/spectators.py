@@ -284,7 +284,9 @@ def spectator_chat_set_open(*, game_id: int, by: Actor, open: bool) -> Game:
         raise ChatAlreadyOpen() if open else ChatAlreadyClosed()
     game.spectator_chat_open = open
     game.save(update_fields=["spectator_chat_open"])
-    log_event(game, EventKind.SPECTATOR_CHAT_OPENED if open else "spectator_chat_closed", by=by)
+    log_event(
+        game, EventKind.SPECTATOR_CHAT_OPENED if open else EventKind.SPECTATOR_CHAT_CLOSED, by=by
+    )
     if open:
         eligible = [
             s.vk_user_id for s in players(game) if spectator_refusal(game=game, seat=s) is None
