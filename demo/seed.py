@@ -36,7 +36,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from redis.exceptions import RedisError
 
-from gameplay.models import Game, GameStatus, Phase, PhaseStatus, Seat, SeatStatus
+from gameplay.models import Actor, Game, GameStatus, Phase, PhaseStatus, Seat, SeatStatus
 from gameplay.rules import RoleCounts
 from gameplay.services import game_deal, game_end, game_start, signup_create
 from gameplay.services.common import current_phase
@@ -215,8 +215,8 @@ def wait_for_servers(vk: LocalVkClient, seconds: float) -> None:
             time.sleep(0.2)
 
 
-def _by(gm: Any) -> str:
-    return f"gm:{gm.get_username()}"
+def _by(gm: Any) -> Actor:
+    return Actor.gm(gm)
 
 
 def demo_game(community: config.DemoCommunity = config.MAIN) -> Game | None:
@@ -353,7 +353,7 @@ def resume(game: Game) -> str | None:
         return None
     length = game.day_length if phase.kind == "day" else game.night_length
     minutes = max(1, math.ceil((length or timedelta(minutes=3)).total_seconds() / 60))
-    phase_extend(game_id=game.pk, by="system", minutes=minutes)
+    phase_extend(game_id=game.pk, by=Actor.BOT, minutes=minutes)
     return f"{phase} was overdue while the demo was stopped: extended by {minutes} min"
 
 

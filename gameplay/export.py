@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from gameplay.messages import Person, render
 from gameplay.models import (
+    EventKind,
     Game,
     GameEvent,
     GameStatus,
@@ -136,11 +137,11 @@ class _Log:
 
     def read(self, kind: str, data: dict[str, Any], override: bool) -> None:
         ph = self.current()
-        if kind == "phase_opened":
+        if kind == EventKind.PHASE_OPENED:
             self.phases.append(_Phase(data.get("phase_kind", "day"), int(data.get("number", 0))))
         elif ph is not None and _read_play(ph, kind, data):
             pass
-        elif kind in ("modkill", "replace"):
+        elif kind in (EventKind.MODKILL, EventKind.REPLACE):
             self._gm(ph, kind, int(data["seat"]), reason=str(data.get("reason") or "").strip())
         else:
             warning = _unreplayable(kind, data, override, self.people)
@@ -180,21 +181,21 @@ class _Log:
 def _read_play(ph: _Phase, kind: str, data: dict[str, Any]) -> bool:
     """Apply an event of the open phase ``ph`` (a vote, an action, its story, its close);
     False if ``kind`` is none of them."""
-    if kind == "vote" and ph.kind == PhaseKind.DAY:
+    if kind == EventKind.VOTE and ph.kind == PhaseKind.DAY:
         ph.entries.append(
             {"voter": data["voter"], "target": data["target"], "early": bool(data.get("early"))}
         )
-    elif kind == "night_action" and ph.kind == PhaseKind.NIGHT:
+    elif kind == EventKind.NIGHT_ACTION and ph.kind == PhaseKind.NIGHT:
         entry = {"actor": data["actor"], "act": data["act"], "target": data["target"]}
         if data.get("guess"):
             entry["guess"] = data["guess"]
         ph.entries.append(entry)
-    elif kind == "mafia_shot_reopened":
+    elif kind == EventKind.MAFIA_SHOT_REOPENED:
         # G2: the shot is sent again; without a new one the night has no mafia shot.
         ph.entries = [e for e in ph.entries if e["act"] != "mafia_shot"]
-    elif kind == "story_set":
+    elif kind == EventKind.STORY_SET:
         ph.story = str(data.get("story") or "")
-    elif kind in ("day_closed", "night_published"):
+    elif kind in (EventKind.DAY_CLOSED, EventKind.NIGHT_PUBLISHED):
         ph.closed = True
     else:
         return False
@@ -205,17 +206,17 @@ def _unreplayable(
     kind: str, data: dict[str, Any], override: bool, people: dict[int, Person]
 ) -> str | None:
     """The warning for a GM's act the scenario format cannot hold, if ``kind`` is one."""
-    if kind == "night_edited":
+    if kind == EventKind.NIGHT_EDITED:
         if data.get("deaths") != data.get("before"):
             return render(
                 "gm/export_night_edited", number=data.get("number"), reason=data.get("reason", "")
             )
-    elif kind == "strike_manual":
+    elif kind == EventKind.STRIKE_MANUAL:
         if int(data.get("count", 0)) < 2:
             return render("gm/export_strike_manual", seat=_named(people, data))
-    elif kind == "strike_forgiven":
+    elif kind == EventKind.STRIKE_FORGIVEN:
         return render("gm/export_strike_forgiven", seat=_named(people, data))
-    elif kind == "game_finished" and override:
+    elif kind == EventKind.GAME_FINISHED and override:
         return render("gm/export_game_ended")
     return None
 

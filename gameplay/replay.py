@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 from django.db import transaction
 
 from gameplay import services
-from gameplay.models import Game, Phase, PhaseKind, Seat, SeatStatus, Source
+from gameplay.models import Actor, Game, Phase, PhaseKind, Seat, SeatStatus, Source
 from gameplay.models.community import NO_COMMUNITY_VK_ID
 from gameplay.rules import Act, EarlyClose, Item, Role, RoleCounts, RuleViolation
 
@@ -236,19 +236,19 @@ def _play(scenario: Scenario, name: str) -> dict[str, Any]:
         "vk_group_id": NO_COMMUNITY_VK_ID,
     }
     try:
-        game = services.game_create(name=name, counts=counts, by="replay", **settings)
+        game = services.game_create(name=name, counts=counts, by=Actor.REPLAY, **settings)
     except RuleViolation as e:
         raise ScenarioError(f"the players' roles are not a playable setup: {e.reason}") from None
     for p in scenario.players:
         services.signup_create(
-            game_id=game.pk, vk_user_id=VK_ID_BASE + p.seat, name=p.name, by="replay"
+            game_id=game.pk, vk_user_id=VK_ID_BASE + p.seat, name=p.name, by=Actor.REPLAY
         )
     services.game_deal_fixed(
         game_id=game.pk,
         assignment={p.seat: (p.role, p.item) for p in scenario.players},
-        by="replay",
+        by=Actor.REPLAY,
     )
-    services.game_start(game_id=game.pk, by="replay")
+    services.game_start(game_id=game.pk, by=Actor.REPLAY)
     out: list[dict[str, Any]] = []
     replacements = 0
     for entry in scenario.entries:
@@ -262,7 +262,7 @@ def _play(scenario: Scenario, name: str) -> dict[str, Any]:
                     services.seat_modkill(
                         game_id=game.pk,
                         seat=entry.seat,
-                        by="replay",
+                        by=Actor.REPLAY,
                         reason=entry.reason or MODKILL_REASON,
                     )
                 else:
@@ -272,7 +272,7 @@ def _play(scenario: Scenario, name: str) -> dict[str, Any]:
                         seat=entry.seat,
                         vk_user_id=REPL_BASE + replacements,
                         name=f"Замена {replacements}",
-                        by="replay",
+                        by=Actor.REPLAY,
                         reason=entry.reason,
                     )
             except RuleViolation:
@@ -310,7 +310,7 @@ def _day(game: Game, entry: Entry) -> dict[str, Any]:
             rejected.append(i)
     phase = _last_phase(game, PhaseKind.DAY)
     if phase.result is None:
-        services.day_close(game_id=game.pk, by="replay")
+        services.day_close(game_id=game.pk, by=Actor.REPLAY)
         phase.refresh_from_db()
     r = phase.result
     assert r is not None  # a closed day has its result
@@ -341,8 +341,8 @@ def _night(game: Game, entry: Entry) -> dict[str, Any]:
             )
         except RuleViolation:
             rejected.append(i)
-    services.night_close(game_id=game.pk, by="replay")
-    services.night_publish(game_id=game.pk, by="replay")
+    services.night_close(game_id=game.pk, by=Actor.REPLAY)
+    services.night_publish(game_id=game.pk, by=Actor.REPLAY)
     phase = _last_phase(game, PhaseKind.NIGHT)
     assert phase.result is not None  # a published night has its result
     r = phase.result["final"]

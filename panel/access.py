@@ -3,6 +3,12 @@
 Every GM view is wrapped twice: ``admin_site.admin_view`` (staff login, CSRF, no caching) in
 ``GameAdmin.get_urls`` and ``gm_view`` here, which finds the game among the user's own games
 (another GM's game is a 404, before anything else happens) and then checks the HTTP method.
+
+Refusals are answered in one place, ``shows_refusals``: a view that acts declares what the GM
+sees when it is refused (``refused``: the page to go back to, or a function that shows the form
+again as sent), raises or lets through the service's ``RuleViolation``, and the wrapper puts
+its Russian text in an error message above that page. A view catches a refusal itself only to
+do something else than answer it (show a warning page first, show a changed outcome again).
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from config.proxies import client_address
-from gameplay.models import FlagStatus, Game, ModerationFlag
+from gameplay.models import Actor, FlagStatus, Game, ModerationFlag
 from gameplay.rules import RuleViolation
 from gameplay.selectors.games import games_for
 from gameplay.selectors.record import retryable_outbox
@@ -32,37 +38,68 @@ View = Callable[..., HttpResponse]
 logger = logging.getLogger(__name__)
 
 
-def gm_view(*methods: str) -> Callable[[View], View]:
-    """The wrapped view gets the game instead of its id. Methods default to GET."""
-    allowed = list(methods or ("GET",))
-    if "GET" in allowed and "HEAD" not in allowed:
-        allowed.append("HEAD")
+#: What a refused view answers, called with the view's own arguments: a redirect, or the page
+#: with the form as the GM sent it.
+Refused = Callable[..., HttpResponse]
+
+
+def shows_refusals(refused: Refused) -> Callable[[View], View]:
+    """The panel's one answer to a refusal: a ``RuleViolation`` out of the view becomes its
+    text as an error message, and ``refused(request, *args, **kwargs)`` the response. Nothing
+    was changed: a service refuses before it writes, in its own transaction."""
 
     def decorate(func: View) -> View:
         @wraps(func)
-        def inner(request: HttpRequest, game_id: int, **kwargs: Any) -> HttpResponse:
-            game = get_object_or_404(games_for(request.user), pk=game_id)
-            if request.method not in allowed:
-                return HttpResponseNotAllowed(allowed)
-            return func(request, game, **kwargs)
+        def inner(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            try:
+                return func(request, *args, **kwargs)
+            except RuleViolation as refusal:
+                messages.error(request, refusal.reason)
+                return refused(request, *args, **kwargs)
 
         return inner
 
     return decorate
 
 
-def actor(request: HttpRequest) -> str:
+def gm_view(*methods: str, refused: str | Refused | None = None) -> Callable[[View], View]:
+    """The wrapped view gets the game instead of its id. Methods default to GET. ``refused``:
+    what a refusal answers (``shows_refusals``): a page of the game by name (``back`` to it,
+    or to the posted ``next``), or a function of the view's arguments; None for a view that
+    refuses nothing."""
+    allowed = list(methods or ("GET",))
+    if "GET" in allowed and "HEAD" not in allowed:
+        allowed.append("HEAD")
+    answer = back_to(refused) if isinstance(refused, str) else refused
+
+    def decorate(func: View) -> View:
+        view = func if answer is None else shows_refusals(answer)(func)
+
+        @wraps(func)
+        def inner(request: HttpRequest, game_id: int, **kwargs: Any) -> HttpResponse:
+            game = get_object_or_404(games_for(request.user), pk=game_id)
+            if request.method not in allowed:
+                return HttpResponseNotAllowed(allowed)
+            return view(request, game, **kwargs)
+
+        return inner
+
+    return decorate
+
+
+def actor(request: HttpRequest) -> Actor:
     """The GameEvent actor of the signed-in GM."""
-    return f"gm:{request.user.get_username()}"
+    return Actor.gm(request.user)
 
 
-def attempt(request: HttpRequest, call: Callable[..., Any], /, **kwargs: Any) -> tuple[bool, Any]:
-    """Call one service; a refusal becomes an error message with its reason."""
-    try:
-        return True, call(**kwargs)
-    except RuleViolation as e:
-        messages.error(request, e.reason)
-        return False, None
+def back_to(page: str) -> Refused:
+    """A refused GM view's answer: ``back`` to the game's page ``page`` (or the posted
+    ``next``)."""
+
+    def answer(request: HttpRequest, game: Game, **_kwargs: Any) -> HttpResponse:
+        return back(request, game, page)
+
+    return answer
 
 
 def game_url(game: Game, name: str = "panel_game", **kwargs: Any) -> str:

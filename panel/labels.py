@@ -1,6 +1,6 @@
-"""Russian names of the event log's entries, its actors and the deliveries' kinds (word
-tables, like a model's choices), and the log's one-line description of each entry — a
-sentence, so a template: ``templates/panel/log/<kind>.txt``."""
+"""Russian names of the event log's actors and the deliveries' kinds (word tables, like a
+model's choices; an entry's kind is named by ``EventKind``'s label), and the log's one-line
+description of each entry — a sentence, so a template: ``templates/panel/log/<kind>.txt``."""
 
 from __future__ import annotations
 
@@ -9,56 +9,8 @@ from typing import Any
 from django.template import TemplateDoesNotExist
 
 from gameplay import grammar
-from gameplay.models import DeathCause, GameEvent
+from gameplay.models import Actor, DeathCause, EventKind, GameEvent
 from panel import flash
-
-EVENT_LABELS: dict[str, str] = {
-    "game_created": "Игра создана",
-    "settings_changed": "Настройки изменены",
-    "gms_changed": "Состав ведущих",
-    "signup": "Запись",
-    "withdraw": "Снятие",
-    "deal": "Раздача ролей",
-    "redeal": "Перераздача",
-    "deal_fixed": "Раздача задана вручную",
-    "deal_discarded": "Раздача отброшена",
-    "deal_round_opened": "Раунд раздачи открыт",
-    "game_started": "Старт игры",
-    "phase_opened": "Фаза открыта",
-    "vote": "Голос",
-    "day_closed": "День закрыт",
-    "night_action": "Ночное действие",
-    "night_closed": "Ночь закрыта",
-    "night_redrafted": "Ночь пересчитана",
-    "night_edited": "Правка ночи",
-    "mafia_shot_reopened": "Выстрел мафии открыт заново",
-    "night_published": "Итоги ночи",
-    "story_set": "Абзац ведущего",
-    "theme_text_set": "Текст темы",
-    "alert_no_mafia_shot": "Мафия не стреляла",
-    "modkill": "Модкилл",
-    "replace": "Замена",
-    "strike_manual": "Штраф ведущего",
-    "strike_forgiven": "Штраф прощён",
-    "deadline_extended": "Срок продлён",
-    "reminder_sent": "Напоминание",
-    "deadline_failed": "Сбой закрытия по сроку",
-    "spectator_chat_linked": "Беседа ЗЗ привязана",
-    "spectator_chat_create_requested": "Запрошено создание беседы ЗЗ",
-    "spectator_chat_created": "Беседа ЗЗ создана сообществом",
-    "spectator_chat_opened": "Беседа ЗЗ открыта",
-    "spectator_chat_closed": "Беседа ЗЗ закрыта",
-    "flag_resolved": "Отметка рассмотрена",
-    "outbox_retry": "Повтор доставки",
-    "outbox_retried": "Повтор доставки",
-    "mafia_relay": "Переписка мафии",
-    "spectator_invited": "Ссылка в беседу ЗЗ",
-    "spectator_joined": "Вступил в беседу ЗЗ",
-    "spectator_removed": "Удалён из беседы ЗЗ",
-    "game_finished": "Игра завершена",
-    "game_cancelled": "Игра отменена",
-}
-
 
 #: A seat's state for the player's gender (VK's ``sex``): male, female, and the neutral
 #: wording when VK did not tell it.
@@ -79,9 +31,9 @@ def seat_state(seat: Any) -> str:
 
 #: Actors that are not people (``GameEvent.actor``).
 ACTOR_LABELS: dict[str, str] = {
-    "system": "бот",
-    "deadline": "по сроку",
-    "replay": "сценарий",
+    Actor.BOT: "бот",
+    Actor.DEADLINE: "по сроку",
+    Actor.REPLAY: "сценарий",
 }
 
 
@@ -92,7 +44,8 @@ def actor_label(
 
     ``seats`` maps seat numbers to names, ``vk_names`` VK user ids to names, ``gm_names``
     GM usernames to the names they go by."""
-    kind, _, value = (actor or "system").partition(":")
+    who = Actor(actor or Actor.BOT)
+    kind, value = who.kind, who.ref
     if not value:
         return ACTOR_LABELS.get(kind, kind)
     if kind == "gm":
@@ -106,7 +59,8 @@ def actor_label(
 
 
 def event_label(kind: str) -> str:
-    return EVENT_LABELS.get(kind, kind)
+    """The log's name of an entry's kind (``EventKind``'s label); an unknown kind as it is."""
+    return EventKind(kind).label if kind in EventKind.values else kind
 
 
 def chat_label(peer_id: int, title: str = "") -> str:

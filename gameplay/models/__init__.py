@@ -38,7 +38,7 @@ from .game import (
     Source,
     Vote,
 )
-from .log import GameEvent
+from .log import Actor, EventKind, GameEvent
 from .runbot import LongPollLease, RunbotProcess
 from .transport import Deployment, Outbox, OutboxChannel, OutboxStatus, PollState, VkEvent
 
@@ -48,11 +48,13 @@ __all__ = [
     "CommunityMember",
     "CommunityRole",
     "ACTIVE_STATUSES",
+    "Actor",
     "SEX_CHOICES",
     "DealRound",
     "DeathCause",
     "Deployment",
     "Draw",
+    "EventKind",
     "FlagKind",
     "FlagStatus",
     "Game",

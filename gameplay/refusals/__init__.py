@@ -5,9 +5,10 @@ arguments are the facts its text needs, and its Russian text is
 ``templates/messages/refusals/<class name in snake case>.txt`` (rendered by
 :func:`gameplay.messages.refusal`). They subclass the rules' ``InvalidCommand`` (a command that
 cannot be done now), ``SetupError`` (a game setting that cannot be) or ``NotEnoughPlayers``, so
-``except`` clauses and the panel's and the bot's handling catch them with the rules' own.
+the panel's and the bot's one catch of ``RuleViolation`` answers them all.
 
-``str()`` of one is its text, so a log line or ``pytest.raises(match=...)`` reads the words.
+``str()`` of one is its text (``RuleViolation.__str__``), so a log line or
+``pytest.raises(match=...)`` reads the words.
 
 The classes live in ``commands`` (commands that cannot be done now), ``setup`` (settings,
 roster, deal) and ``play`` (refusals of play with a rule of their own); all are importable from

@@ -6,312 +6,310 @@ from typing import Any
 
 from gameplay.rules.errors import InvalidCommand
 
-from .base import Worded
 
-
-class AlreadyPlaying(Worded, InvalidCommand):
+class AlreadyPlaying(InvalidCommand):
     pass
 
 
-class AlreadyRunning(Worded, InvalidCommand):
+class AlreadyRunning(InvalidCommand):
     pass
 
 
-class ExportNotStarted(Worded, InvalidCommand):
+class ExportNotStarted(InvalidCommand):
     """The export of a game that has not started (there is no play to write down)."""
 
 
-class AlreadySignedUp(Worded, InvalidCommand):
+class AlreadySignedUp(InvalidCommand):
     pass
 
 
-class ChatAlreadyClosed(Worded, InvalidCommand):
+class ChatAlreadyClosed(InvalidCommand):
     pass
 
 
-class ChatAlreadyOpen(Worded, InvalidCommand):
+class ChatAlreadyOpen(InvalidCommand):
     pass
 
 
-class ChatBeingCreated(Worded, InvalidCommand):
+class ChatBeingCreated(InvalidCommand):
     pass
 
 
-class ChatNotLinked(Worded, InvalidCommand):
+class ChatNotLinked(InvalidCommand):
     pass
 
 
-class ChatNumberImpossible(Worded, InvalidCommand):
+class ChatNumberImpossible(InvalidCommand):
     pass
 
 
-class ChatNumberMissing(Worded, InvalidCommand):
+class ChatNumberMissing(InvalidCommand):
     pass
 
 
-class ChatOpenNoNewChat(Worded, InvalidCommand):
+class ChatOpenNoNewChat(InvalidCommand):
     pass
 
 
-class ChatOpensInRunningGame(Worded, InvalidCommand):
+class ChatOpensInRunningGame(InvalidCommand):
     pass
 
 
-class DealTooLate(Worded, InvalidCommand):
+class DealTooLate(InvalidCommand):
     pass
 
 
-class EditReasonMissing(Worded, InvalidCommand):
+class EditReasonMissing(InvalidCommand):
     pass
 
 
-class ExtendOnlyOpenPhase(Worded, InvalidCommand):
+class ExtendOnlyOpenPhase(InvalidCommand):
     pass
 
 
-class ExtensionNotMinutes(Worded, InvalidCommand):
+class ExtensionNotMinutes(InvalidCommand):
     pass
 
 
-class ExtensionTooLong(Worded, InvalidCommand):
+class ExtensionTooLong(InvalidCommand):
     pass
 
 
-class FlagAlreadyResolved(Worded, InvalidCommand):
+class FlagAlreadyResolved(InvalidCommand):
     pass
 
 
-class GameAlreadyOver(Worded, InvalidCommand):
+class GameAlreadyOver(InvalidCommand):
     pass
 
 
-class GameFinished(Worded, InvalidCommand):
+class GameFinished(InvalidCommand):
     pass
 
 
-class GameNotInProgress(Worded, InvalidCommand):
+class GameNotInProgress(InvalidCommand):
     pass
 
 
-class ModkillNotForgivable(Worded, InvalidCommand):
+class ModkillNotForgivable(InvalidCommand):
     pass
 
 
-class NewRoundTooLate(Worded, InvalidCommand):
+class NewRoundTooLate(InvalidCommand):
     pass
 
 
-class NightDeathNotAlive(Worded, InvalidCommand):
+class NightDeathNotAlive(InvalidCommand):
     pass
 
 
-class NoActivePhase(Worded, InvalidCommand):
+class NoActivePhase(InvalidCommand):
     pass
 
 
-class NoSuchFlag(Worded, InvalidCommand):
+class NoSuchFlag(InvalidCommand):
     pass
 
 
-class NoSuchGame(Worded, InvalidCommand):
+class NoSuchGame(InvalidCommand):
     pass
 
 
-class NoSuchSignup(Worded, InvalidCommand):
+class NoSuchSignup(InvalidCommand):
     pass
 
 
-class NoSuchStrike(Worded, InvalidCommand):
+class NoSuchStrike(InvalidCommand):
     pass
 
 
-class NoSuchThemeText(Worded, InvalidCommand):
+class NoSuchThemeText(InvalidCommand):
     pass
 
 
-class NobodyAdded(Worded, InvalidCommand):
+class NobodyAdded(InvalidCommand):
     pass
 
 
-class PlayerAlreadyListed(Worded, InvalidCommand):
+class PlayerAlreadyListed(InvalidCommand):
     """The GM adds a VK user who is already among the players or in the reserve."""
 
 
-class NotAChat(Worded, InvalidCommand):
+class NotAChat(InvalidCommand):
     pass
 
 
-class NotDealtYet(Worded, InvalidCommand):
+class NotDealtYet(InvalidCommand):
     pass
 
 
-class NotSignedUp(Worded, InvalidCommand):
+class NotSignedUp(InvalidCommand):
     pass
 
 
-class NotVkUser(Worded, InvalidCommand):
+class NotVkUser(InvalidCommand):
     pass
 
 
-class NothingToRetry(Worded, InvalidCommand):
+class NothingToRetry(InvalidCommand):
     pass
 
 
-class PhaseChanged(Worded, InvalidCommand):
+class PhaseChanged(InvalidCommand):
     pass
 
 
-class PlayerLineBad(Worded, InvalidCommand):
+class PlayerLineBad(InvalidCommand):
     pass
 
 
-class PlayerLineDuplicate(Worded, InvalidCommand):
+class PlayerLineDuplicate(InvalidCommand):
     pass
 
 
-class PlayerListEmpty(Worded, InvalidCommand):
+class PlayerListEmpty(InvalidCommand):
     pass
 
 
-class RecruitmentClosed(Worded, InvalidCommand):
+class RecruitmentClosed(InvalidCommand):
     pass
 
 
-class RelayEmpty(Worded, InvalidCommand):
+class RelayEmpty(InvalidCommand):
     pass
 
 
-class RemovalWhileRunning(Worded, InvalidCommand):
+class RemovalWhileRunning(InvalidCommand):
     pass
 
 
-class ReplacementNotNow(Worded, InvalidCommand):
+class ReplacementNotNow(InvalidCommand):
     pass
 
 
-class ScreenName(Worded, InvalidCommand):
+class ScreenName(InvalidCommand):
     pass
 
 
-class SeatAlreadyOut(Worded, InvalidCommand):
+class SeatAlreadyOut(InvalidCommand):
     pass
 
 
-class SettingsFrozen(Worded, InvalidCommand):
+class SettingsFrozen(InvalidCommand):
     pass
 
 
-class SettingsNotChangeable(Worded, InvalidCommand):
+class SettingsNotChangeable(InvalidCommand):
     pass
 
 
-class SignupClosed(Worded, InvalidCommand):
+class SignupClosed(InvalidCommand):
     pass
 
 
-class StoryNotNow(Worded, InvalidCommand):
+class StoryNotNow(InvalidCommand):
     pass
 
 
-class StoryTooLong(Worded, InvalidCommand):
+class StoryTooLong(InvalidCommand):
     pass
 
 
-class StrikeAlreadyForgiven(Worded, InvalidCommand):
+class StrikeAlreadyForgiven(InvalidCommand):
     pass
 
 
-class ThemeTextBroken(Worded, InvalidCommand):
+class ThemeTextBroken(InvalidCommand):
     pass
 
 
-class ThemeTextTooLong(Worded, InvalidCommand):
+class ThemeTextTooLong(InvalidCommand):
     pass
 
 
-class UnknownFlagDecision(Worded, InvalidCommand):
+class UnknownFlagDecision(InvalidCommand):
     pass
 
 
-class VkUserMissing(Worded, InvalidCommand):
+class VkUserMissing(InvalidCommand):
     pass
 
 
-class VkUserUnreadable(Worded, InvalidCommand):
+class VkUserUnreadable(InvalidCommand):
     pass
 
 
-class WithdrawTooLate(Worded, InvalidCommand):
+class WithdrawTooLate(InvalidCommand):
     pass
 
 
-class NoSuchDelivery(Worded, InvalidCommand):
+class NoSuchDelivery(InvalidCommand):
     pass
 
 
-class ChatCreationNotRetried(Worded, InvalidCommand):
+class ChatCreationNotRetried(InvalidCommand):
     pass
 
 
-class DeliveryStillQueued(Worded, InvalidCommand):
+class DeliveryStillQueued(InvalidCommand):
     pass
 
 
-class AlreadyDelivered(Worded, InvalidCommand):
+class AlreadyDelivered(InvalidCommand):
     pass
 
 
-class RoundNotNeeded(Worded, InvalidCommand):
+class RoundNotNeeded(InvalidCommand):
     pass
 
 
-class AlreadyDealt(Worded, InvalidCommand):
+class AlreadyDealt(InvalidCommand):
     pass
 
 
-class NobodyToRemind(Worded, InvalidCommand):
+class NobodyToRemind(InvalidCommand):
     pass
 
 
-class RemindedRecently(Worded, InvalidCommand):
+class RemindedRecently(InvalidCommand):
     pass
 
 
-class CountNotDay(Worded, InvalidCommand):
+class CountNotDay(InvalidCommand):
     pass
 
 
-class CountTooSoon(Worded, InvalidCommand):
+class CountTooSoon(InvalidCommand):
     """A player asked for a vote count within minutes of the last one in that topic
     (``last``, ``next``: when it was posted and when the next may be asked for)."""
 
 
-class ReopenReasonMissing(Worded, InvalidCommand):
+class ReopenReasonMissing(InvalidCommand):
     pass
 
 
-class ModkillReasonMissing(Worded, InvalidCommand):
+class ModkillReasonMissing(InvalidCommand):
     """A modkill without a reason: the player is told why they are out (P5), so there must be
     one."""
 
 
-class NightNotUnderReview(Worded, InvalidCommand):
+class NightNotUnderReview(InvalidCommand):
     pass
 
 
-class FlagDecisionMissing(Worded, InvalidCommand):
+class FlagDecisionMissing(InvalidCommand):
     pass
 
 
-class StartTooLate(Worded, InvalidCommand):
+class StartTooLate(InvalidCommand):
     pass
 
 
-class DiscardNotConfirmed(Worded, InvalidCommand):
+class DiscardNotConfirmed(InvalidCommand):
     """Removing this player would discard the deal, which the GM did not confirm."""
 
 
-class OutcomeChanged(Worded, InvalidCommand):
+class OutcomeChanged(InvalidCommand):
     """The close the GM confirmed would now do something else (a vote or an action came in).
     ``preview``: what it would do now (``gameplay.selectors.close.ClosePreview``), for the
     confirmation page to show again without computing it twice."""

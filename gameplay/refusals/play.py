@@ -11,58 +11,56 @@ from gameplay.rules.errors import (
     WrongPhase,
 )
 
-from .base import Worded
 
-
-class TargetMissing(Worded, RuleViolation):
+class TargetMissing(RuleViolation):
     """A night command without a player to aim it at."""
 
 
-class VoteTargetMissing(Worded, RuleViolation):
+class VoteTargetMissing(RuleViolation):
     """A vote without a player to vote for."""
 
 
-class StaleButton(Worded, RuleViolation):
+class StaleButton(RuleViolation):
     """A button of a phase that is over (or a night re-opened for the mafia's shot only)."""
 
     rule = "V7"
 
 
-class NotMafia(Worded, RuleViolation):
+class NotMafia(RuleViolation):
     """A «!» message from a player who is not a living mafia member."""
 
     rule = "G5"
 
 
-class SpectatorRefused(Worded, RuleViolation):
+class SpectatorRefused(RuleViolation):
     """Not let into the spectator chat; ``bar``: why (``SpectatorBar``, or ``closed``)."""
 
     rule = "G6"
 
 
-class NoOpenPhase(Worded, PhaseNotOpen):
+class NoOpenPhase(PhaseNotOpen):
     """«Напомнить» with no open phase."""
 
 
-class OutOfGame(Worded, DeadCannotAct):
+class OutOfGame(DeadCannotAct):
     """A player who is out writes a game command: what being out means, and thanks."""
 
 
-class VoteAtNight(Worded, WrongPhase):
+class VoteAtNight(WrongPhase):
     """A vote by night: when voting opens, and what can be done now."""
 
 
-class ActByDay(Worded, WrongPhase):
+class ActByDay(WrongPhase):
     """A night action by day: when it is taken, and what can be done now."""
 
 
-class NoShot(Worded, ActionNotAvailable):
+class NoShot(ActionNotAvailable):
     """«выстрел» from a role without a shot."""
 
 
-class NightUnderReview(Worded, PhaseNotOpen):
+class NightUnderReview(PhaseNotOpen):
     """A night action after the night closed, while the GM reviews its result."""
 
 
-class NightReopenedForMafiaShot(Worded, PhaseNotOpen):
+class NightReopenedForMafiaShot(PhaseNotOpen):
     """Another act while the GM has re-opened the night for the mafia's shot only (G2)."""

@@ -4,83 +4,81 @@ from __future__ import annotations
 
 from gameplay.rules.errors import NotEnoughPlayers, SetupError
 
-from .base import Worded
 
-
-class CountsLocked(Worded, SetupError):
+class CountsLocked(SetupError):
     pass
 
 
-class EarlyCloseRuleUnknown(Worded, SetupError):
+class EarlyCloseRuleUnknown(SetupError):
     pass
 
 
-class GameNameMissing(Worded, SetupError):
+class GameNameMissing(SetupError):
     pass
 
 
-class GmPagesInvalid(Worded, SetupError):
+class GmPagesInvalid(SetupError):
     pass
 
 
-class ItemTwice(Worded, SetupError):
+class ItemTwice(SetupError):
     pass
 
 
-class NoGm(Worded, SetupError):
+class NoGm(SetupError):
     pass
 
 
-class NoSuchTheme(Worded, SetupError):
+class NoSuchTheme(SetupError):
     pass
 
 
-class NotStaff(Worded, SetupError):
+class NotStaff(SetupError):
     pass
 
 
-class PhaseLengthOutOfRange(Worded, SetupError):
+class PhaseLengthOutOfRange(SetupError):
     pass
 
 
-class RemindersOutOfRange(Worded, SetupError):
+class RemindersOutOfRange(SetupError):
     pass
 
 
-class UnknownTimeZone(Worded, SetupError):
+class UnknownTimeZone(SetupError):
     pass
 
 
-class TopicTaken(Worded, SetupError):
+class TopicTaken(SetupError):
     pass
 
 
-class SpectatorChatTaken(Worded, SetupError):
+class SpectatorChatTaken(SetupError):
     pass
 
 
-class SeedUnreadable(Worded, SetupError):
+class SeedUnreadable(SetupError):
     """The round's seed is stored under a key the server no longer has (it reads as empty):
     a deal from it would not be the committed one."""
 
 
-class CountsAfterDeal(Worded, SetupError):
+class CountsAfterDeal(SetupError):
     pass
 
 
-class RosterMismatch(Worded, NotEnoughPlayers):
+class RosterMismatch(NotEnoughPlayers):
     pass
 
 
-class SeatNumbersInvalid(Worded, NotEnoughPlayers):
+class SeatNumbersInvalid(NotEnoughPlayers):
     pass
 
 
-class TopicRequiredInPlay(Worded, SetupError):
+class TopicRequiredInPlay(SetupError):
     """A dealt or running game's topic cleared: its posts (the roster, the tallies, the
     nights' results) would go nowhere and its board votes unanswered."""
 
 
-class CommunityFixedInPlay(Worded, SetupError):
+class CommunityFixedInPlay(SetupError):
     """A dealt or running game moved to another community: its players, topics and chat are
     the first one's."""

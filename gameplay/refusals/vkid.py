@@ -6,25 +6,23 @@ from __future__ import annotations
 
 from gameplay.rules.errors import InvalidCommand
 
-from .base import Worded
 
-
-class VkIdNotConfigured(Worded, InvalidCommand):
+class VkIdNotConfigured(InvalidCommand):
     """The deployment has no VK ID app (VK_ID_APP_ID) or no public address (PUBLIC_URL)."""
 
 
-class VkIdSignInLost(Worded, InvalidCommand):
+class VkIdSignInLost(InvalidCommand):
     """The answer VK ID sent the browser back with matches no sign-in of this session (none
     started, finished already, too old, or another browser's)."""
 
 
-class VkIdCancelled(Worded, InvalidCommand):
+class VkIdCancelled(InvalidCommand):
     """The admin did not allow the access in VK ID (or VK ID refused the request)."""
 
 
-class VkIdCodeRefused(Worded, InvalidCommand):
+class VkIdCodeRefused(InvalidCommand):
     """VK ID did not exchange the sign-in's code for a token."""
 
 
-class VkIdRightMissing(Worded, InvalidCommand):
+class VkIdRightMissing(InvalidCommand):
     """The admin allowed VK ID's sign-in without a right the board needs (``right``)."""

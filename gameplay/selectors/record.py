@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
 
 from gameplay.models import (
+    Actor,
     DealRound,
     Draw,
     FlagStatus,
@@ -126,7 +127,7 @@ def event_log(
         qs = qs.filter(override=True)
     if seat:
         qs = qs.filter(
-            Q(actor=f"seat:{seat}")
+            Q(actor=Actor.seat(seat))
             | Q(data__seat=seat)
             | Q(data__voter=seat)
             | Q(data__actor=seat)
@@ -158,7 +159,7 @@ def people_names(game: Game, actors: Iterable[str] = ()) -> PeopleNames:
         vk[vk_id] = name
         if number is not None and status == SeatStatus.PLAYER:
             numbers[number] = name
-    usernames = {a[3:] for a in actors if a.startswith("gm:")}
+    usernames = {Actor(a).ref for a in actors if Actor(a).kind == "gm"}
     users = get_user_model().objects.filter(username__in=usernames) if usernames else []
     gms = {u.get_username(): (u.get_full_name() or u.get_username()) for u in users}
     return PeopleNames(seats=numbers, vk=vk, gms=gms)
@@ -172,7 +173,7 @@ def actors_matching(game: Game, text: str, shown: Callable[[str, PeopleNames], s
     actors = set(GameEvent.objects.filter(game=game).values_list("actor", flat=True))
     names = people_names(game, actors)
     if text.isdigit():
-        return [a for a in actors if a == f"seat:{text}"]
+        return [a for a in actors if a == Actor.seat(text)]
     return [a for a in actors if text and (text in shown(a, names).lower() or text in a.lower())]
 
 

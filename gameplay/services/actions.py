@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import cast
 
 from gameplay.messages import Person, render
-from gameplay.models import Game, NightAction, Phase, Seat, Source
+from gameplay.models import Actor, EventKind, Game, NightAction, Phase, Seat, Source
 from gameplay.refusals import NightReopenedForMafiaShot, NightUnderReview
 from gameplay.rules import Act, Role, Slot, validate_action
 from gameplay.rules.roles import ACT_TITLES
@@ -109,7 +109,7 @@ def night_action_submit_locked(
         source=source,
     )
     dbrows.insert([action])
-    uow.log_event("night_action", by=f"seat:{number}", phase=phase, **sub.as_dict())
+    uow.log_event(EventKind.NIGHT_ACTION, by=Actor.seat(number), phase=phase, **sub.as_dict())
     if source != Source.REPLAY:
         _echo_action(game, seats, act, actor_seat, target_seat, sub.guess)
     return ActionOutcome(action, replaced)

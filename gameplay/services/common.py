@@ -14,6 +14,8 @@ from gameplay import themes, unit_of_work
 from gameplay.context import current_group
 from gameplay.messages import Person, render
 from gameplay.models import (
+    Actor,
+    EventKind,
     Game,
     GameEvent,
     GameStatus,
@@ -105,17 +107,20 @@ def seat_by_number(*, seats: Sequence[Seat], number: int) -> Seat:
 
 def log_event(
     game: Game,
-    kind: str,
+    kind: EventKind,
     /,
     *,
-    by: str = "system",
+    by: Actor = Actor.BOT,
     phase: Phase | None = None,
     override: bool = False,
     **data: Any,
 ) -> GameEvent:
-    """Append to the game's event log now (seq is per game; the game row is locked). A hot call
-    logs through its handle instead (``LockedGame.log_event``): while the pipeline keeps the
-    game, the handle counts the seq on, so logging past it would repeat a seq (refused)."""
+    """Append to the game's event log now (seq is per game; the game row is locked). ``kind``
+    must be an ``EventKind`` (a ValueError otherwise: the log holds no kind the panel cannot
+    name). A hot call logs through its handle instead (``LockedGame.log_event``): while the
+    pipeline keeps the game, the handle counts the seq on, so logging past it would repeat a
+    seq (refused)."""
+    kind = EventKind(kind)
     if unit_of_work.kept_game(game.pk) is not None:
         raise RuntimeError(f"game {game.pk} is kept: log through its unit of work")
     unit_of_work.flush()  # the log's queued rows count

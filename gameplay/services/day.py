@@ -11,7 +11,9 @@ from django.db.models import QuerySet, Sum
 from gameplay import themes
 from gameplay.messages import Person, render
 from gameplay.models import (
+    Actor,
     DeathCause,
+    EventKind,
     Game,
     Outbox,
     Phase,
@@ -98,7 +100,7 @@ def post_vote_count(
 
 
 @transaction.atomic
-def day_close(*, game_id: int, by: str = "system", now: datetime | None = None) -> DayResult:
+def day_close(*, game_id: int, by: Actor = Actor.BOT, now: datetime | None = None) -> DayResult:
     """Close the current day now (deadline job or GM): strikes, tally, execution."""
     now = now_or(now=now)
     game = lock_game(game_id=game_id)
@@ -139,7 +141,7 @@ def day_input(*, game: Game, phase: Phase) -> DayInput:
     )
 
 
-def day_close_locked(*, uow: LockedGame, now: datetime, by: str, early: bool) -> DayResult:
+def day_close_locked(*, uow: LockedGame, now: datetime, by: Actor, early: bool) -> DayResult:
     """:func:`day_close` on the game ``uow`` holds locked, its phase the open day (the GM's
     close, a vote's early close, the modkill that ends a day). The day's last vote count goes
     first, then the result."""
@@ -161,7 +163,7 @@ def day_close_locked(*, uow: LockedGame, now: datetime, by: str, early: bool) ->
     phase.closed_early = early
     phase.result = result.as_dict()
     phase.save()
-    log_event(game, "day_closed", by=by, phase=phase, early=early, **result.as_dict())
+    log_event(game, EventKind.DAY_CLOSED, by=by, phase=phase, early=early, **result.as_dict())
     post_board(
         game=game,
         text=day_result_text(

@@ -22,7 +22,17 @@ from typing import Any, cast
 from django.db import transaction
 
 from gameplay.messages import closes_in, render, when
-from gameplay.models import Game, GameEvent, GameStatus, Phase, PhaseKind, PhaseStatus, Seat
+from gameplay.models import (
+    Actor,
+    EventKind,
+    Game,
+    GameEvent,
+    GameStatus,
+    Phase,
+    PhaseKind,
+    PhaseStatus,
+    Seat,
+)
 from gameplay.refusals import (
     ExtendOnlyOpenPhase,
     ExtensionNotMinutes,
@@ -116,10 +126,6 @@ class TickReport:
         return data
 
 
-#: The event log's actor of what the deadline job does (closes, reminders).
-DEADLINE_ACTOR = "deadline"
-
-
 def deadline_tick(*, now: datetime | None = None) -> TickReport:
     """Close every phase whose deadline passed, then send the reminders that are due.
 
@@ -152,9 +158,9 @@ def _close_due(phase: Phase, now: datetime, report: TickReport) -> None:
                 report.skipped.append(phase.pk)
                 return
             if current.kind == PhaseKind.DAY:
-                day_close(game_id=game.pk, by=DEADLINE_ACTOR, now=now)
+                day_close(game_id=game.pk, by=Actor.DEADLINE, now=now)
             else:
-                night_close(game_id=game.pk, by=DEADLINE_ACTOR, now=now)
+                night_close(game_id=game.pk, by=Actor.DEADLINE, now=now)
             current.refresh_from_db(fields=["status"])
     except _CLOSED_CONCURRENTLY:
         report.skipped.append(phase.pk)
@@ -187,7 +193,7 @@ def _remind_due(phase: Phase, now: datetime, report: TickReport) -> None:
             seats = pending_actors(current)
             if seats:
                 report.reminders.append(
-                    _send_reminder(game, current, seats, now, by=DEADLINE_ACTOR, offset=due[-1])
+                    _send_reminder(game, current, seats, now, by=Actor.DEADLINE, offset=due[-1])
                 )
     except Exception as error:  # noqa: BLE001 - one game's failure must not stop the others
         if database_lost(error):  # no game can be served: the tick ends (gameplay.jobs)
@@ -196,7 +202,7 @@ def _remind_due(phase: Phase, now: datetime, report: TickReport) -> None:
 
 
 def _send_reminder(
-    game: Game, phase: Phase, seats: list[Seat], now: datetime, *, by: str, offset: int | None
+    game: Game, phase: Phase, seats: list[Seat], now: datetime, *, by: Actor, offset: int | None
 ) -> Reminder:
     text = render(
         "player/day_reminder" if phase.kind == PhaseKind.DAY else "player/night_reminder",
@@ -208,7 +214,7 @@ def _send_reminder(
     numbers = [cast(int, s.number) for s in seats]  # the players' seats
     log_event(
         game,
-        "reminder_sent",
+        EventKind.REMINDER_SENT,
         by=by,
         phase=phase,
         offset=offset,
@@ -233,16 +239,16 @@ def _fail(phase: Phase, stage: str, error: Exception, report: TickReport) -> Non
         with transaction.atomic():
             game = lock_game(game_id=phase.game_id)
             noted = GameEvent.objects.filter(
-                game=game, phase_id=phase.pk, kind="deadline_failed", data__error=message
+                game=game, phase_id=phase.pk, kind=EventKind.DEADLINE_FAILED, data__error=message
             ).exists()
             if not noted:  # a persistent failure is noted once, not on every tick
-                log_event(game, "deadline_failed", phase=phase, stage=stage, error=message)
+                log_event(game, EventKind.DEADLINE_FAILED, phase=phase, stage=stage, error=message)
     except Exception:  # noqa: BLE001 - the operator's log above already has the failure
         log.exception("Deadline tick: could not note the failure in game %s", phase.game_id)
 
 
 @transaction.atomic
-def phase_remind(*, game_id: int, by: str, now: datetime | None = None) -> Reminder:
+def phase_remind(*, game_id: int, by: Actor, now: datetime | None = None) -> Reminder:
     """The GM reminds, now, every living player who has not yet voted or acted in the open
     phase (the same message as the scheduled reminders). Refused when nobody is left to remind
     or when the phase was reminded less than a minute ago."""
@@ -253,7 +259,7 @@ def phase_remind(*, game_id: int, by: str, now: datetime | None = None) -> Remin
     if phase is None or phase.status != PhaseStatus.OPEN:
         raise NoOpenPhase()
     previous = (
-        GameEvent.objects.filter(game=game, phase=phase, kind="reminder_sent")
+        GameEvent.objects.filter(game=game, phase=phase, kind=EventKind.REMINDER_SENT)
         .order_by("-seq")
         .first()
     )
@@ -281,7 +287,7 @@ class PhaseClosed:
 
 @transaction.atomic
 def phase_close_confirmed(
-    *, game_id: int, by: str, phase_id: int, fingerprint: str, now: datetime | None = None
+    *, game_id: int, by: Actor, phase_id: int, fingerprint: str, now: datetime | None = None
 ) -> PhaseClosed:
     """«Закрыть день/ночь сейчас» as confirmed on its page: under the game's lock, only while
     phase ``phase_id`` is still open and closing it would still do what the page showed (its
@@ -308,7 +314,7 @@ def phase_close_confirmed(
 
 
 @transaction.atomic
-def phase_extend(*, game_id: int, by: str, minutes: int, now: datetime | None = None) -> datetime:
+def phase_extend(*, game_id: int, by: Actor, minutes: int, now: datetime | None = None) -> datetime:
     """Move the open phase's deadline later by ``minutes`` (from now if it has passed or
     there was none). Reminders whose time is again ahead will be sent again."""
     now = now_or(now=now)
@@ -332,7 +338,7 @@ def phase_extend(*, game_id: int, by: str, minutes: int, now: datetime | None = 
     phase.save(update_fields=["deadline", "reminded"])
     log_event(
         game,
-        "deadline_extended",
+        EventKind.DEADLINE_EXTENDED,
         by=by,
         phase=phase,
         minutes=minutes,

@@ -20,8 +20,10 @@ from django.db.models import Max
 
 from gameplay.messages import render
 from gameplay.models import (
+    Actor,
     DealRound,
     Draw,
+    EventKind,
     Game,
     GameStatus,
     Outbox,
@@ -94,7 +96,7 @@ def _seed_of(rnd: DealRound) -> str:
     return rnd.seed
 
 
-def open_round(*, game: Game, by: str, seed: str | None = None) -> DealRound:
+def open_round(*, game: Game, by: Actor, seed: str | None = None) -> DealRound:
     """A new round of the deal: its seed drawn by the server (``seed`` only for tests and the
     demo), logged (an override after round 1) and its commitment posted in the board."""
     last = current_round(game=game)
@@ -108,7 +110,7 @@ def open_round(*, game: Game, by: str, seed: str | None = None) -> DealRound:
     override = number > 1
     log_event(
         game,
-        "deal_round_opened",
+        EventKind.DEAL_ROUND_OPENED,
         by=by,
         override=override,
         round=number,
@@ -138,7 +140,7 @@ def round_was_dealt(*, game: Game) -> bool:
 
 
 @transaction.atomic
-def deal_round_new(*, game_id: int, by: str, seed: str | None = None) -> DealRound:
+def deal_round_new(*, game_id: int, by: Actor, seed: str | None = None) -> DealRound:
     """The GM's override: a new round with a new seed drawn by the server (``seed`` only for
     tests), its commitment posted in the board. A dealt game is dealt again from it (the
     discarded deal is an override too). Refused before any deal from the current round."""
@@ -161,7 +163,7 @@ def _last_deal_number(game: Game) -> int:
     return Draw.objects.filter(game=game).aggregate(m=Max("deal_round"))["m"] or 0
 
 
-def discard_deal(*, game: Game, by: str, **why: Any) -> None:
+def discard_deal(*, game: Game, by: Actor, **why: Any) -> None:
     """Back to recruitment: the seats lose their deal; the round (its seed) stays. Logged as an
     override, so the end-of-game «Решения ведущего» lists it. ``why``: the context of
     ``board/deal_discarded`` (``cause`` "round" with ``new_round``, or "player"/"gm" with
@@ -175,7 +177,7 @@ def discard_deal(*, game: Game, by: str, **why: Any) -> None:
     round_number = rnd.number if rnd is not None else 0
     log_event(
         game,
-        "deal_discarded",
+        EventKind.DEAL_DISCARDED,
         by=by,
         override=True,
         deal_round=deal_number,
@@ -195,7 +197,7 @@ class DealSummary:
 
 
 @transaction.atomic
-def game_deal(*, game_id: int, by: str = "system") -> DealSummary:
+def game_deal(*, game_id: int, by: Actor = Actor.BOT) -> DealSummary:
     """Deal roles and draw items from the current round's seed and the roster (seats by VK
     id). A dealt game is refused: the same roster would get the same deal; a new deal needs a
     new round (``deal_round_new``)."""
@@ -208,7 +210,7 @@ def game_deal(*, game_id: int, by: str = "system") -> DealSummary:
     return _deal(game, rnd, by)
 
 
-def _deal(game: Game, rnd: DealRound, by: str) -> DealSummary:
+def _deal(game: Game, rnd: DealRound, by: Actor) -> DealSummary:
     counts = counts_of(game=game)
     seats = list(Seat.objects.filter(game=game, status=SeatStatus.PLAYER).order_by("vk_user_id"))
     if len(seats) != counts.total:
@@ -244,7 +246,7 @@ def _deal(game: Game, rnd: DealRound, by: str) -> DealSummary:
     draws = [d.as_dict() for d in result.draws]
     log_event(
         game,
-        "deal",
+        EventKind.DEAL,
         by=by,
         deal_round=deal_round,
         seed_round=rnd.number,
@@ -262,7 +264,7 @@ def game_deal_fixed(
     *,
     game_id: int,
     assignment: Mapping[int, tuple[Role, Item | None]],
-    by: str = "system",
+    by: Actor = Actor.BOT,
 ) -> str:
     """Seat players with a given deal (scenario replay, import). Returns the commitment.
 
@@ -306,5 +308,5 @@ def game_deal_fixed(
     game.maniac_count = counts["maniac"]
     game.civilian_count = counts["civilian"]
     game.save()
-    log_event(game, "deal_fixed", by=by, override=True, commitment=game.commitment)
+    log_event(game, EventKind.DEAL_FIXED, by=by, override=True, commitment=game.commitment)
     return game.commitment

@@ -9,7 +9,9 @@ from django.db import transaction
 from gameplay.buttons import menu_keyboard
 from gameplay.messages import Person, render
 from gameplay.models import (
+    Actor,
     DeathCause,
+    EventKind,
     Game,
     GameStatus,
     Phase,
@@ -68,7 +70,7 @@ from .phases import game_finish_locked
 
 @transaction.atomic
 def seat_modkill(
-    *, game_id: int, seat: int, by: str, reason: str = "", now: datetime | None = None
+    *, game_id: int, seat: int, by: Actor, reason: str = "", now: datetime | None = None
 ) -> Seat:
     """Remove a player at once and reveal their role (P5, G4); logged as an override. The
     reason is required: the player is told it."""
@@ -93,7 +95,7 @@ def _remove(
     seats: list[Seat],
     now: datetime,
     *,
-    by: str,
+    by: Actor,
     reason: str,
 ) -> None:
     target.alive = False
@@ -103,7 +105,7 @@ def _remove(
     label = Person.of(target)
     log_event(
         game,
-        "modkill",
+        EventKind.MODKILL,
         by=by,
         phase=phase,
         override=True,
@@ -141,7 +143,7 @@ def _remove(
         rule = EarlyClose(game.early_close)
         if early_close_reached(table_of(seats), phase.number, ballots_of(phase=phase), rule):
             uow = LockedGame(game, phase, seats)
-            day_close_locked(uow=uow, now=now, by="system", early=True)
+            day_close_locked(uow=uow, now=now, by=Actor.BOT, early=True)
 
 
 def _void_votes(game: Game, phase: Phase, target: Seat) -> None:
@@ -174,7 +176,7 @@ def _redraft(game: Game, phase: Phase, seats: list[Seat]) -> None:
     )
     phase.result = {**phase.result, "draft": res.as_dict()}
     phase.save(update_fields=["result"])
-    log_event(game, "night_redrafted", phase=phase, draft=res.as_dict())
+    log_event(game, EventKind.NIGHT_REDRAFTED, phase=phase, draft=res.as_dict())
 
 
 @transaction.atomic
@@ -184,7 +186,7 @@ def seat_replace(
     seat: int,
     vk_user_id: int,
     name: str,
-    by: str,
+    by: Actor,
     reason: str = "",
     sex: int | None = None,
     now: datetime | None = None,
@@ -224,7 +226,7 @@ def seat_replace(
     target.save(update_fields=["vk_user_id", "name", "strikes", "sex"])
     log_event(
         game,
-        "replace",
+        EventKind.REPLACE,
         by=by,
         phase=current_phase(game),
         seat=target.number,
@@ -281,7 +283,7 @@ def _prompt_newcomer(game: Game, seats: list[Seat], seat: Seat) -> None:
 
 @transaction.atomic
 def strike_give(
-    *, game_id: int, seat: int, by: str, reason: str = "", now: datetime | None = None
+    *, game_id: int, seat: int, by: Actor, reason: str = "", now: datetime | None = None
 ) -> Strike:
     """A manual penalty (e.g. P4): a strike by the rules of P2/P3. A first strike adds penalty
     votes to the current day's tally (or the next day's, at night); a second is a modkill."""
@@ -299,7 +301,7 @@ def strike_give(
     target.save(update_fields=["strikes"])
     log_event(
         game,
-        "strike_manual",
+        EventKind.STRIKE_MANUAL,
         by=by,
         phase=phase,
         override=True,
@@ -338,7 +340,7 @@ def _announce_penalty(
 
 
 @transaction.atomic
-def strike_forgive(*, game_id: int, strike_id: int, by: str, reason: str = "") -> Strike:
+def strike_forgive(*, game_id: int, strike_id: int, by: Actor, reason: str = "") -> Strike:
     """Forgive a strike (e.g. after a bot outage): the count drops by one, and its penalty
     votes no longer count in a tally that has not closed yet. A modkill is not undone."""
     game = lock_game(game_id=game_id)
@@ -357,7 +359,7 @@ def strike_forgive(*, game_id: int, strike_id: int, by: str, reason: str = "") -
     label = Person.of(seat)
     log_event(
         game,
-        "strike_forgiven",
+        EventKind.STRIKE_FORGIVEN,
         by=by,
         override=True,
         strike=strike.pk,

@@ -15,7 +15,7 @@ from typing import Any, cast
 
 from gameplay import themes
 from gameplay.messages import Person, players_page_url, render
-from gameplay.models import Game, GameEvent, NightAction, Seat
+from gameplay.models import EventKind, Game, GameEvent, NightAction, Seat
 from gameplay.rules import Act, Item, Winner
 from gameplay.rules.roles import ACT_TITLES
 
@@ -100,9 +100,12 @@ def _decision(e: GameEvent, people: dict[int, Person]) -> dict[str, Any] | None:
     data = e.data or {}
     person = Person.of_event(data, people)
     number = e.phase.number if e.phase is not None else None
-    if e.kind in ("modkill", "strike_manual", "strike_forgiven") and person is not None:
+    if (
+        e.kind in (EventKind.MODKILL, EventKind.STRIKE_MANUAL, EventKind.STRIKE_FORGIVEN)
+        and person is not None
+    ):
         return {"kind": e.kind, "person": person, "count": data.get("count")}
-    if e.kind == "night_edited":
+    if e.kind == EventKind.NIGHT_EDITED:
         died, before = set(data.get("deaths") or ()), set(data.get("before") or ())
         return {
             "kind": e.kind,
@@ -110,12 +113,12 @@ def _decision(e: GameEvent, people: dict[int, Person]) -> dict[str, Any] | None:
             "died": [people[n] for n in sorted(died - before) if n in people],
             "saved": [people[n] for n in sorted(before - died) if n in people],
         }
-    if e.kind == "mafia_shot_reopened":
+    if e.kind == EventKind.MAFIA_SHOT_REOPENED:
         return {"kind": e.kind, "number": number}
-    if e.kind == "game_finished":
+    if e.kind == EventKind.GAME_FINISHED:
         winner = data.get("winner")
         return {"kind": e.kind, "winner": Winner(winner).title if winner else ""}
-    if e.kind == "deal_fixed":
+    if e.kind == EventKind.DEAL_FIXED:
         return {"kind": e.kind}
     # deal rounds and discarded deals: their summary is a board text already
     summary = str(data.get("summary") or "").strip()

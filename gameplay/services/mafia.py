@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from gameplay.messages import Person, render
-from gameplay.models import GameStatus
+from gameplay.models import Actor, EventKind, GameStatus
 from gameplay.refusals import NotMafia, RelayEmpty
 from gameplay.rules import Role
 from gameplay.rules.errors import GameNotRunning
@@ -57,8 +57,8 @@ def mafia_relay(*, game_id: int, vk_user_id: int, text: str) -> int:
         )
     log_event(
         game,
-        "mafia_relay",
-        by=f"seat:{seat.number}",
+        EventKind.MAFIA_RELAY,
+        by=Actor.seat(seat.number),
         seat=seat.number,
         recipients=len(team),
         text=body,

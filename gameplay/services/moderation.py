@@ -11,6 +11,8 @@ from django.db import transaction
 from gameplay import themes
 from gameplay.messages import MessageError, render
 from gameplay.models import (
+    Actor,
+    EventKind,
     FlagKind,
     FlagStatus,
     ModerationFlag,
@@ -97,7 +99,7 @@ def flag_resolve(
     *,
     game_id: int,
     flag_id: int,
-    by: str,
+    by: Actor,
     acted: bool,
     note: str = "",
     punish: str = "",
@@ -130,7 +132,7 @@ def flag_resolve(
     flag.save(update_fields=["status", "note", "resolved_by", "resolved_at"])
     log_event(
         game,
-        "flag_resolved",
+        EventKind.FLAG_RESOLVED,
         by=by,
         flag=flag.pk,
         flag_kind=flag.kind,

@@ -10,6 +10,8 @@ from django.db import transaction
 
 from gameplay.messages import render
 from gameplay.models import (
+    Actor,
+    EventKind,
     Game,
     NightAction,
     Phase,
@@ -77,7 +79,7 @@ def night_context(*, game: Game, phase: Phase, seats: Iterable[Seat]) -> NightCo
 
 @transaction.atomic
 def night_close(
-    *, game_id: int, by: str = "system", now: datetime | None = None
+    *, game_id: int, by: Actor = Actor.BOT, now: datetime | None = None
 ) -> NightResolution:
     """Close the night: resolve it into a draft the GM reviews (or publish it at once when the
     game auto-publishes). Returns the resolution."""
@@ -87,7 +89,7 @@ def night_close(
     return night_close_locked(uow=uow, now=now_or(now=now), by=by)
 
 
-def night_close_locked(*, uow: LockedGame, now: datetime, by: str) -> NightResolution:
+def night_close_locked(*, uow: LockedGame, now: datetime, by: Actor) -> NightResolution:
     """:func:`night_close` on the game ``uow`` holds locked, its phase the open night."""
     game, seats = uow.game, uow.seats
     phase = as_night(phase=uow.phase)
@@ -99,10 +101,10 @@ def night_close_locked(*, uow: LockedGame, now: datetime, by: str) -> NightResol
     phase.reopened_for = ""
     phase.result = {"draft": res.as_dict()}
     phase.save(update_fields=["status", "closed_at", "reopened_for", "result"])
-    log_event(game, "night_closed", by=by, phase=phase, draft=res.as_dict())
+    log_event(game, EventKind.NIGHT_CLOSED, by=by, phase=phase, draft=res.as_dict())
     if res.no_mafia_shot:
         # RULES.md P4: no automatic strike; the GM is alerted and may penalise by hand.
-        log_event(game, "alert_no_mafia_shot", phase=phase, number=phase.number)
+        log_event(game, EventKind.ALERT_NO_MAFIA_SHOT, phase=phase, number=phase.number)
     if game.auto_publish:
         return night_publish_locked(uow=uow, now=now, by=by)
     return res
@@ -110,7 +112,7 @@ def night_close_locked(*, uow: LockedGame, now: datetime, by: str) -> NightResol
 
 @transaction.atomic
 def night_draft_edit(
-    *, game_id: int, by: str, deaths: Iterable[int], reason: str
+    *, game_id: int, by: Actor, deaths: Iterable[int], reason: str
 ) -> NightResolution:
     """The GM sets who dies in the night under review (G1); logged as an override."""
     reason = (reason or "").strip()
@@ -131,7 +133,7 @@ def night_draft_edit(
     phase.save(update_fields=["result"])
     log_event(
         game,
-        "night_edited",
+        EventKind.NIGHT_EDITED,
         by=by,
         phase=phase,
         override=True,
@@ -154,7 +156,7 @@ def _changed(seats: list[Seat], numbers: set[int]) -> list[dict[str, object]]:
 
 @transaction.atomic
 def night_reopen_mafia(
-    *, game_id: int, by: str, reason: str = "", now: datetime | None = None
+    *, game_id: int, by: Actor, reason: str = "", now: datetime | None = None
 ) -> Phase:
     """G2: re-open the night under review for the mafia's shot alone; the mafia are told."""
     game = lock_game(game_id=game_id)
@@ -169,7 +171,7 @@ def night_reopen_mafia(
     phase.save(update_fields=["status", "reopened_for", "result"])
     log_event(
         game,
-        "mafia_shot_reopened",
+        EventKind.MAFIA_SHOT_REOPENED,
         by=by,
         phase=phase,
         override=True,
@@ -188,7 +190,7 @@ def night_reopen_mafia(
 
 @transaction.atomic
 def night_publish(
-    *, game_id: int, by: str = "system", now: datetime | None = None
+    *, game_id: int, by: Actor = Actor.BOT, now: datetime | None = None
 ) -> NightResolution:
     """Publish the night under review: deaths, spent items, checks, dawn strikes; Day opens."""
     now = now_or(now=now)

@@ -12,7 +12,9 @@ from django.db import transaction
 from gameplay import themes
 from gameplay.messages import render, when
 from gameplay.models import (
+    Actor,
     DealRound,
+    EventKind,
     Game,
     GameEvent,
     GameStatus,
@@ -89,7 +91,7 @@ def _open_phase(
         opened_at=now,
         deadline=now + length if length else None,
     )
-    log_event(game, "phase_opened", phase=phase, phase_kind=kind.value, number=number)
+    log_event(game, EventKind.PHASE_OPENED, phase=phase, phase_kind=kind.value, number=number)
     post_board(
         game=game,
         text=render(
@@ -110,7 +112,7 @@ def game_finish_locked(
     game: Game,
     winner: Winner | None,
     now: datetime,
-    by: str = "system",
+    by: Actor = Actor.BOT,
     reason: str = "",
     override: bool = False,
 ) -> Game:
@@ -128,12 +130,15 @@ def game_finish_locked(
     game.save(update_fields=["status", "winner", "finished_at"])
     rounds = [(r.number, r.commitment, r.seed) for r in DealRound.objects.filter(game=game)]
     last_deal: Any = (
-        GameEvent.objects.filter(game=game, kind="deal").order_by("-seq").values("data").first()
+        GameEvent.objects.filter(game=game, kind=EventKind.DEAL)
+        .order_by("-seq")
+        .values("data")
+        .first()
     )
     roster = list((last_deal or {}).get("data", {}).get("roster") or [])
     log_event(
         game,
-        "game_finished",
+        EventKind.GAME_FINISHED,
         by=by,
         override=override,
         winner=game.winner or None,
@@ -160,7 +165,7 @@ def game_finish_locked(
 def game_end(
     *,
     game_id: int,
-    by: str,
+    by: Actor,
     winner: Winner | None = None,
     reason: str = "",
     now: datetime | None = None,
@@ -176,7 +181,7 @@ def game_end(
         rounds = [(r.number, r.commitment, r.seed) for r in DealRound.objects.filter(game=game)]
         log_event(
             game,
-            "game_cancelled",
+            EventKind.GAME_CANCELLED,
             by=by,
             override=True,
             reason=reason,

@@ -10,7 +10,9 @@ from typing import cast
 from gameplay import themes
 from gameplay.messages import Person, render
 from gameplay.models import (
+    Actor,
     DeathCause,
+    EventKind,
     Game,
     ItemUse,
     NightAction,
@@ -33,7 +35,7 @@ from .common import (
 from .phases import day_open_locked, game_finish_locked
 
 
-def night_publish_locked(*, uow: LockedGame, now: datetime, by: str) -> NightResolution:
+def night_publish_locked(*, uow: LockedGame, now: datetime, by: Actor) -> NightResolution:
     """Publish the night under review of the game ``uow`` holds locked (its phase): save,
     announce, and open the next day or finish the game. Returns the final resolution."""
     game, phase, seats = uow.game, uow.phase, uow.seats
@@ -59,7 +61,7 @@ def night_publish_locked(*, uow: LockedGame, now: datetime, by: str) -> NightRes
     phase.published_at = now
     phase.result = {**phase.result, "final": res.as_dict()}
     phase.save(update_fields=["status", "published_at", "result"])
-    log_event(game, "night_published", by=by, phase=phase, **res.as_dict())
+    log_event(game, EventKind.NIGHT_PUBLISHED, by=by, phase=phase, **res.as_dict())
     _announce(game, phase, res, by_number, died=died, penalised=penalised, struck=struck)
     winner = decide_winner(table_of(seats))
     if winner is not None:

@@ -7,7 +7,7 @@ from typing import Any, cast
 
 from django.db import transaction
 
-from gameplay.models import Outbox, OutboxChannel, OutboxStatus
+from gameplay.models import Actor, EventKind, Outbox, OutboxChannel, OutboxStatus
 from gameplay.refusals import (
     AlreadyDelivered,
     ChatCreationNotRetried,
@@ -23,7 +23,7 @@ from .common import lock_game, log_event
 
 
 @transaction.atomic
-def outbox_retry(*, outbox_id: int, by: str, game_id: int | None = None) -> Outbox:
+def outbox_retry(*, outbox_id: int, by: Actor, game_id: int | None = None) -> Outbox:
     """Queue a failed message again: the whole row if it failed, or the recipients VK refused
     if it was delivered to the others. A board post is retried with the posts it was merged
     with, under the same ``guid`` (so a post VK did publish is not published twice).
@@ -58,7 +58,7 @@ def outbox_retry(*, outbox_id: int, by: str, game_id: int | None = None) -> Outb
     if game is not None:
         log_event(
             game,
-            "outbox_retried",
+            EventKind.OUTBOX_RETRIED,
             by=by,
             outbox_ids=[member.pk for member in rows],
             outbox_kind=row.kind,
@@ -86,7 +86,7 @@ def _requeue(rows: list[Outbox]) -> None:
     )
 
 
-def outbox_retry_all(*, game_id: int, by: str) -> int:
+def outbox_retry_all(*, game_id: int, by: Actor) -> int:
     """Queue again every delivery of the game that failed, wholly or for some recipients
     (``outbox_retry`` for each, in one transaction); returns how many rows."""
     with transaction.atomic():

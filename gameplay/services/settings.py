@@ -10,7 +10,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from gameplay.messages import known_zone, render
-from gameplay.models import Community, Game, GameStatus
+from gameplay.models import Actor, Community, EventKind, Game, GameStatus
 from gameplay.refusals import (
     CommunityFixedInPlay,
     CommunityRequired,
@@ -172,14 +172,14 @@ def game_open(
     become its GMs."""
     _check_settings({"name": name, **settings})
     check_community(user=gm, vk_group_id=settings.get("vk_group_id"))
-    game = game_create(name=name, counts=counts, gm=gm, by=f"gm:{gm.get_username()}", **settings)
+    game = game_create(name=name, counts=counts, gm=gm, by=Actor.gm(gm), **settings)
     extra = _gm_users([u for u in co_gms if u.pk != gm.pk], game=game)
     if extra:
         game.gms.add(*extra)
         log_event(
             game,
-            "gms_changed",
-            by=f"gm:{gm.get_username()}",
+            EventKind.GMS_CHANGED,
+            by=Actor.gm(gm),
             gms=sorted(u.get_username() for u in [gm, *extra]),
         )
     return game
@@ -214,7 +214,7 @@ def _apply_counts(game: Game, counts: RoleCounts | None) -> dict[str, int] | Non
 def game_settings_update(
     *,
     game_id: int,
-    by: str,
+    by: Actor,
     counts: RoleCounts | None = None,
     gms: Sequence[Any] | None = None,
     editor: Any = None,
@@ -249,7 +249,7 @@ def game_settings_update(
                 game.save()
         except IntegrityError as error:
             raise tenancy_refusal(error=error) from None
-        log_event(game, "settings_changed", by=by, changed=changed)
+        log_event(game, EventKind.SETTINGS_CHANGED, by=by, changed=changed)
         if {"topic_id", "recruit_topic_id"} & set(changed):
             announce_round(game=game)
         _announce_move(game, old_topic)
@@ -260,5 +260,7 @@ def game_settings_update(
             raise NoGm()
         if before != {u.pk for u in users}:
             game.gms.set(users)
-            log_event(game, "gms_changed", by=by, gms=sorted(u.get_username() for u in users))
+            log_event(
+                game, EventKind.GMS_CHANGED, by=by, gms=sorted(u.get_username() for u in users)
+            )
     return game

@@ -12,7 +12,7 @@ from django.db.models import Q
 from gameplay import themes
 from gameplay.buttons import menu_keyboard
 from gameplay.messages import Person, render
-from gameplay.models import ACTIVE_STATUSES, DealRound, Game, GameStatus
+from gameplay.models import ACTIVE_STATUSES, Actor, DealRound, EventKind, Game, GameStatus
 from gameplay.refusals import (
     AlreadyRunning,
     GameNameMissing,
@@ -67,7 +67,7 @@ def game_create(
     name: str,
     counts: RoleCounts | None = None,
     gm: Any = None,
-    by: str = "system",
+    by: Actor = Actor.BOT,
     seed: str | None = None,
     **settings: Any,
 ) -> Game:
@@ -100,13 +100,13 @@ def game_create(
         raise tenancy_refusal(error=error) from None
     if gm is not None:
         game.gms.add(gm)
-    log_event(game, "game_created", by=by, counts=counts.as_dict(), name=game.name)
+    log_event(game, EventKind.GAME_CREATED, by=by, counts=counts.as_dict(), name=game.name)
     open_round(game=game, by=by, seed=seed)
     return game
 
 
 @transaction.atomic
-def game_start(*, game_id: int, by: str = "system", now: datetime | None = None) -> Game:
+def game_start(*, game_id: int, by: Actor = Actor.BOT, now: datetime | None = None) -> Game:
     """Start a dealt game: roster and commitment in the board, role cards, Day 1 opens."""
     now = now_or(now=now)
     game = lock_game(game_id=game_id)
@@ -118,7 +118,7 @@ def game_start(*, game_id: int, by: str = "system", now: datetime | None = None)
     game.status = GameStatus.RUNNING
     game.started_at = now
     game.save(update_fields=["status", "started_at"])
-    log_event(game, "game_started", by=by, commitment=game.commitment, players=len(seats))
+    log_event(game, EventKind.GAME_STARTED, by=by, commitment=game.commitment, players=len(seats))
     rounds = [(r.number, r.commitment) for r in DealRound.objects.filter(game=game)]
     post_board(
         game=game,

@@ -16,6 +16,8 @@ from django.utils import timezone
 from gameplay import unit_of_work
 from gameplay.messages import render
 from gameplay.models import (
+    Actor,
+    EventKind,
     Game,
     GameStatus,
     Outbox,
@@ -72,7 +74,7 @@ def signup_create(
     vk_user_id: int,
     name: str,
     reserve: bool = False,
-    by: str | None = None,
+    by: Actor | None = None,
     sex: int = 0,
     pm_allowed: bool | None = None,
     topic_id: int | None = None,
@@ -95,8 +97,8 @@ def signup_create(
     )
     log_event(
         game,
-        "signup",
-        by=by or f"vk:{vk_user_id}",
+        EventKind.SIGNUP,
+        by=by or Actor.player(vk_user_id),
         vk_user_id=vk_user_id,
         name=seat.name,
         reserve=reserve,
@@ -184,7 +186,7 @@ def _signup_list_text(game: Game, entries: list[dict[str, Any]]) -> str:
 
 
 @transaction.atomic
-def signup_withdraw(*, game_id: int, vk_user_id: int, by: str | None = None) -> Seat:
+def signup_withdraw(*, game_id: int, vk_user_id: int, by: Actor | None = None) -> Seat:
     """Withdraw a sign-up before the start (a reserve may withdraw any time).
 
     Withdrawing from a dealt game discards the deal (an override, listed at the end): the GM
@@ -202,10 +204,10 @@ def signup_withdraw(*, game_id: int, vk_user_id: int, by: str | None = None) -> 
     ):
         raise WithdrawTooLate()
     if seat.status == SeatStatus.PLAYER and game.status == GameStatus.DEALT:
-        by_player = by is None or by == f"vk:{vk_user_id}"
+        by_player = by is None or by == Actor.player(vk_user_id)
         discard_deal(
             game=game,
-            by=by or f"vk:{vk_user_id}",
+            by=by or Actor.player(vk_user_id),
             cause="player" if by_player else "gm",
             vk_user_id=vk_user_id,
         )
@@ -214,7 +216,7 @@ def signup_withdraw(*, game_id: int, vk_user_id: int, by: str | None = None) -> 
     seat.role = ""
     seat.item = ""
     seat.save()
-    log_event(game, "withdraw", by=by or f"vk:{vk_user_id}", vk_user_id=vk_user_id)
+    log_event(game, EventKind.WITHDRAW, by=by or Actor.player(vk_user_id), vk_user_id=vk_user_id)
     send_message(
         game=game,
         peer_ids=[vk_user_id],
@@ -256,7 +258,7 @@ def parse_player_lines(*, text: str) -> list[PlayerLine]:
 
 @transaction.atomic
 def player_add(
-    *, game_id: int, by: str, vk: str | int, name: str = "", reserve: bool = False
+    *, game_id: int, by: Actor, vk: str | int, name: str = "", reserve: bool = False
 ) -> Seat:
     """Sign a VK user up (or put them in the reserve) on the GM's behalf."""
     vk_id = vk if isinstance(vk, int) else parse_vk_user(text=vk)
@@ -280,7 +282,7 @@ def player_add(
 
 
 @transaction.atomic
-def players_add_bulk(*, game_id: int, by: str, text: str, reserve: bool = False) -> list[Seat]:
+def players_add_bulk(*, game_id: int, by: Actor, text: str, reserve: bool = False) -> list[Seat]:
     """Add many players at once: all of them, or (on any refusal) none."""
     lines = parse_player_lines(text=text)
     seats = []
@@ -297,7 +299,7 @@ def players_add_bulk(*, game_id: int, by: str, text: str, reserve: bool = False)
 
 
 @transaction.atomic
-def player_remove(*, game_id: int, by: str, seat_id: int, discard: bool = True) -> Seat:
+def player_remove(*, game_id: int, by: Actor, seat_id: int, discard: bool = True) -> Seat:
     """Withdraw a sign-up or a reserve entry on the GM's behalf (see ``signup_withdraw``).
 
     ``discard=False``: refuse (``DiscardNotConfirmed``, nothing changes) if the removal would

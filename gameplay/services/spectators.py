@@ -21,6 +21,8 @@ from django.db import IntegrityError, transaction
 from gameplay import unit_of_work
 from gameplay.messages import render
 from gameplay.models import (
+    Actor,
+    EventKind,
     FlagKind,
     Game,
     GameStatus,
@@ -108,7 +110,7 @@ def spectator_request(*, game_id: int, vk_user_id: int) -> SpectatorMember:
             )
         ]
     )
-    log_event(game, "spectator_invited", by=f"vk:{vk_user_id}", vk_user_id=vk_user_id)
+    log_event(game, EventKind.SPECTATOR_INVITED, by=Actor.player(vk_user_id), vk_user_id=vk_user_id)
     return member
 
 
@@ -129,7 +131,7 @@ def spectator_joined(*, game_id: int, member_id: int) -> bool:
         defaults={"seat": seat, "status": status, "reason": refusal or ""},
     )
     if refusal is None:
-        log_event(game, "spectator_joined", vk_user_id=member_id)
+        log_event(game, EventKind.SPECTATOR_JOINED, vk_user_id=member_id)
         return True
     chat = int(game.spectator_chat_id or 0)
     note = render("spectators/intruder_removed", member=f"id{member_id}", why=refusal)
@@ -153,7 +155,7 @@ def spectator_joined(*, game_id: int, member_id: int) -> bool:
         text=note,
         phase=current_phase(game),
     )
-    log_event(game, "spectator_removed", vk_user_id=member_id, reason=refusal)
+    log_event(game, EventKind.SPECTATOR_REMOVED, vk_user_id=member_id, reason=refusal)
     return False
 
 
@@ -171,7 +173,7 @@ def spectator_left(*, game_id: int, member_id: int) -> None:
 
 
 @transaction.atomic
-def spectator_chat_link(*, game_id: int, by: str, chat: int) -> Game:
+def spectator_chat_link(*, game_id: int, by: Actor, chat: int) -> Game:
     """Link the game to an existing VK chat (the community must be its admin)."""
     game = lock_game(game_id=game_id)
     if game.status in (GameStatus.FINISHED, GameStatus.CANCELLED):
@@ -185,12 +187,12 @@ def spectator_chat_link(*, game_id: int, by: str, chat: int) -> Game:
             game.save(update_fields=["spectator_chat_id"])
     except IntegrityError as error:
         raise tenancy_refusal(error=error) from None
-    log_event(game, "spectator_chat_linked", by=by, peer_id=peer, before=before)
+    log_event(game, EventKind.SPECTATOR_CHAT_LINKED, by=by, peer_id=peer, before=before)
     return game
 
 
 @transaction.atomic
-def spectator_chat_create(*, game_id: int, by: str) -> Outbox:
+def spectator_chat_create(*, game_id: int, by: Actor) -> Outbox:
     """Ask the community to create the spectator chat itself (``messages.createChat``, group
     token: the community is then the chat's owner and admin). The GMs' own VK accounts
     (``gm_vk_ids``) are put in it, as far as VK lets the community add them. The delivery sends
@@ -225,7 +227,7 @@ def spectator_chat_create(*, game_id: int, by: str) -> Outbox:
     unit_of_work.flush()  # the row's id goes in the log (deferred in the pipeline's transaction)
     log_event(
         game,
-        "spectator_chat_create_requested",
+        EventKind.SPECTATOR_CHAT_CREATE_REQUESTED,
         by=by,
         title=title,
         outbox=row.pk,
@@ -245,7 +247,7 @@ def spectator_chat_created(*, outbox: Outbox, peer_id: int, added: Sequence[int]
     payload = outbox.payload or {}
     log_event(
         game,
-        "spectator_chat_created",
+        EventKind.SPECTATOR_CHAT_CREATED,
         peer_id=peer_id,
         outbox=outbox.pk,
         title=payload.get("title", outbox.text),
@@ -263,7 +265,7 @@ def spectator_chat_created(*, outbox: Outbox, peer_id: int, added: Sequence[int]
     try:
         with transaction.atomic():
             spectator_chat_link(
-                game_id=game.pk, by=str(payload.get("by") or "system"), chat=peer_id
+                game_id=game.pk, by=Actor(payload.get("by") or Actor.BOT), chat=peer_id
             )
     except SetupError as refusal:  # another unfinished game holds that chat (never seen)
         add_flag_line(outbox, refusal.reason)
@@ -272,7 +274,7 @@ def spectator_chat_created(*, outbox: Outbox, peer_id: int, added: Sequence[int]
 
 
 @transaction.atomic
-def spectator_chat_set_open(*, game_id: int, by: str, open: bool) -> Game:
+def spectator_chat_set_open(*, game_id: int, by: Actor, open: bool) -> Game:
     """Open or close the spectator chat. Opening tells the eligible dead (G6) how to join."""
     game = lock_game(game_id=game_id)
     if open and game.status != GameStatus.RUNNING:
@@ -283,7 +285,9 @@ def spectator_chat_set_open(*, game_id: int, by: str, open: bool) -> Game:
         raise ChatAlreadyOpen() if open else ChatAlreadyClosed()
     game.spectator_chat_open = open
     game.save(update_fields=["spectator_chat_open"])
-    log_event(game, "spectator_chat_opened" if open else "spectator_chat_closed", by=by)
+    log_event(
+        game, EventKind.SPECTATOR_CHAT_OPENED if open else EventKind.SPECTATOR_CHAT_CLOSED, by=by
+    )
     if open:
         eligible = [
             s.vk_user_id for s in players(game) if spectator_refusal(game=game, seat=s) is None

@@ -20,7 +20,7 @@ from django.db import transaction
 
 from gameplay import gmtext, gmtext_data, themes
 from gameplay.messages import MessageError, Person, render, when
-from gameplay.models import Game, Phase, PhaseKind, PhaseStatus, Seat
+from gameplay.models import Actor, EventKind, Game, Phase, PhaseKind, PhaseStatus, Seat
 from gameplay.refusals import (
     NoSuchThemeText,
     PhaseChanged,
@@ -90,7 +90,7 @@ def _day_post(game: Game, phase: Phase, seats: list[Seat], story: str) -> str:
 
 
 @transaction.atomic
-def phase_story_set(*, game_id: int, by: str, story: str, phase_id: int | None = None) -> Phase:
+def phase_story_set(*, game_id: int, by: Actor, story: str, phase_id: int | None = None) -> Phase:
     """The GM's story paragraph for the current phase's result post (an open day or a night
     under review); an empty one leaves the theme's text. Logged with its text."""
     game = lock_game(game_id=game_id)
@@ -106,7 +106,7 @@ def phase_story_set(*, game_id: int, by: str, story: str, phase_id: int | None =
         raise StoryTooLong(limit=STORY_MAX)
     phase.story = story
     phase.save(update_fields=["story"])
-    log_event(game, "story_set", by=by, phase=phase, story=story)
+    log_event(game, EventKind.STORY_SET, by=by, phase=phase, story=story)
     return phase
 
 
@@ -369,7 +369,7 @@ def theme_preview(*, game: Game, slot: str, text: str, theme: str | None = None)
 
 
 @transaction.atomic
-def theme_text_set(*, game_id: int, by: str, slot: str, text: str) -> Game:
+def theme_text_set(*, game_id: int, by: Actor, slot: str, text: str) -> Game:
     """The game's own version of one theme text (empty: back to the theme's). A text that
     does not render is refused with its line and the reason, and nothing changes."""
     game = lock_game(game_id=game_id)
@@ -392,7 +392,7 @@ def theme_text_set(*, game_id: int, by: str, slot: str, text: str) -> Game:
         texts.pop(slot, None)
     game.theme_texts = texts
     game.save(update_fields=["theme_texts"])
-    log_event(game, "theme_text_set", by=by, slot=slot, text=text)
+    log_event(game, EventKind.THEME_TEXT_SET, by=by, slot=slot, text=text)
     return game
 
 

@@ -20,6 +20,8 @@ from django.db import transaction
 
 from gameplay.messages import Person, moment, render
 from gameplay.models import (
+    Actor,
+    EventKind,
     Game,
     GameStatus,
     Outbox,
@@ -153,7 +155,7 @@ def vote_submit_locked(
     ):
         # The close changes the phase, the seats and maybe the game: nothing of it is kept.
         uow.release()
-        result = day_close_locked(uow=uow, now=now_or(now=now), by="system", early=True)
+        result = day_close_locked(uow=uow, now=now_or(now=now), by=Actor.BOT, early=True)
     return VoteOutcome(vote, accepted.early_ignored, previous is not None, result)
 
 
@@ -210,8 +212,8 @@ def _record_vote(
     dbrows.insert([vote])
     uow.record_ballot(voter, CastVote(vote.pk, target, vote.early, False))
     uow.log_event(
-        "vote",
-        by=f"seat:{voter}",
+        EventKind.VOTE,
+        by=Actor.seat(voter),
         phase=phase,
         voter=voter,
         target=target,

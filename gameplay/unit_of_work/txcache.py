@@ -45,7 +45,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import Max, Model
 
-from gameplay.models import ACTIVE_STATUSES, Game, GameEvent, Phase, Seat
+from gameplay.models import ACTIVE_STATUSES, Actor, EventKind, Game, GameEvent, Phase, Seat
 from outbox import dbrows
 
 
@@ -99,16 +99,18 @@ class LockedGame:
 
     def log_event(
         self,
-        kind: str,
+        kind: EventKind,
         /,
         *,
-        by: str = "system",
+        by: Actor = Actor.BOT,
         phase: Phase | None = None,
         override: bool = False,
         **data: Any,
     ) -> GameEvent:
         """Append to the game's event log: kept, with the seq counted on and the row inserted
-        at the end of the transaction; else at once, as ``gameplay.services.common.log_event``."""
+        at the end of the transaction; else at once, as ``gameplay.services.common.log_event``.
+        ``kind`` must be an ``EventKind`` (a ValueError otherwise)."""
+        kind = EventKind(kind)
         if not self.is_kept:
             flush()  # the log's queued rows count
             return GameEvent.objects.create(

@@ -35,7 +35,7 @@ from gameplay.services.communities import (
     community_history_set,
 )
 from panel import connect, signin
-from panel.access import attempt, render_panel
+from panel.access import Refused, render_panel, shows_refusals
 from panel.flash import confirmation, say
 from panel.forms import ConnectForm, GmAddForm, HistoryForm
 
@@ -46,13 +46,24 @@ def community_url(community: Community, name: str = "community", **kwargs: Any) 
     return reverse(f"panel:{name}", kwargs={"vk_id": community.vk_id, **kwargs})
 
 
-def community_view(*methods: str, owner: bool = False) -> Callable[[View], View]:
-    """The wrapped view gets the community instead of its VK id; ``owner``: its owner's."""
+def to_community(request: HttpRequest, community: Community, **_kwargs: Any) -> HttpResponse:
+    """A refused community view's answer (``shows_refusals``): the community's page."""
+    return HttpResponseRedirect(community_url(community))
+
+
+def community_view(
+    *methods: str, owner: bool = False, refused: Refused | None = None
+) -> Callable[[View], View]:
+    """The wrapped view gets the community instead of its VK id; ``owner``: its owner's.
+    ``refused``: what a refusal answers (``shows_refusals``), None for a view that refuses
+    nothing."""
     allowed = list(methods or ("GET",))
     if "GET" in allowed and "HEAD" not in allowed:
         allowed.append("HEAD")
 
     def decorate(func: View) -> View:
+        view = func if refused is None else shows_refusals(refused)(func)
+
         @wraps(func)
         def inner(request: HttpRequest, vk_id: int, **kwargs: Any) -> HttpResponse:
             community = get_object_or_404(communities_for(request.user), vk_id=vk_id)
@@ -60,7 +71,7 @@ def community_view(*methods: str, owner: bool = False) -> Callable[[View], View]
                 return HttpResponseNotAllowed(allowed)
             if owner and not owned_by(request.user).filter(pk=community.pk).exists():
                 raise PermissionDenied
-            return func(request, community, **kwargs)
+            return view(request, community, **kwargs)
 
         return inner
 
@@ -92,9 +103,23 @@ def communities_list(request: HttpRequest) -> HttpResponse:
     )
 
 
+def _connect_form(request: HttpRequest, community: Community | None) -> ConnectForm:
+    """«Подключить» (``community`` None) or «Подключить снова», as sent (or empty)."""
+    data = request.POST if request.method == "POST" else None
+    if community is None:
+        return ConnectForm(data)
+    return ConnectForm(
+        data,
+        stored=bool(community.group_token and community.user_token),
+        stored_group=bool(community.group_token),
+    )
+
+
 def _connect_page(
-    request: HttpRequest, form: ConnectForm, community: Community | None
+    request: HttpRequest, community: Community | None = None, form: ConnectForm | None = None
 ) -> HttpResponse:
+    """The connect form; refused, with what the GM sent."""
+    form = form if form is not None else _connect_form(request, community)
     return render_panel(
         request,
         None,
@@ -112,43 +137,38 @@ def _connect_page(
 
 
 @sensitive_post_parameters("group_token", "user_token")
+@shows_refusals(_connect_page)
 def community_connect(request: HttpRequest) -> HttpResponse:
     if request.method not in ("GET", "HEAD", "POST"):
         return HttpResponseNotAllowed(["GET", "HEAD", "POST"])
     if not (request.user.is_active and request.user.is_staff):
         raise PermissionDenied
-    form = ConnectForm(request.POST if request.method == "POST" else None)
+    form = _connect_form(request, None)
     if request.method == "POST" and form.is_valid():
         return _connect_submitted(request, form, None)
-    return _connect_page(request, form, None)
+    return _connect_page(request, None, form)
 
 
 def _connect_submitted(
     request: HttpRequest, form: ConnectForm, community: Community | None
 ) -> HttpResponse:
     """A valid «Подключить» (``community`` None) or «Подключить снова»: off to VK ID to sign
-    in, or the pasted keys checked and saved; the form again with the refusal otherwise."""
+    in, or the pasted keys checked and saved (a refusal is the caller's view's to show)."""
     if form.signs_in:
-        ok, address = attempt(
-            request,
-            signin.sign_in_start,
+        address = signin.sign_in_start(
             request=request,
             group_token=form.cleaned_data["group_token"],
             community=community,
         )
-        return HttpResponseRedirect(address) if ok else _connect_page(request, form, community)
+        return HttpResponseRedirect(address)
     again = {"community": community} if community is not None else {}
     stored = community.group_token if community is not None else ""
-    ok, row = attempt(
-        request,
-        connect.connect,
+    row = connect.connect(
         by=request.user,
         group_token=form.cleaned_data["group_token"] or stored,
         user_token=form.cleaned_data["user_token"],
         **again,
     )
-    if not ok:
-        return _connect_page(request, form, community)
     if community is None:
         say(request, "community_connected", community=row)
     else:
@@ -156,35 +176,40 @@ def _connect_submitted(
     return HttpResponseRedirect(community_url(row))
 
 
+def _to_connect(request: HttpRequest) -> HttpResponse:
+    return HttpResponseRedirect(reverse("panel:community_connect"))
+
+
+@shows_refusals(_to_connect)
 def community_vkid(request: HttpRequest) -> HttpResponse:
     """Where VK ID sends the browser back after «Войти через VK ID» (``panel.signin``)."""
     if request.method not in ("GET", "HEAD"):
         return HttpResponseNotAllowed(["GET", "HEAD"])
     if not (request.user.is_active and request.user.is_staff):
         raise PermissionDenied
-    ok, done = attempt(request, signin.sign_in_finish, request=request)
-    if ok:
-        name = "community_reconnected" if done.again else "community_connected"
-        say(request, name, community=done.community)
-        return HttpResponseRedirect(community_url(done.community))
-    return HttpResponseRedirect(reverse("panel:community_connect"))
+    done = signin.sign_in_finish(request=request)
+    name = "community_reconnected" if done.again else "community_connected"
+    say(request, name, community=done.community)
+    return HttpResponseRedirect(community_url(done.community))
+
+
+def _reconnect_refused(request: HttpRequest, community: Community) -> HttpResponse:
+    """«Подключить снова» refused: the form again, or, for the environment's community (which
+    is not reconnected here), its page."""
+    if community.from_env:
+        return to_community(request, community)
+    return _connect_page(request, community)
 
 
 @sensitive_post_parameters("group_token", "user_token")
-@community_view("GET", "POST", owner=True)
+@community_view("GET", "POST", owner=True, refused=_reconnect_refused)
 def community_reconnect(request: HttpRequest, community: Community) -> HttpResponse:
     if community.from_env:
-        messages.error(request, CommunityFromEnvironment(community=str(community)).reason)
-        return HttpResponseRedirect(community_url(community))
-    stored = bool(community.group_token and community.user_token)
-    form = ConnectForm(
-        request.POST if request.method == "POST" else None,
-        stored=stored,
-        stored_group=bool(community.group_token),
-    )
+        raise CommunityFromEnvironment(community=str(community))
+    form = _connect_form(request, community)
     if request.method == "POST" and form.is_valid():
         return _connect_submitted(request, form, community)
-    return _connect_page(request, form, community)
+    return _connect_page(request, community, form)
 
 
 @community_view()
@@ -210,11 +235,10 @@ def community_page(request: HttpRequest, community: Community) -> HttpResponse:
     )
 
 
-@community_view("GET", "POST", owner=True)
+@community_view("GET", "POST", owner=True, refused=to_community)
 def community_disconnect_view(request: HttpRequest, community: Community) -> HttpResponse:
     if community.from_env:
-        messages.error(request, CommunityFromEnvironment(community=str(community)).reason)
-        return HttpResponseRedirect(community_url(community))
+        raise CommunityFromEnvironment(community=str(community))
     if request.method == "POST" and request.POST.get("confirm") == "yes":
         community_disconnect(community=community)
         say(request, "community_disconnected", community=community)
@@ -234,22 +258,19 @@ def community_disconnect_view(request: HttpRequest, community: Community) -> Htt
     )
 
 
-@community_view("POST", owner=True)
+@community_view("POST", owner=True, refused=to_community)
 def community_gm_add_view(request: HttpRequest, community: Community) -> HttpResponse:
     form = GmAddForm(request.POST)
     if not form.is_valid():
         for error in form.errors.get("username", []):
             messages.error(request, cast(str, error))  # an error list yields its messages
         return HttpResponseRedirect(community_url(community))
-    ok, member = attempt(
-        request, community_gm_add, community=community, username=form.cleaned_data["username"]
-    )
-    if ok:
-        say(request, "community_gm_added", username=member.user.get_username())
+    member = community_gm_add(community=community, username=form.cleaned_data["username"])
+    say(request, "community_gm_added", username=member.user.get_username())
     return HttpResponseRedirect(community_url(community))
 
 
-@community_view("GET", "POST", owner=True)
+@community_view("GET", "POST", owner=True, refused=to_community)
 def community_gm_remove_view(
     request: HttpRequest, community: Community, user_id: int
 ) -> HttpResponse:
@@ -257,9 +278,8 @@ def community_gm_remove_view(
         get_user_model(), pk=user_id, community_memberships__community=community
     )
     if request.method == "POST" and request.POST.get("confirm") == "yes":
-        ok, _ = attempt(request, community_gm_remove, community=community, user=user)
-        if ok:
-            say(request, "community_gm_removed", username=user.get_username())
+        community_gm_remove(community=community, user=user)
+        say(request, "community_gm_removed", username=user.get_username())
         return HttpResponseRedirect(community_url(community))
     return render_panel(
         request,

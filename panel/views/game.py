@@ -13,7 +13,7 @@ from gameplay.selectors.table import players, table_of
 from gameplay.services.phases import game_end
 from gameplay.services.settings import game_open, game_settings_update
 from gameplay.services.story import post_preview
-from panel.access import actor, attempt, game_url, gm_view, render_panel
+from panel.access import actor, game_url, gm_view, render_panel, shows_refusals
 from panel.flash import say
 from panel.forms import (
     EndGameForm,
@@ -30,73 +30,87 @@ from panel.forms import (
 EXTENSIONS = [(30, "+30 мин"), (60, "+1 ч"), (180, "+3 ч"), (720, "+12 ч"), (1440, "+24 ч")]
 
 
-def game_create(request: HttpRequest) -> HttpResponse:
-    """The new-game form (replaces the admin's add view)."""
+def _create_form(request: HttpRequest) -> GameSettingsForm:
     if request.method == "POST":
-        form = GameSettingsForm(request.POST, user=request.user)
-        if form.is_valid():
-            values = form.settings()
-            ok, game = attempt(
-                request,
-                game_open,
-                name=values.pop("name"),
-                counts=form.counts(),
-                gm=request.user,
-                co_gms=list(form.cleaned_data["co_gms"]),
-                **values,
-            )
-            if ok:
-                say(request, "game_created", game=game)
-                return HttpResponseRedirect(game_url(game))
-    else:
-        form = GameSettingsForm(initial={"co_gms": [request.user.pk]}, user=request.user)
+        return GameSettingsForm(request.POST, user=request.user)
+    return GameSettingsForm(initial={"co_gms": [request.user.pk]}, user=request.user)
+
+
+def _create_page(request: HttpRequest, form: GameSettingsForm | None = None) -> HttpResponse:
+    """The new-game form, as the GM filled it in."""
+    form = form if form is not None else _create_form(request)
     return render_panel(request, None, "panel/game_form.html", {"form": form}, title="Новая игра")
 
 
-@gm_view("GET", "POST")
-def game_settings(request: HttpRequest, game) -> HttpResponse:
+@shows_refusals(_create_page)
+def game_create(request: HttpRequest) -> HttpResponse:
+    """The new-game form (replaces the admin's add view)."""
+    form = _create_form(request)
+    if request.method == "POST" and form.is_valid():
+        values = form.settings()
+        game = game_open(
+            name=values.pop("name"),
+            counts=form.counts(),
+            gm=request.user,
+            co_gms=list(form.cleaned_data["co_gms"]),
+            **values,
+        )
+        say(request, "game_created", game=game)
+        return HttpResponseRedirect(game_url(game))
+    return _create_page(request, form)
+
+
+def _settings_form(request: HttpRequest, game) -> GameSettingsForm:
     locked = game.status != GameStatus.RECRUITING
     if request.method == "POST":
-        form = GameSettingsForm(
+        return GameSettingsForm(
             request.POST,
             counts_locked=locked,
             user=request.user,
             game=game,
             initial=GameSettingsForm.initial_for(game),
         )
-        if form.is_valid():
-            users = list(form.cleaned_data["co_gms"])
-            ok, _ = attempt(
-                request,
-                game_settings_update,
-                game_id=game.pk,
-                by=actor(request),
-                editor=request.user,
-                counts=None if locked else form.counts(),
-                gms=users,
-                **form.settings(),
-            )
-            if ok:
-                say(request, "settings_saved")
-                if not request.user.is_superuser and request.user not in users:
-                    # The GM took themselves off the game: it is no longer theirs to see.
-                    return HttpResponseRedirect(reverse("admin:gameplay_game_changelist"))
-                return HttpResponseRedirect(game_url(game, "panel_settings"))
-    else:
-        form = GameSettingsForm(
-            initial=GameSettingsForm.initial_for(game),
-            counts_locked=locked,
-            user=request.user,
-            game=game,
-        )
+    return GameSettingsForm(
+        initial=GameSettingsForm.initial_for(game),
+        counts_locked=locked,
+        user=request.user,
+        game=game,
+    )
+
+
+def _settings_page(
+    request: HttpRequest, game, form: GameSettingsForm | None = None
+) -> HttpResponse:
+    """The game's settings, as the GM filled them in."""
     return render_panel(
         request,
         game,
         "panel/game_form.html",
-        {"form": form},
+        {"form": form if form is not None else _settings_form(request, game)},
         title=f"Настройки: {game.name}",
         tab="settings",
     )
+
+
+@gm_view("GET", "POST", refused=_settings_page)
+def game_settings(request: HttpRequest, game) -> HttpResponse:
+    form = _settings_form(request, game)
+    if request.method == "POST" and form.is_valid():
+        users = list(form.cleaned_data["co_gms"])
+        game_settings_update(
+            game_id=game.pk,
+            by=actor(request),
+            editor=request.user,
+            counts=None if form.counts_locked else form.counts(),
+            gms=users,
+            **form.settings(),
+        )
+        say(request, "settings_saved")
+        if not request.user.is_superuser and request.user not in users:
+            # The GM took themselves off the game: it is no longer theirs to see.
+            return HttpResponseRedirect(reverse("admin:gameplay_game_changelist"))
+        return HttpResponseRedirect(game_url(game, "panel_settings"))
+    return _settings_page(request, game, form)
 
 
 @gm_view()
@@ -136,28 +150,12 @@ def game_page_response(
     return render_panel(request, game, "panel/game.html", context, title=game.name, tab="game")
 
 
-@gm_view("GET", "POST")
-def game_end_view(request: HttpRequest, game) -> HttpResponse:
-    """End (or, before the start, cancel) the game — after a confirmation page."""
+def _end_page(request: HttpRequest, game) -> HttpResponse:
+    """The end's confirmation, with the winner and the reason as the GM chose them."""
     running = game.status == GameStatus.RUNNING
-    suggested = None
-    if running:
-        suggested = decide_winner(table_of(players(game)))
+    suggested = decide_winner(table_of(players(game))) if running else None
     if request.method == "POST":
         form = EndGameForm(request.POST)
-        if form.is_valid():
-            winner = form.cleaned_data["winner"]
-            ok, _ = attempt(
-                request,
-                game_end,
-                game_id=game.pk,
-                by=actor(request),
-                winner=Winner(winner) if winner and running else None,
-                reason=form.cleaned_data["reason"].strip(),
-            )
-            if ok:
-                say(request, "game_ended", running=running)
-                return HttpResponseRedirect(game_url(game))
     else:
         form = EndGameForm(initial={"winner": suggested.value if suggested else ""})
     return render_panel(
@@ -168,3 +166,21 @@ def game_end_view(request: HttpRequest, game) -> HttpResponse:
         title="Завершить игру" if running else "Отменить игру",
         tab="game",
     )
+
+
+@gm_view("GET", "POST", refused=_end_page)
+def game_end_view(request: HttpRequest, game) -> HttpResponse:
+    """End (or, before the start, cancel) the game — after a confirmation page."""
+    running = game.status == GameStatus.RUNNING
+    form = EndGameForm(request.POST) if request.method == "POST" else None
+    if form is not None and form.is_valid():
+        winner = form.cleaned_data["winner"]
+        game_end(
+            game_id=game.pk,
+            by=actor(request),
+            winner=Winner(winner) if winner and running else None,
+            reason=form.cleaned_data["reason"].strip(),
+        )
+        say(request, "game_ended", running=running)
+        return HttpResponseRedirect(game_url(game))
+    return _end_page(request, game)

@@ -9,9 +9,8 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.utils.text import slugify
 
-from gameplay.export import export_game, replay_check
+from gameplay.export import Export, export_game, replay_check
 from gameplay.models import OutboxStatus
-from gameplay.rules import RuleViolation
 from gameplay.selectors.history import player_history
 from gameplay.selectors.record import (
     PeopleNames,
@@ -27,7 +26,7 @@ from gameplay.selectors.spectators import spectator_page
 from gameplay.services.retries import outbox_retry, outbox_retry_all
 from gameplay.services.spectators import spectator_chat_create, spectator_chat_link
 from gameplay.services.spectators import spectator_chat_set_open as chat_set_open
-from panel.access import actor, attempt, back, gm_view, render_panel
+from panel.access import actor, back, gm_view, render_panel
 from panel.flash import say
 from panel.forms import ChatLinkForm, HistoryLookupForm, LogFilterForm
 from panel.labels import actor_label, describe_event, event_label
@@ -52,46 +51,36 @@ def spectators_view(request: HttpRequest, game) -> HttpResponse:
     )
 
 
-@gm_view("POST")
+@gm_view("POST", refused="panel_spectators")
 def chat_link_view(request: HttpRequest, game) -> HttpResponse:
     form = ChatLinkForm(request.POST)
     if not form.is_valid():
         for error in form.errors.get("chat", []):
             messages.error(request, cast(str, error))  # an error list yields its messages
         return back(request, game, "panel_spectators")
-    ok, _ = attempt(
-        request,
-        spectator_chat_link,
-        game_id=game.pk,
-        by=actor(request),
-        chat=form.cleaned_data["chat"],
-    )
-    if ok:
-        say(request, "chat_linked")
+    spectator_chat_link(game_id=game.pk, by=actor(request), chat=form.cleaned_data["chat"])
+    say(request, "chat_linked")
     return back(request, game, "panel_spectators")
 
 
-@gm_view("POST")
+@gm_view("POST", refused="panel_spectators")
 def chat_create_view(request: HttpRequest, game) -> HttpResponse:
-    ok, row = attempt(request, spectator_chat_create, game_id=game.pk, by=actor(request))
-    if ok:
-        say(request, "chat_creating", title=row.text)
+    row = spectator_chat_create(game_id=game.pk, by=actor(request))
+    say(request, "chat_creating", title=row.text)
     return back(request, game, "panel_spectators")
 
 
-@gm_view("POST")
+@gm_view("POST", refused="panel_spectators")
 def chat_open_view(request: HttpRequest, game) -> HttpResponse:
-    ok, _ = attempt(request, chat_set_open, game_id=game.pk, by=actor(request), open=True)
-    if ok:
-        say(request, "chat_opened")
+    chat_set_open(game_id=game.pk, by=actor(request), open=True)
+    say(request, "chat_opened")
     return back(request, game, "panel_spectators")
 
 
-@gm_view("POST")
+@gm_view("POST", refused="panel_spectators")
 def chat_close_view(request: HttpRequest, game) -> HttpResponse:
-    ok, _ = attempt(request, chat_set_open, game_id=game.pk, by=actor(request), open=False)
-    if ok:
-        say(request, "chat_closed")
+    chat_set_open(game_id=game.pk, by=actor(request), open=False)
+    say(request, "chat_closed")
     return back(request, game, "panel_spectators")
 
 
@@ -168,37 +157,25 @@ def outbox_view(request: HttpRequest, game) -> HttpResponse:
     )
 
 
-@gm_view("POST")
+@gm_view("POST", refused="panel_outbox")
 def outbox_retry_view(request: HttpRequest, game, outbox_id: int) -> HttpResponse:
-    ok, _ = attempt(request, outbox_retry, game_id=game.pk, outbox_id=outbox_id, by=actor(request))
-    if ok:
-        say(request, "outbox_retried")
+    outbox_retry(game_id=game.pk, outbox_id=outbox_id, by=actor(request))
+    say(request, "outbox_retried")
     return back(request, game, "panel_outbox")
 
 
-@gm_view("POST")
+@gm_view("POST", refused="panel_outbox")
 def outbox_retry_all_view(request: HttpRequest, game) -> HttpResponse:
-    ok, count = attempt(request, outbox_retry_all, game_id=game.pk, by=actor(request))
-    if ok:
-        say(request, "outbox_retried_all", count=count)
+    count = outbox_retry_all(game_id=game.pk, by=actor(request))
+    say(request, "outbox_retried_all", count=count)
     return back(request, game, "panel_outbox")
 
 
-def _export_or_message(request: HttpRequest, game):
-    try:
-        return export_game(game)
-    except RuleViolation as e:
-        messages.error(request, e.reason)
-        return None
-
-
-@gm_view("GET", "POST")
-def export_view(request: HttpRequest, game) -> HttpResponse:
-    """The export page; POST plays the export (rolled back) and shows the differences."""
-    export = _export_or_message(request, game)
-    differences = None
-    if request.method == "POST" and export is not None:
-        differences = replay_check(game)
+def _export_page(
+    request: HttpRequest, game, export: Export | None = None, differences: list[str] | None = None
+) -> HttpResponse:
+    """The export page: the scenario (none when the export is refused) and the differences
+    its replay found."""
     return render_panel(
         request,
         game,
@@ -213,11 +190,17 @@ def export_view(request: HttpRequest, game) -> HttpResponse:
     )
 
 
-@gm_view()
+@gm_view("GET", "POST", refused=_export_page)
+def export_view(request: HttpRequest, game) -> HttpResponse:
+    """The export page; POST plays the export (rolled back) and shows the differences."""
+    export = export_game(game)
+    differences = replay_check(game) if request.method == "POST" else None
+    return _export_page(request, game, export, differences)
+
+
+@gm_view(refused="panel_export")
 def export_download_view(request: HttpRequest, game) -> HttpResponse:
-    export = _export_or_message(request, game)
-    if export is None:
-        return back(request, game, "panel_export")
+    export = export_game(game)
     name = slugify(game.name, allow_unicode=False) or "game"
     response = HttpResponse(export.to_json(), content_type="application/json; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{name}-{game.pk}.json"'

@@ -13,7 +13,7 @@ from gameplay.refusals import (
     PhaseChanged,
     ReopenReasonMissing,
 )
-from gameplay.rules import DayResult, RuleViolation
+from gameplay.rules import DayResult
 from gameplay.selectors.close import close_preview
 from gameplay.selectors.seats import seat_at
 from gameplay.selectors.table import current_phase, players
@@ -25,7 +25,7 @@ from gameplay.services.night import (
 )
 from gameplay.services.story import post_preview
 from gameplay.services.votes import vote_count_post
-from panel.access import actor, attempt, back, game_url, gm_view, render_panel
+from panel.access import actor, back, game_url, gm_view, render_panel
 from panel.flash import say
 from panel.forms import ExtendForm, NightEditForm, RequiredReasonForm
 from panel.views.game import game_page_response
@@ -37,25 +37,18 @@ def _errors(request: HttpRequest, form) -> None:
             messages.error(request, error)
 
 
-@gm_view("POST")
+@gm_view("POST", refused="panel_game")
 def extend_view(request: HttpRequest, game) -> HttpResponse:
     form = ExtendForm(request.POST)
     if not form.is_valid():
         _errors(request, form)
         return back(request, game)
-    ok, deadline = attempt(
-        request,
-        phase_extend,
-        game_id=game.pk,
-        by=actor(request),
-        minutes=form.cleaned_data["minutes"],
-    )
-    if ok:
-        say(request, "deadline_extended")
+    phase_extend(game_id=game.pk, by=actor(request), minutes=form.cleaned_data["minutes"])
+    say(request, "deadline_extended")
     return back(request, game)
 
 
-@gm_view("GET", "POST")
+@gm_view("GET", "POST", refused="panel_game")
 def close_view(request: HttpRequest, game) -> HttpResponse:
     """Close the open phase now — after a page that says what the close will do (who is
     executed, struck, modkilled, who dies at night). A confirmed close is checked against the
@@ -72,8 +65,7 @@ def close_view(request: HttpRequest, game) -> HttpResponse:
     else:
         preview = close_preview(game)
     if preview is None or (expected and expected != str(preview.phase.pk)):
-        messages.error(request, PhaseChanged().reason)
-        return back(request, game)
+        raise PhaseChanged()
     phase = preview.phase
     what = "день" if phase.kind == PhaseKind.DAY else "ночь"
     return render_panel(
@@ -98,18 +90,9 @@ def _close(request: HttpRequest, game, phase_id: int, fingerprint: str) -> HttpR
     """Close as confirmed: ``phase_close_confirmed`` compares the outcome with the page's
     under the game's lock (its ``OutcomeChanged`` is left to the caller, which shows the page
     again)."""
-    try:
-        closed = phase_close_confirmed(
-            game_id=game.pk, by=actor(request), phase_id=phase_id, fingerprint=fingerprint
-        )
-    except OutcomeChanged:
-        raise
-    except PhaseChanged as e:
-        messages.error(request, e.reason)
-        return back(request, game)
-    except RuleViolation as e:
-        messages.error(request, e.reason)
-        return HttpResponseRedirect(game_url(game))
+    closed = phase_close_confirmed(
+        game_id=game.pk, by=actor(request), phase_id=phase_id, fingerprint=fingerprint
+    )
     phase, result = closed.phase, closed.result
     if isinstance(result, DayResult):
         executed = seat_at(game, result.executed) if result.executed else None
@@ -119,69 +102,55 @@ def _close(request: HttpRequest, game, phase_id: int, fingerprint: str) -> HttpR
     return HttpResponseRedirect(game_url(game))
 
 
-@gm_view("POST")
+@gm_view("POST", refused="panel_game")
 def remind_view(request: HttpRequest, game) -> HttpResponse:
-    ok, reminder = attempt(request, phase_remind, game_id=game.pk, by=actor(request))
-    if ok:
-        say(request, "reminded", seats=reminder.seats)
+    reminder = phase_remind(game_id=game.pk, by=actor(request))
+    say(request, "reminded", seats=reminder.seats)
     return back(request, game)
 
 
-@gm_view("POST")
+@gm_view("POST", refused="panel_game")
 def vote_count_view(request: HttpRequest, game) -> HttpResponse:
     """«Опубликовать подсчёт голосов»: the open day's vote count, posted in the topic now."""
-    ok, _ = attempt(request, vote_count_post, game_id=game.pk)
-    if ok:
-        say(request, "vote_count_posted")
+    vote_count_post(game_id=game.pk)
+    say(request, "vote_count_posted")
     return back(request, game)
 
 
-@gm_view("POST")
+@gm_view("POST", refused="panel_game")
 def night_edit_view(request: HttpRequest, game) -> HttpResponse:
     living = [(s.number, s.name) for s in players(game) if s.alive]
     form = NightEditForm(request.POST, living=living)
     if not form.is_valid():
         _errors(request, form)
         return game_page_response(request, game, edit_form=form)
-    ok, res = attempt(
-        request,
-        night_draft_edit,
+    res = night_draft_edit(
         game_id=game.pk,
         by=actor(request),
         deaths=form.cleaned_data["deaths"],
         reason=form.cleaned_data["reason"],
     )
-    if ok:
-        say(request, "draft_edited", deaths=res.deaths)
+    say(request, "draft_edited", deaths=res.deaths)
     return back(request, game)
 
 
-@gm_view("POST")
+@gm_view("POST", refused="panel_game")
 def night_publish_view(request: HttpRequest, game) -> HttpResponse:
     phase = current_phase(game)
-    ok, res = attempt(request, night_publish, game_id=game.pk, by=actor(request))
-    if ok and phase is not None:
+    res = night_publish(game_id=game.pk, by=actor(request))
+    if phase is not None:
         say(request, "night_published", number=phase.number, deaths=res.deaths)
     return back(request, game)
 
 
-@gm_view("POST")
+@gm_view("POST", refused="panel_game")
 def night_reopen_view(request: HttpRequest, game) -> HttpResponse:
     form = RequiredReasonForm(request.POST)
     if not form.is_valid():
-        messages.error(request, ReopenReasonMissing().reason)
-        return back(request, game)
+        raise ReopenReasonMissing()
     phase = current_phase(game)
     if phase is None or phase.status != PhaseStatus.REVIEW:
-        messages.error(request, NightNotUnderReview().reason)
-        return back(request, game)
-    ok, _ = attempt(
-        request,
-        night_reopen_mafia,
-        game_id=game.pk,
-        by=actor(request),
-        reason=form.cleaned_data["reason"],
-    )
-    if ok:
-        say(request, "mafia_reopened")
+        raise NightNotUnderReview()
+    night_reopen_mafia(game_id=game.pk, by=actor(request), reason=form.cleaned_data["reason"])
+    say(request, "mafia_reopened")
     return back(request, game)

@@ -8,7 +8,6 @@ from django.utils import timezone
 
 from gameplay.models import GameStatus, SeatStatus
 from gameplay.refusals import DiscardNotConfirmed, NoSuchSignup, NotDealtYet, StartTooLate
-from gameplay.rules import RuleViolation
 from gameplay.selectors.game_page import item_states
 from gameplay.selectors.record import deal_rounds, draw_rounds, roster
 from gameplay.selectors.seats import all_seats, listed_seat
@@ -16,7 +15,7 @@ from gameplay.selectors.table import players
 from gameplay.services.deal import deal_round_new, game_deal, round_was_dealt
 from gameplay.services.setup import game_start
 from gameplay.services.signup import player_add, player_remove, players_add_bulk
-from panel.access import actor, attempt, back, game_url, gm_view, render_panel
+from panel.access import actor, back, game_url, gm_view, render_panel
 from panel.flash import confirmation, say
 from panel.forms import PlayerAddForm, PlayerBulkForm
 
@@ -54,54 +53,43 @@ def _form_errors(request: HttpRequest, form) -> None:
             messages.error(request, error)
 
 
-@gm_view("POST")
+@gm_view("POST", refused="panel_players")
 def player_add_view(request: HttpRequest, game) -> HttpResponse:
     form = PlayerAddForm(request.POST)
     if not form.is_valid():
         _form_errors(request, form)
         return back(request, game, "panel_players")
     d = form.cleaned_data
-    ok, seat = attempt(
-        request,
-        player_add,
-        game_id=game.pk,
-        by=actor(request),
-        vk=d["vk"],
-        name=d["name"],
-        reserve=d["reserve"],
+    seat = player_add(
+        game_id=game.pk, by=actor(request), vk=d["vk"], name=d["name"], reserve=d["reserve"]
     )
-    if ok:
-        say(request, "player_added", seat=seat, reserve=d["reserve"])
+    say(request, "player_added", seat=seat, reserve=d["reserve"])
     return back(request, game, "panel_players")
 
 
-@gm_view("POST")
+@gm_view("POST", refused="panel_players")
 def players_bulk_view(request: HttpRequest, game) -> HttpResponse:
     form = PlayerBulkForm(request.POST)
     if not form.is_valid():
         _form_errors(request, form)
         return back(request, game, "panel_players")
-    ok, seats = attempt(
-        request,
-        players_add_bulk,
+    seats = players_add_bulk(
         game_id=game.pk,
         by=actor(request),
         text=form.cleaned_data["lines"],
         reserve=form.cleaned_data["reserve"],
     )
-    if ok:
-        say(request, "players_added", count=len(seats))
+    say(request, "players_added", count=len(seats))
     return back(request, game, "panel_players")
 
 
-@gm_view("GET", "POST")
+@gm_view("GET", "POST", refused="panel_players")
 def player_remove_view(request: HttpRequest, game, seat_id: int) -> HttpResponse:
     """Take a sign-up or a reserve entry off the game. Removing a player of a dealt game
     discards the deal, so it is confirmed on its own page first (as is any GET)."""
     seat = listed_seat(game, seat_id)
     if seat is None:
-        messages.error(request, NoSuchSignup().reason)
-        return back(request, game, "panel_players")
+        raise NoSuchSignup()
     discards = game.status == GameStatus.DEALT and seat.status == SeatStatus.PLAYER
     confirmed = request.POST.get("confirm") == "yes"
     if request.method == "POST" and (confirmed or not discards):
@@ -116,9 +104,6 @@ def player_remove_view(request: HttpRequest, game, seat_id: int) -> HttpResponse
         except DiscardNotConfirmed:  # dealt since the page was shown: warn first
             game.refresh_from_db()
             discards = True
-        except RuleViolation as e:
-            messages.error(request, e.reason)
-            return back(request, game, "panel_players")
         else:
             say(request, "player_removed", seat=seat, discarded=discards)
             return back(request, game, "panel_players")
@@ -167,40 +152,32 @@ def deal_view(request: HttpRequest, game) -> HttpResponse:
     )
 
 
-@gm_view("GET", "POST")
+@gm_view("GET", "POST", refused="panel_game")
 def deal_run_view(request: HttpRequest, game) -> HttpResponse:
     """Deal roles and draw items from the current round's seed (one click). A dealt game gets
     a new deal only from a new round (``deal_round_view``)."""
     if game.status == GameStatus.DEALT:
         return HttpResponseRedirect(game_url(game, "panel_deal_round"))
     if request.method == "POST":
-        ok, summary = attempt(request, game_deal, game_id=game.pk, by=actor(request))
-        if ok:
-            say(
-                request,
-                "dealt",
-                draws=len(summary.draws),
-                mafia_items=summary.draws[-1]["mafia_items"],
-            )
-            return HttpResponseRedirect(game_url(game, "panel_deal"))
-        return back(request, game)
+        summary = game_deal(game_id=game.pk, by=actor(request))
+        items = summary.draws[-1]["mafia_items"]
+        say(request, "dealt", draws=len(summary.draws), mafia_items=items)
+        return HttpResponseRedirect(game_url(game, "panel_deal"))
     return HttpResponseRedirect(game_url(game))
 
 
-@gm_view("GET", "POST")
+@gm_view("GET", "POST", refused="panel_deal")
 def deal_round_view(request: HttpRequest, game) -> HttpResponse:
     """A new round of the deal (a new seed; an override), confirmed first."""
     if request.method == "POST" and request.POST.get("confirm") == "yes":
-        ok, rnd = attempt(request, deal_round_new, game_id=game.pk, by=actor(request))
-        if ok:
-            say(
-                request,
-                "deal_round_started",
-                number=rnd.number,
-                dealt=game.status == GameStatus.DEALT,
-            )
-            return HttpResponseRedirect(game_url(game, "panel_deal"))
-        return back(request, game, "panel_deal")
+        rnd = deal_round_new(game_id=game.pk, by=actor(request))
+        say(
+            request,
+            "deal_round_started",
+            number=rnd.number,
+            dealt=game.status == GameStatus.DEALT,
+        )
+        return HttpResponseRedirect(game_url(game, "panel_deal"))
     return render_panel(
         request,
         game,
@@ -215,20 +192,15 @@ def deal_round_view(request: HttpRequest, game) -> HttpResponse:
     )
 
 
-@gm_view("GET", "POST")
+@gm_view("GET", "POST", refused="panel_game")
 def start_view(request: HttpRequest, game) -> HttpResponse:
     """Start the game — after a page that says what the start will publish and send."""
     if request.method == "POST" and request.POST.get("confirm") == "yes":
-        ok, _ = attempt(request, game_start, game_id=game.pk, by=actor(request))
-        if ok:
-            say(request, "game_started")
+        game_start(game_id=game.pk, by=actor(request))
+        say(request, "game_started")
         return HttpResponseRedirect(game_url(game))
     if game.status != GameStatus.DEALT:
-        messages.error(
-            request,
-            NotDealtYet().reason if game.status == GameStatus.RECRUITING else StartTooLate().reason,
-        )
-        return HttpResponseRedirect(game_url(game))
+        raise NotDealtYet() if game.status == GameStatus.RECRUITING else StartTooLate()
     seats = players(game)
     return render_panel(
         request,

@@ -14,23 +14,15 @@ from gameplay.services.story import (
     theme_preview,
     theme_text_set,
 )
-from panel.access import actor, attempt, back, game_url, gm_view, render_panel
+from panel.access import actor, back, game_url, gm_view, render_panel
 from panel.flash import say
 
 
-@gm_view("GET", "POST")
-def texts_view(request: HttpRequest, game) -> HttpResponse:
+def _texts_page(request: HttpRequest, game) -> HttpResponse:
+    """The texts; after a refused save, the slot with what the GM typed (nothing was saved)."""
     posted: dict[str, str] = {}
     if request.method == "POST":
-        slot = request.POST.get("slot", "")
-        text = request.POST.get("text", "")
-        ok, _ = attempt(
-            request, theme_text_set, game_id=game.pk, by=actor(request), slot=slot, text=text
-        )
-        if ok:
-            say(request, "theme_text_saved", slot=themes.SLOTS.get(slot, slot))
-            return HttpResponseRedirect(game_url(game, "panel_texts") + f"#slot-{slot}")
-        posted[slot] = text  # refused: the GM keeps what they typed, nothing was saved
+        posted[request.POST.get("slot", "")] = request.POST.get("text", "")
         game.refresh_from_db()
     slots = slot_sources(game=game)
     for s in slots:
@@ -51,6 +43,18 @@ def texts_view(request: HttpRequest, game) -> HttpResponse:
     )
 
 
+@gm_view("GET", "POST", refused=_texts_page)
+def texts_view(request: HttpRequest, game) -> HttpResponse:
+    if request.method == "POST":
+        slot = request.POST.get("slot", "")
+        theme_text_set(
+            game_id=game.pk, by=actor(request), slot=slot, text=request.POST.get("text", "")
+        )
+        say(request, "theme_text_saved", slot=themes.SLOTS.get(slot, slot))
+        return HttpResponseRedirect(game_url(game, "panel_texts") + f"#slot-{slot}")
+    return _texts_page(request, game)
+
+
 @gm_view("POST")
 def texts_preview_view(request: HttpRequest, game) -> HttpResponse:
     """The live preview: the post with the typed text in it, or why it does not render."""
@@ -64,17 +68,14 @@ def texts_preview_view(request: HttpRequest, game) -> HttpResponse:
     return JsonResponse({"ok": True, "text": text})
 
 
-@gm_view("POST")
+@gm_view("POST", refused="panel_game")
 def story_view(request: HttpRequest, game) -> HttpResponse:
     phase_id = request.POST.get("phase", "")
-    ok, _ = attempt(
-        request,
-        phase_story_set,
+    phase_story_set(
         game_id=game.pk,
         by=actor(request),
         story=request.POST.get("story", ""),
         phase_id=int(phase_id) if phase_id.isdigit() else None,
     )
-    if ok:
-        say(request, "story_saved")
+    say(request, "story_saved")
     return back(request, game)

@@ -12,8 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from gameplay import services
-from gameplay.models import Game, GameEvent
-from gameplay.services.deadlines import DEADLINE_ACTOR
+from gameplay.models import Actor, Game, GameEvent
 from gameplay.services.spectators import spectator_chat_link
 from tests.panel.support import community_of, living, make_game, vote_round
 from tests.panel.test_access import fill, game_patterns
@@ -111,14 +110,14 @@ def test_the_log_names_people_and_the_deadline_job(gm: Any, gm_client: Client) -
     voter = living(game)[0]
     vote_round(game)
     services.strike_give(game_id=game.pk, seat=voter.number, by="gm:ведущий", reason="флуд")
-    services.day_close(game_id=game.pk, by=DEADLINE_ACTOR)
+    services.day_close(game_id=game.pk, by=Actor.DEADLINE)
     html = gm_client.get(reverse("admin:panel_log", kwargs={"game_id": game.pk})).content
     text = visible_text(html.decode())
     assert "ведущий Анна" in text
     assert f"№{voter.number} {voter.name}" in text
     assert "по сроку" in text and "бот" in text
     assert not JARGON.search(text), JARGON.search(text)
-    assert GameEvent.objects.filter(game=game, actor=DEADLINE_ACTOR, kind="day_closed").exists()
+    assert GameEvent.objects.filter(game=game, actor=Actor.DEADLINE, kind="day_closed").exists()
     # «Кто» filters by what the log shows: a GM's name, a seat, «по сроку».
     log = reverse("admin:panel_log", kwargs={"game_id": game.pk})
     by_name = {f"seat:{voter.number}", f"vk:{voter.vk_user_id}"}  # the seat, the sign-up
@@ -126,7 +125,7 @@ def test_the_log_names_people_and_the_deadline_job(gm: Any, gm_client: Client) -
         ("Анна", {"gm:ведущий"}),
         (str(voter.number), {f"seat:{voter.number}"}),
         (voter.name, by_name),
-        ("по сроку", {DEADLINE_ACTOR}),
+        ("по сроку", {Actor.DEADLINE}),
     ):
         rows = gm_client.get(log, {"actor": query}).context["rows"]
         assert {e.actor for e, *_ in rows} == actors, query

@@ -22,7 +22,7 @@ from asgiref.sync import sync_to_async
 from django.db import connections
 
 from gameplay import services
-from gameplay.models import GameEvent, Outbox, Source, VkEvent, Vote
+from gameplay.models import EventKind, GameEvent, Outbox, Source, VkEvent, Vote
 from gameplay.rules import Item, Role, RuleViolation
 from gameplay.services.common import lock_game, log_event, send_message
 from tests.gameplay.factories import community_id
@@ -115,6 +115,11 @@ def vote_dispatch(game_id: int) -> Dispatch:
     return dispatch
 
 
+#: The log's kind of a recorded message: one no service writes in these tests (the log takes
+#: only an ``EventKind``).
+RECORDED = EventKind.MAFIA_RELAY
+
+
 def record_dispatch(game_id: int) -> Dispatch:
     """A handler that appends every private message's text to the game's event log."""
 
@@ -122,7 +127,7 @@ def record_dispatch(game_id: int) -> Dispatch:
         if update.get("type") == "message_new":
             game = lock_game(game_id=game_id)
             message = update["object"]["message"]
-            log_event(game, "test_message", text=message["text"], event_id=update["event_id"])
+            log_event(game, RECORDED, text=message["text"], event_id=update["event_id"])
 
     return dispatch
 
@@ -130,7 +135,7 @@ def record_dispatch(game_id: int) -> Dispatch:
 def recorded_texts(game_id: int) -> list[str]:
     return [
         e.data["text"]
-        for e in GameEvent.objects.filter(game_id=game_id, kind="test_message").order_by("seq")
+        for e in GameEvent.objects.filter(game_id=game_id, kind=RECORDED).order_by("seq")
     ]
 
 

@@ -12,7 +12,7 @@ from django.db import OperationalError, connections
 
 from config.env import EnvError
 from gameplay.messages import render
-from gameplay.models import GameEvent, Outbox, PollState, VkEvent
+from gameplay.models import EventKind, GameEvent, Outbox, PollState, VkEvent
 from gameplay.services.common import lock_game, log_event
 from tests.localvk.support import GROUP_ID
 from tests.vkbot.ingest_support import (
@@ -136,7 +136,7 @@ def test_the_handler_receives_the_update_as_vk_sent_it(monkeypatch: pytest.Monke
 
 def crashing_after_a_write(game_id: int) -> Any:
     def dispatch(update: dict[str, Any]) -> None:
-        log_event(lock_game(game_id=game_id), "half_done", event_id=update.get("event_id"))
+        log_event(lock_game(game_id=game_id), EventKind.STORY_SET, event_id=update.get("event_id"))
         raise ZeroDivisionError("a bug in a handler")
 
     return dispatch
@@ -152,7 +152,7 @@ def test_a_crashing_handler_is_rolled_back_recorded_and_apologised_for(
     with caplog.at_level(logging.ERROR, logger="vkbot.pipeline"):
         assert apply_update(update, source="longpoll") is True
 
-    assert not GameEvent.objects.filter(kind="half_done").exists()  # the savepoint rolled back
+    assert not GameEvent.objects.filter(kind="story_set").exists()  # the savepoint rolled back
     event = VkEvent.objects.get(event_id="boom")  # recorded: not retried
     assert event.error.startswith("ZeroDivisionError")  # what went wrong, for the operator
     [apology] = Outbox.objects.all()[outbox_before:]

@@ -85,7 +85,9 @@ def say(
 
 
 def refuse(vk_user_id: int, reason: str, *, game: Game | int | None = None) -> None:
-    """A refusal: always answered, never more than the rule's reason."""
+    """A refusal: always answered, never more than the rule's reason. A ``RuleViolation`` a
+    handler raises is answered by ``routes`` with this; a handler calls it for the texts that
+    are no typed refusal (not playing, an unknown command)."""
     replies.reply(vk_user_id=vk_user_id, text=reason, game=game, kind="refusal")
 
 
@@ -98,6 +100,9 @@ class Sender:
 
     vk_user_id: int
     seats: list[Seat]
+    #: The game the command is for, once its handler knows it: the game a refusal's answer
+    #: belongs to (``routes``).
+    game_id: int | None = None
 
     @classmethod
     def load(cls, vk_user_id: int) -> Sender:
@@ -144,14 +149,16 @@ def single_running_seat(sender: Sender) -> Seat | str:
 
 def living_seat(sender: Sender) -> Seat | None:
     """The sender's living seat in the one running game a text command is for (a vote, a night
-    action, the mafia's channel); None when there is none, the sender told why."""
+    action, the mafia's channel), its game the sender's command's (``Sender.game_id``); None
+    when the sender plays in no running game or in several, the sender told why. A dead
+    seat's command is refused (``OutOfGame``, answered by ``routes``)."""
     seat = single_running_seat(sender)
     if isinstance(seat, str):
         refuse(sender.vk_user_id, seat)
         return None
+    sender.game_id = seat.game_id
     if not seat.alive:
-        refuse(sender.vk_user_id, OutOfGame().reason, game=seat.game_id)
-        return None
+        raise OutOfGame()
     return seat
 
 

@@ -3,7 +3,8 @@ recruitment topic, and moderation flags for the GM (RULES.md G2–G4): posts by 
 profanity and insults, reveals of night actions between a night's close and its publication,
 and edited or deleted vote posts (the vote itself does not change). A sign-up in a
 recruitment topic («+», «запас», «-») and a command in a running game's topic («голос»,
-«подсчёт») go where ``routes.BOARD`` says, with the game they are for."""
+«подсчёт») go where ``routes.BOARD`` says, with the game they are for; a refused one is
+answered in its topic (``refused``)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ from typing import Any
 
 from gameplay.messages import render
 from gameplay.models import FlagKind, Game, GameStatus, PhaseKind, Seat, Vote
+from gameplay.rules import RuleViolation
 from gameplay.selectors import bot as sel
+from gameplay.services import replies
 from gameplay.services.moderation import flag
 from vkbot import moderation, parsing
 
-from .base import VkFacts, as_int, as_str, user_id
+from .base import Sender, VkFacts, as_int, as_str, user_id
 
 
 def _topic_game(obj: dict[str, Any]) -> tuple[Game, int] | None:
@@ -62,6 +65,19 @@ class Command:
     #: The running game's roster (none for a sign-up).
     seats: list[Seat]
     facts: VkFacts
+
+
+def refused(command: Command, refusal: RuleViolation) -> None:
+    """The answer in the topic to a refused command: its author mentioned, the reason."""
+    seat = next((s for s in command.seats if s.vk_user_id == command.author), None)
+    name = seat.name if seat else Sender(command.author, []).name(command.facts)
+    mention = parsing.mention(command.author, name)
+    if command.cmd.kind == parsing.VOTE:
+        text = render("board/vote_refused", mention=mention, reason=refusal.reason)
+        kind = "vote_refused"
+    else:
+        text, kind = render("board/refusal", mention=mention, reason=refusal.reason), "board_reply"
+    replies.board_reply(game_id=command.game.pk, topic_id=command.topic, text=text, kind=kind)
 
 
 def post_new(obj: dict[str, Any], facts: VkFacts) -> Command | None:

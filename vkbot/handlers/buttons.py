@@ -13,7 +13,6 @@ from gameplay.buttons import BadPayload, Payload, decode
 from gameplay.messages import render
 from gameplay.models import Seat
 from gameplay.refusals import OutOfGame
-from gameplay.rules import RuleViolation
 from gameplay.rules.errors import NotInGame
 from gameplay.services import replies
 
@@ -46,17 +45,16 @@ def seated(
     handler: Callable[..., None],
 ) -> Callable[[Sender, Payload, VkFacts, int | None], None]:
     """A game's button (``handler(seat, payload, edit)``): for a living player of that
-    running game only; a refusal of the rules is answered with its reason."""
+    running game only (a refusal is answered by ``routes`` with its reason)."""
 
     def press(sender: Sender, payload: Payload, _facts: VkFacts, edit: int | None) -> None:
         seat: Seat | None = sender.in_game(payload.game)
-        try:
-            if seat is None or seat.number is None or seat.game.status != "running":
-                raise NotInGame()
-            if not seat.alive:
-                raise OutOfGame()
-            handler(seat, payload, edit)
-        except RuleViolation as e:
-            refuse(sender.vk_user_id, e.reason, game=seat.game_id if seat else None)
+        if seat is not None:
+            sender.game_id = seat.game_id
+        if seat is None or seat.number is None or seat.game.status != "running":
+            raise NotInGame()
+        if not seat.alive:
+            raise OutOfGame()
+        handler(seat, payload, edit)
 
     return press

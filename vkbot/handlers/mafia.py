@@ -3,17 +3,13 @@ living mafia with the sender's name, and nobody else."""
 
 from __future__ import annotations
 
-from gameplay.rules import RuleViolation
 from gameplay.services import mafia
 
-from .base import Sender, living_seat, refuse
+from .base import Sender, living_seat
 
 
 def relay(sender: Sender, text: str) -> None:
     seat = living_seat(sender)
     if seat is None:
         return
-    try:
-        mafia.mafia_relay(game_id=seat.game_id, vk_user_id=sender.vk_user_id, text=text)
-    except RuleViolation as e:
-        refuse(sender.vk_user_id, e.reason, game=seat.game_id)
+    mafia.mafia_relay(game_id=seat.game_id, vk_user_id=sender.vk_user_id, text=text)

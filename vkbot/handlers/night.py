@@ -12,13 +12,13 @@ from gameplay.refusals import (
     NoShot,
     StaleButton,
 )
-from gameplay.rules import Act, Role, RuleViolation
+from gameplay.rules import Act, Role
 from gameplay.rules.errors import ActionNotAvailable, TargetNotAlive, UnknownTarget
 from gameplay.selectors import bot as sel
 from gameplay.services import actions, prompts
 from vkbot import parsing
 
-from .base import Sender, living_seat, refuse, say, target_number
+from .base import Sender, living_seat, say, target_number
 
 _VERB_ACTS: dict[str, Act] = {
     parsing.CHECK: Act.CHECK,
@@ -49,25 +49,22 @@ def from_text(sender: Sender, cmd: parsing.Command) -> None:
     seat = living_seat(sender)
     if seat is None:
         return
-    try:
-        act = act_for(cmd.verb, seat)
-        base = Payload(act.value, game=seat.game_id)
-        if cmd.target is None:
-            show_page(seat, base)  # «проверка» alone: the buttons
-            return
-        number = target_number(seat, cmd.target)
-        if act is Act.ROLE_STRIKE and cmd.guess is None:
-            show_page(seat, base.but(target=number))  # «удар 7»: which role?
-            return
-        actions.night_action_submit(
-            game_id=seat.game_id,
-            vk_user_id=sender.vk_user_id,
-            act=act,
-            target=number,
-            guess=cmd.guess,
-        )
-    except RuleViolation as e:
-        refuse(sender.vk_user_id, e.reason, game=seat.game_id)
+    act = act_for(cmd.verb, seat)
+    base = Payload(act.value, game=seat.game_id)
+    if cmd.target is None:
+        show_page(seat, base)  # «проверка» alone: the buttons
+        return
+    number = target_number(seat, cmd.target)
+    if act is Act.ROLE_STRIKE and cmd.guess is None:
+        show_page(seat, base.but(target=number))  # «удар 7»: which role?
+        return
+    actions.night_action_submit(
+        game_id=seat.game_id,
+        vk_user_id=sender.vk_user_id,
+        act=act,
+        target=number,
+        guess=cmd.guess,
+    )
 
 
 def _night_phase(seat: Seat, payload: Payload):  # noqa: ANN202

@@ -11,6 +11,10 @@ button and board command goes to.
   that is no command get their refusals.
 - :data:`BUTTONS`: a payload's action (``gameplay.buttons``); a game's buttons (the vote, the
   night acts) are for a living player of that running game (``buttons.seated``).
+
+A refusal (a ``RuleViolation`` out of a handler) is answered here and nowhere else: a private
+command's or a button's with its text to the sender, stamped with the game the handler found
+(``Sender.game_id``); a board command's in its topic (``board.refused``).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from gameplay.buttons import (
     decode,
 )
 from gameplay.messages import render
+from gameplay.rules import RuleViolation
 from vkbot import parsing
 
 from . import board, buttons, mafia, night, signup, spectators, status, votes
@@ -74,10 +79,19 @@ BOARD: dict[str, BoardCommand] = {
     parsing.SIGNUP: lambda c: signup.from_board(c.game, c.topic, c.author, c.cmd, c.facts),
     parsing.RESERVE: lambda c: signup.from_board(c.game, c.topic, c.author, c.cmd, c.facts),
     parsing.WITHDRAW: lambda c: signup.from_board(c.game, c.topic, c.author, c.cmd, c.facts),
-    parsing.COUNT: lambda c: votes.count_board(c.game, c.topic, c.author),
+    parsing.COUNT: lambda c: votes.count_board(c.game, c.topic),
     parsing.VOTE: lambda c: votes.from_board(c.game, c.topic, c.post_id, c.author, c.cmd,
                                              c.seats),
 }  # fmt: skip
+
+
+def _answered(sender: Sender, call: Callable[[], None]) -> None:
+    """Run a private command's or a button's handler; a refusal gets its text, in the game the
+    handler found."""
+    try:
+        call()
+    except RuleViolation as refusal:
+        refuse(sender.vk_user_id, refusal.reason, game=sender.game_id)
 
 
 def text(vk_user_id: int, message: str, facts: VkFacts) -> None:
@@ -91,13 +105,14 @@ def text(vk_user_id: int, message: str, facts: VkFacts) -> None:
     if handler is None:
         refuse(vk_user_id, render("player/unknown_command"))
         return
-    handler(sender, cmd, facts)
+    _answered(sender, lambda: handler(sender, cmd, facts))
 
 
 def button(vk_user_id: int, payload: Payload, facts: VkFacts, *, edit: int | None = None) -> None:
     """A button of this bot. ``edit``: the message it sits on (callback buttons), which the
     page it asks for (next targets, the commissar's choice, the guess) replaces."""
-    BUTTONS[payload.action](Sender.load(vk_user_id), payload, facts, edit)
+    sender = Sender.load(vk_user_id)
+    _answered(sender, lambda: BUTTONS[payload.action](sender, payload, facts, edit))
 
 
 def _message_new(obj: dict[str, Any], facts: VkFacts) -> None:
@@ -132,10 +147,15 @@ def _message_event(obj: dict[str, Any], facts: VkFacts) -> None:
 
 def _board_new(obj: dict[str, Any], facts: VkFacts) -> None:
     command = board.post_new(obj, facts)
-    handler = BOARD.get(command.cmd.kind) if command is not None else None
-    if handler is not None:
-        assert command is not None  # a handler is found for a command only
+    if command is None:
+        return
+    handler = BOARD.get(command.cmd.kind)
+    if handler is None:
+        return
+    try:
         handler(command)
+    except RuleViolation as refusal:
+        board.refused(command, refusal)
 
 
 UPDATES: dict[str, Update] = {

@@ -18,17 +18,15 @@ from .base import Sender, VkFacts, refuse, say
 def _signup(sender: Sender, game: Game, reserve: bool, facts: VkFacts) -> None:
     # Writing to the community lets it answer (VK), unless VK told the pipeline otherwise.
     allowed = facts.pm_allowed.get(sender.vk_user_id, True)
-    try:
-        signup.signup_create(
-            game_id=game.pk,
-            vk_user_id=sender.vk_user_id,
-            name=sender.name(facts),
-            sex=sender.sex(facts),
-            reserve=reserve,
-            pm_allowed=allowed,
-        )
-    except RuleViolation as e:
-        refuse(sender.vk_user_id, e.reason, game=game)
+    sender.game_id = game.pk
+    signup.signup_create(
+        game_id=game.pk,
+        vk_user_id=sender.vk_user_id,
+        name=sender.name(facts),
+        sex=sender.sex(facts),
+        reserve=reserve,
+        pm_allowed=allowed,
+    )
 
 
 def from_private(sender: Sender, cmd: parsing.Command, facts: VkFacts) -> None:
@@ -82,6 +80,8 @@ def _withdraw_private(sender: Sender) -> None:
         )
         return
     for seat in seats:
+        # One «снимаюсь» for every game the user is in: each game's refusal is its own
+        # answer, and the other games' withdrawals go on.
         try:
             signup.signup_withdraw(game_id=seat.game_id, vk_user_id=sender.vk_user_id)
         except RuleViolation as e:
@@ -91,30 +91,24 @@ def _withdraw_private(sender: Sender) -> None:
 def from_board(
     game: Game, topic_id: int, vk_user_id: int, cmd: parsing.Command, facts: VkFacts
 ) -> None:
-    """«+», «запас» or «-» in the recruitment topic: answered in the topic."""
+    """«+», «запас» or «-» in the recruitment topic: answered in the topic (a refusal too, by
+    ``routes``)."""
     sender = Sender(vk_user_id, [])
     name = sender.name(facts)
     mention = parsing.mention(vk_user_id, name)
-    try:
-        if cmd.kind == parsing.WITHDRAW:
-            signup.signup_withdraw(game_id=game.pk, vk_user_id=vk_user_id)
-            replies.board_reply(
-                game_id=game.pk, topic_id=topic_id, text=render("board/withdrawn", mention=mention)
-            )
-            return
-        signup.signup_create(
-            game_id=game.pk,
-            vk_user_id=vk_user_id,
-            name=name,
-            sex=sender.sex(facts),
-            reserve=cmd.kind == parsing.RESERVE,
-            pm_allowed=facts.pm_allowed.get(vk_user_id),
-            topic_id=topic_id,
-            mention=mention,
-        )
-    except RuleViolation as e:
+    if cmd.kind == parsing.WITHDRAW:
+        signup.signup_withdraw(game_id=game.pk, vk_user_id=vk_user_id)
         replies.board_reply(
-            game_id=game.pk,
-            topic_id=topic_id,
-            text=render("board/refusal", mention=mention, reason=e.reason),
+            game_id=game.pk, topic_id=topic_id, text=render("board/withdrawn", mention=mention)
         )
+        return
+    signup.signup_create(
+        game_id=game.pk,
+        vk_user_id=vk_user_id,
+        name=name,
+        sex=sender.sex(facts),
+        reserve=cmd.kind == parsing.RESERVE,
+        pm_allowed=facts.pm_allowed.get(vk_user_id),
+        topic_id=topic_id,
+        mention=mention,
+    )

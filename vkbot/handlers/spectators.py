@@ -29,15 +29,17 @@ def request(sender: Sender) -> None:
     if not seats:
         refuse(sender.vk_user_id, render("player/no_spectator_chat"))
         return
-    refusal = None
+    # The first game that lets the user in serves; refused by all, the first refusal answers.
+    first: RuleViolation | None = None
     for seat in seats:
         try:
             spectators.spectator_request(game_id=seat.game_id, vk_user_id=sender.vk_user_id)
             return
         except RuleViolation as e:
-            refusal = refusal or (e.reason, seat.game_id)
-    assert refusal is not None
-    refuse(sender.vk_user_id, refusal[0], game=refusal[1])
+            if first is None:
+                first, sender.game_id = e, seat.game_id
+    assert first is not None
+    raise first
 
 
 def chat_message(peer_id: int, message: dict[str, Any]) -> None:

@@ -8,10 +8,9 @@ from gameplay.buttons import Payload
 from gameplay.messages import render
 from gameplay.models import Game, PhaseKind, PhaseStatus, Seat, Source
 from gameplay.refusals import OutOfGame, StaleButton, VoteAtNight, VoteTargetMissing
-from gameplay.rules import RuleViolation
 from gameplay.rules.errors import NotInGame
 from gameplay.selectors import bot as sel
-from gameplay.services import prompts, replies, votes
+from gameplay.services import prompts, votes
 from vkbot import parsing
 
 from .base import Sender, living_seat, refuse, say, single_running_seat, target_number
@@ -54,19 +53,16 @@ def from_private(sender: Sender, cmd: parsing.Command) -> None:
     seat = living_seat(sender)
     if seat is None:
         return
-    try:
-        if cmd.target is None:
-            show_page(seat, Payload("vote", game=seat.game_id, early=cmd.early))
-            return
-        votes.vote_submit(
-            game_id=seat.game_id,
-            vk_user_id=sender.vk_user_id,
-            target=target_number(seat, cmd.target),
-            early=cmd.early,
-            source=Source.PM,
-        )
-    except RuleViolation as e:
-        refuse(sender.vk_user_id, e.reason, game=seat.game_id)
+    if cmd.target is None:
+        show_page(seat, Payload("vote", game=seat.game_id, early=cmd.early))
+        return
+    votes.vote_submit(
+        game_id=seat.game_id,
+        vk_user_id=sender.vk_user_id,
+        target=target_number(seat, cmd.target),
+        early=cmd.early,
+        source=Source.PM,
+    )
 
 
 def count_private(sender: Sender) -> None:
@@ -75,11 +71,8 @@ def count_private(sender: Sender) -> None:
     if isinstance(seat, str):
         refuse(sender.vk_user_id, seat)
         return
-    try:
-        votes.vote_count_request(game_id=seat.game_id)
-    except RuleViolation as e:
-        refuse(sender.vk_user_id, e.reason, game=seat.game_id)
-        return
+    sender.game_id = seat.game_id
+    votes.vote_count_request(game_id=seat.game_id)
     say(sender.vk_user_id, render("player/count_posted"), game=seat.game_id, kind="count_posted")
 
 
@@ -94,46 +87,26 @@ def from_board(
     cmd: parsing.Command,
     seats: list[Seat],
 ) -> None:
-    """A vote posted in the game's topic: cast it, or answer in the topic why not."""
+    """A vote posted in the game's topic: cast it (a refusal is answered in the topic by
+    ``routes``)."""
     seat = next((s for s in seats if s.vk_user_id == vk_user_id), None)
-    mention = parsing.mention(vk_user_id, seat.name if seat else f"id{vk_user_id}")
-    try:
-        if seat is None:
-            raise NotInGame()
-        if not seat.alive:
-            raise OutOfGame()
-        if cmd.error or cmd.target is None:
-            raise (cmd.error or VoteTargetMissing)()
-        votes.vote_submit(
-            game_id=game.pk,
-            vk_user_id=vk_user_id,
-            target=target_number(seat, cmd.target, seats),
-            early=cmd.early,
-            source=Source.BOARD,
-            vk_post_id=post_id,
-        )
-    except RuleViolation as e:
-        replies.board_reply(
-            game_id=game.pk,
-            topic_id=topic_id,
-            text=render("board/vote_refused", mention=mention, reason=e.reason),
-            kind="vote_refused",
-        )
+    if seat is None:
+        raise NotInGame()
+    if not seat.alive:
+        raise OutOfGame()
+    if cmd.error or cmd.target is None:
+        raise (cmd.error or VoteTargetMissing)()
+    votes.vote_submit(
+        game_id=game.pk,
+        vk_user_id=vk_user_id,
+        target=target_number(seat, cmd.target, seats),
+        early=cmd.early,
+        source=Source.BOARD,
+        vk_post_id=post_id,
+    )
 
 
-def count_board(game: Game, topic_id: int, vk_user_id: int) -> None:
-    """«голоса» in one of the game's topics: the count, posted there (or, too soon, when it
-    will be possible, to the one who asked)."""
-    try:
-        votes.vote_count_request(game_id=game.pk, topic_id=topic_id)
-    except RuleViolation as e:
-        seat = sel.seat_in_game(game.pk, vk_user_id)
-        replies.board_reply(
-            game_id=game.pk,
-            topic_id=topic_id,
-            text=render(
-                "board/refusal",
-                mention=parsing.mention(vk_user_id, seat.name if seat else f"id{vk_user_id}"),
-                reason=e.reason,
-            ),
-        )
+def count_board(game: Game, topic_id: int) -> None:
+    """«голоса» in one of the game's topics: the count, posted there (too soon, the refusal
+    says when it will be possible, answered in the topic by ``routes``)."""
+    votes.vote_count_request(game_id=game.pk, topic_id=topic_id)

@@ -8,9 +8,19 @@ from django.utils import timezone
 
 from gameplay import services
 from gameplay.context import current_group, serving
-from gameplay.models import Game, GameEvent, Outbox, Phase, PhaseKind, PhaseStatus, Strike
+from gameplay.models import (
+    Actor,
+    EventKind,
+    Game,
+    GameEvent,
+    Outbox,
+    Phase,
+    PhaseKind,
+    PhaseStatus,
+    Strike,
+)
 from gameplay.rules import Act, Role, StrikeGiven, StrikeReason
-from gameplay.services.common import send_message, strike_record
+from gameplay.services.common import log_event, send_message, strike_record
 from gameplay.services.communities import community_record
 from tests.gameplay.factories import (
     act,
@@ -104,6 +114,31 @@ def test_every_service_call_appends_to_the_log_and_seq_has_no_gaps():
         assert seqs == list(range(1, len(seqs) + 1))
     assert GameEvent.objects.filter(game=game).first().kind == "game_created"
     assert GameEvent.objects.filter(game=game).last().kind == "game_finished"
+    logged = GameEvent.objects.filter(game=game)
+    assert set(logged.values_list("kind", flat=True)) <= set(EventKind.values)
+    # The actors as stored: the exact strings exports, filters and the log's «Кто» read.
+    assert logged.get(kind="withdraw").actor == f"vk:{vk_id(9)}"
+    assert logged.get(kind="game_started").actor == "system"
+    assert {e.actor for e in logged.filter(kind="vote")} <= {f"seat:{n}" for n in range(1, 11)}
+    assert logged.get(kind="modkill").actor == "gm:test"
+
+
+def test_an_actor_is_the_string_the_log_stores(django_user_model) -> None:
+    anna = django_user_model(username="anna")
+    assert (Actor.gm(anna), Actor.gm("anna")) == ("gm:anna", "gm:anna")
+    assert (Actor.seat(7), Actor.player(1001)) == ("seat:7", "vk:1001")
+    assert (Actor.BOT, Actor.DEADLINE, Actor.REPLAY) == ("system", "deadline", "replay")
+    assert (Actor.gm(anna).kind, Actor.gm(anna).ref) == ("gm", "anna")
+    assert (Actor.BOT.kind, Actor.BOT.ref) == ("system", "")
+
+
+def test_the_log_takes_only_an_event_kind() -> None:
+    game = make_game(n=0)
+    with pytest.raises(ValueError):
+        log_event(game, "no_such_kind")  # type: ignore[arg-type]
+    event = log_event(game, EventKind.STORY_SET, by=Actor.gm("anna"), story="x")
+    event.refresh_from_db()
+    assert (event.kind, event.actor) == ("story_set", "gm:anna")
 
 
 def test_an_outbox_row_goes_out_as_its_game_or_the_community_served() -> None:

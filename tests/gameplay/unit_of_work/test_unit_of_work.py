@@ -9,7 +9,7 @@ import pytest
 from django.db import transaction
 
 from gameplay import unit_of_work
-from gameplay.models import Game, Outbox, OutboxChannel, VkEvent, Vote
+from gameplay.models import Actor, EventKind, Game, Outbox, OutboxChannel, VkEvent, Vote
 from gameplay.rules import RuleViolation
 from gameplay.selectors.table import current_phase, players
 from gameplay.services.votes import vote_submit
@@ -124,3 +124,15 @@ def test_read_afresh_drops_the_game_and_writes_the_deferred_rows() -> None:
         assert row.pk is not None and Outbox.objects.filter(pk=row.pk).exists()
         assert unit_of_work.kept_game(game.pk) is None
         assert entry.version == 0
+
+
+@pytest.mark.parametrize("kept", [False, True])
+def test_the_handle_logs_only_an_event_kind(kept: bool) -> None:
+    game = make_started_game(n=5, start=True)
+    with transaction.atomic(), txcache.kept():
+        entry = kept_entry(game) if kept else LockedGame(game, current_phase(game), players(game))
+        with pytest.raises(ValueError):
+            entry.log_event("no_such_kind")  # type: ignore[arg-type]
+        event = entry.log_event(EventKind.STORY_SET, by=Actor.gm("anna"), story="x")
+    event.refresh_from_db()
+    assert (event.kind, event.actor) == ("story_set", "gm:anna")
