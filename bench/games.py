@@ -15,7 +15,7 @@ from typing import Any
 from django.db import transaction
 
 from gameplay import services
-from gameplay.models import Game, Outbox, OutboxStatus
+from gameplay.models import Actor, Game, Outbox, OutboxStatus
 from gameplay.rules import Item, Role, RoleCounts
 
 PLAYERS = 26
@@ -60,7 +60,7 @@ def create_game(number: int, *, start: bool = True, **settings: Any) -> BenchGam
         game = services.game_create(
             name=f"Бенчмарк {number}",
             counts=RoleCounts(),
-            by="bench",
+            by=Actor.gm("bench"),
             topic_id=number,
             **settings,
         )
@@ -69,8 +69,8 @@ def create_game(number: int, *, start: bool = True, **settings: Any) -> BenchGam
                 game_id=game.pk, vk_user_id=vk_user(number, n), name=f"Игрок {n}"
             )
         if start:
-            services.game_deal_fixed(game_id=game.pk, assignment=deal_26(), by="bench")
-            services.game_start(game_id=game.pk, by="bench")
+            services.game_deal_fixed(game_id=game.pk, assignment=deal_26(), by=Actor.gm("bench"))
+            services.game_start(game_id=game.pk, by=Actor.gm("bench"))
     return BenchGame(number, game.pk, number)
 
 

@@ -23,7 +23,7 @@ from django.core.management import call_command
 from django.db import connections, transaction
 
 from gameplay import services
-from gameplay.models import Source
+from gameplay.models import Actor, Source
 
 from .env import ROOT, Databases
 from .games import BenchGame, create_game, day_votes, drop_pending_outbox
@@ -36,7 +36,7 @@ def play_day(game: BenchGame) -> None:
             services.vote_submit(
                 game_id=game.game_id, voter=voter, target=target, source=Source.BOARD
             )
-        services.day_close(game_id=game.game_id, by="bench")
+        services.day_close(game_id=game.game_id, by=Actor.gm("bench"))
 
 
 def fingerprint(games: int) -> str:

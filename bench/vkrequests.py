@@ -25,7 +25,7 @@ from typing import Any
 from django.test.utils import override_settings
 
 from gameplay import services
-from gameplay.models import Outbox, OutboxStatus
+from gameplay.models import Actor, Outbox, OutboxStatus
 from vkbot.delivery.drain import Drainer
 from vkbot.pipeline import LONGPOLL, apply_update
 
@@ -63,8 +63,8 @@ class Table:
         apply_update(update, source=LONGPOLL)
 
     def start(self, game: BenchGame) -> None:
-        services.game_deal_fixed(game_id=game.game_id, assignment=deal_26(), by="gm:bench")
-        services.game_start(game_id=game.game_id, by="gm:bench")
+        services.game_deal_fixed(game_id=game.game_id, assignment=deal_26(), by=Actor.gm("bench"))
+        services.game_start(game_id=game.game_id, by=Actor.gm("bench"))
 
     def day(self, game: BenchGame) -> None:
         for voter, target in sorted(day_votes().items()):
@@ -75,15 +75,15 @@ class Table:
             else:
                 update = self.state.inject_message(game.vk(voter), vote_text(target))
             self.apply(update)
-        services.day_close(game_id=game.game_id, by="gm:bench")
+        services.day_close(game_id=game.game_id, by=Actor.gm("bench"))
 
     def night(self, game: BenchGame) -> None:
         for seat, text in night_messages():
             self.apply(self.state.inject_message(game.vk(seat), text))
-        services.night_close(game_id=game.game_id, by="gm:bench")
+        services.night_close(game_id=game.game_id, by=Actor.gm("bench"))
 
     def publication(self, game: BenchGame) -> None:
-        services.night_publish(game_id=game.game_id, by="gm:bench")
+        services.night_publish(game_id=game.game_id, by=Actor.gm("bench"))
 
 
 def _last_seq(state: Any) -> int:

@@ -29,6 +29,8 @@ def mafia_relay(*, game_id: int, vk_user_id: int, text: str) -> int:
     seat = seat_of_user(game=game, vk_user_id=vk_user_id)
     if seat.role != Role.MAFIA:
         raise NotMafia()
+    number = seat.number
+    assert number is not None  # a dealt game's seats are numbered
     body = text.strip()[:RELAY_MAX]
     if not body:
         raise RelayEmpty()
@@ -58,8 +60,8 @@ def mafia_relay(*, game_id: int, vk_user_id: int, text: str) -> int:
     log_event(
         game,
         EventKind.MAFIA_RELAY,
-        by=Actor.seat(seat.number),
-        seat=seat.number,
+        by=Actor.seat(number),
+        seat=number,
         recipients=len(team),
         text=body,
     )

@@ -161,13 +161,12 @@ def _connect_submitted(
             community=community,
         )
         return HttpResponseRedirect(address)
-    again = {"community": community} if community is not None else {}
     stored = community.group_token if community is not None else ""
     row = connect.connect(
         by=request.user,
         group_token=form.cleaned_data["group_token"] or stored,
         user_token=form.cleaned_data["user_token"],
-        **again,
+        community=community,
     )
     if community is None:
         say(request, "community_connected", community=row)

@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from bench.procs import wait_for
 from gameplay.messages import render
-from gameplay.models import Community, Game, Outbox, OutboxStatus, Phase, Vote
+from gameplay.models import Actor, Community, Game, Outbox, OutboxStatus, Phase, Vote
 from gameplay.rules import RoleCounts
 from gameplay.services.day import day_close
 from gameplay.services.deal import game_deal
@@ -126,7 +126,7 @@ def test_two_communities_connect_in_the_panel_and_play_a_day_each_through_one_ru
                      what="every vote applied")  # fmt: skip
             drain_all()  # the vote echoes, both communities' at once
             for game in games.values():  # the GM closes each day («Закрыть день сейчас»)
-                day_close(game_id=game.pk, by="gm:ведущий")
+                day_close(game_id=game.pk, by=Actor.gm("ведущий"))
             drain_all()
 
         out = run_runbot(play_the_day)

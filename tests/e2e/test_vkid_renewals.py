@@ -22,6 +22,7 @@ from django.test import Client
 from django.urls import reverse
 
 from gameplay.models import (
+    Actor,
     Community,
     FlagKind,
     FlagStatus,
@@ -151,11 +152,11 @@ def test_a_day_and_a_night_over_many_lifetimes_of_the_admins_token(
                 vote_count_post(game_id=game.pk)
                 delivery.drain()
             time.sleep(STEP)
-        day_close(game_id=game.pk, by="gm:test")
+        day_close(game_id=game.pk, by=Actor.gm("test"))
         delivery.drain()
         time.sleep(STEP)
-        night_close(game_id=game.pk, by="gm:test")
-        night_publish(game_id=game.pk, by="gm:test")
+        night_close(game_id=game.pk, by=Actor.gm("test"))
+        night_publish(game_id=game.pk, by=Actor.gm("test"))
         delivery.drain()
         renewed_after_refusal = delivery.drainer.report.renewed
     finally:

@@ -16,6 +16,7 @@ from typing import Any, cast
 
 from gameplay import services
 from gameplay.models import (
+    Actor,
     Game,
     GameEvent,
     NightAction,
@@ -97,14 +98,14 @@ def make_game(
     settings.setdefault("topic_id", next(_topics))
     settings["vk_group_id"] = community_id(settings.get("vk_group_id"))
     game = services.game_create(
-        name=name, counts=counts or default_counts(n), by="gm:test", seed=seed, **settings
+        name=name, counts=counts or default_counts(n), by=Actor.gm("test"), seed=seed, **settings
     )
     for i in range(1, n + 1):
         services.signup_create(game_id=game.pk, vk_user_id=vk_id(i), name=player_name(i))
     if deal or start:
-        services.game_deal(game_id=game.pk, by="gm:test")
+        services.game_deal(game_id=game.pk, by=Actor.gm("test"))
     if start:
-        services.game_start(game_id=game.pk, by="gm:test", now=now)
+        services.game_start(game_id=game.pk, by=Actor.gm("test"), now=now)
     game.refresh_from_db()
     return game
 
@@ -287,7 +288,7 @@ def tie_day(game: Game) -> None:
         plan[others[-1]] = others[0]  # one vote for a third player keeps the tie
     for voter, target in plan.items():
         vote(game, voter, target)
-    result = services.day_close(game_id=game.pk, by="gm:test")
+    result = services.day_close(game_id=game.pk, by=Actor.gm("test"))
     assert result.executed is None and not result.strikes, result.explanation
 
 
@@ -318,9 +319,9 @@ def duty_actions(
 def quiet_night(game: Game) -> None:
     """A night in which every duty role acts and nobody dies, closed and published."""
     duty_actions(game)
-    services.night_close(game_id=game.pk, by="gm:test")
+    services.night_close(game_id=game.pk, by=Actor.gm("test"))
     if current_phase(game).status == PhaseStatus.REVIEW:
-        services.night_publish(game_id=game.pk, by="gm:test")
+        services.night_publish(game_id=game.pk, by=Actor.gm("test"))
 
 
 def advance_to_day(game: Game, number: int) -> None:

@@ -16,7 +16,7 @@ from django.db.migrations.executor import MigrationExecutor
 
 from gameplay import services
 from gameplay.context import serving
-from gameplay.models import Community, Game, Outbox, OutboxChannel
+from gameplay.models import Actor, Community, Game, Outbox, OutboxChannel
 from gameplay.models.community import NO_COMMUNITY_VK_ID
 from gameplay.refusals import CommunityRequired
 from gameplay.rules import RoleCounts
@@ -63,7 +63,7 @@ def test_a_staff_user_in_no_community_creates_no_game(settings: Any) -> None:
 
 def test_a_game_made_with_no_community_named_is_the_environments(settings: Any) -> None:
     settings.VK_GROUP_ID = 10
-    game = services.game_create(name="Игра", counts=RoleCounts.default_for(7), by="gm:test")
+    game = services.game_create(name="Игра", counts=RoleCounts.default_for(7), by=Actor.gm("test"))
     assert game.vk_group_id == 10
     assert Community.objects.get(vk_id=10).from_env
 
@@ -71,7 +71,7 @@ def test_a_game_made_with_no_community_named_is_the_environments(settings: Any) 
 def test_no_environment_and_no_community_named_is_refused(settings: Any) -> None:
     settings.VK_GROUP_ID = None
     with pytest.raises(CommunityRequired):
-        services.game_create(name="Игра", counts=RoleCounts.default_for(7), by="gm:test")
+        services.game_create(name="Игра", counts=RoleCounts.default_for(7), by=Actor.gm("test"))
     assert not Game.objects.exists()
 
 
@@ -120,11 +120,11 @@ def test_every_outbox_row_goes_out_as_its_games_community(settings: Any) -> None
     game = make_game(n=7, start=True, vk_group_id=40)
     tie_day(game)
     quiet_night(game)
-    spectator_chat_create(game_id=game.pk, by="gm:test")
-    spectator_chat_link(game_id=game.pk, by="gm:test", chat=3)
+    spectator_chat_create(game_id=game.pk, by=Actor.gm("test"))
+    spectator_chat_link(game_id=game.pk, by=Actor.gm("test"), chat=3)
     dead, alive = civilians(game)[-1], civilians(game)[0]
-    services.seat_modkill(game_id=game.pk, seat=dead.number, by="gm:test", reason="проверка")
-    spectator_chat_set_open(game_id=game.pk, by="gm:test", open=True)
+    services.seat_modkill(game_id=game.pk, seat=dead.number, by=Actor.gm("test"), reason="проверка")
+    spectator_chat_set_open(game_id=game.pk, by=Actor.gm("test"), open=True)
     spectator_request(game_id=game.pk, vk_user_id=dead.vk_user_id)
     spectator_joined(game_id=game.pk, member_id=alive.vk_user_id)  # alive: removed
     with serving(41):
@@ -132,8 +132,8 @@ def test_every_outbox_row_goes_out_as_its_games_community(settings: Any) -> None
         answer_event(event_id="e1", user_id=vk_id(2), peer_id=vk_id(2), game=game.pk)
         chat_reply(peer_id=2_000_000_003, text="в беседе", game=game)
         board_reply(game_id=game.pk, topic_id=game.topic_id, text="в теме")
-    services.game_end(game_id=game.pk, by="gm:test", reason="проверка")
-    services.game_end(game_id=other.pk, by="gm:test", reason="проверка")
+    services.game_end(game_id=game.pk, by=Actor.gm("test"), reason="проверка")
+    services.game_end(game_id=other.pk, by=Actor.gm("test"), reason="проверка")
 
     rows = list(Outbox.objects.filter(game__isnull=False).select_related("game"))
     assert {r.channel for r in rows if r.game_id == game.pk} == set(OutboxChannel.values)

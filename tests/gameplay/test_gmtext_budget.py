@@ -20,7 +20,7 @@ import pytest
 from bench import gmtext as worst
 from bench.games import deal_26
 from gameplay import gmtext, services, themes
-from gameplay.models import Game, ModerationFlag, Outbox
+from gameplay.models import Actor, Game, ModerationFlag, Outbox
 from gameplay.rules import Item, Role, RoleCounts
 from gameplay.services.deadlines import deadline_tick
 from gameplay.services.story import theme_text_set
@@ -126,7 +126,7 @@ def _tick(*, ends: bool, texts: dict[str, str], topic: int, cold: bool) -> Tick:
         counts, deal = RoleCounts(), deal_26()
     game = _game(counts, deal, topic)
     for slot, text in texts.items():
-        theme_text_set(game_id=game.pk, by="gm:t", slot=slot, text=text)
+        theme_text_set(game_id=game.pk, by=Actor.gm("t"), slot=slot, text=text)
     services.game_start(game_id=game.pk, now=T0)
     target = 1 if ends else 12
     for n in range(1, PLAYERS + 1):

@@ -26,7 +26,7 @@ import pytest
 
 from gameplay import services, themes
 from gameplay.messages import Person
-from gameplay.models import Game, GameStatus, Outbox, Phase, PhaseStatus, Seat, SeatStatus
+from gameplay.models import Actor, Game, GameStatus, Outbox, Phase, PhaseStatus, Seat, SeatStatus
 from gameplay.rules import Act, Role, RoleCounts, RuleViolation
 from gameplay.services.deadlines import phase_extend, phase_remind
 from gameplay.services.mafia import mafia_relay
@@ -44,7 +44,7 @@ pytestmark = pytest.mark.django_db
 
 ACCUSATIVES = {name: accs for name, _, accs in NAMES}
 VK_BASE = 7_000
-GM = "gm:test"
+GM = Actor.gm("test")
 #: (players, auto-publish) of each game, played once per theme.
 GAMES = [(7, False), (9, True), (14, False), (20, True), (26, False)]
 #: Lines the games must produce at least once (several deaths in one night, a modkill told

@@ -13,7 +13,7 @@ import pytest
 from django.db import connections
 
 from gameplay import services
-from gameplay.models import NightAction, Phase, PhaseKind, Seat, Vote
+from gameplay.models import Actor, NightAction, Phase, PhaseKind, Seat, Vote
 from gameplay.rules import Role, RoleCounts, RuleViolation
 from tests.gameplay.factories import community_id
 
@@ -61,8 +61,8 @@ def test_two_day_closes_close_once() -> None:
     for _ in range(5):
         game_id = started_game()
         results = race(
-            partial(services.day_close, game_id=game_id, by="gm"),
-            partial(services.day_close, game_id=game_id, by="deadline"),
+            partial(services.day_close, game_id=game_id, by=Actor.gm("gm")),
+            partial(services.day_close, game_id=game_id, by=Actor.DEADLINE),
         )
         errors = [r for r in results if isinstance(r, Exception)]
         assert len(errors) == 1, results

@@ -17,7 +17,7 @@ from django.db import connection
 
 from gameplay import services
 from gameplay.checks import stored_seeds_readable
-from gameplay.models import DealRound, Game, GameStatus, Seat
+from gameplay.models import Actor, DealRound, Game, GameStatus, Seat
 from gameplay.models.secrets import FERNET_PREFIX
 from gameplay.refusals import SeedUnreadable
 from gameplay.selectors.seeds import stored_seeds, unreadable_seeds
@@ -155,10 +155,10 @@ def test_check_and_deal_refuse_a_seed_no_key_decrypts(settings) -> None:
     assert f"game {game.pk} seed, game {game.pk} deal round 1 seed" in found[0].msg
     assert SEED not in found[0].msg
     with pytest.raises(SeedUnreadable):
-        services.game_deal(game_id=game.pk, by="gm:test")
+        services.game_deal(game_id=game.pk, by=Actor.gm("test"))
     assert Game.objects.get(pk=game.pk).status == GameStatus.RECRUITING
     assert not Seat.objects.filter(game=game, number__isnull=False).exists()
 
     settings.TOKEN_ENCRYPTION_KEYS = [KEY_B, KEY_A]  # the key back: it deals
-    services.game_deal(game_id=game.pk, by="gm:test")
+    services.game_deal(game_id=game.pk, by=Actor.gm("test"))
     assert Game.objects.get(pk=game.pk).status == GameStatus.DEALT

@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 
 from gameplay import services
 from gameplay.messages import render
-from gameplay.models import Game, GameStatus, Seat
+from gameplay.models import Actor, Game, GameStatus, Seat
 from gameplay.rules import RoleCounts
 from gameplay.rules.errors import SetupError
 from gameplay.services.settings import game_settings_update
@@ -27,11 +27,11 @@ COUNTS = RoleCounts.default_for(7)
 
 def recruiting(name: str, **links: Any) -> Game:
     links["vk_group_id"] = community_id(links.get("vk_group_id"))
-    return services.game_create(name=name, counts=COUNTS, by="gm:test", **links)
+    return services.game_create(name=name, counts=COUNTS, by=Actor.gm("test"), **links)
 
 
 def finish(game: Game) -> None:
-    services.game_end(game_id=game.pk, by="gm:test", winner=None)
+    services.game_end(game_id=game.pk, by=Actor.gm("test"), winner=None)
 
 
 @pytest.mark.parametrize(
@@ -69,7 +69,7 @@ def test_a_settings_change_to_another_games_topic_is_refused() -> None:
     mine = recruiting("Вторая", recruit_topic_id=81)
 
     with pytest.raises(SetupError, match="уже идёт другая игра"):
-        game_settings_update(game_id=mine.pk, by="gm:test", topic_id=71)
+        game_settings_update(game_id=mine.pk, by=Actor.gm("test"), topic_id=71)
 
     mine.refresh_from_db()
     assert (mine.recruit_topic_id, mine.topic_id) == (81, None)
@@ -89,18 +89,18 @@ def test_a_plus_in_a_sign_up_topic_goes_to_its_one_game() -> None:
 
 def test_another_unfinished_games_spectator_chat_is_refused() -> None:
     theirs = make_game(vk_base=1000)
-    spectator_chat_link(game_id=theirs.pk, by="gm:them", chat=5)
+    spectator_chat_link(game_id=theirs.pk, by=Actor.gm("them"), chat=5)
     mine = make_game(vk_base=2000)
 
     for chat in (5, 2_000_000_005):
         with pytest.raises(SetupError) as refused:
-            spectator_chat_link(game_id=mine.pk, by="gm:me", chat=chat)
+            spectator_chat_link(game_id=mine.pk, by=Actor.gm("me"), chat=chat)
         assert refused.value.reason == render("refusals/spectator_chat_taken")
 
     mine.refresh_from_db()
     assert mine.spectator_chat_id is None
     finish(theirs)
-    spectator_chat_link(game_id=mine.pk, by="gm:me", chat=5)
+    spectator_chat_link(game_id=mine.pk, by=Actor.gm("me"), chat=5)
     mine.refresh_from_db()
     assert mine.spectator_chat_id == 2_000_000_005
 

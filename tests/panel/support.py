@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from gameplay import services
-from gameplay.models import Game, Seat, SeatStatus
+from gameplay.models import Actor, Game, Seat, SeatStatus
 from gameplay.rules import Role, RoleCounts, RuleViolation
 
 VK_BASE = 700_000
@@ -42,7 +42,12 @@ def make_game(
         if not community.members.filter(user=gm).exists():
             community_member_set(community=community, user=gm)
     game = services.game_create(
-        name=name, counts=RoleCounts.default_for(players), gm=gm, by="test", seed=seed, **settings
+        name=name,
+        counts=RoleCounts.default_for(players),
+        gm=gm,
+        by=Actor.gm("test"),
+        seed=seed,
+        **settings,
     )
     for i in range(players):
         services.signup_create(game_id=game.pk, vk_user_id=vk_base + i + 1, name=f"Игрок {i + 1}")

@@ -34,6 +34,7 @@ from playwright.sync_api import expect
 
 from gameplay import services
 from gameplay.models import (
+    Actor,
     Game,
     GameEvent,
     GameStatus,
@@ -493,7 +494,7 @@ def test_the_gm_edits_a_theme_text_and_a_nights_story_in_the_browser(
 
     # Day 1 closes; the night's post opens with the game's text.
     vote_round(game)
-    services.day_close(game_id=game.pk, by="gm:t")
+    services.day_close(game_id=game.pk, by=Actor.gm("t"))
     night_opened = Outbox.objects.filter(
         game=game, channel=OutboxChannel.BOARD, kind="night_opened"
     ).get()
@@ -501,7 +502,7 @@ def test_the_gm_edits_a_theme_text_and_a_nights_story_in_the_browser(
 
     # The night's draft: the exact post, the GM's story in it, published as shown.
     night_round(game)
-    services.night_close(game_id=game.pk, by="gm:t")
+    services.night_close(game_id=game.pk, by=Actor.gm("t"))
     page.goto(f"{base}/")
     expect(page.locator("#post-text")).to_contain_text("Утро после ночи 1.")
     page.fill("#story-text", "Утром в лаборатории нашли открытую дверь.")

@@ -11,7 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from gameplay.messages import render
-from gameplay.models import Community, CommunityMember, CommunityRole, Game
+from gameplay.models import Actor, Community, CommunityMember, CommunityRole, Game
 from gameplay.refusals import NotCommunityMember
 from gameplay.rules import RoleCounts
 from gameplay.services.settings import game_open, game_settings_update
@@ -192,7 +192,7 @@ def test_a_game_is_not_moved_into_another_community(
     game = make_game(gm, players=7, start=False, vk_group_id=home.vk_id)
     community_of(777, owner=other_gm, name="Чужое")
     with pytest.raises(NotCommunityMember):
-        game_settings_update(game_id=game.pk, by="gm:ведущий", editor=gm, vk_group_id=777)
+        game_settings_update(game_id=game.pk, by=Actor.gm("ведущий"), editor=gm, vk_group_id=777)
     game.refresh_from_db()
     assert game.vk_group_id == home.vk_id
 
@@ -209,7 +209,7 @@ def _cancelled_game(gm: Any, vk_id: int, vk_base: int) -> Game:
         vk_group_id=vk_id,
         name=f"Игра {vk_id}",
     )
-    game_end(game_id=game.pk, by="test", reason="проверка")
+    game_end(game_id=game.pk, by=Actor.gm("test"), reason="проверка")
     return game
 
 

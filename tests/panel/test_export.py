@@ -11,7 +11,7 @@ from django.core.management import call_command
 
 from gameplay import services
 from gameplay.export import export_game, game_outcome, replay_check, replay_outcome
-from gameplay.models import Game, GameEvent, Seat, Strike
+from gameplay.models import Actor, Game, GameEvent, Seat, Strike
 from gameplay.replay import parse_scenario, play
 from gameplay.rules import Role
 from gameplay.rules.errors import InvalidCommand
@@ -80,9 +80,9 @@ def _finished_game_with_gm_actions(gm) -> Game:
     # Day 2: a GM replacement and a modkill before anyone votes, then a reopen at night.
     town = [s for s in living(game) if s.role == Role.CIVILIAN]
     services.seat_replace(
-        game_id=game.pk, seat=town[0].number, vk_user_id=99_001, name="Замена", by="gm:test"
+        game_id=game.pk, seat=town[0].number, vk_user_id=99_001, name="Замена", by=Actor.gm("test")
     )
-    services.seat_modkill(game_id=game.pk, seat=town[1].number, by="gm:test", reason="мат")
+    services.seat_modkill(game_id=game.pk, seat=town[1].number, by=Actor.gm("test"), reason="мат")
     game.refresh_from_db()
     while game.status == "running":
         phase = game.phases.filter(status__in=["open", "review"]).get()
@@ -93,7 +93,9 @@ def _finished_game_with_gm_actions(gm) -> Game:
             night_round(game)
             services.night_close(game_id=game.pk)
             if phase.number == 2:
-                services.night_reopen_mafia(game_id=game.pk, by="gm:test", reason="раскрытие")
+                services.night_reopen_mafia(
+                    game_id=game.pk, by=Actor.gm("test"), reason="раскрытие"
+                )
                 mafia = [s for s in living(game) if s.role == Role.MAFIA]
                 target = next(s for s in living(game) if s.role == Role.DOCTOR)
                 services.night_action_submit(
@@ -131,7 +133,7 @@ def test_export_warns_about_what_the_format_cannot_hold(gm) -> None:
     services.night_close(game_id=game.pk)
     draft = GameEvent.objects.filter(game=game, kind="night_closed").get().data["draft"]
     alive = [s.number for s in living(game) if s.number not in draft["deaths"]]
-    services.night_draft_edit(game_id=game.pk, by="gm:test", deaths=alive[:1], reason="G1")
+    services.night_draft_edit(game_id=game.pk, by=Actor.gm("test"), deaths=alive[:1], reason="G1")
     services.night_publish(game_id=game.pk)
     game.refresh_from_db()
     export = export_game(game)
@@ -151,7 +153,7 @@ def test_mid_day_modkill_drops_the_voided_votes(gm) -> None:
     services.vote_submit(game_id=game.pk, voter=a, target=c)
     services.vote_submit(game_id=game.pk, voter=b, target=a)
     services.vote_submit(game_id=game.pk, voter=c, target=b)
-    services.seat_modkill(game_id=game.pk, seat=c, by="gm:test", reason="тест")
+    services.seat_modkill(game_id=game.pk, seat=c, by=Actor.gm("test"), reason="тест")
     game.refresh_from_db()
     assert game.status == "running"
     services.vote_submit(game_id=game.pk, voter=a, target=b)
@@ -218,7 +220,7 @@ def test_gm_actions_during_a_night_replay_the_same(gm, seed: str, winner: str | 
     )
     # The maniac is removed while the night is open: his shot goes with him.
     services.seat_modkill(
-        game_id=game.pk, seat=by_role[Role.MANIAC].number, by="gm:t", reason="тест"
+        game_id=game.pk, seat=by_role[Role.MANIAC].number, by=Actor.gm("t"), reason="тест"
     )
     services.night_close(game_id=game.pk)  # the doctor missed the night: a strike at dawn
     services.seat_replace(
@@ -226,9 +228,11 @@ def test_gm_actions_during_a_night_replay_the_same(gm, seed: str, winner: str | 
         seat=by_role[Role.DOCTOR].number,
         vk_user_id=77_777,
         name="Новый доктор",
-        by="gm:t",
+        by=Actor.gm("t"),
     )
-    services.seat_modkill(game_id=game.pk, seat=civilians[2].number, by="gm:t", reason="тест")
+    services.seat_modkill(
+        game_id=game.pk, seat=civilians[2].number, by=Actor.gm("t"), reason="тест"
+    )
     services.night_publish(game_id=game.pk)
     vote_round(game, skip=1)
     services.day_close(game_id=game.pk)
@@ -273,7 +277,7 @@ def test_the_checks_read_the_game_as_stored_not_the_callers_copy(gm) -> None:
     vote_round(game)
     for s in living(game):
         if s.role in (Role.MAFIA, Role.MANIAC):
-            services.seat_modkill(game_id=game.pk, seat=s.number, by="gm:t", reason="тест")
+            services.seat_modkill(game_id=game.pk, seat=s.number, by=Actor.gm("t"), reason="тест")
     assert Game.objects.get(pk=game.pk).winner == "town"
     assert stale.status == "running" and not stale.winner
     export = export_game(stale)

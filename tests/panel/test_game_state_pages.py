@@ -11,7 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from gameplay import grammar, services
-from gameplay.models import Game, Seat, SeatStatus
+from gameplay.models import Actor, Game, Seat, SeatStatus
 from gameplay.rules import Item
 from gameplay.selectors.game_page import ItemState
 from tests.panel.support import living, make_game, night_round, vote_round
@@ -42,7 +42,9 @@ def played(gm: Any) -> Game:
     services.night_publish(game_id=game.pk)
     button = holder(game, Item.RED_BUTTON)
     if button.alive:
-        services.seat_modkill(game_id=game.pk, seat=button.number, by="gm:ведущий", reason="тест")
+        services.seat_modkill(
+            game_id=game.pk, seat=button.number, by=Actor.gm("ведущий"), reason="тест"
+        )
     game.refresh_from_db()
     assert game.status == "running"
     return game
@@ -115,7 +117,7 @@ def test_a_players_history_is_headed_by_their_name(gm: Any, gm_client: Client) -
         seat=seat.number,
         vk_user_id=555_001,
         name="Юлия Анисимова",
-        by="gm:ведущий",
+        by=Actor.gm("ведущий"),
     )
     html = gm_client.get(url("panel_history", game, vk_user_id=555_001)).content.decode()
     assert "Юлия Анисимова: игр 1" in html and "id555001:" not in html

@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from gameplay.models import Community, Game
+from gameplay.models import Actor, Community, Game
 from gameplay.refusals import GmNotCommunityMember
 from gameplay.rules import RoleCounts
 from gameplay.services.settings import game_open, game_settings_update
@@ -73,7 +73,7 @@ def test_the_services_refuse_a_co_gm_of_another_community(people: dict[str, Any]
     game = game_open(name="Игра", counts=RoleCounts(), gm=gm, vk_group_id=555)
     with pytest.raises(GmNotCommunityMember, match="оператор"):
         game_settings_update(
-            game_id=game.pk, by="gm:ведущий", editor=gm, gms=[gm, people["operator"]]
+            game_id=game.pk, by=Actor.gm("ведущий"), editor=gm, gms=[gm, people["operator"]]
         )
     assert list(game.gms.all()) == [gm]
     assert Community.objects.count() == 2

@@ -109,7 +109,7 @@ def test_the_log_names_people_and_the_deadline_job(gm: Any, gm_client: Client) -
     game = make_game(gm, players=7)
     voter = living(game)[0]
     vote_round(game)
-    services.strike_give(game_id=game.pk, seat=voter.number, by="gm:ведущий", reason="флуд")
+    services.strike_give(game_id=game.pk, seat=voter.number, by=Actor.gm("ведущий"), reason="флуд")
     services.day_close(game_id=game.pk, by=Actor.DEADLINE)
     html = gm_client.get(reverse("admin:panel_log", kwargs={"game_id": game.pk})).content
     text = visible_text(html.decode())
@@ -145,7 +145,7 @@ def panel_pages(gm: Any) -> list[str]:
     game: Game = make_game(gm, players=7)
     vote_round(game, skip=1)
     services.day_close(game_id=game.pk)
-    spectator_chat_link(game_id=game.pk, by="gm:ведущий", chat=7)
+    spectator_chat_link(game_id=game.pk, by=Actor.gm("ведущий"), chat=7)
     seat = living(game)[0]
     ModerationFlag.objects.create(game=game, seat=seat, kind="profanity", text="…")
     SpectatorMember.objects.create(game=game, vk_user_id=seat.vk_user_id, status="invited")

@@ -27,6 +27,7 @@ from django.utils import timezone
 from gameplay import grammar, services, themes
 from gameplay.messages import Person
 from gameplay.models import (
+    Actor,
     Game,
     GameEvent,
     ModerationFlag,
@@ -44,7 +45,7 @@ from tests.panel.test_access import fill, game_patterns
 pytestmark = pytest.mark.django_db
 
 ACCUSATIVES = {name: accs for name, _, accs in NAMES}
-GM = "gm:ведущий"
+GM = Actor.gm("ведущий")
 CASES = ("gent", "datv", "accs", "ablt", "loct")
 #: VK's own terms a GM types in the panel: a page's address (vk.com/id123), a user's id.
 VK_TERMS = re.compile(

@@ -9,6 +9,7 @@ from django.test import Client
 from config.env import EnvError, get_http_url
 from gameplay import services
 from gameplay.messages import players_page_url
+from gameplay.models import Actor
 from tests.gameplay.factories import board, make_game
 
 pytestmark = pytest.mark.django_db
@@ -39,7 +40,7 @@ def test_the_end_of_game_post_links_the_players_page_at_the_public_address(setti
     settings.PUBLIC_URL = "https://mafia.example.org/"
     assert players_page_url() == "https://mafia.example.org/players/"
     game = make_game(n=9, deal=True, start=True)
-    services.game_end(game_id=game.pk, by="gm:anna", reason="проверка")
+    services.game_end(game_id=game.pk, by=Actor.gm("anna"), reason="проверка")
     [final] = board(game, "game_over")
     assert "в памятке игрока: https://mafia.example.org/players/" in final.text
     assert "manage.py" not in final.text
@@ -48,7 +49,7 @@ def test_the_end_of_game_post_links_the_players_page_at_the_public_address(setti
 def test_without_a_public_address_the_post_names_the_page_without_a_broken_link(settings) -> None:
     settings.PUBLIC_URL = ""
     game = make_game(n=9, deal=True, start=True)
-    services.game_end(game_id=game.pk, by="gm:anna", reason="проверка")
+    services.game_end(game_id=game.pk, by=Actor.gm("anna"), reason="проверка")
     [final] = board(game, "game_over")
     assert "в памятке игрока, раздел «Проверить честность раздачи»" in final.text
     assert "http" not in final.text

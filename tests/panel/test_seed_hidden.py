@@ -11,7 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from gameplay import services
-from gameplay.models import DealRound, FlagKind, Game, ModerationFlag, Seat, Strike
+from gameplay.models import Actor, DealRound, FlagKind, Game, ModerationFlag, Seat, Strike
 from tests.panel.support import make_game, vote_round
 from tests.panel.test_access import fill, game_patterns
 
@@ -52,10 +52,10 @@ def assert_hidden(client: Client, game: Game, urls: list[str]) -> None:
 def test_no_page_shows_a_seed_before_the_end(gm: Any, gm_client: Client) -> None:
     recruiting = make_game(gm, players=7, deal=False, start=False, vk_base=81_000)
     assert_hidden(gm_client, recruiting, [url(n, recruiting) for n in PAGES])
-    services.game_deal(game_id=recruiting.pk, by="gm:ведущий")
+    services.game_deal(game_id=recruiting.pk, by=Actor.gm("ведущий"))
     dealt = recruiting
     assert_hidden(gm_client, dealt, [url(n, dealt) for n in PAGES])
-    services.deal_round_new(game_id=dealt.pk, by="gm:ведущий")  # a second round, dealt
+    services.deal_round_new(game_id=dealt.pk, by=Actor.gm("ведущий"))  # a second round, dealt
     assert_hidden(gm_client, dealt, [url(n, dealt) for n in PAGES])
     page = gm_client.get(url("panel_deal", dealt)).content.decode()
     for r in DealRound.objects.filter(game=dealt):
@@ -72,8 +72,8 @@ def test_no_page_shows_a_seed_before_the_end(gm: Any, gm_client: Client) -> None
     assert_hidden(gm_client, game, [*urls, reverse("admin:gameplay_game_changelist")])
 
     # After the end, every round's seed is public, the panel's deal page included.
-    services.game_end(game_id=dealt.pk, by="gm:ведущий")  # cancelled before the start
-    services.game_end(game_id=game.pk, by="gm:ведущий")
+    services.game_end(game_id=dealt.pk, by=Actor.gm("ведущий"))  # cancelled before the start
+    services.game_end(game_id=game.pk, by=Actor.gm("ведущий"))
     page = gm_client.get(url("panel_deal", game)).content.decode()
     assert "the-panel-must-not-show-this" in page
     page = gm_client.get(url("panel_deal", dealt)).content.decode()

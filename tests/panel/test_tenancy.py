@@ -10,7 +10,7 @@ from django.test import Client
 from django.urls import reverse
 
 from gameplay.messages import render
-from gameplay.models import Game
+from gameplay.models import Actor, Game
 from gameplay.services.spectators import spectator_chat_link
 from tests.panel.support import make_game
 from tests.panel.test_views_setup import NEW_GAME, club555  # noqa: F401 (a fixture)
@@ -26,7 +26,7 @@ def test_linking_another_unfinished_games_chat_is_refused(
     gm: Any, other_gm: Any, gm_client: Client
 ) -> None:
     theirs = make_game(other_gm, players=7, name="Чужая", vk_base=20_000, topic_id=20_000)
-    spectator_chat_link(game_id=theirs.pk, by="gm:чужой", chat=7)
+    spectator_chat_link(game_id=theirs.pk, by=Actor.gm("чужой"), chat=7)
     mine = make_game(gm, players=7, name="Моя", vk_base=30_000, topic_id=30_000)
 
     response = gm_client.post(url("panel_chat_link", mine), {"chat": "7"}, follow=True)

@@ -14,6 +14,7 @@ from django.urls import reverse
 
 from gameplay import services
 from gameplay.models import (
+    Actor,
     FlagKind,
     FlagStatus,
     Game,
@@ -388,7 +389,7 @@ def test_failed_deliveries_are_retried(game: Game, gm_client: Client) -> None:
 def test_log_filters(game: Game, gm_client: Client) -> None:
     vote_round(game)
     seat = living(game)[0]
-    services.strike_give(game_id=game.pk, seat=seat.number, by="gm:ведущий", reason="x")
+    services.strike_give(game_id=game.pk, seat=seat.number, by=Actor.gm("ведущий"), reason="x")
     page = gm_client.get(url("panel_log", game), {"kind": "vote"}).context
     assert {e.kind for e, _, _, _ in page["rows"]} == {"vote"}
     page = gm_client.get(url("panel_log", game), {"overrides": "on"}).context
@@ -424,7 +425,7 @@ def test_end_game_confirmation_and_export(game: Game, gm_client: Client) -> None
 
 def test_player_history_across_games(gm: Any, other_gm: Any, gm_client: Client) -> None:
     finished = make_game(other_gm, players=7, name="Прошлая", vk_base=10_000)
-    services.game_end(game_id=finished.pk, by="gm:x", winner=None)
+    services.game_end(game_id=finished.pk, by=Actor.gm("x"), winner=None)
     theirs = make_game(other_gm, players=7, name="Чужая идёт", vk_base=20_000)
     mine = make_game(gm, players=7, name="Моя", vk_base=30_000)
     vk = 555_555

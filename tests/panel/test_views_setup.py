@@ -9,7 +9,7 @@ from django.test import Client
 from django.urls import reverse
 
 from gameplay import services
-from gameplay.models import Game, GameEvent, GameStatus, Seat, SeatStatus
+from gameplay.models import Actor, Game, GameEvent, GameStatus, Seat, SeatStatus
 from gameplay.refusals import DiscardNotConfirmed
 from gameplay.services.signup import player_remove
 from tests.panel.support import community_of, make_game
@@ -214,7 +214,7 @@ def test_the_service_refuses_a_removal_that_would_discard_an_unconfirmed_deal(gm
     game = make_game(gm, players=7, start=False)
     seat = Seat.objects.filter(game=game).first()
     with pytest.raises(DiscardNotConfirmed):
-        player_remove(game_id=game.pk, by="gm:x", seat_id=seat.pk, discard=False)
+        player_remove(game_id=game.pk, by=Actor.gm("x"), seat_id=seat.pk, discard=False)
     seat.refresh_from_db()
     game.refresh_from_db()
     assert seat.status == SeatStatus.PLAYER and game.status == GameStatus.DEALT

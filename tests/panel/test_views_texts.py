@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from gameplay import services, themes
 from gameplay.export import export_game
-from gameplay.models import Game, GameEvent, Outbox, OutboxChannel, Phase, PhaseStatus
+from gameplay.models import Actor, Game, GameEvent, Outbox, OutboxChannel, Phase, PhaseStatus
 from gameplay.replay import parse_scenario, play
 from gameplay.rules.errors import InvalidCommand
 from gameplay.services.story import phase_story_set, theme_text_set
@@ -124,7 +124,7 @@ def test_the_preview_says_its_roles_are_made_up(game: Game, gm_client: Client) -
 def test_a_text_that_does_not_render_is_refused_and_changes_nothing(
     game: Game, gm_client: Client, text: str, line: int, reason: str
 ) -> None:
-    theme_text_set(game_id=game.pk, by="gm:t", slot="night_story", text="Тихо.")
+    theme_text_set(game_id=game.pk, by=Actor.gm("t"), slot="night_story", text="Тихо.")
     preview = gm_client.post(
         url("panel_texts_preview", game), {"slot": "night_story", "text": text}
     ).json()
@@ -144,9 +144,9 @@ def test_the_night_review_shows_the_exact_post_and_the_story_goes_out_with_it(
     game: Game, gm_client: Client
 ) -> None:
     vote_round(game)
-    services.day_close(game_id=game.pk, by="gm:t")
+    services.day_close(game_id=game.pk, by=Actor.gm("t"))
     night_round(game)
-    services.night_close(game_id=game.pk, by="gm:t")
+    services.night_close(game_id=game.pk, by=Actor.gm("t"))
     page = gm_client.get(url("panel_game", game))
     before = page.context["post_preview"]
     assert before.startswith("Утро после ночи 1.\n")
@@ -158,7 +158,7 @@ def test_the_night_review_shows_the_exact_post_and_the_story_goes_out_with_it(
     assert "Рассказ сохранён" in msgs(response)
     shown = gm_client.get(url("panel_game", game)).context["post_preview"]
     assert shown.splitlines()[1] == story and shown.splitlines()[2:] == before.splitlines()[2:]
-    services.night_publish(game_id=game.pk, by="gm:t")
+    services.night_publish(game_id=game.pk, by=Actor.gm("t"))
     assert board(game, "night_result") == [shown]  # exactly what the GM saw
     [event] = GameEvent.objects.filter(game=game, kind="story_set")
     assert event.data["story"] == story
@@ -170,19 +170,19 @@ def test_the_night_review_shows_the_exact_post_and_the_story_goes_out_with_it(
 
 def test_the_day_close_post_is_previewed_with_the_gms_story(game: Game, gm_client: Client) -> None:
     vote_round(game)
-    phase_story_set(game_id=game.pk, by="gm:t", story="Город спорил до ночи.")
+    phase_story_set(game_id=game.pk, by=Actor.gm("t"), story="Город спорил до ночи.")
     preview = gm_client.get(url("panel_game", game)).context["post_preview"]
     assert preview.startswith("Итоги дня 1.\n") and preview.endswith("\n\nГород спорил до ночи.")
-    services.day_close(game_id=game.pk, by="gm:t")
+    services.day_close(game_id=game.pk, by=Actor.gm("t"))
     assert board(game, "day_result") == [preview]
 
 
 def test_auto_publish_uses_the_themes_story(gm: Any) -> None:
     game = make_game(gm, players=7, seed="texts-seed", auto_publish=True, vk_base=730_000)
     vote_round(game)
-    services.day_close(game_id=game.pk, by="gm:t")
+    services.day_close(game_id=game.pk, by=Actor.gm("t"))
     night_round(game)
-    services.night_close(game_id=game.pk, by="gm:t")
+    services.night_close(game_id=game.pk, by=Actor.gm("t"))
     [post] = board(game, "night_result")
     theme_line = post.splitlines()[1]
     assert theme_line in (
@@ -193,9 +193,9 @@ def test_auto_publish_uses_the_themes_story(gm: Any) -> None:
 
 def test_a_story_is_refused_when_there_is_no_post_to_shape(game: Game) -> None:
     vote_round(game)
-    services.day_close(game_id=game.pk, by="gm:t")  # an open night: its post is not out yet
+    services.day_close(game_id=game.pk, by=Actor.gm("t"))  # an open night: its post is not out yet
     with pytest.raises(InvalidCommand, match="Рассказ пишут"):
-        phase_story_set(game_id=game.pk, by="gm:t", story="Рано.")
+        phase_story_set(game_id=game.pk, by=Actor.gm("t"), story="Рано.")
 
 
 def test_the_day_close_confirmation_shows_the_exact_post_and_takes_the_story(
@@ -214,7 +214,7 @@ def test_the_day_close_confirmation_shows_the_exact_post_and_takes_the_story(
     assert response.status_code == 302 and response["Location"] == confirm_page
     again = gm_client.get(confirm_page).context["post_preview"]
     assert again.endswith("\n\nСпорили до хрипоты.")
-    services.day_close(game_id=game.pk, by="gm:t")
+    services.day_close(game_id=game.pk, by=Actor.gm("t"))
     assert board(game, "day_result") == [again]
 
 

@@ -27,6 +27,7 @@ from bench.procs import Managed, process_tree, wait_for
 from gameplay import services
 from gameplay.export import replay_check
 from gameplay.models import (
+    Actor,
     Game,
     GameEvent,
     GameStatus,
@@ -100,10 +101,10 @@ def close_phase(game: BenchGame, kind: str) -> None:
     if Game.objects.get(pk=game.game_id).status != GameStatus.RUNNING:
         return
     if kind == PhaseKind.DAY:
-        services.day_close(game_id=game.game_id, by="gm:soak")
+        services.day_close(game_id=game.game_id, by=Actor.gm("soak"))
     else:
-        services.night_close(game_id=game.game_id, by="gm:soak")
-        services.night_publish(game_id=game.game_id, by="gm:soak")
+        services.night_close(game_id=game.game_id, by=Actor.gm("soak"))
+        services.night_publish(game_id=game.game_id, by=Actor.gm("soak"))
 
 
 def open_phase_ids(games: list[BenchGame]) -> dict[int, int]:

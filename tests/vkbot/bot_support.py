@@ -19,6 +19,7 @@ from django.db import transaction
 from bench.games import day_votes
 from gameplay import services
 from gameplay.models import (
+    Actor,
     DeathCause,
     Game,
     Outbox,
@@ -84,12 +85,14 @@ def make_game(
     settings.setdefault("topic_id", next(_topics))
     settings.setdefault("recruit_topic_id", next(_topics))
     settings["vk_group_id"] = community_id(settings.get("vk_group_id"))
-    game = services.game_create(name="Машина времени", counts=counts, by="gm:test", **settings)
+    game = services.game_create(
+        name="Машина времени", counts=counts, by=Actor.gm("test"), **settings
+    )
     for i in range(1, n + 1):
         services.signup_create(game_id=game.pk, vk_user_id=vk_base + i, name=names[i - 1])
     if start:
-        services.game_deal_fixed(game_id=game.pk, assignment=roles, by="gm:test")
-        services.game_start(game_id=game.pk, by="gm:test")
+        services.game_deal_fixed(game_id=game.pk, assignment=roles, by=Actor.gm("test"))
+        services.game_start(game_id=game.pk, by=Actor.gm("test"))
     game.refresh_from_db()
     return game
 
@@ -114,7 +117,7 @@ def tie_day(game: Game) -> None:
     )
     for voter, target in day_votes(living).items():
         services.vote_submit(game_id=game.pk, voter=voter, target=target)
-    services.day_close(game_id=game.pk, by="gm:test")
+    services.day_close(game_id=game.pk, by=Actor.gm("test"))
 
 
 def to_night(game: Game) -> Phase:
@@ -124,7 +127,7 @@ def to_night(game: Game) -> Phase:
 
 def kill(game: Game, number: int) -> None:
     """A GM modkill (the simplest way to make a player dead)."""
-    services.seat_modkill(game_id=game.pk, seat=number, by="gm:test", reason="тест")
+    services.seat_modkill(game_id=game.pk, seat=number, by=Actor.gm("test"), reason="тест")
 
 
 # --- raw VK updates --------------------------------------------------------------------------

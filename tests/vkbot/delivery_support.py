@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from gameplay import services
-from gameplay.models import Game, Outbox, OutboxChannel
+from gameplay.models import Actor, Game, Outbox, OutboxChannel
 from gameplay.rules import RoleCounts
 from localvk import LocalVK, RunningServer, ServerThread
 from outbox.ratelimit import token_key
@@ -71,7 +71,7 @@ def make_game(topic_id: int | None = None, players: int = 0, **fields: Any) -> G
     counts = RoleCounts.default_for(players) if players >= 4 else RoleCounts()
     fields["vk_group_id"] = community_id(fields.get("vk_group_id"))
     game = services.game_create(
-        name="Машина времени", counts=counts, by="gm:test", topic_id=topic_id, **fields
+        name="Машина времени", counts=counts, by=Actor.gm("test"), topic_id=topic_id, **fields
     )
     for number in range(1, players + 1):
         services.signup_create(game_id=game.pk, vk_user_id=1000 + number, name=f"Игрок {number}")

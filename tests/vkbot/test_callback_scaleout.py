@@ -44,6 +44,7 @@ from bench.procs import BOT, WORKER, Managed, ProcessError, wait_for
 from gameplay import services
 from gameplay.buttons import STATUS, VOTE, Payload
 from gameplay.models import (
+    Actor,
     GameEvent,
     NightAction,
     Outbox,
@@ -262,7 +263,7 @@ def test_callbacks_round_robin_over_several_web_processes_apply_every_event_once
                       .values_list("voter__number", "target__number"))  # fmt: skip
         assert got == Counter(plan.items()), f"game {game.number}: the votes differ"
         assert GameEvent.objects.filter(phase_id=phase_id, kind="vote").count() == len(plan)
-        services.day_close(game_id=game.game_id, by="gm:scaleout")
+        services.day_close(game_id=game.game_id, by=Actor.gm("scaleout"))
 
     # Night 1: every role acts by message, the others press the status button.
     expected: dict[int, Counter[tuple[Any, ...]]] = {}

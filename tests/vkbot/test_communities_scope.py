@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from gameplay.context import serving
-from gameplay.models import Community, Game, GameEvent, Outbox, Vote
+from gameplay.models import Actor, Community, Game, GameEvent, Outbox, Vote
 from gameplay.selectors import bot as sel
 from gameplay.services.spectators import spectator_chat_link, spectator_chat_set_open
 from tests.vkbot.bot_support import board_post, kill, make_game, pm, run
@@ -34,8 +34,8 @@ def games(settings: Any) -> dict[int, Game]:
     out = {}
     for vk_id in (A, B):
         game = make_game(topic_id=TOPIC, recruit_topic_id=RECRUIT, vk_group_id=vk_id)
-        spectator_chat_link(game_id=game.pk, by="gm:test", chat=CHAT)
-        spectator_chat_set_open(game_id=game.pk, by="gm:test", open=True)
+        spectator_chat_link(game_id=game.pk, by=Actor.gm("test"), chat=CHAT)
+        spectator_chat_set_open(game_id=game.pk, by=Actor.gm("test"), open=True)
         out[vk_id] = Game.objects.get(pk=game.pk)
     return out
 

@@ -9,6 +9,7 @@ import pytest
 
 from gameplay import services
 from gameplay.models import (
+    Actor,
     FlagKind,
     Game,
     ModerationFlag,
@@ -58,7 +59,7 @@ def button(row: Outbox, **match: object):  # noqa: ANN201
 def test_a_whole_game_through_dispatch() -> None:
     game = services.game_create(
         name="Машина времени",
-        by="gm:test",
+        by=Actor.gm("test"),
         topic_id=700_001,
         recruit_topic_id=700_002,
         counts=RoleCounts(mafia=2, commissar=1, doctor=1, maniac=1, civilian=2),
@@ -73,8 +74,8 @@ def test_a_whole_game_through_dispatch() -> None:
         run(pm(vk(n), "участвую"), facts)
     run(board_post(700_002, vk(8), "запас"), facts)
     assert Seat.objects.filter(game=game, status="player").count() == 7
-    services.game_deal_fixed(game_id=game.pk, assignment=ROLES_7, by="gm:test")
-    services.game_start(game_id=game.pk, by="gm:test")
+    services.game_deal_fixed(game_id=game.pk, assignment=ROLES_7, by=Actor.gm("test"))
+    services.game_start(game_id=game.pk, by=Actor.gm("test"))
     game.refresh_from_db()
     t = game.topic_id
 
@@ -83,7 +84,7 @@ def test_a_whole_game_through_dispatch() -> None:
         run(board_post(t, vk(n), "голос 6"))
     run(press(vk(1), button(latest(game, "day_prompt", vk(1)), target=6).encode()))
     run(pm(vk(6), "голос Аня Петрова"))
-    services.day_close(game_id=game.pk, by="gm:test")
+    services.day_close(game_id=game.pk, by=Actor.gm("test"))
     result = phase(game)  # Night 1
     assert result.kind == "night"
     assert not Seat.objects.get(game=game, number=6).alive
@@ -112,26 +113,28 @@ def test_a_whole_game_through_dispatch() -> None:
     run(pm(vk(5), "выстрел Глеб"))
     run(pm(vk(1), "часы Дарья"))  # blocks the maniac
     run(pm(vk(7), "книга 4"))
-    services.night_close(game_id=game.pk, by="gm:test")
+    services.night_close(game_id=game.pk, by=Actor.gm("test"))
     revealed = run(board_post(t, vk(3), "я проверил Аню, она мафия"))
     assert revealed == [] and ModerationFlag.objects.filter(kind=FlagKind.REVEAL).exists()
-    services.night_publish(game_id=game.pk, by="gm:test")
+    services.night_publish(game_id=game.pk, by=Actor.gm("test"))
     assert Seat.objects.filter(game=game, status="player", alive=True).count() == 6
     check = latest(game, "check_result", vk(3))
     assert "№1 Аня Петрова — мафия" in check.text
 
     # Day 2: a replacement, an insult and a modkill, the mafia's №1 executed
-    services.seat_replace(game_id=game.pk, seat=7, vk_user_id=vk(8), name="Зоя", by="gm:test")
+    services.seat_replace(
+        game_id=game.pk, seat=7, vk_user_id=vk(8), name="Зоя", by=Actor.gm("test")
+    )
     assert "Ваш номер: 7" in latest(game, "role_card", vk(8)).text
     run(board_post(t, vk(5), "ты дебил, Вера"))
     assert ModerationFlag.objects.filter(kind=FlagKind.PROFANITY, vk_user_id=vk(5)).exists()
-    services.seat_modkill(game_id=game.pk, seat=5, by="gm:test", reason="оскорбления")
+    services.seat_modkill(game_id=game.pk, seat=5, by=Actor.gm("test"), reason="оскорбления")
     for n in (3, 4):
         run(board_post(t, vk(n), "голос 1"))
     run(pm(vk(8), "голос [id1001|Аня]"))
     run(pm(vk(1), "голос 3"))
     run(pm(vk(2), "голос 3"))
-    services.day_close(game_id=game.pk, by="gm:test")
+    services.day_close(game_id=game.pk, by=Actor.gm("test"))
     assert Seat.objects.get(game=game, number=1).death_cause == "executed"
 
     # Night 2: the role strike kills the doctor; the mafia shoots the new №7
@@ -142,8 +145,8 @@ def test_a_whole_game_through_dispatch() -> None:
     run(pm(vk(4), "лечу 7"))
     refused = run(pm(vk(6), "выстрел 2"))
     assert "выбыли" in refused[0].text
-    services.night_close(game_id=game.pk, by="gm:test")
-    services.night_publish(game_id=game.pk, by="gm:test")
+    services.night_close(game_id=game.pk, by=Actor.gm("test"))
+    services.night_publish(game_id=game.pk, by=Actor.gm("test"))
     game.refresh_from_db()
     assert game.status == "finished" and game.winner == "mafia"
     assert NightAction.objects.filter(phase__game=game, act="role_strike").count() == 1

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from gameplay import services
-from gameplay.models import Game, Outbox, Phase, Seat
+from gameplay.models import Actor, Game, Outbox, Phase, Seat
 from gameplay.rules import Act, NightContext, valid_targets
 from gameplay.rules.roles import SELF_TARGET_ALLOWED
 from gameplay.selectors.spectators import spectator_page
@@ -69,7 +69,7 @@ def test_dead_mafia_is_never_told_to_ask_for_the_spectator_chat() -> None:
     assert "в ЗЗ" in died[1004] and "в ЗЗ" not in died[1002]
     assert "в ЗЗ" in texts_to(run(pm(1004, "помощь")), 1004)
     assert "в ЗЗ" not in texts_to(run(pm(1002, "помощь")), 1002)
-    spectator_chat_set_open(game_id=game.pk, by="gm:test", open=True)
+    spectator_chat_set_open(game_id=game.pk, by=Actor.gm("test"), open=True)
     opened = [
         o for o in Outbox.objects.filter(game=game, kind="spectators") if o.channel == "message"
     ]

@@ -10,7 +10,7 @@ import pytest
 from gameplay import services
 from gameplay.buttons import Payload
 from gameplay.messages import when
-from gameplay.models import NightAction, Outbox, OutboxChannel
+from gameplay.models import Actor, NightAction, Outbox, OutboxChannel
 from localvk.keyboard import validate_keyboard
 from tests.vkbot.bot_support import (
     assert_no_leaks,
@@ -263,7 +263,7 @@ def test_a_button_from_a_finished_night_is_stale() -> None:
     game = make_game()
     to_night(game)
     heal = [p for p in payloads_of(prompts_to(game, 1004)[0].keyboard) if p.target == 2][0]
-    services.night_close(game_id=game.pk, by="gm:test")
+    services.night_close(game_id=game.pk, by=Actor.gm("test"))
     out = run(press(1004, heal.encode()))
     assert "устарела" in [o for o in out if o.kind == "refusal"][0].text
     assert NightAction.objects.filter(phase__game=game).count() == 0
@@ -272,7 +272,7 @@ def test_a_button_from_a_finished_night_is_stale() -> None:
 def test_a_text_action_while_the_gm_reviews_the_night_says_so() -> None:
     game = make_game()
     to_night(game)
-    services.night_close(game_id=game.pk, by="gm:test")
+    services.night_close(game_id=game.pk, by=Actor.gm("test"))
     out = run(pm(1004, "лечу 2"))
     assert [o.text for o in out if o.kind == "refusal"] == [
         "Ночь закрыта: ведущий подводит итоги. Действия больше не принимаются — дождитесь итогов "

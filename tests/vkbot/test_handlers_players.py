@@ -9,6 +9,7 @@ import pytest
 from gameplay import services
 from gameplay.messages import when
 from gameplay.models import (
+    Actor,
     FlagKind,
     Game,
     ModerationFlag,
@@ -123,7 +124,7 @@ def test_profanity_dead_posts_and_reveals_are_flagged_never_punished() -> None:
     assert flags(game) == [(FlagKind.DEAD_POST, 1007), (FlagKind.PROFANITY, 1001)]
     to_night(game)
     run(board_post(t, 1003, "я проверил пятого"))  # night open: no G2 window yet
-    services.night_close(game_id=game.pk, by="gm:test")
+    services.night_close(game_id=game.pk, by=Actor.gm("test"))
     run(board_post(t, 1003, "Я проверил пятого, он чист"))
     run(board_post(t, 1004, "доброе утро всем"))
     assert (FlagKind.REVEAL, 1003) in flags(game)

@@ -9,7 +9,7 @@ from django.test import override_settings
 from django.utils import timezone
 
 from gameplay import services
-from gameplay.models import Outbox, Seat, SeatStatus
+from gameplay.models import Actor, Outbox, Seat, SeatStatus
 from gameplay.rules.errors import SetupError
 from tests.vkbot.bot_support import board_post, board_rows, make_game, pm, press, run, texts_to
 from vkbot.handlers import FactsRequest, VkFacts, facts_needed
@@ -135,7 +135,7 @@ def test_one_recruitment_topic_for_successive_games() -> None:
         make_game(start=False, vk_base=3000, recruit_topic_id=topic)
     run(board_post(topic, 49, "запас"))
     assert seats(running)[49][0] == "reserve"
-    services.game_end(game_id=running.pk, by="gm:test", winner=None)
+    services.game_end(game_id=running.pk, by=Actor.gm("test"), winner=None)
     recruiting = make_game(start=False, vk_base=3000, recruit_topic_id=topic)
     run(board_post(topic, 48, "+"))
     assert 48 in seats(recruiting) and 48 not in seats(running)

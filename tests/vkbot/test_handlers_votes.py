@@ -8,7 +8,7 @@ from django.test import override_settings
 
 from gameplay import services
 from gameplay.buttons import Payload
-from gameplay.models import FlagKind, ModerationFlag, Outbox, OutboxChannel, Source, Vote
+from gameplay.models import Actor, FlagKind, ModerationFlag, Outbox, OutboxChannel, Source, Vote
 from gameplay.selectors.vote_count import struck
 from tests.vkbot.bot_support import (
     assert_no_leaks,
@@ -125,8 +125,8 @@ def test_early_vote_buttons_from_day_three() -> None:
     game = make_game(roles_26())
     for _ in range(2):
         to_night(game)
-        services.night_close(game_id=game.pk, by="gm:test")
-        services.night_publish(game_id=game.pk, by="gm:test")
+        services.night_close(game_id=game.pk, by=Actor.gm("test"))
+        services.night_publish(game_id=game.pk, by=Actor.gm("test"))
     day = phase(game)
     assert day.number == 3
     prompt = [
@@ -196,7 +196,7 @@ def test_a_played_day_shows_vote_counts_with_links_and_no_per_vote_posts(
     run(pm(1006, "голос 9"))
     with override_settings(VOTE_COUNT_EVERY_MINUTES=10):
         [asked] = board_rows(run(board_post(t, 1010, "голоса", post_id=810)))
-    services.day_close(game_id=game.pk, by="gm:test")
+    services.day_close(game_id=game.pk, by=Actor.gm("test"))
 
     posts = list(
         Outbox.objects.filter(game=game, channel=OutboxChannel.BOARD, pk__gt=mark).order_by("id")

@@ -13,7 +13,7 @@ import pytest
 from django.db import connection, transaction
 
 from gameplay import services
-from gameplay.models import Game, GameEvent, ModerationFlag, Outbox, Phase, Vote
+from gameplay.models import Actor, Game, GameEvent, ModerationFlag, Outbox, Phase, Vote
 from gameplay.rules import RuleViolation
 from gameplay.services.common import lock_game
 from gameplay.services.replies import reply
@@ -84,8 +84,8 @@ def day_three(vk_base: int) -> Game:
     game = make_game(roles_26(), vk_base=vk_base)
     for _ in range(2):
         to_night(game)
-        services.night_close(game_id=game.pk, by="gm:test")
-        services.night_publish(game_id=game.pk, by="gm:test")
+        services.night_close(game_id=game.pk, by=Actor.gm("test"))
+        services.night_publish(game_id=game.pk, by=Actor.gm("test"))
     assert phase(game).number == 3
     return game
 

@@ -11,7 +11,7 @@ import pytest
 
 from gameplay import services
 from gameplay.buttons import Payload
-from gameplay.models import NightAction, Outbox
+from gameplay.models import Actor, NightAction, Outbox
 from gameplay.refusals import NightReopenedForMafiaShot, NightUnderReview
 from tests.vkbot.bot_support import make_game, phase, pm, press, run, to_night, to_user
 from vkbot.keyboards import payloads_of
@@ -64,10 +64,10 @@ def test_a_reopen_of_the_mafia_shot_answers_everyone_else_as_the_review_did() ->
         ]
         for n in OUTSIDERS
     }
-    services.night_close(game_id=game.pk, by="gm:test")
+    services.night_close(game_id=game.pk, by=Actor.gm("test"))
     in_review = answers(game, buttons)
 
-    services.night_reopen_mafia(game_id=game.pk, by="gm:test", reason="раскрытие")
+    services.night_reopen_mafia(game_id=game.pk, by=Actor.gm("test"), reason="раскрытие")
     reopened = answers(game, buttons)
 
     assert reopened == in_review
@@ -80,8 +80,8 @@ def test_a_reopen_of_the_mafia_shot_answers_everyone_else_as_the_review_did() ->
 def test_the_mafia_alone_may_send_again_and_is_told_why_anything_else_is_refused() -> None:
     game = make_game()
     to_night(game)
-    services.night_close(game_id=game.pk, by="gm:test")
-    services.night_reopen_mafia(game_id=game.pk, by="gm:test", reason="раскрытие")
+    services.night_close(game_id=game.pk, by=Actor.gm("test"))
+    services.night_reopen_mafia(game_id=game.pk, by=Actor.gm("test"), reason="раскрытие")
 
     refused = to_user(run(pm(1001, "часы 3")), 1001)
     shot = to_user(run(pm(1002, "выстрел 5")), 1002)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gameplay import services
+from gameplay.models import Actor
 from gameplay.selectors.close import close_preview
 from tests.gameplay.deadline_support import DOCTOR, MAFIA, MANIAC, started_game, vote_all
 
@@ -42,7 +43,7 @@ def test_fingerprint_follows_the_outcome() -> None:
 def test_night_preview_resolves_the_standing_actions_and_none_without_an_open_phase() -> None:
     game = started_game(auto_publish=True)
     vote_all(game)
-    services.day_close(game_id=game.pk, by="gm:test")
+    services.day_close(game_id=game.pk, by=Actor.gm("test"))
     services.night_action_submit(game_id=game.pk, actor=MAFIA[0], act="mafia_shot", target=7)
     services.night_action_submit(game_id=game.pk, actor=MANIAC, act="maniac_shot", target=8)
     services.night_action_submit(game_id=game.pk, actor=DOCTOR, act="heal", target=8)
@@ -52,6 +53,6 @@ def test_night_preview_resolves_the_standing_actions_and_none_without_an_open_ph
     assert preview is not None and preview.day is None and preview.night is not None
     assert set(preview.night.step1_deaths) | set(preview.night.step4_deaths) == {7}
     assert preview.publishes is True
-    services.game_end(game_id=game.pk, by="gm:test")
+    services.game_end(game_id=game.pk, by=Actor.gm("test"))
     game.refresh_from_db()
     assert close_preview(game) is None

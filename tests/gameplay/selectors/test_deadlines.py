@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 
 from gameplay import services
+from gameplay.models import Actor
 from gameplay.selectors.deadlines import (
     due_reminder_offsets,
     pending_actors,
@@ -53,7 +54,7 @@ def test_pending_actors_by_day_and_by_night() -> None:
     assert [s.number for s in pending_actors(day(game))] == [2, 5]
     services.vote_submit(game_id=game.pk, voter=2, target=6)
     services.vote_submit(game_id=game.pk, voter=5, target=6)
-    services.day_close(game_id=game.pk, by="gm:test")  # seat 6 is executed
+    services.day_close(game_id=game.pk, by=Actor.gm("test"))  # seat 6 is executed
     night = game.phases.get(kind="night", number=1)
 
     assert [s.number for s in pending_actors(night)] == [1, 2, 3, 4, 5]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gameplay import services
+from gameplay.models import Actor
 from gameplay.selectors.game_page import game_page
 from tests.gameplay.deadline_support import started_game, vote_all
 
@@ -31,7 +32,7 @@ def test_day_page_tallies_the_votes_and_lists_the_missing_voters() -> None:
 def test_night_page_waits_for_the_roles_that_have_not_acted() -> None:
     game = started_game()
     vote_all(game)
-    services.day_close(game_id=game.pk, by="gm:test")  # seat 6 is executed
+    services.day_close(game_id=game.pk, by=Actor.gm("test"))  # seat 6 is executed
     services.night_action_submit(game_id=game.pk, actor=4, act="heal", target=3)
 
     page = game_page(game)

@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser
 
 from gameplay import services
-from gameplay.models import CommunityRole, Game, Outbox, OutboxStatus
+from gameplay.models import Actor, CommunityRole, Game, Outbox, OutboxStatus
 from gameplay.selectors.games import games_for, my_games
 from gameplay.services.communities import (
     community_member_remove,
@@ -42,7 +42,7 @@ def test_my_games_puts_what_needs_the_gm_first_and_lists_the_ended(gm: Any, othe
     # Newer, so listed first were it not for the running game's undelivered messages.
     recruiting = make_game(gm, name="Набор", players=5, start=False, deal=False)
     ended = make_game(gm, name="Конец", topic_id=VK_BASE + 2, vk_base=VK_BASE + 200)
-    services.game_end(game_id=ended.pk, by="gm:test")
+    services.game_end(game_id=ended.pk, by=Actor.gm("test"))
     make_game(other_gm, name="Чужая", topic_id=VK_BASE + 3, vk_base=VK_BASE + 300)
     failed = Outbox.objects.filter(game=running).update(status=OutboxStatus.FAILED)
     assert failed > 0

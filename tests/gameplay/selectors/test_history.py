@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from gameplay import services
-from gameplay.models import Seat
+from gameplay.models import Actor, Seat
 from gameplay.rules import Winner
 from gameplay.selectors.history import player_history
 from tests.panel.support import VK_BASE, make_game
@@ -20,7 +20,7 @@ PLAYER = VK_BASE + 1  # seat 1 of every game below
 
 def test_history_shows_finished_and_own_games_and_counts_wins(gm: Any, other_gm: Any) -> None:
     won = make_game(other_gm, name="Сыграна")
-    services.game_end(game_id=won.pk, by="gm:test", winner=Winner.TOWN)
+    services.game_end(game_id=won.pk, by=Actor.gm("test"), winner=Winner.TOWN)
     hidden = make_game(other_gm, name="Чужая идёт", topic_id=VK_BASE + 1)
     mine = make_game(gm, name="Моя идёт", topic_id=VK_BASE + 2)
     role = Seat.objects.get(game=won, vk_user_id=PLAYER).role

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gameplay import services
-from gameplay.models import Game, NightAction, Phase, Seat, Strike, Vote
+from gameplay.models import Actor, Game, NightAction, Phase, Seat, Strike, Vote
 from gameplay.selectors.open_phase import day_tally, pending
 from tests.gameplay.deadline_support import day, night, started_game, vote_all
 
@@ -25,7 +25,7 @@ def test_a_day_tallies_votes_and_penalties_and_waits_for_the_rest() -> None:
     game = started_game()
     for voter, target in ((1, 6), (2, 6), (3, 7)):
         services.vote_submit(game_id=game.pk, voter=voter, target=target)
-    services.strike_give(game_id=game.pk, seat=7, by="gm:test", reason="P4")
+    services.strike_give(game_id=game.pk, seat=7, by=Actor.gm("test"), reason="P4")
     phase = day(game)
     strikes = list(Strike.objects.filter(seat__game=game))
 
@@ -44,7 +44,7 @@ def test_a_day_tallies_votes_and_penalties_and_waits_for_the_rest() -> None:
 def test_a_night_waits_for_the_roles_that_have_not_acted_and_the_mafias_shot() -> None:
     game = started_game()
     vote_all(game)
-    services.day_close(game_id=game.pk, by="gm:test")  # seat 6 is executed
+    services.day_close(game_id=game.pk, by=Actor.gm("test"))  # seat 6 is executed
     services.night_action_submit(game_id=game.pk, actor=4, act="heal", target=3)
     phase = night(game)
 

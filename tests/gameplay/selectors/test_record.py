@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gameplay import services
+from gameplay.models import Actor
 from gameplay.selectors.record import (
     PeopleNames,
     actors_matching,
@@ -22,8 +23,8 @@ pytestmark = pytest.mark.django_db
 def test_roster_says_how_and_when_each_player_left() -> None:
     game = started_game()
     vote_all(game)  # seat 6 is executed
-    services.day_close(game_id=game.pk, by="gm:test")
-    services.seat_modkill(game_id=game.pk, seat=8, by="gm:test", reason="тест")
+    services.day_close(game_id=game.pk, by=Actor.gm("test"))
+    services.seat_modkill(game_id=game.pk, seat=8, by=Actor.gm("test"), reason="тест")
 
     record = roster(game)
 
@@ -38,7 +39,7 @@ def test_roster_says_how_and_when_each_player_left() -> None:
 
 def test_draws_are_grouped_by_deal_round_newest_first() -> None:
     game = make_game(players=10, start=False)
-    services.deal_round_new(game_id=game.pk, by="gm:test", seed="second")  # dealt again
+    services.deal_round_new(game_id=game.pk, by=Actor.gm("test"), seed="second")  # dealt again
 
     rounds = draw_rounds(game)
 

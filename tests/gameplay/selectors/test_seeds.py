@@ -9,7 +9,7 @@ import pytest
 from cryptography.fernet import Fernet
 
 from gameplay import services
-from gameplay.models import DealRound
+from gameplay.models import Actor, DealRound
 from gameplay.models.secrets import FERNET_PREFIX
 from gameplay.selectors.seeds import StoredSeed, stored_seeds, unreadable_seeds
 from tests.gameplay.factories import make_game
@@ -21,7 +21,7 @@ def test_every_stored_seed_is_listed_games_first_then_rounds_encrypted(settings:
     settings.TOKEN_ENCRYPTION_KEYS = [Fernet.generate_key().decode()]
     first = make_game(n=3, seed="первое-зерно")
     second = make_game(n=4, seed="второе-зерно", deal=True)
-    services.deal_round_new(game_id=second.pk, by="gm:test", seed="третье-зерно")
+    services.deal_round_new(game_id=second.pk, by=Actor.gm("test"), seed="третье-зерно")
     found = stored_seeds()
     assert [(s.game_id, s.round) for s in found] == [
         (first.pk, None),

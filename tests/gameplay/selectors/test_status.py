@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gameplay import services
+from gameplay.models import Actor
 from gameplay.selectors.status import player_status
 from tests.gameplay.deadline_support import started_game, vote_all
 from tests.gameplay.factories import seat_no
@@ -29,7 +30,7 @@ def test_day_status_is_the_players_standing_vote() -> None:
 def test_night_status_shows_the_mafia_its_team_and_the_teams_shot() -> None:
     game = started_game()
     vote_all(game)
-    services.day_close(game_id=game.pk, by="gm:test")
+    services.day_close(game_id=game.pk, by=Actor.gm("test"))
     services.night_action_submit(game_id=game.pk, actor=2, act="mafia_shot", target=7)
     services.night_action_submit(game_id=game.pk, actor=4, act="heal", target=3)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gameplay import services
+from gameplay.models import Actor
 from gameplay.rules import Act, Role
 from gameplay.rules.night import Submission
 from gameplay.selectors.table import current_phase, players, standing_submissions, table_of
@@ -16,7 +17,7 @@ pytestmark = pytest.mark.django_db
 
 def test_players_and_their_table_snapshot() -> None:
     game = started_game()
-    services.seat_modkill(game_id=game.pk, seat=8, by="gm:test", reason="тест")
+    services.seat_modkill(game_id=game.pk, seat=8, by=Actor.gm("test"), reason="тест")
 
     seats = players(game)
     table = table_of(seats)
@@ -32,7 +33,7 @@ def test_current_phase_and_the_standing_submissions_of_the_night() -> None:
     game = started_game()
     assert (current_phase(game).kind, current_phase(game).number) == ("day", 1)
     vote_all(game)
-    services.day_close(game_id=game.pk, by="gm:test")
+    services.day_close(game_id=game.pk, by=Actor.gm("test"))
     night = current_phase(game)
     services.night_action_submit(game_id=game.pk, actor=1, act="mafia_shot", target=7)
     services.night_action_submit(game_id=game.pk, actor=2, act="mafia_shot", target=8)  # replaces

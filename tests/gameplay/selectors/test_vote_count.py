@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from gameplay import services
-from gameplay.models import Game, Outbox, OutboxChannel, Seat, Source
+from gameplay.models import Actor, Game, Outbox, OutboxChannel, Seat, Source
 from gameplay.selectors.vote_count import (
     COUNT_KIND,
     STRIKE,
@@ -55,7 +55,7 @@ def test_the_tally_names_each_candidates_voters_and_who_moved_away(game: Game) -
 
 
 def test_closing_now_would_strike_the_missing_and_the_tally_counts_penalties(game: Game) -> None:
-    services.strike_give(game_id=game.pk, seat=9, by="gm:test", reason="флуд")
+    services.strike_give(game_id=game.pk, seat=9, by=Actor.gm("test"), reason="флуд")
     tally = vote_tally(current_phase(game))
     [nine] = [c for c in tally.candidates if c.seat.number == 9]
     assert (nine.penalty, nine.total, nine.votes) == (2, 2, [])
@@ -65,7 +65,7 @@ def test_closing_now_would_strike_the_missing_and_the_tally_counts_penalties(gam
 
 
 def test_a_dead_players_votes_do_not_count(game: Game) -> None:
-    services.seat_modkill(game_id=game.pk, seat=2, by="gm:test", reason="тест")
+    services.seat_modkill(game_id=game.pk, seat=2, by=Actor.gm("test"), reason="тест")
     tally = vote_tally(current_phase(game))
     assert [(c.seat.number, c.total) for c in tally.candidates][:2] == [(5, 2), (1, 1)]
     assert (tally.voted, tally.living) == (3, 8)

@@ -8,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from gameplay import services
-from gameplay.models import Game, Phase, PhaseKind, PhaseStatus
+from gameplay.models import Actor, Game, Phase, PhaseKind, PhaseStatus
 from gameplay.refusals import StaleButton
 from gameplay.rules import Role
 from gameplay.rules.errors import DeadCannotAct, NotInGame
@@ -52,7 +52,7 @@ def test_a_stranger_or_a_reserve_is_not_in_the_game(game: Game) -> None:
 
 
 def test_a_dead_player_cannot_act(game: Game) -> None:
-    services.seat_modkill(game_id=game.pk, seat=2, by="gm:test", reason="тест")
+    services.seat_modkill(game_id=game.pk, seat=2, by=Actor.gm("test"), reason="тест")
     with pytest.raises(DeadCannotAct):
         seat_of_user(game=game, vk_user_id=vk_id(2))
     with pytest.raises(DeadCannotAct):
@@ -75,7 +75,7 @@ def test_a_button_of_another_phase_or_of_no_open_phase_is_stale(game: Game) -> N
         check_button_phase(phase=night, phase_id=day.pk)
     with pytest.raises(StaleButton):
         check_button_phase(phase=None, phase_id=night.pk)
-    services.night_close(game_id=game.pk, by="gm:test")
+    services.night_close(game_id=game.pk, by=Actor.gm("test"))
     review = current_phase(game)
     assert review.status == PhaseStatus.REVIEW
     with pytest.raises(StaleButton):
@@ -83,8 +83,8 @@ def test_a_button_of_another_phase_or_of_no_open_phase_is_stale(game: Game) -> N
 
 
 def test_a_night_reopened_for_the_mafia_is_open_to_the_mafia_only(game: Game) -> None:
-    services.night_close(game_id=game.pk, by="gm:test")
-    services.night_reopen_mafia(game_id=game.pk, by="gm:test")
+    services.night_close(game_id=game.pk, by=Actor.gm("test"))
+    services.night_reopen_mafia(game_id=game.pk, by=Actor.gm("test"))
     night = current_phase(game)
     mafia, doctor = seat(game, Role.MAFIA), seat(game, Role.DOCTOR)
     assert check_button_phase(phase=night, phase_id=night.pk, seat=mafia) is night

@@ -8,7 +8,7 @@ import pytest
 from django.db import transaction
 
 from gameplay import services
-from gameplay.models import Game, NightAction, Phase, PhaseKind, Source
+from gameplay.models import Actor, Game, NightAction, Phase, PhaseKind, Source
 from gameplay.refusals import StaleButton
 from gameplay.rules import Act, Role
 from gameplay.rules.errors import DeadCannotAct, NotInGame
@@ -61,7 +61,9 @@ def test_a_vk_user_acts_as_their_living_seat(game: Game) -> None:
 
 def test_a_vk_user_outside_the_game_or_dead_changes_nothing(game: Game) -> None:
     target = civilians(game)[0].number
-    services.seat_modkill(game_id=game.pk, seat=seat(game, Role.DOCTOR).number, by="gm", reason="т")
+    services.seat_modkill(
+        game_id=game.pk, seat=seat(game, Role.DOCTOR).number, by=Actor.gm("gm"), reason="т"
+    )
     doctor = seat(game, Role.DOCTOR, alive=False)
     before = snapshot(game)
     with pytest.raises(NotInGame):
@@ -89,8 +91,8 @@ def test_a_button_of_a_past_phase_is_refused_and_changes_nothing(game: Game) -> 
 
 
 def test_a_night_reopened_for_the_mafia_refuses_anyone_elses_button(game: Game) -> None:
-    services.night_close(game_id=game.pk, by="gm:test")
-    services.night_reopen_mafia(game_id=game.pk, by="gm:test")
+    services.night_close(game_id=game.pk, by=Actor.gm("test"))
+    services.night_reopen_mafia(game_id=game.pk, by=Actor.gm("test"))
     night = current_phase(game)
     doctor, mafia, target = seat(game, Role.DOCTOR), seat(game, Role.MAFIA), civilians(game)[0]
     with pytest.raises(StaleButton):
@@ -141,7 +143,7 @@ def test_a_role_strike_by_seat_number_tells_nobody_and_a_lone_mafia_hears_nothin
         target=doctor.number,
         guess=Role.DOCTOR,
     )
-    services.seat_modkill(game_id=game.pk, seat=partner.number, by="gm", reason="т")
+    services.seat_modkill(game_id=game.pk, seat=partner.number, by=Actor.gm("gm"), reason="т")
     night_action_submit(
         game_id=game.pk,
         vk_user_id=striker.vk_user_id,

@@ -13,7 +13,7 @@ import pytest
 from django.db import connections
 
 from gameplay import services
-from gameplay.models import GameEvent, Outbox, Phase, PhaseKind, PhaseStatus
+from gameplay.models import Actor, GameEvent, Outbox, Phase, PhaseKind, PhaseStatus
 from gameplay.rules.errors import InvalidCommand, PhaseNotOpen
 from gameplay.selectors.deadlines import pending_actors, phases_due
 from gameplay.services import deadlines
@@ -127,7 +127,7 @@ def test_phase_closed_by_the_gm_meanwhile_is_skipped(monkeypatch: pytest.MonkeyP
     game = started_game(reminders=[])
     now = T0 + DAY + SECOND
     stale = phases_due(now)  # what a tick read just before the GM's click landed
-    services.day_close(game_id=game.pk, by="gm:anna", now=now)
+    services.day_close(game_id=game.pk, by=Actor.gm("anna"), now=now)
     monkeypatch.setattr(deadlines, "phases_due", lambda _now: stale)
 
     report = deadline_tick(now=now)
@@ -143,7 +143,7 @@ def test_night_reopened_for_the_mafia_waits_for_the_gm_unless_given_a_new_deadli
     vote_all(game)
     deadline_tick(now=T0 + DAY)
     deadline_tick(now=T0 + DAY + NIGHT)
-    services.night_reopen_mafia(game_id=game.pk, by="gm:anna", reason="раскрытие")
+    services.night_reopen_mafia(game_id=game.pk, by=Actor.gm("anna"), reason="раскрытие")
 
     deadline_tick(now=T0 + DAY + NIGHT + minutes(5))
     assert night(game).status == PhaseStatus.OPEN
@@ -233,7 +233,9 @@ def test_night_reminders_go_to_roles_that_have_not_acted() -> None:
 @pytest.mark.django_db
 def test_a_team_shot_covers_the_whole_mafia_and_the_dead_are_not_reminded() -> None:
     game = started_game(reminders=[60])
-    services.seat_modkill(game_id=game.pk, seat=COMMISSAR, by="gm:anna", reason="оскорбления")
+    services.seat_modkill(
+        game_id=game.pk, seat=COMMISSAR, by=Actor.gm("anna"), reason="оскорбления"
+    )
     vote_all(game, except_seats=(COMMISSAR,))
     deadline_tick(now=T0 + DAY)
     services.night_action_submit(game_id=game.pk, actor=MAFIA[1], act="mafia_shot", target=7)
@@ -287,7 +289,7 @@ def test_gm_remind_now_reaches_the_pending_players_and_is_logged() -> None:
     vote_all(game, except_seats=(2, 5))
     now = T0 + minutes(90)
 
-    reminder = phase_remind(game_id=game.pk, by="gm:anna", now=now)
+    reminder = phase_remind(game_id=game.pk, by=Actor.gm("anna"), now=now)
 
     assert reminder.offset is None and reminder.seats == [2, 5]
     assert reminded_vk_ids(game) == [{vk(2), vk(5)}]
@@ -296,8 +298,8 @@ def test_gm_remind_now_reaches_the_pending_players_and_is_logged() -> None:
     assert day(game).reminded == []  # scheduled reminders are not used up
 
     with pytest.raises(InvalidCommand, match="уже отправлено 30 секунд назад"):
-        phase_remind(game_id=game.pk, by="gm:anna", now=now + timedelta(seconds=30))
-    phase_remind(game_id=game.pk, by="gm:anna", now=now + minutes(1))
+        phase_remind(game_id=game.pk, by=Actor.gm("anna"), now=now + timedelta(seconds=30))
+    phase_remind(game_id=game.pk, by=Actor.gm("anna"), now=now + minutes(1))
     assert len(reminders_sent(game)) == 2
 
 
@@ -306,12 +308,12 @@ def test_gm_remind_now_refusals_change_nothing() -> None:
     game = started_game(reminders=[])
     vote_all(game)
     with pytest.raises(InvalidCommand, match="Напоминать некому"):
-        phase_remind(game_id=game.pk, by="gm:anna", now=T0)
+        phase_remind(game_id=game.pk, by=Actor.gm("anna"), now=T0)
 
     deadline_tick(now=T0 + DAY)
     deadline_tick(now=T0 + DAY + NIGHT)  # the night waits for the GM's review
     with pytest.raises(PhaseNotOpen, match="нет открытой фазы"):
-        phase_remind(game_id=game.pk, by="gm:anna", now=T0 + DAY + NIGHT)
+        phase_remind(game_id=game.pk, by=Actor.gm("anna"), now=T0 + DAY + NIGHT)
     assert reminders_sent(game) == [] and events(game, "reminder_sent") == []
 
 

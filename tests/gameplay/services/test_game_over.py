@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gameplay import services
-from gameplay.models import Game
+from gameplay.models import Actor, Game
 from gameplay.rules import Act, Role, RoleCounts, Winner
 from gameplay.services.common import players
 from gameplay.services.game_over import counts, decisions, game_over_post, night_log
@@ -44,7 +44,7 @@ def test_the_night_log_lists_the_actions_that_stood_in_order(game: Game) -> None
     act(game, maniac, Act.MANIAC_SHOT, c)
     act(game, second, Act.MAFIA_SHOT, b)  # replaces the team's first shot
     act(game, first, Act.ROLE_STRIKE, c, guess=Role.COMMISSAR)
-    services.night_close(game_id=game.pk, by="gm:test")
+    services.night_close(game_id=game.pk, by=Actor.gm("test"))
     log = night_log(game=game, seats=players(game))
     assert [(e["number"], e["actor"].number, e["target"].number, e["act"]) for e in log] == [
         (1, commissar.number, a.number, "check"),
@@ -58,14 +58,18 @@ def test_the_night_log_lists_the_actions_that_stood_in_order(game: Game) -> None
 
 def test_the_gms_decisions_are_the_override_events_with_their_facts(game: Game) -> None:
     civ = civilians(game)
-    services.night_close(game_id=game.pk, by="gm:test")
-    services.night_draft_edit(game_id=game.pk, by="gm:test", deaths=[civ[0].number], reason="да")
-    services.night_reopen_mafia(game_id=game.pk, by="gm:test")
-    services.night_close(game_id=game.pk, by="gm:test")
-    services.night_publish(game_id=game.pk, by="gm:test")
-    services.strike_give(game_id=game.pk, seat=civ[1].number, by="gm:test", reason="флуд")
-    services.seat_modkill(game_id=game.pk, seat=civ[2].number, by="gm:test", reason="оскорбления")
-    services.game_end(game_id=game.pk, by="gm:test", winner=Winner.MAFIA)
+    services.night_close(game_id=game.pk, by=Actor.gm("test"))
+    services.night_draft_edit(
+        game_id=game.pk, by=Actor.gm("test"), deaths=[civ[0].number], reason="да"
+    )
+    services.night_reopen_mafia(game_id=game.pk, by=Actor.gm("test"))
+    services.night_close(game_id=game.pk, by=Actor.gm("test"))
+    services.night_publish(game_id=game.pk, by=Actor.gm("test"))
+    services.strike_give(game_id=game.pk, seat=civ[1].number, by=Actor.gm("test"), reason="флуд")
+    services.seat_modkill(
+        game_id=game.pk, seat=civ[2].number, by=Actor.gm("test"), reason="оскорбления"
+    )
+    services.game_end(game_id=game.pk, by=Actor.gm("test"), winner=Winner.MAFIA)
     got = decisions(game=game, seats=players(game))
     assert [d["kind"] for d in got] == [
         "night_edited",

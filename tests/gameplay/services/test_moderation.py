@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from gameplay.models import (
+    Actor,
     FlagKind,
     ModerationFlag,
     Outbox,
@@ -25,13 +26,15 @@ def test_flags_and_outbox_rows_of_another_game_are_refused(gm: Any) -> None:
     other = make_game(gm, players=7, vk_base=80_000)
     flag = ModerationFlag.objects.create(game=other, kind=FlagKind.PROFANITY)
     with pytest.raises(InvalidCommand, match="Такой отметки нет"):
-        flag_resolve(game_id=game.pk, flag_id=flag.pk, by="gm:x", acted=False)
+        flag_resolve(game_id=game.pk, flag_id=flag.pk, by=Actor.gm("x"), acted=False)
     with pytest.raises(InvalidCommand, match="Неизвестное решение"):
-        flag_resolve(game_id=other.pk, flag_id=flag.pk, by="gm:x", acted=True, punish="ban", seat=1)
+        flag_resolve(
+            game_id=other.pk, flag_id=flag.pk, by=Actor.gm("x"), acted=True, punish="ban", seat=1
+        )
     row = Outbox.objects.filter(game=other).first()
     Outbox.objects.filter(pk=row.pk).update(status=OutboxStatus.FAILED)
     with pytest.raises(InvalidCommand, match="Недоставленных сообщений нет"):
-        outbox_retry_all(game_id=game.pk, by="gm:x")
+        outbox_retry_all(game_id=game.pk, by=Actor.gm("x"))
     flag.refresh_from_db()
     row.refresh_from_db()
     assert flag.status == "open" and row.status == OutboxStatus.FAILED
@@ -44,7 +47,7 @@ def test_flag_acted_on_with_a_modkill(gm: Any) -> None:
     flag_resolve(
         game_id=game.pk,
         flag_id=flag.pk,
-        by="gm:x",
+        by=Actor.gm("x"),
         acted=True,
         note="оскорбления",
         punish="modkill",

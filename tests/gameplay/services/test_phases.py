@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 from django.db import transaction
 
-from gameplay.models import Game, GameStatus, Outbox, Phase, PhaseKind, PhaseStatus
+from gameplay.models import Actor, Game, GameStatus, Outbox, Phase, PhaseKind, PhaseStatus
 from gameplay.refusals import GameAlreadyOver
 from gameplay.rules import Role, Winner
 from gameplay.services.common import lock_game, players
@@ -82,7 +82,9 @@ def test_finishing_a_game_reveals_everything_and_tells_every_player() -> None:
     game = make_game(n=9, start=True)
     day = current_phase(game)
     with transaction.atomic():
-        game_finish_locked(game=lock_game(game_id=game.pk), winner=Winner.TOWN, now=NOW, by="gm:x")
+        game_finish_locked(
+            game=lock_game(game_id=game.pk), winner=Winner.TOWN, now=NOW, by=Actor.gm("x")
+        )
     game.refresh_from_db()
     day.refresh_from_db()
     assert (day.status, day.closed_at) == (PhaseStatus.DONE, NOW)
@@ -100,7 +102,7 @@ def test_finishing_a_game_reveals_everything_and_tells_every_player() -> None:
 
 def test_the_gm_ends_a_running_game_as_an_override_once() -> None:
     game = make_game(n=9, start=True)
-    game_end(game_id=game.pk, by="gm:anna", reason="разошлись", now=NOW)
+    game_end(game_id=game.pk, by=Actor.gm("anna"), reason="разошлись", now=NOW)
     game.refresh_from_db()
     assert (game.status, game.winner, game.finished_at) == (GameStatus.FINISHED, "", NOW)
     [event] = events(game, "game_finished")
@@ -108,14 +110,14 @@ def test_the_gm_ends_a_running_game_as_an_override_once() -> None:
     told = pms_to(game, players(game)[0].vk_user_id, "game_over")
     assert len(told) == 1 and "Ведущий остановил игру." in told[0].text
     with pytest.raises(GameAlreadyOver):
-        game_end(game_id=game.pk, by="gm:anna")
+        game_end(game_id=game.pk, by=Actor.gm("anna"))
 
 
 def test_a_cancelled_game_cannot_be_ended_again() -> None:
     game = make_game(n=3)
-    game_end(game_id=game.pk, by="gm:anna", now=NOW)
+    game_end(game_id=game.pk, by=Actor.gm("anna"), now=NOW)
     game.refresh_from_db()
     assert (game.status, game.finished_at) == (GameStatus.CANCELLED, NOW)
     with pytest.raises(GameAlreadyOver):
-        game_end(game_id=game.pk, by="gm:anna")
+        game_end(game_id=game.pk, by=Actor.gm("anna"))
     assert [e.kind for e in events(game)].count("game_cancelled") == 1

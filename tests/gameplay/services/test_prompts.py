@@ -12,7 +12,7 @@ from django.db import transaction
 
 from gameplay import services
 from gameplay.buttons import NEGATIVE, VOTE, Keyboard, Payload
-from gameplay.models import Game, Outbox, Phase, Seat
+from gameplay.models import Actor, Game, Outbox, Phase, Seat
 from gameplay.rules import Act, Role
 from gameplay.services.common import lock_game, players
 from gameplay.services.prompts import (
@@ -81,8 +81,8 @@ def test_the_doctor_is_reminded_of_last_nights_heal_and_cannot_repeat_it(game: G
     healed = civilians(game)[0]
     act(game, doctor, Act.HEAL, healed)
     duty_actions(game, skip=[Role.DOCTOR], avoid=[healed])  # no strikes to break the tie
-    services.night_close(game_id=game.pk, by="gm:test")
-    services.night_publish(game_id=game.pk, by="gm:test")
+    services.night_close(game_id=game.pk, by=Actor.gm("test"))
+    services.night_publish(game_id=game.pk, by=Actor.gm("test"))
     to_night(game)
     night, seats = current_phase(game), players(game)
     doctor = next(s for s in seats if s.role == Role.DOCTOR)
@@ -120,8 +120,8 @@ def test_each_seat_gets_a_prompt_per_act_and_a_plain_civilian_none(game: Game) -
 
 
 def test_a_night_reopened_for_the_mafia_prompts_its_shot_only(game: Game) -> None:
-    services.night_close(game_id=game.pk, by="gm:test")
-    services.night_reopen_mafia(game_id=game.pk, by="gm:test")
+    services.night_close(game_id=game.pk, by=Actor.gm("test"))
+    services.night_reopen_mafia(game_id=game.pk, by=Actor.gm("test"))
     night, seats = current_phase(game), players(game)
     [shot] = night_prompts(game=game, phase=night, seats=seats, seat=seat(game, Role.MAFIA))
     assert {p.action for p in payloads(shot[1])} == {"mafia_shot"}

@@ -11,6 +11,7 @@ from django.db import transaction
 
 from gameplay import services
 from gameplay.models import (
+    Actor,
     DeathCause,
     Game,
     GameStatus,
@@ -57,11 +58,11 @@ def game() -> Game:
 
 
 def close(game: Game) -> NightResolution:
-    return services.night_close(game_id=game.pk, by="gm:test")
+    return services.night_close(game_id=game.pk, by=Actor.gm("test"))
 
 
 def publish(game: Game) -> NightResolution:
-    return services.night_publish(game_id=game.pk, by="gm:test")
+    return services.night_publish(game_id=game.pk, by=Actor.gm("test"))
 
 
 def test_publication_applies_deaths_without_roles_and_opens_the_next_day(game):
@@ -70,7 +71,7 @@ def test_publication_applies_deaths_without_roles_and_opens_the_next_day(game):
     close(game)
     mark = last_outbox_id()
 
-    res = services.night_publish(game_id=game.pk, by="gm:test", now=NOW)
+    res = services.night_publish(game_id=game.pk, by=Actor.gm("test"), now=NOW)
 
     target.refresh_from_db()
     night = game.phases.get(kind=PhaseKind.NIGHT, number=1)
@@ -190,7 +191,9 @@ def test_a_missed_duty_action_is_a_strike_with_two_votes_in_the_next_days_tally(
 
 def test_a_second_strike_at_dawn_is_a_modkill(game):
     doctor = seat(game, Role.DOCTOR)
-    services.strike_give(game_id=game.pk, seat=doctor.number, by="gm:test", reason="оскорбление")
+    services.strike_give(
+        game_id=game.pk, seat=doctor.number, by=Actor.gm("test"), reason="оскорбление"
+    )
     duty_actions(game, skip=[Role.DOCTOR])
     close(game)
     mark = last_outbox_id()
@@ -230,7 +233,7 @@ def publish_now(game: Game) -> NightResolution:
     with transaction.atomic():
         locked = lock_game(game_id=game.pk)
         uow = LockedGame(locked, current_phase(locked), players(locked))
-        return night_publish_locked(uow=uow, now=NOW, by="gm:x")
+        return night_publish_locked(uow=uow, now=NOW, by=Actor.gm("x"))
 
 
 def test_publishing_saves_the_doctors_heal_and_the_spent_role_strike(game: Game) -> None:
@@ -257,7 +260,7 @@ def test_dawn_is_recomputed_from_the_seats_as_they_are_now(game: Game) -> None:
     act(game, seat(game, Role.MAFIA), Act.MAFIA_SHOT, victim)
     draft = close(game)
     assert draft.deaths == (victim.number,)
-    services.seat_modkill(game_id=game.pk, seat=victim.number, by="gm:test", reason="тест")
+    services.seat_modkill(game_id=game.pk, seat=victim.number, by=Actor.gm("test"), reason="тест")
     mark = last_outbox_id()
     publish_now(game)
     victim.refresh_from_db()

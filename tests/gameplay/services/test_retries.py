@@ -10,6 +10,7 @@ from django.db import transaction
 from rq import Queue
 
 from gameplay.models import (
+    Actor,
     FlagKind,
     GameEvent,
     ModerationFlag,
@@ -46,7 +47,7 @@ def test_gm_retry_of_a_failed_message(rq_queues: dict[str, Queue], settings: Any
         ],
     )
     with transaction.atomic():
-        assert outbox_retry(outbox_id=row.pk, by="gm:anna").status == OutboxStatus.PENDING
+        assert outbox_retry(outbox_id=row.pk, by=Actor.gm("anna")).status == OutboxStatus.PENDING
     row.refresh_from_db()
     assert row.attempts == 0 and row.last_error == "" and row.next_attempt_at is None
     assert "failed" not in row.result and row.result["random_id"] == outbox_random_id(row.pk)
@@ -54,11 +55,11 @@ def test_gm_retry_of_a_failed_message(rq_queues: dict[str, Queue], settings: Any
     assert event.actor == "gm:anna" and event.data["recipients"] == [1001]
     assert event.data["error"].startswith("VK error 901")
     with pytest.raises(InvalidCommand, match="ещё в очереди"):
-        outbox_retry(outbox_id=row.pk, by="gm:anna")
+        outbox_retry(outbox_id=row.pk, by=Actor.gm("anna"))
     with pytest.raises(InvalidCommand) as unknown:
-        outbox_retry(outbox_id=row.pk + 1000, by="gm:anna")
+        outbox_retry(outbox_id=row.pk + 1000, by=Actor.gm("anna"))
     with pytest.raises(InvalidCommand) as foreign:  # another game's id: told nothing more
-        outbox_retry(outbox_id=row.pk, by="gm:anna", game_id=game.pk + 1)
+        outbox_retry(outbox_id=row.pk, by=Actor.gm("anna"), game_id=game.pk + 1)
     assert foreign.value.reason == unknown.value.reason == "Такого сообщения нет."
 
 
@@ -77,16 +78,16 @@ def test_gm_retry_of_recipients_refused_in_a_sent_message() -> None:
     )
     row.refresh_from_db()
     assert row.status == OutboxStatus.SENT and "1002" in row.last_error
-    outbox_retry(outbox_id=row.pk, by="gm:anna")
+    outbox_retry(outbox_id=row.pk, by=Actor.gm("anna"))
     row.refresh_from_db()
     assert row.status == OutboxStatus.PENDING
     assert row.result["sent"] == {"1001": 3} and "failed" not in row.result
     with pytest.raises(InvalidCommand):
-        outbox_retry(outbox_id=row.pk, by="gm:anna")
+        outbox_retry(outbox_id=row.pk, by=Actor.gm("anna"))
     delivered = message_row([5], "Готово")
     Outbox.objects.filter(pk=delivered.pk).update(status=OutboxStatus.SENT)
     with pytest.raises(InvalidCommand, match="уже доставлено"):
-        outbox_retry(outbox_id=delivered.pk, by="gm:anna")
+        outbox_retry(outbox_id=delivered.pk, by=Actor.gm("anna"))
 
 
 def test_gm_retry_of_a_merged_board_post_retries_its_whole_comment() -> None:
@@ -103,7 +104,7 @@ def test_gm_retry_of_a_merged_board_post_retries_its_whole_comment() -> None:
         + [Settlement(posts[2].pk, "sent", result={})],
     )
     assert ModerationFlag.objects.filter(game=game, kind=FlagKind.DELIVERY).count() == 1
-    outbox_retry(outbox_id=posts[1].pk, by="gm:anna")
+    outbox_retry(outbox_id=posts[1].pk, by=Actor.gm("anna"))
     statuses = [Outbox.objects.get(pk=p.pk).status for p in posts]
     assert statuses == [OutboxStatus.PENDING, OutboxStatus.PENDING, OutboxStatus.SENT]
     assert Outbox.objects.get(pk=posts[0].pk).result["board"]["guid"] == "g"

@@ -9,6 +9,7 @@ import pytest
 
 from gameplay import services
 from gameplay.models import (
+    Actor,
     Game,
     Outbox,
 )
@@ -36,23 +37,25 @@ def test_game_open_adds_co_gms_and_refuses_non_staff(
 def test_settings_update_refusals(gm: Any) -> None:
     game = make_game(gm, players=7, deal=False, start=False)
     with pytest.raises(SetupError, match="Нужна хотя бы одна мафия"):
-        game_settings_update(game_id=game.pk, by="gm:x", counts=RoleCounts(mafia=0, civilian=7))
+        game_settings_update(
+            game_id=game.pk, by=Actor.gm("x"), counts=RoleCounts(mafia=0, civilian=7)
+        )
     with pytest.raises(InvalidCommand, match="Нельзя изменить"):
-        game_settings_update(game_id=game.pk, by="gm:x", seed="x")
+        game_settings_update(game_id=game.pk, by=Actor.gm("x"), seed="x")
     with pytest.raises(SetupError, match="хотя бы один ведущий"):
-        game_settings_update(game_id=game.pk, by="gm:x", gms=[])
+        game_settings_update(game_id=game.pk, by=Actor.gm("x"), gms=[])
     with pytest.raises(SetupError, match="от 5 минут"):
-        game_settings_update(game_id=game.pk, by="gm:x", day_length=timedelta(minutes=1))
+        game_settings_update(game_id=game.pk, by=Actor.gm("x"), day_length=timedelta(minutes=1))
     game_settings_update(
         game_id=game.pk,
-        by="gm:x",
+        by=Actor.gm("x"),
         counts=RoleCounts(mafia=1, commissar=1, doctor=1, maniac=0, civilian=4),
     )
     game.refresh_from_db()
     assert (game.mafia_count, game.maniac_count, game.civilian_count) == (1, 0, 4)
-    services.game_end(game_id=game.pk, by="gm:x")
+    services.game_end(game_id=game.pk, by=Actor.gm("x"))
     with pytest.raises(InvalidCommand, match="Игра завершена"):
-        game_settings_update(game_id=game.pk, by="gm:x", name="Новое")
+        game_settings_update(game_id=game.pk, by=Actor.gm("x"), name="Новое")
 
 
 # --- a dealt or running game: what would break it is refused ----------------------------------
@@ -64,7 +67,7 @@ def test_the_topic_of_a_game_in_play_is_never_cleared(gm: Any, start: bool) -> N
     topic = game.topic_id
 
     with pytest.raises(TopicRequiredInPlay, match="Тему игры нельзя убрать после раздачи ролей"):
-        game_settings_update(game_id=game.pk, by="gm:x", topic_id=None, name="Другое имя")
+        game_settings_update(game_id=game.pk, by=Actor.gm("x"), topic_id=None, name="Другое имя")
 
     game.refresh_from_db()
     assert (game.topic_id, game.name) == (topic, "Тестовая игра")
@@ -74,7 +77,7 @@ def test_the_topic_of_a_game_in_play_is_never_cleared(gm: Any, start: bool) -> N
 def test_in_recruitment_the_topic_may_be_cleared(gm: Any) -> None:
     game = make_game(gm, players=7, deal=False, start=False)
 
-    game_settings_update(game_id=game.pk, by="gm:x", topic_id=None)
+    game_settings_update(game_id=game.pk, by=Actor.gm("x"), topic_id=None)
 
     game.refresh_from_db()
     assert game.topic_id is None
@@ -84,7 +87,7 @@ def test_a_running_games_topic_moves_and_the_old_topic_says_where(gm: Any) -> No
     game = make_game(gm, players=7)
     old = game.topic_id
 
-    game_settings_update(game_id=game.pk, by="gm:x", topic_id=old + 1000)
+    game_settings_update(game_id=game.pk, by=Actor.gm("x"), topic_id=old + 1000)
 
     game.refresh_from_db()
     assert game.topic_id == old + 1000
@@ -100,7 +103,7 @@ def test_a_game_in_play_stays_in_its_community(gm: Any) -> None:
     elsewhere = community_of(4343, owner=gm).vk_id
 
     with pytest.raises(CommunityFixedInPlay, match="Сообщество игры нельзя сменить"):
-        game_settings_update(game_id=game.pk, by="gm:x", vk_group_id=elsewhere)
+        game_settings_update(game_id=game.pk, by=Actor.gm("x"), vk_group_id=elsewhere)
 
     game.refresh_from_db()
     assert game.vk_group_id == 4242
@@ -123,7 +126,7 @@ def test_every_other_setting_of_a_running_game_changes(gm: Any) -> None:
         "theme": "classic",
     }
 
-    game_settings_update(game_id=game.pk, by="gm:x", **changes)
+    game_settings_update(game_id=game.pk, by=Actor.gm("x"), **changes)
 
     game.refresh_from_db()
     assert {key: getattr(game, key) for key in changes} == changes

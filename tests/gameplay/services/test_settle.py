@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from gameplay.models import (
+    Actor,
     FlagKind,
     Game,
     ModerationFlag,
@@ -64,7 +65,7 @@ def test_only_the_rows_held_under_the_lease_are_settled(game: Game) -> None:
 
 
 def test_a_chat_vk_created_is_linked_to_its_game(game: Game) -> None:
-    spectator_chat_create(game_id=game.pk, by="gm:anna")
+    spectator_chat_create(game_id=game.pk, by=Actor.gm("anna"))
     assert settle_all(chat=CHAT, added=[vk_id(2), vk_id(1)]) == Outbox.objects.count()
     game.refresh_from_db()
     assert game.spectator_chat_id == CHAT
@@ -75,8 +76,8 @@ def test_a_chat_vk_created_is_linked_to_its_game(game: Game) -> None:
 
 
 def test_a_chat_created_for_a_game_that_ended_meanwhile_is_told_to_the_gm(game: Game) -> None:
-    row = spectator_chat_create(game_id=game.pk, by="gm:anna")
-    game_end(game_id=game.pk, by="gm:anna")
+    row = spectator_chat_create(game_id=game.pk, by=Actor.gm("anna"))
+    game_end(game_id=game.pk, by=Actor.gm("anna"))
     settle_all(chat=CHAT)
     game.refresh_from_db()
     assert game.spectator_chat_id is None

@@ -8,6 +8,7 @@ import pytest
 
 from gameplay import services
 from gameplay.models import (
+    Actor,
     SeatStatus,
 )
 from gameplay.rules.errors import InvalidCommand
@@ -31,7 +32,7 @@ def test_player_remove_checks_the_game(gm: Any) -> None:
     other = make_game(gm, players=7, vk_base=90_000)
     reserve = services.signup_create(game_id=game.pk, vk_user_id=1, name="Запас", reserve=True)
     with pytest.raises(InvalidCommand, match="Такого игрока нет"):
-        player_remove(game_id=other.pk, by="gm:x", seat_id=reserve.pk)
-    player_remove(game_id=game.pk, by="gm:x", seat_id=reserve.pk)
+        player_remove(game_id=other.pk, by=Actor.gm("x"), seat_id=reserve.pk)
+    player_remove(game_id=game.pk, by=Actor.gm("x"), seat_id=reserve.pk)
     reserve.refresh_from_db()
     assert reserve.status == SeatStatus.WITHDRAWN

@@ -9,6 +9,7 @@ import pytest
 
 from gameplay import services
 from gameplay.models import (
+    Actor,
     GameEvent,
     Outbox,
     OutboxStatus,
@@ -39,44 +40,44 @@ def test_spectator_chat_rules(gm: Any) -> None:
     assert chat_peer_id(value=2_000_000_005) == 2_000_000_005
     with pytest.raises(InvalidCommand):
         chat_peer_id(value=0)
-    spectator_chat_link(game_id=game.pk, by="gm:x", chat=3)
+    spectator_chat_link(game_id=game.pk, by=Actor.gm("x"), chat=3)
     mafia = Seat.objects.filter(game=game, role=Role.MAFIA).first()
     civ = Seat.objects.filter(game=game, role=Role.CIVILIAN).first()
     Seat.objects.filter(pk__in=[mafia.pk, civ.pk]).update(alive=False)
-    spectator_chat_set_open(game_id=game.pk, by="gm:x", open=True)
+    spectator_chat_set_open(game_id=game.pk, by=Actor.gm("x"), open=True)
     told = Outbox.objects.get(game=game, kind="spectators", channel="message")
     assert told.peer_ids == [civ.vk_user_id]  # never the mafia (G6)
     with pytest.raises(InvalidCommand, match="уже открыта"):
-        spectator_chat_set_open(game_id=game.pk, by="gm:x", open=True)
-    spectator_chat_set_open(game_id=game.pk, by="gm:x", open=False)
+        spectator_chat_set_open(game_id=game.pk, by=Actor.gm("x"), open=True)
+    spectator_chat_set_open(game_id=game.pk, by=Actor.gm("x"), open=False)
     with pytest.raises(InvalidCommand, match="уже закрыта"):
-        spectator_chat_set_open(game_id=game.pk, by="gm:x", open=False)
+        spectator_chat_set_open(game_id=game.pk, by=Actor.gm("x"), open=False)
 
 
 def test_spectator_chat_create_rules(gm: Any) -> None:
     game = make_game(gm, players=7, gm_vk_ids=[5, 6])
-    row = spectator_chat_create(game_id=game.pk, by="gm:x")
+    row = spectator_chat_create(game_id=game.pk, by=Actor.gm("x"))
     assert (row.channel, row.status) == ("create_chat", "pending")
     assert row.payload == {"title": "ЗЗ — Тестовая игра", "user_ids": [5, 6], "by": "gm:x"}
     event = GameEvent.objects.get(game=game, kind="spectator_chat_create_requested")
     assert event.actor == "gm:x" and event.data["outbox"] == row.pk
     with pytest.raises(InvalidCommand, match="уже создаётся"):
-        spectator_chat_create(game_id=game.pk, by="gm:x")
+        spectator_chat_create(game_id=game.pk, by=Actor.gm("x"))
     # Failed: the GM may ask again; «повторить все» leaves it alone (no second chat by accident).
     Outbox.objects.filter(pk=row.pk).update(status=OutboxStatus.FAILED)
     Outbox.objects.exclude(pk=row.pk).update(status=OutboxStatus.SENT)
     with pytest.raises(InvalidCommand, match="Недоставленных сообщений нет"):
-        outbox_retry_all(game_id=game.pk, by="gm:x")
+        outbox_retry_all(game_id=game.pk, by=Actor.gm("x"))
     assert Outbox.objects.get(pk=row.pk).status == OutboxStatus.FAILED
-    spectator_chat_create(game_id=game.pk, by="gm:x")
+    spectator_chat_create(game_id=game.pk, by=Actor.gm("x"))
     Outbox.objects.filter(game=game, channel="create_chat").update(status=OutboxStatus.SENT)
-    spectator_chat_link(game_id=game.pk, by="gm:x", chat=3)
-    spectator_chat_set_open(game_id=game.pk, by="gm:x", open=True)
+    spectator_chat_link(game_id=game.pk, by=Actor.gm("x"), chat=3)
+    spectator_chat_set_open(game_id=game.pk, by=Actor.gm("x"), open=True)
     with pytest.raises(InvalidCommand, match="Беседа зрителей открыта"):
-        spectator_chat_create(game_id=game.pk, by="gm:x")
-    services.game_end(game_id=game.pk, by="gm:x", winner=None)
+        spectator_chat_create(game_id=game.pk, by=Actor.gm("x"))
+    services.game_end(game_id=game.pk, by=Actor.gm("x"), winner=None)
     with pytest.raises(InvalidCommand, match="Игра завершена"):
-        spectator_chat_create(game_id=game.pk, by="gm:x")
+        spectator_chat_create(game_id=game.pk, by=Actor.gm("x"))
     assert Outbox.objects.filter(game=game, channel="create_chat").count() == 2
 
 
@@ -89,7 +90,7 @@ def test_the_panel_and_the_bot_give_one_answer_to_who_may_watch(over: bool) -> N
     kill(game, 2)  # mafia
     kill(game, 4)  # doctor
     if over:
-        services.game_end(game_id=game.pk, by="gm:test")
+        services.game_end(game_id=game.pk, by=Actor.gm("test"))
     game.refresh_from_db()
     seats = list(Seat.objects.filter(game=game, number__isnull=False).order_by("number"))
     bot = [s.number for s in seats if spectator_refusal(game=game, seat=s) is None]

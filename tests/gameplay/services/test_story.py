@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from gameplay import gmtext, services, themes
-from gameplay.models import Game, GameEvent
+from gameplay.models import Actor, Game, GameEvent
 from gameplay.rules import RoleCounts
 from gameplay.rules.errors import InvalidCommand
 from gameplay.services.story import seat_count, theme_preview, theme_text_check, theme_text_set
@@ -25,7 +25,7 @@ THREE_LOOPS = (
 def refusal(game: Game, slot: str, text: str) -> str:
     before = dict(game.theme_texts)
     with pytest.raises(InvalidCommand) as caught:
-        theme_text_set(game_id=game.pk, by="gm:t", slot=slot, text=text)
+        theme_text_set(game_id=game.pk, by=Actor.gm("t"), slot=slot, text=text)
     game.refresh_from_db()
     assert game.theme_texts == before  # nothing changed
     assert not GameEvent.objects.filter(game=game, kind="theme_text_set").exists()
@@ -49,7 +49,7 @@ def test_a_text_is_checked_for_the_seats_the_game_will_have_not_the_previews_thr
     assert said.startswith("Текст не сохранён. Строка 3: если в игре 26 игроков: ")
     assert "текст слишком сложный" in said
     small = seven_players({}, start=False)
-    theme_text_set(game_id=small.pk, by="gm:t", slot="end", text=THREE_LOOPS)  # 7³ fits
+    theme_text_set(game_id=small.pk, by=Actor.gm("t"), slot="end", text=THREE_LOOPS)  # 7³ fits
 
 
 def test_a_filter_that_allocates_by_its_argument_is_refused_at_save() -> None:
@@ -80,7 +80,7 @@ def test_a_text_within_the_budget_is_saved_and_previewed() -> None:
     text = (
         "{% for s in seats %}{% if forloop.first %}{{ s|case:'gent' }} ждут.{% endif %}{% endfor %}"
     )
-    theme_text_set(game_id=game.pk, by="gm:t", slot="welcome", text=text)
+    theme_text_set(game_id=game.pk, by=Actor.gm("t"), slot="welcome", text=text)
     game.refresh_from_db()
     assert game.theme_texts == {"welcome": text}
     assert "\n№1 Игрок 1 ждут.\n" in theme_preview(game=game, slot="welcome", text=text)

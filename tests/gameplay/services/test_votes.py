@@ -12,7 +12,7 @@ from django.db import transaction
 from django.test import override_settings
 from django.utils import timezone
 
-from gameplay.models import Game, Phase, PhaseKind, Source, Vote
+from gameplay.models import Actor, Game, Phase, PhaseKind, Source, Vote
 from gameplay.refusals import CountNotDay, CountTooSoon, StaleButton
 from gameplay.rules import Role
 from gameplay.rules.errors import InvalidCommand, NotInGame
@@ -182,7 +182,7 @@ def test_the_gm_words_the_count_in_the_gm_language(game: Game) -> None:
         "{% for v in c.voters %}{{ v.person.name }}{{ forloop|sep }}{% endfor %}\n{% endfor %}"
         "{% if missing %}Молчат: {{ missing|length }}.{% endif %}"
     )
-    theme_text_set(game_id=game.pk, by="gm:test", slot="vote_count", text=own)
+    theme_text_set(game_id=game.pk, by=Actor.gm("test"), slot="vote_count", text=own)
     vote(game, 1, 2)
     vote(game, 3, 2)
     post = vote_count_post(game_id=game.pk)
@@ -194,5 +194,5 @@ def test_the_gm_words_the_count_in_the_gm_language(game: Game) -> None:
     ]
     with pytest.raises(InvalidCommand, match="Строка 1"):
         theme_text_set(
-            game_id=game.pk, by="gm:test", slot="vote_count", text='{% include "x.txt" %}'
+            game_id=game.pk, by=Actor.gm("test"), slot="vote_count", text='{% include "x.txt" %}'
         )

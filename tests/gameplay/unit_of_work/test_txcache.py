@@ -9,7 +9,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from gameplay import services
-from gameplay.models import Game, GameEvent, Outbox, OutboxChannel, Vote
+from gameplay.models import Actor, Game, GameEvent, Outbox, OutboxChannel, Vote
 from gameplay.rules import RuleViolation
 from gameplay.services.common import lock_game_hot, players
 from gameplay.services.replies import reply
@@ -94,7 +94,7 @@ def test_a_refusal_keeps_the_kept_game_and_other_services_read_afresh() -> None:
         with pytest.raises(RuleViolation), CaptureQueriesContext(connection) as refused:
             vote(game, 2, 2)  # a vote for oneself: refused before anything is written
         assert locks(refused) == 0
-        services.seat_modkill(game_id=game.pk, seat=3, by="gm:test", reason="тест")
+        services.seat_modkill(game_id=game.pk, seat=3, by=Actor.gm("test"), reason="тест")
         with pytest.raises(RuleViolation):
             vote(game, 3, 20)  # dead now: the modkill's lock dropped the kept seats
         with pytest.raises(RuleViolation):

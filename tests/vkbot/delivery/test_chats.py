@@ -12,6 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from gameplay.models import (
+    Actor,
     FlagKind,
     Game,
     GameEvent,
@@ -45,7 +46,7 @@ GMS = [9100, 9101]
 
 def request_chat(**fields: Any) -> tuple[Game, Outbox]:
     game = make_game(gm_vk_ids=GMS, **fields)
-    row = spectator_chat_create(game_id=game.pk, by="gm:anna")
+    row = spectator_chat_create(game_id=game.pk, by=Actor.gm("anna"))
     return game, row
 
 
@@ -125,8 +126,8 @@ def test_a_request_whose_answer_was_lost_is_never_sent_again(vk: RunningServer) 
     assert "«номер беседы»" in delivery_flags(game)
     # Not from the deliveries page: the GM asks for a new chat, knowingly.
     with pytest.raises(InvalidCommand, match="Создать беседу"):
-        outbox_retry(outbox_id=row.pk, by="gm:anna")
-    again = spectator_chat_create(game_id=game.pk, by="gm:anna")
+        outbox_retry(outbox_id=row.pk, by=Actor.gm("anna"))
+    again = spectator_chat_create(game_id=game.pk, by=Actor.gm("anna"))
     deliver()
     again.refresh_from_db()
     game.refresh_from_db()
@@ -191,7 +192,7 @@ def test_added_to_a_users_chat_the_bot_says_its_number_there(vk: RunningServer) 
     assert "администратором беседы" in message.text
     # That number is what the panel takes.
     game = make_game()
-    spectator_chat_link(game_id=game.pk, by="gm:anna", chat=chat.chat_id)
+    spectator_chat_link(game_id=game.pk, by=Actor.gm("anna"), chat=chat.chat_id)
     game.refresh_from_db()
     assert game.spectator_chat_id == chat.peer_id
 

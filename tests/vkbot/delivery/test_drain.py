@@ -14,6 +14,7 @@ from rq import Queue
 
 from gameplay import services
 from gameplay.models import (
+    Actor,
     FlagKind,
     ModerationFlag,
     Outbox,
@@ -47,10 +48,10 @@ pytestmark = pytest.mark.django_db
 def test_role_cards_of_a_26_player_game_cost_two_requests(vk: RunningServer) -> None:
     topic = vk.state.create_topic("Машина времени")
     game = make_game(topic_id=topic.id, players=26)
-    services.game_deal(game_id=game.pk, by="gm:test")
+    services.game_deal(game_id=game.pk, by=Actor.gm("test"))
     before = {kind: requests(vk, kind) for kind in ("group", "user")}
     sent_before = received(vk)
-    services.game_start(game_id=game.pk, by="gm:test")
+    services.game_start(game_id=game.pk, by=Actor.gm("test"))
     cards = list(Outbox.objects.filter(game=game, kind="role_card"))
     assert len(cards) == 26
 
@@ -441,7 +442,7 @@ def test_a_post_retried_alone_is_sent_in_its_recorded_comment(vk: RunningServer)
     assert [c.text for c in vk.state.topic(topic.id).comments] == ["Первый\n\nВторой"]
     assert Outbox.objects.get(pk=second.pk).status == OutboxStatus.SENT
     assert Outbox.objects.get(pk=first.pk).status == OutboxStatus.FAILED
-    outbox_retry(outbox_id=first.pk, by="gm:test")
+    outbox_retry(outbox_id=first.pk, by=Actor.gm("test"))
     deliver(wait_up_to=1)
     assert len(vk.state.topic(topic.id).comments) == 1  # its guid: VK has it already
     assert Outbox.objects.get(pk=first.pk).status == OutboxStatus.SENT

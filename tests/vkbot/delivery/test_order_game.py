@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from gameplay import services
-from gameplay.models import Outbox, OutboxChannel, OutboxStatus, Seat
+from gameplay.models import Actor, Outbox, OutboxChannel, OutboxStatus, Seat
 from localvk import RunningServer
 from tests.vkbot.delivery_support import (
     make_game,
@@ -79,10 +79,10 @@ def test_every_player_reads_a_start_and_a_day_in_commit_order_under_vk_errors(
     settings.OUTBOX_MAX_ATTEMPTS = 40
     topic = vk.state.create_topic("Машина времени")
     game = make_game(topic_id=topic.id, players=PLAYERS)
-    services.game_deal(game_id=game.pk, by="gm:test")
+    services.game_deal(game_id=game.pk, by=Actor.gm("test"))
     vk.state.faults.configure(**FAULTS)
 
-    services.game_start(game_id=game.pk, by="gm:test")
+    services.game_start(game_id=game.pk, by=Actor.gm("test"))
     _drain(max_seconds=60, wait=5)
     seats = list(Seat.objects.filter(game=game, number__isnull=False).order_by("number"))
     peers = [seat.vk_user_id for seat in seats]
@@ -98,7 +98,7 @@ def test_every_player_reads_a_start_and_a_day_in_commit_order_under_vk_errors(
             target = rng.choice([s.number for s in seats if s.number != seat.number])
             services.vote_submit(game_id=game.pk, vk_user_id=seat.vk_user_id, target=target)
             _drain()
-    services.day_close(game_id=game.pk, by="gm:test")
+    services.day_close(game_id=game.pk, by=Actor.gm("test"))
     _drain(max_seconds=60, wait=5)
 
     assert (

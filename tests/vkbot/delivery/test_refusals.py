@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from gameplay.models import (
+    Actor,
     Community,
     FlagKind,
     Game,
@@ -52,7 +53,7 @@ def connect(key: AdminKey) -> Community:
 
 def game_with_posts(vk: RunningServer, n: int = 2) -> Game:
     topic = vk.state.create_topic("Игра", "Здесь идёт игра.")
-    game = game_create(name="Отказы", counts=RoleCounts.default_for(8), by="gm:test",
+    game = game_create(name="Отказы", counts=RoleCounts.default_for(8), by=Actor.gm("test"),
                        vk_group_id=GROUP, topic_id=topic.id)  # fmt: skip
     for i in range(n):
         post_board(game=game, text=f"Пост {i}.", kind="post")
