@@ -45,7 +45,7 @@ def make_game(
         name=name,
         counts=RoleCounts.default_for(players),
         gm=gm,
-        by=Actor.gm("test"),
+        by=Actor.gm(gm) if gm is not None else Actor.BOT,
         seed=seed,
         **settings,
     )
