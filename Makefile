@@ -48,8 +48,10 @@ test: $(STAMP)
 # views, in process (no subprocess, no browser, no soak). Run `make test` before you commit.
 FAST_TESTS := tests/rules tests/gameplay/services tests/gameplay/selectors tests/vkbot/test_parsing.py \
 	tests/panel
+# In process and bound by the CPU: one worker per core.
+FAST_WORKERS ?= auto
 test-fast: $(STAMP)
-	HYPOTHESIS_PROFILE=$(if $(CI),ci,fast) $(BIN)/pytest -q -n $(TEST_WORKERS) -m "not slow and not browser and not soak" $(TEST_ARGS) \
+	HYPOTHESIS_PROFILE=$(if $(CI),ci,fast) $(BIN)/pytest -q -n $(FAST_WORKERS) -m "not slow and not browser and not soak" $(TEST_ARGS) \
 		$(FAST_TESTS)
 
 # Benchmarks (bench/, bench/README.md): needs PostgreSQL and Redis, BENCH_DATABASE_URL
