@@ -28,10 +28,10 @@ from panel import forms as panel_forms
 from tests.localvk.support import GROUP_ID
 from tests.vkbot.ingest_support import SECRET, configure
 
-PURE = settings(max_examples=min(settings.default.max_examples, 150), deadline=None)
+PURE = settings(max_examples=min(settings().max_examples, 150), deadline=None)
 #: A database round trip per example.
 WITH_DB = settings(
-    max_examples=min(settings.default.max_examples, 60),
+    max_examples=min(settings().max_examples, 60),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -33,6 +33,7 @@ from gameplay.rules import Role
 from localvk import LocalVK, ServerThread
 from localvk.communities import Communities
 from outbox.queue import DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY
+from tests.gameplay.factories import deadline_of, recruit_topic_of, topic_of
 
 pytestmark = pytest.mark.django_db
 
@@ -87,8 +88,9 @@ def test_the_first_run_sets_up_a_running_26_player_game(
     assert len({s.name.split()[0] for s in seats}) == 26  # first names never repeat
     assert sorted(s.role for s in seats).count(Role.MAFIA) == 6
     # The board and the spectator chat exist in the local VK; the game points at them.
-    assert state.topic(game.recruit_topic_id).title.startswith("Набор")
-    assert state.topic(game.topic_id).title == f"Игра «{config.GAME_NAME}»"
+    assert state.topic(recruit_topic_of(game)).title.startswith("Набор")
+    assert state.topic(topic_of(game)).title == f"Игра «{config.GAME_NAME}»"
+    assert game.spectator_chat_id is not None
     assert game.spectator_chat_id - 2_000_000_000 in state.chats
     assert len(state.users) == config.all_users_count()
     # The GM can log in; role cards and the Day 1 prompts wait for the worker.
@@ -122,7 +124,7 @@ def test_an_overdue_phase_gets_its_time_again(vk: tuple[LocalVK, LocalVkClient])
     assert report.game.pk == game.pk
     assert any("extended by 5 min" in note for note in report.notes)
     phase = Phase.objects.get(game=game)
-    assert phase.deadline > timezone.now() + timedelta(minutes=4)
+    assert deadline_of(phase) > timezone.now() + timedelta(minutes=4)
     assert GameEvent.objects.filter(game=game, kind="deadline_extended").count() == 1
     assert "День 1 until" in demo_seed.describe(game)
 
@@ -193,7 +195,8 @@ def test_each_game_community_gets_its_connected_row_and_its_own_game(
         assert [s.vk_user_id for s in seats] == config.player_ids(community)
         # Its topics and spectator chat are in its own community of the local VK.
         hosted = registry.get(community.group_id)
-        assert hosted.topic(game.topic_id).title == f"Игра «{community.game_name}»"
+        assert hosted.topic(topic_of(game)).title == f"Игра «{community.game_name}»"
+        assert game.spectator_chat_id is not None
         assert game.spectator_chat_id - 2_000_000_000 in hosted.chats
         assert PollState.objects.get(group_id=community.group_id).ts == str(hosted.longpoll.ts)
         assert set(Outbox.objects.filter(game=game).values_list("group_id", flat=True)) == {

@@ -41,7 +41,9 @@ def as_message(text: str, board: dict[str, Any] | None = None, **extra: Any) -> 
         **extra,
     }
     if board is not None:
-        data["keyboard"] = keyboard_view(of_row(board))
+        keyboard = of_row(board)
+        assert keyboard is not None
+        data["keyboard"] = keyboard_view(keyboard)
     return data
 
 
@@ -214,8 +216,10 @@ def test_votes_never_go_to_oneself_or_a_fellow_mafioso() -> None:
         kinds.add(type(move).__name__)
         if isinstance(move, brain.Press):
             target = next(b for b in buttons if (b.row, b.column) == (move.row, move.column))
+            assert target.payload is not None
             number = target.payload.target
         else:
+            assert move is not None
             number = int(move.text.split()[-1].lstrip("№"))
         assert number not in MAFIA
     assert kinds == {"Press", "Write", "Post"}
@@ -254,7 +258,8 @@ def test_the_mafia_leader_shoots_the_town_and_the_others_mostly_wait() -> None:
             assert int(shot.text.split()[-1]) not in MAFIA
         else:
             shot = cast(brain.Press, shot)
-            assert prompt[shot.row * 2 + shot.column].payload.target not in MAFIA
+            payload = prompt[shot.row * 2 + shot.column].payload
+            assert payload is not None and payload.target not in MAFIA
     waits = [brain.night_move(other, table, prompt, random.Random(s)) for s in range(100)]
     assert sum(move is None for move in waits) > 70
     table.dead.add(3)  # the leader is dead: the next one leads
@@ -284,15 +289,13 @@ def test_the_commissar_chooses_then_shoots_a_known_mafioso() -> None:
     page = buttons_of(night_prompt(Act.COMMISSAR_SHOT, me))
     for seed in range(30):
         move = brain.night_move(me, table, page, random.Random(seed), followup=True)
-        target = (
-            move.text.split()[-1]
-            if isinstance(move, brain.Write)
-            else str(
-                page[
-                    cast(brain.Press, move).row * 2 + cast(brain.Press, move).column
-                ].payload.target
-            )
-        )
+        if isinstance(move, brain.Write):
+            target = move.text.split()[-1]
+        else:
+            press = cast(brain.Press, move)
+            payload = page[press.row * 2 + press.column].payload
+            assert payload is not None
+            target = str(payload.target)
         assert target == "7"
 
 
@@ -305,7 +308,8 @@ def test_the_doctor_heals_only_whom_the_buttons_allow() -> None:
     for seed in range(50):
         move = brain.night_move(me, table, buttons, random.Random(seed))
         assert isinstance(move, brain.Press)
-        assert buttons[move.row * 2 + move.column].payload.target in (1, 2, 5, 6)
+        payload = buttons[move.row * 2 + move.column].payload
+        assert payload is not None and payload.target in (1, 2, 5, 6)
 
 
 def test_the_role_strike_guess_page_gets_a_guess() -> None:

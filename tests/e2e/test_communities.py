@@ -24,6 +24,7 @@ from gameplay.services.settings import game_open
 from gameplay.services.setup import game_start
 from gameplay.services.signup import signup_create
 from localvk import Communities, LocalVK, ServerThread, token_fingerprint
+from tests.gameplay.factories import topic_of
 from tests.runbot_support import run_runbot
 from vkbot.delivery.drain import Drainer
 
@@ -117,7 +118,7 @@ def test_two_communities_connect_in_the_panel_and_play_a_day_each_through_one_ru
             # Everyone votes for seat 1 in both communities at once (the same seat numbers
             # and the same topic id in each: only the community tells them apart).
             for group, state in states.items():
-                topic = games[group].topic_id
+                topic = topic_of(games[group])
                 with state.lock:
                     for vk_id in PEOPLE[group][1:]:
                         state.inject_board_post(vk_id, topic, "голос 1")

@@ -39,6 +39,7 @@ from tests.e2e.harness import World, db
 from tests.e2e.nights import night_1, night_2
 from tests.e2e.receipts import nothing_leaked, what_everyone_received
 from tests.e2e.script import GAME, SEED, Script, failed_rows
+from tests.gameplay.factories import number_of
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -134,7 +135,7 @@ async def deal_and_start(s: Script) -> None:
     )
     assert [x.vk_user_id for x in seats] == [BASE + i for i in range(1, PLAYERS + 1)]
     s.cast = cast = cast_of(seats)
-    s.seat_holder = {x.number: s.people[x.number] for x in seats}
+    s.seat_holder = {number_of(x): s.people[number_of(x)] for x in seats}
     [roster] = [t for t in s.comments(s.topic.id) if "Состав:" in t]  # the first post
     assert f"Хеш раздачи (SHA-256): {summary.commitment}" in roster
     for x in seats:
@@ -148,11 +149,11 @@ async def deal_and_start(s: Script) -> None:
         "maniac": "Маньяк",
     }
     for x in seats:
-        [card] = s.seat(x.number).received("Ваш номер:")
+        [card] = s.seat(number_of(x)).received("Ваш номер:")
         assert f"Ваш номер: {x.number}." in card.text
         assert f"Ваша роль — {titles[x.role]}" in card.text
         assert f"Хеш раздачи: {summary.commitment}" in card.text
         assert (f"Мафия: {team}." in card.text) == (x.role == "mafia")
         assert ("У вас предмет" in card.text) == bool(x.item)
-        [prompt] = s.seat(x.number).received("День 1. Голосуйте")
+        [prompt] = s.seat(number_of(x)).received("День 1. Голосуйте")
         assert prompt.keyboard is not None

@@ -42,6 +42,7 @@ from gameplay.services.setup import game_start
 from gameplay.services.signup import signup_create
 from gameplay.services.votes import vote_count_post, vote_submit
 from localvk import LocalVK, RunningServer, ServerThread
+from tests.gameplay.factories import topic_of
 from tests.vkid_support import aim_at, consent, path_and_query, sign_in
 from vkbot.delivery import senders
 from vkbot.delivery.drain import Drainer
@@ -117,7 +118,7 @@ def board_rows(game: Game) -> list[Outbox]:
 
 
 def assert_each_posted_once(vk: RunningServer, game: Game) -> None:
-    comments = "\n\n".join(c.text for c in vk.state.topic(game.topic_id).comments)
+    comments = "\n\n".join(c.text for c in vk.state.topic(topic_of(game)).comments)
     for row in board_rows(game):
         assert comments.count(row.text) == 1, row.text
 
@@ -199,7 +200,7 @@ def test_a_revoked_sign_in_holds_the_board_until_the_admin_signs_in_again(
             signup_create(game_id=game.pk, vk_user_id=vk_id, name=f"Игрок{n} Тестов",
                           pm_allowed=True, topic_id=game.recruit_topic_id)  # fmt: skip
         delivery.drain()
-        before = len(vk.state.topic(game.topic_id).comments)
+        before = len(vk.state.topic(topic_of(game)).comments)
         assert before >= 1
 
         vk.communities.vkid.revoke_user(ADMIN)  # the admin took the app's access back
@@ -214,7 +215,7 @@ def test_a_revoked_sign_in_holds_the_board_until_the_admin_signs_in_again(
         assert community.user_token_refused_at is not None
         assert held and all(r.status == OutboxStatus.PENDING for r in held)
         assert not Outbox.objects.filter(status=OutboxStatus.FAILED).exists()
-        assert len(vk.state.topic(game.topic_id).comments) == before
+        assert len(vk.state.topic(topic_of(game)).comments) == before
         # Private messages go on: the sign-up confirmations reached the new players.
         assert all(vk.state.sent_messages(vk_id) for vk_id in PLAYERS[3:6])
         # The GM is flagged; the page asks the admin to sign in again.

@@ -130,6 +130,30 @@ def seat(game: Game, role: Role | str, index: int = 0, *, alive: bool | None = T
     return found[index]
 
 
+def number_of(s: Seat) -> int:
+    """A player's seat number (a dealt player has one; a sign-up or a reserve has none)."""
+    assert s.number is not None, f"seat {s.pk} ({s.name}) has no number"
+    return s.number
+
+
+def topic_of(game: Game) -> int:
+    """The game's discussion topic (a test's game has one unless made with ``topic_id=None``)."""
+    assert game.topic_id is not None, f"game {game.pk} has no discussion topic"
+    return game.topic_id
+
+
+def recruit_topic_of(game: Game) -> int:
+    """The game's sign-up topic (the test made its game with one)."""
+    assert game.recruit_topic_id is not None, f"game {game.pk} has no sign-up topic"
+    return game.recruit_topic_id
+
+
+def queued(row: Outbox | None) -> Outbox:
+    """The row a service queued (``post_board`` queues none for a game without a topic)."""
+    assert row is not None, "nothing was queued"
+    return row
+
+
 def seat_no(game: Game, number: int) -> Seat:
     return Seat.objects.get(game=game, number=number)
 
@@ -155,6 +179,12 @@ def civilians(game: Game, *, exclude: Iterable[int] = ()) -> list[Seat]:
 
 def current_phase(game: Game) -> Phase:
     return Phase.objects.filter(game=game, status__in=[PhaseStatus.OPEN, PhaseStatus.REVIEW]).get()
+
+
+def deadline_of(phase: Phase) -> datetime:
+    """The phase's deadline (an open phase of a game with deadlines has one)."""
+    assert phase.deadline is not None, f"{phase} has no deadline"
+    return phase.deadline
 
 
 def last_phase(game: Game) -> Phase:

@@ -30,6 +30,7 @@ from gameplay.jobs import TICK_QUEUE, next_slot, pending_ticks, schedule_next_ti
 from gameplay.models import PhaseStatus
 from gameplay.worker import SimpleWorker
 from tests.gameplay.deadline_support import day, events, night, started_game
+from tests.gameplay.factories import deadline_of
 from tests.process_support import shared_database_url
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,7 +107,9 @@ def test_the_tick_job_closes_due_phases_and_schedules_the_next(tick_queue: Queue
 
     job = tick_queue.fetch_job("t-past")
     assert job is not None and job.is_finished, job and job.latest_result()
-    assert [c["phase_id"] for c in job.return_value()["closed"]] == [day(game).pk]
+    result = job.return_value()
+    assert result is not None
+    assert [c["phase_id"] for c in result["closed"]] == [day(game).pk]
     assert day(game).status == PhaseStatus.DONE
     assert night(game).status == PhaseStatus.OPEN
     # The next tick is scheduled (one, or two if a slot boundary passed meanwhile), ahead.
@@ -276,7 +279,7 @@ def test_a_deadline_passing_while_redis_restarts_still_closes_the_phase_once(
 
     # A deadline passes while Redis is down; it comes back empty.
     game = started_game(now=datetime.now(UTC), day_length=timedelta(seconds=5), reminders=[])
-    deadline = day(game).deadline
+    deadline = deadline_of(day(game))
     time.sleep(max(0.0, (deadline - datetime.now(UTC)).total_seconds() - 3))
     redis_server.stop()
     time.sleep(max(0.0, (deadline - datetime.now(UTC)).total_seconds() + 2))
@@ -289,7 +292,8 @@ def test_a_deadline_passing_while_redis_restarts_still_closes_the_phase_once(
         _wait_for("another tick", lambda b=before: pending_ticks(queue) not in ([], b), 15, log)
     assert worker.poll() is None, log.read_text(errors="replace")[-4000:]
     assert len(events(game, "day_closed")) == 1
-    assert day(game).closed_at >= deadline
+    closed_at = day(game).closed_at
+    assert closed_at is not None and closed_at >= deadline
     assert night(game).status == PhaseStatus.OPEN
     assert pending_ticks(queue), "ticking did not resume"
 
@@ -320,7 +324,7 @@ def test_a_killed_workers_successor_closes_the_phase_within_the_bound(
     os.killpg(first.pid, signal.SIGKILL)
     first.wait(10)
     game = started_game(now=datetime.now(UTC), day_length=timedelta(seconds=15), reminders=[])
-    deadline = day(game).deadline
+    deadline = deadline_of(day(game))
     second, log = start_worker(redis_server, TICK)
     _wait_for(
         "the successor to start",
@@ -338,6 +342,7 @@ def test_a_killed_workers_successor_closes_the_phase_within_the_bound(
     )
 
     closed = day(game).closed_at
+    assert closed is not None
     print(f"the day closed {(closed - deadline).total_seconds():.1f} s after its deadline")
     assert deadline <= closed <= deadline + BOUND, (closed - deadline, log.read_text()[-3000:])
     assert client.get(lock) == holder  # the dead scheduler's lock was never needed
@@ -389,7 +394,7 @@ def test_after_a_long_redis_outage_rows_go_and_phases_close_within_a_tick(
         redis_server.stop()
         away = time.monotonic()
         late = send_message(game=game, peer_ids=[7001, 7002], text="Пока Redis нет", kind="t")
-        deadline = day(game).deadline
+        deadline = deadline_of(day(game))
         time.sleep(max(0.0, OUTAGE.total_seconds() - (time.monotonic() - away)))
         assert datetime.now(UTC) > deadline and day(game).status == PhaseStatus.OPEN
         back, back_at = time.monotonic(), datetime.now(UTC)
@@ -399,7 +404,9 @@ def test_after_a_long_redis_outage_rows_go_and_phases_close_within_a_tick(
         _wait_for("the rows of the outage", lambda: not pending.exclude(status="sent"), 60, log)
         sent_after = time.monotonic() - back
         _wait_for("the day to close", lambda: day(game).status == PhaseStatus.DONE, 60, log)
-        closed_after = day(game).closed_at - back_at
+        closed_at = day(game).closed_at
+        assert closed_at is not None
+        closed_after = closed_at - back_at
         print(
             f"Redis away {back - away:.1f} s, ticks every {TICK} s: the rows of the outage "
             f"went {sent_after:.1f} s and the day closed {closed_after.total_seconds():.1f} s "

@@ -29,7 +29,15 @@ from gameplay.services.spectators import (
     spectator_joined,
     spectator_request,
 )
-from tests.gameplay.factories import civilians, make_game, quiet_night, tie_day, vk_id
+from tests.gameplay.factories import (
+    civilians,
+    make_game,
+    number_of,
+    quiet_night,
+    tie_day,
+    topic_of,
+    vk_id,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -123,7 +131,9 @@ def test_every_outbox_row_goes_out_as_its_games_community(settings: Any) -> None
     spectator_chat_create(game_id=game.pk, by=Actor.gm("test"))
     spectator_chat_link(game_id=game.pk, by=Actor.gm("test"), chat=3)
     dead, alive = civilians(game)[-1], civilians(game)[0]
-    services.seat_modkill(game_id=game.pk, seat=dead.number, by=Actor.gm("test"), reason="проверка")
+    services.seat_modkill(
+        game_id=game.pk, seat=number_of(dead), by=Actor.gm("test"), reason="проверка"
+    )
     spectator_chat_set_open(game_id=game.pk, by=Actor.gm("test"), open=True)
     spectator_request(game_id=game.pk, vk_user_id=dead.vk_user_id)
     spectator_joined(game_id=game.pk, member_id=alive.vk_user_id)  # alive: removed
@@ -131,13 +141,17 @@ def test_every_outbox_row_goes_out_as_its_games_community(settings: Any) -> None
         reply(vk_user_id=vk_id(1), text="ответ", game=game)
         answer_event(event_id="e1", user_id=vk_id(2), peer_id=vk_id(2), game=game.pk)
         chat_reply(peer_id=2_000_000_003, text="в беседе", game=game)
-        board_reply(game_id=game.pk, topic_id=game.topic_id, text="в теме")
+        board_reply(game_id=game.pk, topic_id=topic_of(game), text="в теме")
     services.game_end(game_id=game.pk, by=Actor.gm("test"), reason="проверка")
     services.game_end(game_id=other.pk, by=Actor.gm("test"), reason="проверка")
 
     rows = list(Outbox.objects.filter(game__isnull=False).select_related("game"))
     assert {r.channel for r in rows if r.game_id == game.pk} == set(OutboxChannel.values)
-    stray = [(r.pk, r.kind, r.group_id) for r in rows if r.group_id != r.game.vk_group_id]
+    stray = [
+        (r.pk, r.kind, r.group_id)
+        for r in rows
+        if r.game is None or r.group_id != r.game.vk_group_id
+    ]
     assert not stray
 
 

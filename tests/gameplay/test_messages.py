@@ -966,8 +966,8 @@ def _person_patterns(p: Person, accs: str) -> tuple[Any, Any, Any, Any]:
 def problems(text: str, persons: list[Person], accusatives: dict[str, str]) -> list[str]:
     text = text.replace(STRIKE, "")  # a struck-through name (a changed vote) reads as the name
     out = []
-    if RULE_CODE.search(text):
-        out.append(f"a rule code: {RULE_CODE.search(text).group(0)}")
+    if code := RULE_CODE.search(text):
+        out.append(f"a rule code: {code.group(0)}")
     for hole in ("None", "{{", "}}", "{%", messages.MISSING_MARK, "\ue0ff"):
         if hole in text:
             out.append(f"a hole: {hole!r}")

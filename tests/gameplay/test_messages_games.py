@@ -37,7 +37,7 @@ from gameplay.services.spectators import (
     spectator_request,
 )
 from gameplay.services.votes import vote_count_post
-from tests.gameplay.factories import community_id
+from tests.gameplay.factories import community_id, number_of
 from tests.gameplay.test_messages import NAMES, problems
 
 pytestmark = pytest.mark.django_db
@@ -172,8 +172,8 @@ def _day(game: Game, table: Table, number: int) -> None:
             reason="игрок уехал",
         )
         if done is not None:
-            table.replaced.append((who.number, *table.by_vk[who.vk_user_id], mark))
-    if _running(game) and _phase(game) is not None and _phase(game).kind == "day":
+            table.replaced.append((number_of(who), *table.by_vk[who.vk_user_id], mark))
+    if _running(game) and (day := _phase(game)) is not None and day.kind == "day":
         services.day_close(game_id=game.pk, by=GM)
 
 
@@ -229,7 +229,9 @@ def _night(game: Game, table: Table) -> None:
         return
     if rng.random() < 0.3:
         _try(services.night_reopen_mafia, game_id=game.pk, by=GM, reason="сбой бота")
-        if _phase(game).status == PhaseStatus.OPEN:
+        reopened = _phase(game)
+        assert reopened is not None
+        if reopened.status == PhaseStatus.OPEN:
             services.night_close(game_id=game.pk, by=GM)
     if rng.random() < 0.3:
         deaths = [s.number for s in rng.sample(_living(game), 2)]

@@ -15,7 +15,7 @@ from django.db import connections
 from gameplay import services
 from gameplay.models import Actor, NightAction, Phase, PhaseKind, Seat, Vote
 from gameplay.rules import Role, RoleCounts, RuleViolation
-from tests.gameplay.factories import community_id
+from tests.gameplay.factories import community_id, number_of
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -84,7 +84,7 @@ def test_mafia_members_shooting_at_once_leave_one_team_shot() -> None:
                 game_id=game_id,
                 actor=m.number,
                 act="mafia_shot",
-                target=alive_others[(i + round_) % len(alive_others)].number,
+                target=number_of(alive_others[(i + round_) % len(alive_others)]),
             )
             for i, m in enumerate(mafia)
             if m.alive
@@ -107,13 +107,14 @@ def test_vote_and_close_race_is_serial() -> None:
         voter, target = seats[0], seats[1]
         results = race(
             partial(
-                services.vote_submit, game_id=game_id, voter=voter.number, target=target.number
+                services.vote_submit, game_id=game_id, voter=voter.number, target=number_of(target)
             ),
             partial(services.day_close, game_id=game_id),
         )
         vote_result, close_result = results
         assert not isinstance(close_result, Exception), close_result
         day = Phase.objects.get(game_id=game_id, kind=PhaseKind.DAY, number=1)
+        assert day.result is not None  # closed
         if isinstance(vote_result, Exception):
             # Refused after the close: nobody voted, everyone got a strike and +2.
             assert isinstance(vote_result, RuleViolation)

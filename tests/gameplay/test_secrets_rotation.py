@@ -151,7 +151,10 @@ def test_check_warns_without_token_encryption_keys(settings) -> None:
     settings.TOKEN_ENCRYPTION_KEYS = []
     found = token_encryption_keys_set()
     assert [(type(m), m.id) for m in found] == [(CheckWarning, "gameplay.W001")]
-    assert "SECRET_KEY_FALLBACKS" in found[0].msg and "rotate_token_keys" in found[0].hint
+    hint = found[0].hint
+    assert (
+        "SECRET_KEY_FALLBACKS" in found[0].msg and hint is not None and "rotate_token_keys" in hint
+    )
 
     settings.TOKEN_ENCRYPTION_KEYS = [KEY_A]
     assert token_encryption_keys_set() == []

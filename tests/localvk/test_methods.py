@@ -402,7 +402,8 @@ async def test_users_get_names(server: RunningServer, api: API) -> None:
     second = await api.users.get(user_ids=[100500])
     assert (first[0].first_name, first[0].last_name) == ("Павел", "Дуров")
     assert first[1].first_name == second[0].first_name and first[1].last_name
-    assert re.fullmatch(r"[А-ЯЁ][а-яё]+", first[1].first_name)
+    name = first[1].first_name
+    assert name is not None and re.fullmatch(r"[А-ЯЁ][а-яё]+", name)
     with pytest.raises(VKAPIError[113]):
         await api.request("users.get", {"user_ids": "durov"})
     me = await server.vk_api(USER_TOKEN).users.get()

@@ -389,7 +389,9 @@ def env_communities(database_url: str) -> list[tuple[int, bool, bool]]:
 def forget_communities(database_url: str) -> None:
     """No Community row in serve's database (another test's run may have left one)."""
     with psycopg.connect(database_url, autocommit=True) as conn:
-        if conn.execute("SELECT to_regclass('gameplay_community')").fetchone()[0]:
+        row = conn.execute("SELECT to_regclass('gameplay_community')").fetchone()
+        assert row is not None  # one row: the table's name, or NULL
+        if row[0]:
             conn.execute("DELETE FROM gameplay_community")
 
 

@@ -280,10 +280,11 @@ def test_steps_run_side_by_side_and_a_failure_ends_the_others() -> None:
     text = out.getvalue()
 
     def span(name: str) -> tuple[float, float]:
-        times = [
-            float(re.search(rf"^{name} +\| {edge} (\S+)$", text, re.MULTILINE)[1])
-            for edge in ("from", "to")
-        ]
+        times = []
+        for edge in ("from", "to"):
+            found = re.search(rf"^{name} +\| {edge} (\S+)$", text, re.MULTILINE)
+            assert found, text
+            times.append(float(found[1]))
         return times[0], times[1]
 
     # Side by side: each started before the other ended (however slowly the machine runs).

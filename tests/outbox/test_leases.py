@@ -22,6 +22,7 @@ from outbox.leases import (
     outbox_release,
 )
 from outbox.outcomes import Failure, Settlement, outbox_settle
+from tests.gameplay.factories import queued
 from tests.vkbot.delivery_support import make_game, message_row
 
 pytestmark = pytest.mark.django_db
@@ -60,7 +61,7 @@ def test_claims_never_overlap_and_a_lease_is_a_fence() -> None:
 
 def test_only_some_channels_can_be_claimed() -> None:
     game = make_game(topic_id=5)
-    post = post_board(game=game, text="Пост", kind="post")
+    post = queued(post_board(game=game, text="Пост", kind="post"))
     message_row([1], "Личное")
     lease, rows = outbox_claim(limit=10, lease_seconds=60, channels=[OutboxChannel.BOARD])
     assert [r.pk for r in rows] == [post.pk]

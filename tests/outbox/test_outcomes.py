@@ -57,6 +57,7 @@ def test_a_retry_backs_off_and_gives_up_after_max_attempts(settings: Any) -> Non
         claimed.refresh_from_db()
         assert claimed.status == OutboxStatus.PENDING and claimed.attempts == attempt
         assert claimed.last_error == "VK error 10: Internal server error"
+        assert claimed.next_attempt_at is not None
         wait = (claimed.next_attempt_at - now).total_seconds()
         assert 2 ** (attempt - 1) / 2 <= wait <= 2 ** (attempt - 1)
         assert outbox_claim(limit=5, lease_seconds=60, now=now)[1] == []  # not due yet
@@ -78,6 +79,7 @@ def test_a_retry_backs_off_and_gives_up_after_max_attempts(settings: Any) -> Non
     row.refresh_from_db()
     # Delivered to one player and given up for the other: sent, the rest told to the GM.
     assert row.status == OutboxStatus.SENT
+    assert row.result is not None
     assert row.result["failed"] == {
         "1002": "VK error 10: Internal server error (gave up after 3 attempts)"
     }

@@ -26,7 +26,8 @@ pytestmark = pytest.mark.django_db
 
 
 def _drain_jobs(queue: Queue) -> list[str]:
-    return [j.func_name for j in queue.get_jobs() if j.func_name.endswith("drain_outbox")]
+    names = [j.func_name for j in queue.get_jobs()]
+    return [n for n in names if n is not None and n.endswith("drain_outbox")]
 
 
 @pytest.mark.django_db(transaction=True)

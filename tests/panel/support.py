@@ -25,7 +25,7 @@ def make_game(
     name: str = "Тестовая игра",
     deal: bool = True,
     start: bool = True,
-    seed: str = "panel-seed",
+    seed: str | None = "panel-seed",
     vk_base: int = VK_BASE,
     **settings: Any,
 ) -> Game:

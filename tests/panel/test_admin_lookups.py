@@ -259,6 +259,7 @@ def test_ordering_search_and_autocomplete_never_touch_a_secret(world: dict[str, 
                 field.is_relation and field.concrete and field.related_model in dict(registered())
             ):
                 continue
+            assert model._meta.model_name is not None  # a concrete model's
             params = {"app_label": model._meta.app_label, "model_name": model._meta.model_name,
                       "field_name": field.name}  # fmt: skip
             found = set()

@@ -46,6 +46,7 @@ from gameplay.models import (
 )
 from gameplay.rules import Role
 from tests.browser_support import CHROMIUM, CHROMIUM_ARGS
+from tests.gameplay.factories import number_of
 from tests.panel.conftest import PASSWORD
 from tests.panel.support import community_of
 
@@ -228,7 +229,7 @@ def test_gm_runs_a_whole_game_in_the_browser(
     shot(page, "start-confirm")
     page.click("#confirm-button")
     expect(_messages(page)).to_contain_text("Игра началась")
-    seats = {s.number: s for s in Seat.objects.filter(game=game, status=SeatStatus.PLAYER)}
+    seats = {number_of(s): s for s in Seat.objects.filter(game=game, status=SeatStatus.PLAYER)}
     town = sorted(n for n, s in seats.items() if s.role == Role.CIVILIAN)
     mafia = sorted(n for n, s in seats.items() if s.role == Role.MAFIA)
     doomed = town[0]
@@ -385,7 +386,7 @@ def test_the_game_page_and_its_confirmations_fit_a_phone(
     page.set_viewport_size(PHONE)
     game = make_game(gm, players=26, name="Машина времени", seed="phone-seed")
     game_url = f"/admin/gameplay/game/{game.pk}/"
-    seats = {s.number: s for s in Seat.objects.filter(game=game, status=SeatStatus.PLAYER)}
+    seats = {number_of(s): s for s in Seat.objects.filter(game=game, status=SeatStatus.PLAYER)}
     town = sorted(n for n, s in seats.items() if s.role == Role.CIVILIAN)
     mafia = sorted(n for n, s in seats.items() if s.role == Role.MAFIA)
     Seat.objects.filter(game=game, number=town[0]).update(sex=2)  # as VK would have told it
@@ -449,6 +450,7 @@ def test_removing_a_player_after_the_deal_is_confirmed(
     page.set_viewport_size(PHONE)
     game = make_game(gm, players=7, name="До старта", start=False)
     seat = Seat.objects.filter(game=game, status=SeatStatus.PLAYER).order_by("number").first()
+    assert seat is not None
     _log_in(page, live_server.url, gm)
     page.goto(f"{live_server.url}/admin/gameplay/game/{game.pk}/players/")
     page.locator(f"form[action$='/players/{seat.pk}/remove/'] button").click()

@@ -13,6 +13,7 @@ from django.urls import reverse
 from gameplay import services
 from gameplay.models import Game, Outbox, Phase, PhaseStatus, Seat, Strike
 from gameplay.rules import Role
+from tests.gameplay.factories import number_of
 from tests.panel.support import (
     close_now,
     living,
@@ -52,7 +53,7 @@ def test_closing_a_day_shows_the_execution_and_the_strikes_first(
     alive = living(game)
     target, lazy = alive[0], alive[-1]
     for s in alive[1:-1]:
-        services.vote_submit(game_id=game.pk, voter=s.number, target=target.number)
+        services.vote_submit(game_id=game.pk, voter=s.number, target=number_of(target))
     Seat.objects.filter(pk=target.pk).update(sex=1)  # VK said: a woman
     response = gm_client.get(url("panel_close", game))
     html = response.content.decode()
@@ -64,7 +65,7 @@ def test_closing_a_day_shows_the_execution_and_the_strikes_first(
 
     # A vote arrives while the page is open: the confirmation is shown again, nothing closes.
     stale = response.context["preview"].fingerprint
-    services.vote_submit(game_id=game.pk, voter=lazy.number, target=target.number)
+    services.vote_submit(game_id=game.pk, voter=lazy.number, target=number_of(target))
     response = gm_client.post(
         url("panel_close", game),
         {"confirm": "yes", "phase": str(open_phase(game).pk), "expect": stale},
@@ -203,9 +204,9 @@ def test_a_vote_that_lands_between_the_page_and_the_close_is_not_closed_unseen(
     alive = living(game)
     target, lazy = alive[0], alive[-1]
     for s in alive[1:-1]:
-        services.vote_submit(game_id=game.pk, voter=s.number, target=target.number)
+        services.vote_submit(game_id=game.pk, voter=s.number, target=number_of(target))
     page = gm_client.get(url("panel_close", game)).context["preview"]
-    services.vote_submit(game_id=game.pk, voter=lazy.number, target=alive[1].number)
+    services.vote_submit(game_id=game.pk, voter=lazy.number, target=number_of(alive[1]))
     computed: list[str] = []
 
     def counted(real: Any, where: str) -> Any:
@@ -251,7 +252,7 @@ def test_with_auto_publish_a_second_missed_night_is_shown_as_a_modkill_before_th
             pytest.skip("the seed executed the commissar")
         mafia = [n for n in roles[Role.MAFIA] if n in {s.number for s in living(game)}]
         town = [
-            s.number
+            number_of(s)
             for s in living(game)
             if s.number not in roles[Role.MAFIA] and s.number != commissar.number
         ]

@@ -18,6 +18,7 @@ from gameplay import grammar, services
 from gameplay.models import Game, Phase, PhaseStatus, Seat
 from gameplay.rules import Act, Fact, GmEdit, Role, Why
 from panel.templatetags.panel_tags import explain
+from tests.gameplay.factories import number_of
 from tests.panel.support import close_now, living, make_game, seats_by_role
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates" / "panel" / "explain"
@@ -181,7 +182,7 @@ def test_the_day_projection_and_its_confirmation_say_who_is_executed_and_why(
     target = alive[2]  # Вера Ильина
     for s in alive:
         if s != target:
-            services.vote_submit(game_id=game.pk, voter=s.number, target=target.number)
+            services.vote_submit(game_id=game.pk, voter=s.number, target=number_of(target))
     # Six votes, and the two penalty votes of the target's own missed vote.
     line = f"Больше всех голосов (8) у {who(target, 'gent', role=False)}: казнь."
     assert "Веры Ильиной" in line
@@ -209,7 +210,7 @@ def test_the_night_review_tells_each_step_with_names_and_the_gm_edit(
         (commissar, "check", mafia),
     ]:
         services.night_action_submit(
-            game_id=game.pk, actor=actor.number, act=act, target=whom.number
+            game_id=game.pk, actor=actor.number, act=act, target=number_of(whom)
         )
     close_now(gm_client, game)
     html = gm_client.get(url("panel_game", game)).content.decode()
@@ -239,6 +240,7 @@ def test_a_night_stored_before_facts_shows_its_sentences_as_they_were(
     services.day_close(game_id=game.pk)
     close_now(gm_client, game)
     phase = Phase.objects.get(game=game, status=PhaseStatus.REVIEW)
+    assert phase.result is not None
     draft = phase.result["draft"]
     draft["steps"] = [
         {"number": 1, "title": "Ролевой удар (старый)", "lines": ["Ролевого удара не было."]},

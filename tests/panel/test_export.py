@@ -15,6 +15,7 @@ from gameplay.models import Actor, Game, GameEvent, Seat, Strike
 from gameplay.replay import parse_scenario, play
 from gameplay.rules import Role
 from gameplay.rules.errors import InvalidCommand
+from tests.gameplay.factories import number_of
 from tests.gameplay.test_scenarios import FILES
 from tests.panel.support import living, make_game, night_round, vote_round
 
@@ -80,9 +81,15 @@ def _finished_game_with_gm_actions(gm) -> Game:
     # Day 2: a GM replacement and a modkill before anyone votes, then a reopen at night.
     town = [s for s in living(game) if s.role == Role.CIVILIAN]
     services.seat_replace(
-        game_id=game.pk, seat=town[0].number, vk_user_id=99_001, name="Замена", by=Actor.gm("test")
+        game_id=game.pk,
+        seat=number_of(town[0]),
+        vk_user_id=99_001,
+        name="Замена",
+        by=Actor.gm("test"),
     )
-    services.seat_modkill(game_id=game.pk, seat=town[1].number, by=Actor.gm("test"), reason="мат")
+    services.seat_modkill(
+        game_id=game.pk, seat=number_of(town[1]), by=Actor.gm("test"), reason="мат"
+    )
     game.refresh_from_db()
     while game.status == "running":
         phase = game.phases.filter(status__in=["open", "review"]).get()
@@ -99,7 +106,10 @@ def _finished_game_with_gm_actions(gm) -> Game:
                 mafia = [s for s in living(game) if s.role == Role.MAFIA]
                 target = next(s for s in living(game) if s.role == Role.DOCTOR)
                 services.night_action_submit(
-                    game_id=game.pk, actor=mafia[-1].number, act="mafia_shot", target=target.number
+                    game_id=game.pk,
+                    actor=mafia[-1].number,
+                    act="mafia_shot",
+                    target=number_of(target),
                 )
                 services.night_close(game_id=game.pk)
         else:
@@ -132,7 +142,7 @@ def test_export_warns_about_what_the_format_cannot_hold(gm) -> None:
     night_round(game)
     services.night_close(game_id=game.pk)
     draft = GameEvent.objects.filter(game=game, kind="night_closed").get().data["draft"]
-    alive = [s.number for s in living(game) if s.number not in draft["deaths"]]
+    alive = [number_of(s) for s in living(game) if s.number not in draft["deaths"]]
     services.night_draft_edit(game_id=game.pk, by=Actor.gm("test"), deaths=alive[:1], reason="G1")
     services.night_publish(game_id=game.pk)
     game.refresh_from_db()
@@ -149,7 +159,7 @@ def test_export_warns_about_what_the_format_cannot_hold(gm) -> None:
 def test_mid_day_modkill_drops_the_voided_votes(gm) -> None:
     game = make_game(gm, players=7, seed="void-seed")
     seats = living(game)
-    a, b, c = seats[0].number, seats[1].number, seats[2].number
+    a, b, c = number_of(seats[0]), number_of(seats[1]), number_of(seats[2])
     services.vote_submit(game_id=game.pk, voter=a, target=c)
     services.vote_submit(game_id=game.pk, voter=b, target=a)
     services.vote_submit(game_id=game.pk, voter=c, target=b)
@@ -207,31 +217,34 @@ def test_gm_actions_during_a_night_replay_the_same(gm, seed: str, winner: str | 
     mafia = [s for s in alive if s.role == Role.MAFIA]
     civilians = [s for s in alive if s.role == Role.CIVILIAN]
     services.night_action_submit(
-        game_id=game.pk, actor=mafia[0].number, act="mafia_shot", target=civilians[0].number
+        game_id=game.pk, actor=mafia[0].number, act="mafia_shot", target=number_of(civilians[0])
     )
     services.night_action_submit(
         game_id=game.pk,
         actor=by_role[Role.MANIAC].number,
         act="maniac_shot",
-        target=civilians[1].number,
+        target=number_of(civilians[1]),
     )
     services.night_action_submit(
-        game_id=game.pk, actor=by_role[Role.COMMISSAR].number, act="check", target=mafia[0].number
+        game_id=game.pk,
+        actor=by_role[Role.COMMISSAR].number,
+        act="check",
+        target=number_of(mafia[0]),
     )
     # The maniac is removed while the night is open: his shot goes with him.
     services.seat_modkill(
-        game_id=game.pk, seat=by_role[Role.MANIAC].number, by=Actor.gm("t"), reason="тест"
+        game_id=game.pk, seat=number_of(by_role[Role.MANIAC]), by=Actor.gm("t"), reason="тест"
     )
     services.night_close(game_id=game.pk)  # the doctor missed the night: a strike at dawn
     services.seat_replace(
         game_id=game.pk,
-        seat=by_role[Role.DOCTOR].number,
+        seat=number_of(by_role[Role.DOCTOR]),
         vk_user_id=77_777,
         name="Новый доктор",
         by=Actor.gm("t"),
     )
     services.seat_modkill(
-        game_id=game.pk, seat=civilians[2].number, by=Actor.gm("t"), reason="тест"
+        game_id=game.pk, seat=number_of(civilians[2]), by=Actor.gm("t"), reason="тест"
     )
     services.night_publish(game_id=game.pk)
     vote_round(game, skip=1)
@@ -264,7 +277,7 @@ def test_gm_actions_during_a_night_replay_the_same(gm, seed: str, winner: str | 
     assert replayed[("night", 1)] == [(doctor, 1)]
     live: dict[tuple[str, int], list[tuple[int, int]]] = {}
     for s in Strike.objects.filter(seat__game=game).select_related("phase", "seat").order_by("id"):
-        live.setdefault((s.phase.kind, s.phase.number), []).append((s.seat.number, s.count))
+        live.setdefault((s.phase.kind, s.phase.number), []).append((number_of(s.seat), s.count))
     assert live == {k: v for k, v in replayed.items() if v}
 
 
@@ -277,7 +290,9 @@ def test_the_checks_read_the_game_as_stored_not_the_callers_copy(gm) -> None:
     vote_round(game)
     for s in living(game):
         if s.role in (Role.MAFIA, Role.MANIAC):
-            services.seat_modkill(game_id=game.pk, seat=s.number, by=Actor.gm("t"), reason="тест")
+            services.seat_modkill(
+                game_id=game.pk, seat=number_of(s), by=Actor.gm("t"), reason="тест"
+            )
     assert Game.objects.get(pk=game.pk).winner == "town"
     assert stale.status == "running" and not stale.winner
     export = export_game(stale)

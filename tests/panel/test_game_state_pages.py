@@ -14,6 +14,7 @@ from gameplay import grammar, services
 from gameplay.models import Actor, Game, Seat, SeatStatus
 from gameplay.rules import Item
 from gameplay.selectors.game_page import ItemState
+from tests.gameplay.factories import number_of
 from tests.panel.support import living, make_game, night_round, vote_round
 
 pytestmark = pytest.mark.django_db
@@ -37,13 +38,15 @@ def played(gm: Any) -> Game:
     book = holder(game, Item.BOOK)
     assert book.alive
     night_round(game)
-    services.night_action_submit(game_id=game.pk, actor=book.number, act="book", target=book.number)
+    services.night_action_submit(
+        game_id=game.pk, actor=book.number, act="book", target=number_of(book)
+    )
     services.night_close(game_id=game.pk)
     services.night_publish(game_id=game.pk)
     button = holder(game, Item.RED_BUTTON)
     if button.alive:
         services.seat_modkill(
-            game_id=game.pk, seat=button.number, by=Actor.gm("ведущий"), reason="тест"
+            game_id=game.pk, seat=number_of(button), by=Actor.gm("ведущий"), reason="тест"
         )
     game.refresh_from_db()
     assert game.status == "running"
@@ -114,7 +117,7 @@ def test_a_players_history_is_headed_by_their_name(gm: Any, gm_client: Client) -
     seat = living(game)[2]
     services.seat_replace(
         game_id=game.pk,
-        seat=seat.number,
+        seat=number_of(seat),
         vk_user_id=555_001,
         name="Юлия Анисимова",
         by=Actor.gm("ведущий"),
@@ -144,5 +147,7 @@ def test_the_seats_heading_agrees_with_its_number(
 def test_the_log_counts_its_entries_in_correct_russian(played: Game, gm_client: Client) -> None:
     html = gm_client.get(url("panel_log", played)).content.decode()
     assert re.search(r"Журнал: \d+ (запись|записи|записей)</h2>", html)
-    n = int(re.search(r"Журнал: (\d+) ", html).group(1))
+    count = re.search(r"Журнал: (\d+) ", html)
+    assert count
+    n = int(count.group(1))
     assert f"Журнал: {grammar.count(n, 'запись')}</h2>" in html

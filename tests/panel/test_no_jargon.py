@@ -14,6 +14,7 @@ from django.utils import timezone
 from gameplay import services
 from gameplay.models import Actor, Game, GameEvent
 from gameplay.services.spectators import spectator_chat_link
+from tests.gameplay.factories import number_of
 from tests.panel.support import community_of, living, make_game, vote_round
 from tests.panel.test_access import fill, game_patterns
 
@@ -109,7 +110,9 @@ def test_the_log_names_people_and_the_deadline_job(gm: Any, gm_client: Client) -
     game = make_game(gm, players=7)
     voter = living(game)[0]
     vote_round(game)
-    services.strike_give(game_id=game.pk, seat=voter.number, by=Actor.gm("ведущий"), reason="флуд")
+    services.strike_give(
+        game_id=game.pk, seat=number_of(voter), by=Actor.gm("ведущий"), reason="флуд"
+    )
     services.day_close(game_id=game.pk, by=Actor.DEADLINE)
     html = gm_client.get(reverse("admin:panel_log", kwargs={"game_id": game.pk})).content
     text = visible_text(html.decode())
@@ -157,7 +160,11 @@ def panel_pages(gm: Any) -> list[str]:
         reverse(f"panel:{name}", kwargs={"vk_id": home.vk_id})
         for name in ("community", "community_history", "community_disconnect")
     ]
-    panel = [p for p in game_patterns() if p.name.startswith("panel_") and "download" not in p.name]
+    panel = [
+        p
+        for p in game_patterns()
+        if p.name and p.name.startswith("panel_") and "download" not in p.name
+    ]
     pages += [fill(p, game) for p in panel]
     pages += [
         reverse(f"admin:{p.name}", kwargs={"game_id": signup.pk})

@@ -37,6 +37,7 @@ from gameplay.models import (
 )
 from gameplay.services.spectators import spectator_chat_link
 from gameplay.services.story import phase_story_set, theme_text_set
+from tests.gameplay.factories import number_of
 from tests.gameplay.test_messages import NAMES, SEED
 from tests.panel.reading_support import gender_of, panel_problems
 from tests.panel.support import community_of, living, make_game, night_round, vote_round
@@ -87,7 +88,7 @@ def played(gm: Any) -> dict[str, Game]:
     game = make_game(gm, players=10, auto_publish=False, seed=SEED)
     vote_round(game, skip=2)
     first = living(game)[0]
-    services.strike_give(game_id=game.pk, seat=first.number, by=GM, reason="флуд")
+    services.strike_give(game_id=game.pk, seat=number_of(first), by=GM, reason="флуд")
     services.day_close(game_id=game.pk, by=GM)
     night_round(game)
     services.night_close(game_id=game.pk, by=GM)
@@ -116,7 +117,9 @@ def pages(gm: Any, games: dict[str, Game]) -> list[str]:
         for name in ("community", "community_history", "community_disconnect")
     ]
     patterns = [
-        p for p in game_patterns() if p.name.startswith("panel_") and "download" not in p.name
+        p
+        for p in game_patterns()
+        if p.name and p.name.startswith("panel_") and "download" not in p.name
     ]
     running = games["running"]
     out += [fill(p, running) for p in patterns]

@@ -34,11 +34,13 @@ def test_history_is_the_same_whether_or_not_the_player_sits_in_another_gms_game(
 ) -> None:
     mine = make_game(gm, players=7, name="Моя", vk_base=30_000)
     seat = Seat.objects.filter(game=mine).order_by("number").first()
+    assert seat is not None
     Seat.objects.filter(pk=seat.pk).update(vk_user_id=PLAYER)
     before, html_before = history_page(gm_client, mine)
 
     theirs = make_game(other_gm, players=7, name="Чужая идёт", vk_base=20_000)
     elsewhere = Seat.objects.filter(game=theirs).order_by("number").first()
+    assert elsewhere is not None
     Seat.objects.filter(pk=elsewhere.pk).update(vk_user_id=PLAYER)
     after, html_after = history_page(gm_client, mine)
 
@@ -58,6 +60,7 @@ def test_retrying_another_games_delivery_answers_as_an_unknown_id(
     mine = make_game(gm, players=7, name="Моя", vk_base=30_000)
     theirs = make_game(other_gm, players=7, name="Чужая", vk_base=20_000)
     row = Outbox.objects.filter(game=theirs).order_by("id").first()
+    assert row is not None
     Outbox.objects.filter(pk=row.pk).update(status=OutboxStatus.FAILED, last_error="901")
     unknown = (Outbox.objects.order_by("-id").values_list("id", flat=True).first() or 0) + 1000
 

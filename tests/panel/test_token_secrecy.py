@@ -89,6 +89,7 @@ def test_tokens_are_not_in_the_log_pages_or_export(
     game = make_game(gm, players=7, vk_group_id=row.vk_id)
     vote_round(game)
     seat = Seat.objects.filter(game=game, number__isnull=False).first()
+    assert seat is not None
     values = {
         "vk_id": row.vk_id,
         "game_id": game.pk,

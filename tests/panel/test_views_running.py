@@ -34,6 +34,7 @@ from gameplay.rules import Role
 from gameplay.services.settle import delivery_settle
 from outbox.leases import outbox_claim
 from outbox.outcomes import Settlement
+from tests.gameplay.factories import deadline_of, number_of
 from tests.panel.support import close_now, living, make_game, night_round, vote_round
 
 pytestmark = pytest.mark.django_db
@@ -88,7 +89,7 @@ def test_the_gm_posts_the_vote_count_from_the_day_page(game: Game, gm_client: Cl
 
 
 def test_extend_remind_and_close_the_day(game: Game, gm_client: Client) -> None:
-    deadline = current(game).deadline
+    deadline = deadline_of(current(game))
     r = gm_client.post(url("panel_extend", game), {"minutes": "90"}, follow=True)
     assert "Срок продлён" in msgs(r)
     assert current(game).deadline == deadline + timedelta(minutes=90)
@@ -130,16 +131,17 @@ def test_night_close_edit_reopen_and_publish(game: Game, gm_client: Client) -> N
     html = r.content.decode()
     assert "Ролевой удар" in html and "Выстрелы" in html and "Проверка" in html
 
-    alive = [s.number for s in living(game)]
+    alive = [number_of(s) for s in living(game)]
     r = gm_client.post(url("panel_night_edit", game), {"deaths": [alive[1]], "reason": " "})
     assert r.status_code == 200  # the page again, as the GM left the form
     assert "Укажите причину правки" in msgs(r) and "Обязательное поле" not in msgs(r)
     form = r.content.decode().split('id="draft-edit"')[1].split("</form>")[0]
-    ticked = {
-        int(re.search(r'value="(\d+)"', box).group(1))
-        for box in re.findall(r"<input[^>]*>", form)
-        if "checkbox" in box and "checked" in box
-    }
+    ticked = set()
+    for box in re.findall(r"<input[^>]*>", form):
+        if "checkbox" in box and "checked" in box:
+            value = re.search(r'value="(\d+)"', box)
+            assert value, box
+            ticked.add(int(value.group(1)))
     assert ticked == {alive[1]}
     assert GameEvent.objects.filter(game=game, kind="night_edited").count() == 0
     r = gm_client.post(
@@ -313,6 +315,7 @@ def test_the_community_creates_the_spectator_chat(game: Game, gm_client: Client)
     r = gm_client.post(url("panel_chat_create", game), follow=True)
     assert "Сообщество создаёт беседу «ЗЗ — Тестовая игра»" in msgs(r)
     row = Outbox.objects.get(game=game, channel="create_chat")
+    assert row.payload is not None
     assert row.status == OutboxStatus.PENDING and row.payload["by"] == "gm:ведущий"
     html = r.content.decode()
     assert 'id="chat-creating"' in html and 'id="create-chat"' not in html
@@ -389,7 +392,7 @@ def test_failed_deliveries_are_retried(game: Game, gm_client: Client) -> None:
 def test_log_filters(game: Game, gm_client: Client) -> None:
     vote_round(game)
     seat = living(game)[0]
-    services.strike_give(game_id=game.pk, seat=seat.number, by=Actor.gm("ведущий"), reason="x")
+    services.strike_give(game_id=game.pk, seat=number_of(seat), by=Actor.gm("ведущий"), reason="x")
     page = gm_client.get(url("panel_log", game), {"kind": "vote"}).context
     assert {e.kind for e, _, _, _ in page["rows"]} == {"vote"}
     page = gm_client.get(url("panel_log", game), {"overrides": "on"}).context
@@ -431,6 +434,7 @@ def test_player_history_across_games(gm: Any, other_gm: Any, gm_client: Client) 
     vk = 555_555
     for g in (finished, theirs, mine):
         seat = Seat.objects.filter(game=g).order_by("number").first()
+        assert seat is not None
         Seat.objects.filter(pk=seat.pk).update(vk_user_id=vk)
     Game.objects.filter(pk=finished.pk).update(winner="town")
     page = gm_client.get(url("panel_history", mine, vk_user_id=vk))

@@ -169,6 +169,7 @@ def test_a_list_is_added_whole_or_not_at_all(gm: Any, gm_client: Client) -> None
 def test_removing_players(gm: Any, gm_client: Client) -> None:
     game = make_game(gm, players=7, start=False)
     seat = Seat.objects.filter(game=game).first()
+    assert seat is not None
     Seat.objects.filter(pk=seat.pk).update(sex=1)  # VK said: a woman
     # After the deal, removing a player discards it: confirmed on its own page first.
     response = gm_client.post(url("panel_player_remove", game, seat_id=seat.pk))
@@ -200,6 +201,7 @@ def test_a_removal_confirmed_before_the_deal_does_not_discard_a_deal_made_since(
     does not discard that deal unseen, the page with the warning is shown instead."""
     game = make_game(gm, players=7, deal=False, start=False)
     seat = Seat.objects.filter(game=game).first()
+    assert seat is not None
     page = gm_client.get(url("panel_player_remove", game, seat_id=seat.pk)).content.decode()
     assert "раздача будет сброшена" not in page
     services.game_deal(game_id=game.pk)
@@ -213,6 +215,7 @@ def test_a_removal_confirmed_before_the_deal_does_not_discard_a_deal_made_since(
 def test_the_service_refuses_a_removal_that_would_discard_an_unconfirmed_deal(gm: Any) -> None:
     game = make_game(gm, players=7, start=False)
     seat = Seat.objects.filter(game=game).first()
+    assert seat is not None
     with pytest.raises(DiscardNotConfirmed):
         player_remove(game_id=game.pk, by=Actor.gm("x"), seat_id=seat.pk, discard=False)
     seat.refresh_from_db()
@@ -223,6 +226,7 @@ def test_the_service_refuses_a_removal_that_would_discard_an_unconfirmed_deal(gm
 def test_a_player_cannot_be_removed_from_a_running_game(gm: Any, gm_client: Client) -> None:
     game = make_game(gm, players=7)
     seat = Seat.objects.filter(game=game).first()
+    assert seat is not None
     response = gm_client.post(url("panel_player_remove", game, seat_id=seat.pk), follow=True)
     assert any("замену или модкилл" in m for m in messages_of(response))
     seat.refresh_from_db()
@@ -263,7 +267,9 @@ def test_the_deal_shows_every_draw_and_a_new_round_is_confirmed(gm: Any, gm_clie
 
 def test_dealing_with_the_wrong_number_of_players_is_a_message(gm: Any, gm_client: Client) -> None:
     game = make_game(gm, players=7, deal=False, start=False)
-    Seat.objects.filter(game=game).first().delete()
+    signup = Seat.objects.filter(game=game).first()
+    assert signup is not None
+    signup.delete()
     response = gm_client.post(url("panel_deal_run", game), follow=True)
     assert response.status_code == 200
     assert any("Записано игроков: 6" in m for m in messages_of(response))

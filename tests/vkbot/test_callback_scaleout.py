@@ -141,6 +141,7 @@ def confirmation_answer(url: str) -> str | None:
 @pytest.fixture
 def cluster(tmp_path: Path, rq_queues: Any) -> Iterator[Cluster]:
     settings.VK_GROUP_ID = GROUP_ID
+    assert settings.REDIS_URL  # a real Redis: the redis mark
     state = make_vk(GAMES)
     with ServerThread(state) as server:
         env = process_env(
@@ -360,7 +361,9 @@ def both_channels(cluster: Cluster, games: list[BenchGame]) -> None:
         by_button: Counter[int] = Counter()
         by_message: Counter[int] = Counter()
         for game in games:
-            for seat in table_of(game).living:
+            table = table_of(game)
+            assert table is not None
+            for seat in table.living:
                 user = game.vk(seat)
                 if seat % 2:
                     update = state.inject_message(user, "статус")

@@ -53,10 +53,12 @@ def test_serving_a_community_finds_only_its_games(games: dict[int, Game], group:
         assert sel.active_games_of_users([PLAYER]) == {PLAYER: {mine}}
         assert sel.active_games_of_topics([TOPIC, RECRUIT]) == {TOPIC: {mine}, RECRUIT: {mine}}
         assert [g.pk for g in sel.games_for_topic(TOPIC)] == [mine]
-        assert sel.game_for_topic(TOPIC).pk == mine
-        assert sel.game_for_chat(CHAT).pk == mine
+        by_topic, by_chat = sel.game_for_topic(TOPIC), sel.game_for_chat(CHAT)
+        assert by_topic is not None and by_topic.pk == mine
+        assert by_chat is not None and by_chat.pk == mine
         assert [g.pk for g in sel.reserve_games()] == [mine]
-        assert sel.game_by_id(mine).pk == mine and sel.game_by_id(other) is None
+        by_id = sel.game_by_id(mine)
+        assert by_id is not None and by_id.pk == mine and sel.game_by_id(other) is None
         kill(games[group], 3)
         assert [s.game_id for s in sel.spectator_seats(PLAYER)] == [mine]
 

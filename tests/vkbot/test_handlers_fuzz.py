@@ -37,7 +37,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 #: of them per test keeps the suite within CI's time on two cores; the pure parsers and
 #: keyboards get the profile's full count (tests/vkbot/test_parsing.py, test_keyboards.py).
 FUZZ = settings(
-    max_examples=min(settings.default.max_examples, 200),
+    max_examples=min(settings().max_examples, 200),
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     deadline=None,
 )
@@ -162,7 +162,8 @@ def test_buttons_are_always_answered(world: dict[str, Any], data: st.DataObject)
     def check() -> None:
         out = run(press(sender, payload))
         answers = [o for o in out if o.channel == OutboxChannel.EVENT_ANSWER]
-        assert len(answers) == 1 and answers[0].payload["user_id"] == sender
+        assert len(answers) == 1 and answers[0].payload is not None
+        assert answers[0].payload["user_id"] == sender
 
     isolated(check)
 

@@ -20,7 +20,7 @@ from gameplay.models import (
     Strike,
 )
 from gameplay.rules import RoleCounts
-from tests.gameplay.factories import community_id
+from tests.gameplay.factories import community_id, topic_of
 from tests.vkbot.bot_support import (
     CHAT_PEER,
     NAMES_7,
@@ -77,7 +77,7 @@ def test_a_whole_game_through_dispatch() -> None:
     services.game_deal_fixed(game_id=game.pk, assignment=ROLES_7, by=Actor.gm("test"))
     services.game_start(game_id=game.pk, by=Actor.gm("test"))
     game.refresh_from_db()
-    t = game.topic_id
+    t = topic_of(game)
 
     # Day 1: the board, a button, a message; №5 skips and is struck
     for n in (2, 3, 4, 7):

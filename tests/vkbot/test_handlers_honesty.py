@@ -14,6 +14,7 @@ from gameplay.rules.roles import SELF_TARGET_ALLOWED
 from gameplay.selectors.spectators import spectator_page
 from gameplay.services.common import send_you_died, table_of
 from gameplay.services.spectators import spectator_chat_set_open, spectator_refusal
+from tests.gameplay.factories import number_of
 from tests.vkbot.bot_support import (
     CHAT_PEER,
     kill,
@@ -102,7 +103,7 @@ def test_night_buttons_are_exactly_the_targets_the_rules_accept() -> None:
                 continue  # the commissar's choice
             [act] = acts
             offered = [p.target for p in payloads_of(prompt.keyboard) if p.target]
-            allowed = valid_targets(table_of(seats), ctx, s.number, Act(act))
+            allowed = valid_targets(table_of(seats), ctx, number_of(s), Act(act))
             assert offered == allowed[: len(offered)], (s.number, act)
             assert (s.number in allowed) is (Act(act) in SELF_TARGET_ALLOWED), (s.number, act)
             assert 20 not in offered

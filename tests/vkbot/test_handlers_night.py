@@ -12,6 +12,7 @@ from gameplay.buttons import Payload
 from gameplay.messages import when
 from gameplay.models import Actor, NightAction, Outbox, OutboxChannel
 from localvk.keyboard import validate_keyboard
+from tests.gameplay.factories import number_of
 from tests.vkbot.bot_support import (
     assert_no_leaks,
     kill,
@@ -34,7 +35,7 @@ pytestmark = pytest.mark.django_db
 def standing(game) -> dict[str, tuple[int, int, str]]:  # noqa: ANN001
     """Standing actions: act → (actor seat, target seat, guess)."""
     return {
-        a.act: (a.actor.number, a.target.number, a.guess)
+        a.act: (number_of(a.actor), number_of(a.target), a.guess)
         for a in NightAction.objects.filter(phase__game=game, current=True).select_related(
             "actor", "target"
         )
@@ -156,7 +157,7 @@ def test_buttons_submit_and_are_answered() -> None:
     button = [p for p in payloads_of(heal.keyboard) if p.target == 2][0]
     out = run(press(1004, button.encode()))
     assert out[0].channel == OutboxChannel.EVENT_ANSWER
-    assert out[0].payload["user_id"] == 1004
+    assert out[0].payload is not None and out[0].payload["user_id"] == 1004
     assert standing(game) == {"heal": (4, 2, "")}
 
 
@@ -204,12 +205,12 @@ def test_role_strike_by_buttons_target_then_guess() -> None:
     target = [p for p in payloads_of(strike.keyboard) if p.target == 4][0]
     out = run(press(1002, target.encode()))
     guesses = payloads_of([o for o in out if o.kind == "night_page"][0].keyboard)
-    assert sorted(p.guess for p in guesses) == ["commissar", "doctor", "maniac"]
+    assert sorted(p.guess or "" for p in guesses) == ["commissar", "doctor", "maniac"]
     run(press(1002, [p for p in guesses if p.guess == "doctor"][0].encode()))
     assert standing(game) == {"role_strike": (2, 4, "doctor")}
     # «удар 5» by text asks for the role with the same buttons
     out = run(pm(1001, "удар 5"))
-    assert sorted(p.guess for p in payloads_of(out[0].keyboard)) == [
+    assert sorted(p.guess or "" for p in payloads_of(out[0].keyboard)) == [
         "commissar",
         "doctor",
         "maniac",

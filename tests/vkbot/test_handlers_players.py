@@ -17,6 +17,7 @@ from gameplay.models import (
     OutboxChannel,
     SpectatorMember,
 )
+from tests.gameplay.factories import topic_of
 from tests.vkbot.bot_support import (
     CHAT_PEER,
     GROUP_ID,
@@ -95,7 +96,11 @@ def test_spectator_invites_and_intruders() -> None:
         assert [o.channel for o in out] == [OutboxChannel.KICK]
         assert out[0].payload == {"chat_id": CHAT_PEER - 2_000_000_000, "member_id": intruder}
     flags = ModerationFlag.objects.filter(game=game, kind=FlagKind.INTRUDER)
-    assert sorted(flags.values_list("vk_user_id", flat=True)) == [1002, 1003, 4242]
+    assert list(flags.order_by("vk_user_id").values_list("vk_user_id", flat=True)) == [
+        1002,
+        1003,
+        4242,
+    ]
     statuses = dict(SpectatorMember.objects.filter(game=game).values_list("vk_user_id", "status"))
     assert statuses == {1006: "joined", 1002: "removed", 1003: "removed", 4242: "removed"}
     # the bot's own removal comes back as a kick: the status stays «removed»
@@ -116,7 +121,7 @@ def flags(game: Game) -> list[tuple[str, int | None]]:
 
 def test_profanity_dead_posts_and_reveals_are_flagged_never_punished() -> None:
     game = make_game()
-    t = game.topic_id
+    t = topic_of(game)
     run(board_post(t, 1001, "ну ты и д е б и л"))
     run(board_post(t, 1002, "оскорблять никого не хочу"))
     kill(game, 7)

@@ -18,6 +18,7 @@ from gameplay.buttons import Payload
 from gameplay.context import serving
 from gameplay.models import NightAction, Vote
 from gameplay.rules import Item, Role
+from tests.gameplay.factories import topic_of
 from tests.vkbot.bot_support import (
     GROUP_ID,
     board_post,
@@ -109,7 +110,7 @@ def burst(base: int) -> dict[str, int]:
     """Queries of a day's 26 board votes and of a night's 12 private-message actions, each
     burst one batch of the pipeline, and of one vote and one action alone in theirs."""
     day = make_game(roles_26(), vk_base=base)
-    votes = [board_post(day.topic_id, base + v, f"голос {t}") for v, t in day_votes().items()]
+    votes = [board_post(topic_of(day), base + v, f"голос {t}") for v, t in day_votes().items()]
     night = make_game(roles_26(), vk_base=base + 1000)
     to_night(night)
     actions = [pm(base + 1000 + s, text) for s, text in night_messages()]
@@ -123,7 +124,7 @@ def burst(base: int) -> dict[str, int]:
     with serving(GROUP_ID):
         counts["vote"] = queries(
             lambda: apply_update(
-                board_post(alone.topic_id, base + 2003, "голос 1"), source=LONGPOLL
+                board_post(topic_of(alone), base + 2003, "голос 1"), source=LONGPOLL
             )
         )
         to_night(alone)

@@ -10,6 +10,7 @@ from gameplay.buttons import Payload
 from gameplay.models import Outbox, OutboxChannel
 from gameplay.refusals import AlreadySignedUp, OutOfGame
 from gameplay.rules.errors import NotInGame
+from tests.gameplay.factories import recruit_topic_of
 from tests.vkbot.bot_support import board_post, board_rows, kill, make_game, pm, press, run
 from vkbot.handlers import VkFacts
 
@@ -38,9 +39,9 @@ def test_a_refused_button_is_answered_in_its_game_or_none() -> None:
 def test_a_refused_board_sign_up_is_answered_in_its_topic_by_name() -> None:
     game = make_game(start=False)
     facts = VkFacts(names={2001: "Аня Петрова"})
-    run(board_post(game.recruit_topic_id, 2001, "+"), facts=facts)
+    run(board_post(recruit_topic_of(game), 2001, "+"), facts=facts)
     before = Outbox.objects.count()
-    [row] = board_rows(run(board_post(game.recruit_topic_id, 2001, "+"), facts=facts))
+    [row] = board_rows(run(board_post(recruit_topic_of(game), 2001, "+"), facts=facts))
     assert Outbox.objects.count() == before + 1
     assert (row.channel, row.kind, row.topic_id) == (
         OutboxChannel.BOARD,

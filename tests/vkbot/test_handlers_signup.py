@@ -11,6 +11,7 @@ from django.utils import timezone
 from gameplay import services
 from gameplay.models import Actor, Outbox, Seat, SeatStatus
 from gameplay.rules.errors import SetupError
+from tests.gameplay.factories import recruit_topic_of, topic_of
 from tests.vkbot.bot_support import board_post, board_rows, make_game, pm, press, run, texts_to
 from vkbot.handlers import FactsRequest, VkFacts, facts_needed
 from vkbot.keyboards import payloads_of
@@ -27,7 +28,7 @@ def seats(game) -> dict[int, tuple[str, str, bool | None]]:  # noqa: ANN001
 
 def test_signup_in_the_recruitment_topic_with_facts_from_vk() -> None:
     game = make_game(start=False)
-    update = board_post(game.recruit_topic_id, 42, "+")
+    update = board_post(recruit_topic_of(game), 42, "+")
     assert facts_needed(update) == FactsRequest(names=frozenset({42}), pm_allowed=frozenset({42}))
     out = run(
         update, VkFacts(names={42: "Зоя Космодемьянская"}, pm_allowed={42: False}, sexes={42: 1})
@@ -45,8 +46,8 @@ def test_signups_in_the_topic_are_acknowledged_in_one_running_list() -> None:
     """Not a comment per player: the sign-ups join the list waiting to go out; once it is on
     its way, the next list waits a minute after it, gathering the sign-ups meanwhile."""
     game = make_game(start=False)
-    topic = game.recruit_topic_id
-    facts = VkFacts(names={41: "Аня", 43: "Вера", 44: "Глеб"}, pm_allowed={41: True, 43: None})
+    topic = recruit_topic_of(game)
+    facts = VkFacts(names={41: "Аня", 43: "Вера", 44: "Глеб"}, pm_allowed={41: True})  # 43: unknown
     run(board_post(topic, 41, "+"), facts)
     run(board_post(topic, 43, "запас"), facts)
     [waiting] = Outbox.objects.filter(game=game, kind="signup_list")
@@ -73,7 +74,7 @@ def test_signups_in_the_topic_are_acknowledged_in_one_running_list() -> None:
 
 def test_signup_without_facts_still_works() -> None:
     game = make_game(start=False)
-    out = run(board_post(game.recruit_topic_id, 43, "Участвую!"))
+    out = run(board_post(recruit_topic_of(game), 43, "Участвую!"))
     assert seats(game)[43] == ("player", "id43", None)
     assert Seat.objects.get(game=game, vk_user_id=43).sex == 0  # unknown: neutral wordings
     assert "напишите ему «статус»" in board_rows(out)[0].text
@@ -103,9 +104,9 @@ def test_several_recruiting_games_offer_buttons() -> None:
 
 def test_reserve_and_withdrawal() -> None:
     game = make_game()  # running: the recruitment is over
-    out = run(board_post(game.recruit_topic_id, 46, "+"))
+    out = run(board_post(recruit_topic_of(game), 46, "+"))
     assert "записаться в запас на замену — «запас»" in board_rows(out)[0].text.lower()
-    run(board_post(game.recruit_topic_id, 46, "в запас"))
+    run(board_post(recruit_topic_of(game), 46, "в запас"))
     assert seats(game)[46][0] == "reserve"
     run(pm(46, "снимаюсь"))
     assert 46 not in seats(game)
@@ -115,7 +116,7 @@ def test_reserve_and_withdrawal() -> None:
 
 def test_plus_in_a_running_game_topic_is_discussion() -> None:
     game = make_game()
-    out = run(board_post(game.topic_id, 1002, "+"))
+    out = run(board_post(topic_of(game), 1002, "+"))
     assert out == []
     assert len(seats(game)) == 7
 
@@ -130,7 +131,7 @@ def test_one_recruitment_topic_for_successive_games() -> None:
     recruit in it once the running one has finished, not before (the newer game would take the
     «+» and «запас» meant for the other)."""
     running = make_game()
-    topic = running.recruit_topic_id
+    topic = recruit_topic_of(running)
     with pytest.raises(SetupError, match="уже идёт другая игра"):
         make_game(start=False, vk_base=3000, recruit_topic_id=topic)
     run(board_post(topic, 49, "запас"))

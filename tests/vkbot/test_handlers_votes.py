@@ -10,6 +10,7 @@ from gameplay import services
 from gameplay.buttons import Payload
 from gameplay.models import Actor, FlagKind, ModerationFlag, Outbox, OutboxChannel, Source, Vote
 from gameplay.selectors.vote_count import struck
+from tests.gameplay.factories import number_of, topic_of
 from tests.vkbot.bot_support import (
     assert_no_leaks,
     board_delete,
@@ -33,7 +34,7 @@ pytestmark = pytest.mark.django_db
 
 def votes(game) -> dict[int, tuple[int, bool, str]]:  # noqa: ANN001
     return {
-        v.voter.number: (v.target.number, v.early, v.source)
+        number_of(v.voter): (number_of(v.target), v.early, v.source)
         for v in Vote.objects.filter(phase__game=game, current=True).select_related(
             "voter", "target"
         )
@@ -42,7 +43,7 @@ def votes(game) -> dict[int, tuple[int, bool, str]]:  # noqa: ANN001
 
 def test_board_votes_in_every_form() -> None:
     game = make_game()
-    t = game.topic_id
+    t = topic_of(game)
     run(board_post(t, 1001, "Голос 5"))
     run(board_post(t, 1002, "голос: Вера"))
     run(board_post(t, 1003, "[id1004|Глеб]"))
@@ -62,7 +63,7 @@ def test_board_votes_in_every_form() -> None:
 
 def test_discussion_is_left_alone() -> None:
     game = make_game()
-    out = run(board_post(game.topic_id, 1001, "[id1002|Борис], а ты что думаешь?"))
+    out = run(board_post(topic_of(game), 1001, "[id1002|Борис], а ты что думаешь?"))
     assert out == [] and votes(game) == {}
 
 
@@ -80,7 +81,7 @@ def test_unclear_or_refused_votes_get_a_short_answer_in_the_topic(
     author: int, text: str, reason: str
 ) -> None:
     game = make_game()
-    out = run(board_post(game.topic_id, author, text))
+    out = run(board_post(topic_of(game), author, text))
     answers = board_rows(out)
     assert len(answers) == 1 and answers[0].topic_id == game.topic_id
     assert reason.lower() in answers[0].text.lower() and f"[id{author}|" in answers[0].text
@@ -90,7 +91,7 @@ def test_unclear_or_refused_votes_get_a_short_answer_in_the_topic(
 def test_dead_voter_in_the_board_is_refused_and_flagged() -> None:
     game = make_game()
     kill(game, 7)
-    out = run(board_post(game.topic_id, 1007, "голос 2"))
+    out = run(board_post(topic_of(game), 1007, "голос 2"))
     assert "выбыли" in board_rows(out)[0].text
     assert ModerationFlag.objects.filter(game=game, kind=FlagKind.DEAD_POST).count() == 1
     assert votes(game) == {}
@@ -102,7 +103,7 @@ def test_private_votes_show_in_the_counts_not_in_posts_of_their_own() -> None:
     assert votes(game) == {3: (5, False, Source.PM)}
     assert board_rows(out) == []
     assert "Ваш голос за №5 Дарью принят" in texts_to(out, 1003)
-    [count] = board_rows(run(board_post(game.topic_id, 1001, "голоса")))
+    [count] = board_rows(run(board_post(topic_of(game), 1001, "голоса")))
     assert "№5 Дарья — 1 голос\n• №3 Вера: в ЛС" in count.text
 
 
@@ -151,14 +152,14 @@ def test_a_count_after_every_ten_votes_and_on_request() -> None:
     for n in range(1, 10):
         run(pm(1000 + n, "голос 20"))
     assert not Outbox.objects.filter(game=game, kind="vote_count").exists()
-    run(board_post(game.topic_id, 1010, "голос 21"))
+    run(board_post(topic_of(game), 1010, "голос 21"))
     counts = list(Outbox.objects.filter(game=game, kind="vote_count"))
     assert len(counts) == 1 and counts[0].channel == OutboxChannel.BOARD
     assert "Проголосовали 10 из 26." in counts[0].text
     assert "№20 Игрок 20 — 9 голосов" in counts[0].text
     assert "№21 Игрок 21 — 1 голос" in counts[0].text
     # a player's request follows a count by minutes, not at once: refused, saying when
-    out = run(board_post(game.topic_id, 1011, "Подсчёт"))
+    out = run(board_post(topic_of(game), 1011, "Подсчёт"))
     [refusal] = board_rows(out)
     assert refusal.kind == "board_reply" and "[id1011|" in refusal.text
     assert "Следующий можно попросить с" in refusal.text
@@ -183,7 +184,7 @@ def test_a_played_day_shows_vote_counts_with_links_and_no_per_vote_posts(
     struck through, «Не проголосовали», the leader and what closing now would do — and not
     one sentence per vote."""
     game = make_game(roles_26())
-    t = game.topic_id
+    t = topic_of(game)
     mark = Outbox.objects.order_by("-id").values_list("id", flat=True).first()
     run(board_post(t, 1001, "голос 7", post_id=801))
     run(board_post(t, 1002, "голос 7", post_id=802))
@@ -228,7 +229,7 @@ def test_a_played_day_shows_vote_counts_with_links_and_no_per_vote_posts(
 
 def test_edited_or_deleted_vote_posts_keep_the_vote_and_are_flagged() -> None:
     game = make_game()
-    t = game.topic_id
+    t = topic_of(game)
     run(board_post(t, 1001, "голос 5", post_id=777))
     out = run(board_edit(t, 1001, 777, "голос 6"))
     assert out == [] and votes(game)[1][0] == 5

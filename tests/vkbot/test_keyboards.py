@@ -84,7 +84,9 @@ def test_decode_raises_only_bad_payload(raw: object) -> None:
 
 
 def _button(board: dict, label: str) -> Payload | None:
-    for row in of_row(board)["buttons"]:
+    keyboard = of_row(board)
+    assert keyboard is not None
+    for row in keyboard["buttons"]:
         for b in row:
             if b["action"]["label"] == label:
                 return decode(b["action"]["payload"])

@@ -30,6 +30,7 @@ def shot_prompt(vk: RunningServer) -> Message:
 
 def press_next(vk: RunningServer, message: Message) -> list[Outbox]:
     """Press «▶» on the message in the local VK and run the bot on the event it makes."""
+    assert message.keyboard is not None
     [button] = [
         b for row in message.keyboard["buttons"] for b in row if b["action"]["label"] == "▶"
     ]
@@ -65,6 +66,7 @@ def test_next_page_edits_the_prompt_in_place(vk: RunningServer) -> None:
     deliver()
 
     page.refresh_from_db()
+    assert page.result is not None
     assert page.status == OutboxStatus.SENT and EDIT_REFUSED not in page.result
     assert len(vk.state.sent_messages(MAFIA)) == sent_before  # no new message
     assert prompt.update_time is not None and prompt.text == page.text
@@ -89,6 +91,7 @@ def test_a_refused_edit_falls_back_to_a_new_message(vk: RunningServer) -> None:
     deliver()
 
     page.refresh_from_db()
+    assert page.result is not None
     assert page.status == OutboxStatus.SENT and page.result[EDIT_REFUSED] == 909
     assert (prompt.text, prompt.keyboard) == (text, keyboard)  # untouched
     new = vk.state.sent_messages(MAFIA)[sent_before:]

@@ -19,6 +19,7 @@ from gameplay.services.common import lock_game
 from gameplay.services.replies import reply
 from gameplay.services.votes import vote_count_post, vote_submit
 from localvk import RunningServer
+from tests.gameplay.factories import topic_of
 from tests.vkbot.bot_support import (
     GROUP_ID,
     board_post,
@@ -94,7 +95,7 @@ def script(game: Game, base: int) -> list[dict[str, Any]]:
     """Day 3: plain votes, a count on request, votes changed, early votes until the day
     closes early, votes refused after it, a night action in the night it opened, posts
     flagged for the GM."""
-    topic = game.topic_id
+    topic = topic_of(game)
     out = [board_post(topic, base + n, "голос 20") for n in range(1, 8)]
     out += [pm(base + n, "голос 21") for n in range(8, 12)]
     out += [board_post(topic, base + 12, "подсчёт"), board_post(topic, base + 13, "голос 99")]

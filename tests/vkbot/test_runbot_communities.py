@@ -313,7 +313,7 @@ def test_one_local_vk_hosting_two_communities_gets_each_ones_long_poll_and_repli
 
         out = _run_runbot(monkeypatch, None, player)
 
-    assert sorted(Outbox.objects.values_list("group_id", flat=True)) == [A, B]
+    assert list(Outbox.objects.order_by("group_id").values_list("group_id", flat=True)) == [A, B]
     assert state.calls("groups.getLongPollServer") and b_state.calls("groups.getLongPollServer")
     assert stored_ts(A) == str(state.longpoll.ts) and stored_ts(B) == str(b_state.longpoll.ts)
     assert "long poll for group 77" in out and "long poll for group 88" in out

@@ -183,11 +183,11 @@ class Players:
     @staticmethod
     def replies() -> Counter[tuple[int, int]]:
         rows = Outbox.objects.filter(channel=OutboxChannel.MESSAGE)
-        return Counter(
-            (int(group_id), int(peer))
-            for group_id, peers in rows.values_list("group_id", "peer_ids")
-            for peer in peers
-        )
+        replies: Counter[tuple[int, int]] = Counter()
+        for group_id, peers in rows.values_list("group_id", "peer_ids"):
+            assert group_id is not None  # a message goes out through a community
+            replies.update((group_id, int(peer)) for peer in peers)
+        return replies
 
     def answered(self, written: list[tuple[int, int]]) -> bool:
         replies = self.replies()

@@ -27,7 +27,8 @@ def test_a_target_by_number_vk_id_or_full_name() -> None:
     assert find_seat(seats, name="игрок 7").number == 7
     with pytest.raises(UnknownTarget):
         find_seat(seats, number=9)
-    assert seat_in_game(game.pk, vk(4)).number == 4
+    found = seat_in_game(game.pk, vk(4))
+    assert found is not None and found.number == 4
     assert seat_in_game(game.pk, vk(9)) is None
 
 

@@ -59,8 +59,10 @@ def test_the_environments_credentials_are_the_settings_even_once_it_has_a_row(en
     assert sel.served_group_ids() == [5, 10]
     row = community_sync_env()
     env.VK_GROUP_TOKEN = "changed-since"  # not written to the row yet
-    assert sel.credentials(10).group_token == "changed-since"
-    assert sel.credentials(10).name == row.name and sel.credentials(None) == sel.credentials(10)
+    served = sel.credentials(10)
+    assert row is not None and served is not None
+    assert served.group_token == "changed-since"
+    assert served.name == row.name and sel.credentials(None) == served
     Community.objects.filter(vk_id=10).update(connected=False)
     assert sel.credentials(10) is None and sel.served_group_ids() == [5]
 

@@ -20,7 +20,7 @@ def test_day_page_tallies_the_votes_and_lists_the_missing_voters() -> None:
 
     page = game_page(game)
 
-    assert (page.phase.kind, page.phase.number) == ("day", 1)
+    assert page.phase is not None and (page.phase.kind, page.phase.number) == ("day", 1)
     assert [r.seat.number for r in page.seats] == [1, 2, 3, 4, 5, 6, 7, 8]
     assert [(t.number, t.votes, t.voters) for t in page.tally] == [(6, 2, [1, 2]), (7, 1, [3])]
     assert [s.number for s in page.pending.not_voted] == [4, 5, 6, 7, 8]
@@ -37,7 +37,7 @@ def test_night_page_waits_for_the_roles_that_have_not_acted() -> None:
 
     page = game_page(game)
 
-    assert (page.phase.kind, page.phase.number) == ("night", 1)
+    assert page.phase is not None and (page.phase.kind, page.phase.number) == ("night", 1)
     assert [s.number for s in page.pending.not_acted] == [3, 5]
     assert page.pending.mafia_shot_missing is True and page.pending.mafia_waiting == 2
     assert [(a.act, a.target) for a in page.seats[3].night_actions] == [("heal", 3)]
@@ -45,5 +45,7 @@ def test_night_page_waits_for_the_roles_that_have_not_acted() -> None:
     executed = page.seats[5]
     assert (executed.seat.death_cause, str(executed.died_in)) == ("executed", "День 1")
     outcomes = {p.outcome.kind: p.outcome for p in page.phases}
-    assert (outcomes["day"].stage, outcomes["day"].executed.number) == ("done", 6)
+    executed_person = outcomes["day"].executed
+    assert executed_person is not None
+    assert (outcomes["day"].stage, executed_person.number) == ("done", 6)
     assert outcomes["night"].stage == "open"

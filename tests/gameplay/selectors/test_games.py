@@ -52,6 +52,7 @@ def test_my_games_puts_what_needs_the_gm_first_and_lists_the_ended(gm: Any, othe
     assert [r.game.name for r in rows] == ["Идёт", "Набор"]
     first, second = rows
     assert first.needs_attention and first.failed_outbox == failed
+    assert first.phase is not None
     assert (first.phase.kind, first.phase.number, first.players, first.needed) == ("day", 1, 7, 7)
     assert (second.phase, second.players, second.needed, second.needs_attention) == (
         None,

@@ -31,6 +31,7 @@ def test_history_shows_finished_and_own_games_and_counts_wins(gm: Any, other_gm:
     assert hidden.pk not in {r.game.pk for r in history.rows}
     own, finished = history.rows
     # Facts, not words: the panel's history page words them (templates/panel/history.html).
+    assert own.seat is not None
     assert (own.mine, own.won, own.result, own.seat.alive) == (True, None, "playing", True)
     assert own.role == own.seat.role and own.seat.vk_user_id == PLAYER
     expected = role in ("commissar", "doctor", "civilian")  # the town won

@@ -17,7 +17,8 @@ def test_seats_by_number_the_reserve_and_a_listed_sign_up() -> None:
     services.signup_create(game_id=game.pk, vk_user_id=VK_BASE + 50, name="Запасной", reserve=True)
     other = make_game(players=7, topic_id=VK_BASE + 1, vk_base=VK_BASE + 100)
 
-    assert seat_at(game, 3).vk_user_id == VK_BASE + 3
+    third = seat_at(game, 3)
+    assert third is not None and third.vk_user_id == VK_BASE + 3
     assert seat_at(game, 8) is None
     reserve = reserves(game)
     assert [(s.name, s.status) for s in reserve] == [("Запасной", SeatStatus.RESERVE)]

@@ -22,7 +22,7 @@ def test_day_status_is_the_players_standing_vote() -> None:
     voted = player_status(seat_no(game, 3))
     silent = player_status(seat_no(game, 4))
 
-    assert (voted.phase.kind, voted.phase.number) == ("day", 1)
+    assert voted.phase is not None and (voted.phase.kind, voted.phase.number) == ("day", 1)
     assert voted.vote is not None and voted.vote.target.number == 7
     assert silent.vote is None and silent.actions == [] and silent.team == []
 

@@ -31,10 +31,12 @@ def test_players_and_their_table_snapshot() -> None:
 
 def test_current_phase_and_the_standing_submissions_of_the_night() -> None:
     game = started_game()
-    assert (current_phase(game).kind, current_phase(game).number) == ("day", 1)
+    day = current_phase(game)
+    assert day is not None and (day.kind, day.number) == ("day", 1)
     vote_all(game)
     services.day_close(game_id=game.pk, by=Actor.gm("test"))
     night = current_phase(game)
+    assert night is not None
     services.night_action_submit(game_id=game.pk, actor=1, act="mafia_shot", target=7)
     services.night_action_submit(game_id=game.pk, actor=2, act="mafia_shot", target=8)  # replaces
     services.night_action_submit(game_id=game.pk, actor=4, act="heal", target=3)

@@ -20,7 +20,7 @@ from gameplay.selectors.vote_count import (
     struck,
     vote_tally,
 )
-from tests.gameplay.factories import current_phase, make_game, vote
+from tests.gameplay.factories import current_phase, make_game, number_of, topic_of, vote
 
 pytestmark = pytest.mark.django_db
 
@@ -40,7 +40,7 @@ def game() -> Game:
 
 
 def numbers(seats: Sequence[Seat]) -> list[int]:
-    return [s.number for s in seats]
+    return [number_of(s) for s in seats]
 
 
 def test_the_tally_names_each_candidates_voters_and_who_moved_away(game: Game) -> None:
@@ -95,19 +95,19 @@ def test_a_board_link_needs_all_three_ids_and_striking_marks_every_character() -
 
 def test_the_last_count_is_the_newest_posted_in_that_topic_that_day(game: Game) -> None:
     day = current_phase(game)
-    assert last_count_at(game=game, topic_id=game.topic_id, since=day.opened_at) is None
+    assert last_count_at(game=game, topic_id=topic_of(game), since=day.opened_at) is None
 
     def count(topic: int, kind: str = COUNT_KIND) -> Outbox:
         return Outbox.objects.create(
             game=game, channel=OutboxChannel.BOARD, topic_id=topic, kind=kind, text="подсчёт"
         )
 
-    count(game.topic_id + 1)
-    count(game.topic_id, kind="vote")
-    assert last_count_at(game=game, topic_id=game.topic_id, since=day.opened_at) is None
-    first, second = count(game.topic_id), count(game.topic_id)
+    count(topic_of(game) + 1)
+    count(topic_of(game), kind="vote")
+    assert last_count_at(game=game, topic_id=topic_of(game), since=day.opened_at) is None
+    first, second = count(topic_of(game)), count(topic_of(game))
     assert (
-        last_count_at(game=game, topic_id=game.topic_id, since=day.opened_at) == second.created_at
+        last_count_at(game=game, topic_id=topic_of(game), since=day.opened_at) == second.created_at
     )
     later = max(first.created_at, second.created_at).replace(year=2100)
-    assert last_count_at(game=game, topic_id=game.topic_id, since=later) is None
+    assert last_count_at(game=game, topic_id=topic_of(game), since=later) is None

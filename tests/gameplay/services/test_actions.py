@@ -20,6 +20,7 @@ from tests.gameplay.factories import (
     label,
     last_outbox_id,
     make_game,
+    number_of,
     outbox,
     pms_to,
     seat,
@@ -50,7 +51,7 @@ def test_a_vk_user_acts_as_their_living_seat(game: Game) -> None:
         game_id=game.pk,
         vk_user_id=commissar.vk_user_id,
         act=Act.CHECK,
-        target=target.number,
+        target=number_of(target),
         phase_id=current_phase(game).pk,
     )
     assert (outcome.action.actor_id, outcome.action.target_id) == (commissar.pk, target.pk)
@@ -60,9 +61,9 @@ def test_a_vk_user_acts_as_their_living_seat(game: Game) -> None:
 
 
 def test_a_vk_user_outside_the_game_or_dead_changes_nothing(game: Game) -> None:
-    target = civilians(game)[0].number
+    target = number_of(civilians(game)[0])
     services.seat_modkill(
-        game_id=game.pk, seat=seat(game, Role.DOCTOR).number, by=Actor.gm("gm"), reason="т"
+        game_id=game.pk, seat=number_of(seat(game, Role.DOCTOR)), by=Actor.gm("gm"), reason="т"
     )
     doctor = seat(game, Role.DOCTOR, alive=False)
     before = snapshot(game)
@@ -84,7 +85,7 @@ def test_a_button_of_a_past_phase_is_refused_and_changes_nothing(game: Game) -> 
             game_id=game.pk,
             vk_user_id=commissar.vk_user_id,
             act=Act.CHECK,
-            target=target.number,
+            target=number_of(target),
             phase_id=day.pk,
         )
     assert snapshot(game) == before
@@ -100,14 +101,14 @@ def test_a_night_reopened_for_the_mafia_refuses_anyone_elses_button(game: Game) 
             game_id=game.pk,
             vk_user_id=doctor.vk_user_id,
             act=Act.HEAL,
-            target=target.number,
+            target=number_of(target),
             phase_id=night.pk,
         )
     shot = night_action_submit(
         game_id=game.pk,
         vk_user_id=mafia.vk_user_id,
         act=Act.MAFIA_SHOT,
-        target=target.number,
+        target=number_of(target),
         phase_id=night.pk,
     )
     assert shot.action.act == Act.MAFIA_SHOT and shot.action.current
@@ -121,7 +122,7 @@ def test_a_role_strike_from_vk_is_told_to_the_rest_of_the_living_mafia(game: Gam
         game_id=game.pk,
         vk_user_id=striker.vk_user_id,
         act=Act.ROLE_STRIKE,
-        target=doctor.number,
+        target=number_of(doctor),
         guess=Role.DOCTOR,
     )
     [update] = outbox(game, "mafia_strike", after=mark)
@@ -140,15 +141,15 @@ def test_a_role_strike_by_seat_number_tells_nobody_and_a_lone_mafia_hears_nothin
         game_id=game.pk,
         actor=striker.number,
         act=Act.ROLE_STRIKE,
-        target=doctor.number,
+        target=number_of(doctor),
         guess=Role.DOCTOR,
     )
-    services.seat_modkill(game_id=game.pk, seat=partner.number, by=Actor.gm("gm"), reason="т")
+    services.seat_modkill(game_id=game.pk, seat=number_of(partner), by=Actor.gm("gm"), reason="т")
     night_action_submit(
         game_id=game.pk,
         vk_user_id=striker.vk_user_id,
         act=Act.ROLE_STRIKE,
-        target=doctor.number,
+        target=number_of(doctor),
         guess=Role.DOCTOR,
     )
     assert outbox(game, "mafia_strike", after=mark) == []
@@ -158,7 +159,10 @@ def test_in_the_pipelines_transaction_the_action_is_written_at_its_end(game: Gam
     commissar, target = seat(game, Role.COMMISSAR), civilians(game)[0]
     with transaction.atomic(), txcache.kept():
         night_action_submit(
-            game_id=game.pk, vk_user_id=commissar.vk_user_id, act=Act.CHECK, target=target.number
+            game_id=game.pk,
+            vk_user_id=commissar.vk_user_id,
+            act=Act.CHECK,
+            target=number_of(target),
         )
         assert txcache.get(game.pk) is not None  # kept for the transaction's next updates
     [action] = NightAction.objects.filter(phase=current_phase(game), actor=commissar)

@@ -42,13 +42,16 @@ def test_the_environments_community_works_before_and_after_its_row(env: Any) -> 
     assert served_group_ids() == [10]
     row = svc.community_sync_env()
     assert row is not None and row.connected and row.from_env
-    assert credentials(None) == credentials(10)
-    assert credentials(10).callback_secret == "env-secret"
-    assert svc.community_sync_env().pk == row.pk  # idempotent
+    after = credentials(10)
+    assert credentials(None) == after
+    assert after is not None and after.callback_secret == "env-secret"
+    again = svc.community_sync_env()
+    assert again is not None and again.pk == row.pk  # idempotent
     assert Community.objects.count() == 1
     env.VK_GROUP_TOKEN = "a-new-token"
     svc.community_sync_env()
-    assert credentials(10).group_token == "a-new-token"
+    renewed = credentials(10)
+    assert renewed is not None and renewed.group_token == "a-new-token"
 
 
 def test_an_unknown_or_disconnected_community_is_not_served(env: Any) -> None:

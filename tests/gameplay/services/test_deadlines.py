@@ -33,6 +33,7 @@ from tests.gameplay.deadline_support import (
     vk,
     vote_all,
 )
+from tests.gameplay.factories import deadline_of
 
 DAY = timedelta(hours=24)
 NIGHT = timedelta(hours=12)
@@ -59,6 +60,7 @@ def test_due_day_is_tallied_and_the_night_opens() -> None:
     assert [(c.phase_id, c.kind, c.status) for c in report.closed] == [
         (day1.pk, PhaseKind.DAY, PhaseStatus.DONE)
     ]
+    assert day1.result is not None
     assert day1.result["executed"] == 6
     closed = events(game, "day_closed")
     assert len(closed) == 1 and closed[0].actor == "deadline" and closed[0].data["early"] is False
@@ -96,6 +98,7 @@ def test_due_night_goes_to_the_gm_as_a_draft() -> None:
 
     night1 = night(game)
     assert night1.status == PhaseStatus.REVIEW
+    assert night1.result is not None
     assert night1.result["draft"]["deaths"] == [7]
     assert [c.status for c in report.closed] == [PhaseStatus.REVIEW]
     assert not Phase.objects.filter(game=game, kind=PhaseKind.DAY, number=2).exists()
@@ -220,7 +223,7 @@ def test_night_reminders_go_to_roles_that_have_not_acted() -> None:
     game = started_game(reminders=[60])
     vote_all(game)
     deadline_tick(now=T0 + DAY)
-    deadline = night(game).deadline
+    deadline = deadline_of(night(game))
     services.night_action_submit(game_id=game.pk, actor=DOCTOR, act="heal", target=DOCTOR)
 
     deadline_tick(now=deadline - minutes(60))
@@ -242,7 +245,7 @@ def test_a_team_shot_covers_the_whole_mafia_and_the_dead_are_not_reminded() -> N
     services.night_action_submit(game_id=game.pk, actor=MANIAC, act="maniac_shot", target=8)
 
     assert [s.number for s in pending_actors(night(game))] == [DOCTOR]
-    deadline_tick(now=night(game).deadline - minutes(30))
+    deadline_tick(now=deadline_of(night(game)) - minutes(30))
     assert reminded_vk_ids(game) == [{vk(DOCTOR)}]
 
 

@@ -30,6 +30,7 @@ from tests.gameplay.factories import (
     community_id,
     events,
     make_game,
+    number_of,
     outbox,
     player_name,
     seats,
@@ -44,7 +45,7 @@ CYRILLIC = re.compile(r"[А-Яа-яЁё]")
 
 
 def deal_of(game) -> list[tuple[int, int, str, str]]:
-    return [(s.number, s.vk_user_id, s.role, s.item) for s in seats(game)]
+    return [(number_of(s), s.vk_user_id, s.role, s.item) for s in seats(game)]
 
 
 def verify(*args: str) -> tuple[int, str]:

@@ -10,7 +10,7 @@ from gameplay.models import Actor, Game
 from gameplay.rules import Act, Role, RoleCounts, Winner
 from gameplay.services.common import players
 from gameplay.services.game_over import counts, decisions, game_over_post, night_log
-from tests.gameplay.factories import act, civilians, make_game, seat, to_night, vk_id
+from tests.gameplay.factories import act, civilians, make_game, number_of, seat, to_night, vk_id
 
 pytestmark = pytest.mark.django_db
 
@@ -60,14 +60,16 @@ def test_the_gms_decisions_are_the_override_events_with_their_facts(game: Game) 
     civ = civilians(game)
     services.night_close(game_id=game.pk, by=Actor.gm("test"))
     services.night_draft_edit(
-        game_id=game.pk, by=Actor.gm("test"), deaths=[civ[0].number], reason="да"
+        game_id=game.pk, by=Actor.gm("test"), deaths=[number_of(civ[0])], reason="да"
     )
     services.night_reopen_mafia(game_id=game.pk, by=Actor.gm("test"))
     services.night_close(game_id=game.pk, by=Actor.gm("test"))
     services.night_publish(game_id=game.pk, by=Actor.gm("test"))
-    services.strike_give(game_id=game.pk, seat=civ[1].number, by=Actor.gm("test"), reason="флуд")
+    services.strike_give(
+        game_id=game.pk, seat=number_of(civ[1]), by=Actor.gm("test"), reason="флуд"
+    )
     services.seat_modkill(
-        game_id=game.pk, seat=civ[2].number, by=Actor.gm("test"), reason="оскорбления"
+        game_id=game.pk, seat=number_of(civ[2]), by=Actor.gm("test"), reason="оскорбления"
     )
     services.game_end(game_id=game.pk, by=Actor.gm("test"), winner=Winner.MAFIA)
     got = decisions(game=game, seats=players(game))

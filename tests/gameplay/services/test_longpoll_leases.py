@@ -61,7 +61,7 @@ def test_a_free_lease_is_claimed_for_its_lifetime_by_the_database_clock() -> Non
     after = timezone.now()
 
     row = lease()
-    assert row.holder == A and row.claimed_at is not None
+    assert row.holder == A and row.claimed_at is not None and row.expires_at is not None
     # The database's clock is this host's here: now + TTL, give or take a second.
     assert (
         before + timedelta(seconds=TTL - 1) <= row.expires_at <= after + timedelta(seconds=TTL + 1)
@@ -87,11 +87,13 @@ def test_renewal_extends_only_the_holders_own_leases() -> None:
     assert longpoll_lease_claim(group_id=GROUP, holder=A, ttl=SHORT)
     assert longpoll_lease_claim(group_id=GROUP + 1, holder=B, ttl=SHORT)
     short = lease().expires_at
+    assert short is not None
 
     assert longpoll_lease_renew(group_ids=[GROUP, GROUP + 1, GROUP + 2], holder=A, ttl=TTL) == {
         GROUP
     }
-    assert lease().expires_at > short + timedelta(seconds=TTL - SHORT - 1)
+    renewed = lease().expires_at
+    assert renewed is not None and renewed > short + timedelta(seconds=TTL - SHORT - 1)
     assert LongPollLease.objects.get(group_id=GROUP + 1).holder == B
     assert longpoll_lease_renew(group_ids=[], holder=A, ttl=TTL) == set()
 

@@ -16,6 +16,7 @@ from tests.gameplay.factories import (
     label,
     last_outbox_id,
     make_game,
+    number_of,
     outbox,
     seat,
     seats,
@@ -33,7 +34,9 @@ def game() -> Game:
 
 def test_the_message_reaches_the_other_living_mafia_and_the_sender_is_told(game: Game) -> None:
     sender, first, second = seats(game, Role.MAFIA)
-    services.seat_modkill(game_id=game.pk, seat=second.number, by=Actor.gm("test"), reason="тест")
+    services.seat_modkill(
+        game_id=game.pk, seat=number_of(second), by=Actor.gm("test"), reason="тест"
+    )
     mark = last_outbox_id()
     assert mafia_relay(game_id=game.pk, vk_user_id=sender.vk_user_id, text="  стреляем в 5  ") == 1
     [relayed] = outbox(game, "mafia_relay", after=mark)
@@ -52,7 +55,9 @@ def test_the_message_reaches_the_other_living_mafia_and_the_sender_is_told(game:
 def test_a_lone_mafia_member_is_told_nobody_heard(game: Game) -> None:
     sender, *others = seats(game, Role.MAFIA)
     for s in others:
-        services.seat_modkill(game_id=game.pk, seat=s.number, by=Actor.gm("test"), reason="тест")
+        services.seat_modkill(
+            game_id=game.pk, seat=number_of(s), by=Actor.gm("test"), reason="тест"
+        )
     mark = last_outbox_id()
     assert mafia_relay(game_id=game.pk, vk_user_id=sender.vk_user_id, text="есть кто?") == 0
     assert outbox(game, "mafia_relay", after=mark) == []
@@ -78,7 +83,9 @@ def test_refusals_change_nothing(game: Game) -> None:
     with pytest.raises(NotInGame):
         mafia_relay(game_id=game.pk, vk_user_id=424242, text="привет")
     assert snapshot(game) == before
-    services.seat_modkill(game_id=game.pk, seat=mafia.number, by=Actor.gm("test"), reason="тест")
+    services.seat_modkill(
+        game_id=game.pk, seat=number_of(mafia), by=Actor.gm("test"), reason="тест"
+    )
     with pytest.raises(DeadCannotAct):
         mafia_relay(game_id=game.pk, vk_user_id=mafia.vk_user_id, text="привет")
 

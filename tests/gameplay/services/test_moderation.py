@@ -32,6 +32,7 @@ def test_flags_and_outbox_rows_of_another_game_are_refused(gm: Any) -> None:
             game_id=other.pk, flag_id=flag.pk, by=Actor.gm("x"), acted=True, punish="ban", seat=1
         )
     row = Outbox.objects.filter(game=other).first()
+    assert row is not None
     Outbox.objects.filter(pk=row.pk).update(status=OutboxStatus.FAILED)
     with pytest.raises(InvalidCommand, match="Недоставленных сообщений нет"):
         outbox_retry_all(game_id=game.pk, by=Actor.gm("x"))

@@ -34,6 +34,7 @@ from tests.gameplay.factories import (
     label,
     last_outbox_id,
     make_game,
+    number_of,
     outbox,
     seat,
     to_night,
@@ -62,7 +63,7 @@ def targets(keyboard: dict[str, Any]) -> list[int]:
 
 
 def others(game: Game, s: Seat) -> list[int]:
-    return [x.number for x in players(game) if x.alive and x.pk != s.pk]
+    return [number_of(x) for x in players(game) if x.alive and x.pk != s.pk]
 
 
 def test_an_acts_page_offers_the_targets_the_rules_accept(game: Game) -> None:

@@ -36,6 +36,7 @@ from tests.gameplay.factories import (
     label,
     last_outbox_id,
     make_game,
+    number_of,
     outbox,
     pms_to,
     seat,
@@ -260,7 +261,9 @@ def test_dawn_is_recomputed_from_the_seats_as_they_are_now(game: Game) -> None:
     act(game, seat(game, Role.MAFIA), Act.MAFIA_SHOT, victim)
     draft = close(game)
     assert draft.deaths == (victim.number,)
-    services.seat_modkill(game_id=game.pk, seat=victim.number, by=Actor.gm("test"), reason="тест")
+    services.seat_modkill(
+        game_id=game.pk, seat=number_of(victim), by=Actor.gm("test"), reason="тест"
+    )
     mark = last_outbox_id()
     publish_now(game)
     victim.refresh_from_db()

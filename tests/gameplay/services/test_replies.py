@@ -10,7 +10,7 @@ from gameplay.models import Game, Outbox, OutboxChannel, OutboxStatus
 from gameplay.refusals import NotAChat
 from gameplay.services.replies import SNACKBAR_MAX, answer_event, board_reply, chat_reply, reply
 from outbox.results import EDIT
-from tests.gameplay.factories import make_game
+from tests.gameplay.factories import make_game, topic_of
 
 pytestmark = pytest.mark.django_db
 
@@ -48,7 +48,7 @@ def test_texts_are_cut_to_vks_limit(game: Game) -> None:
     long = "я" * 9500
     assert len(stored(reply(vk_user_id=1001, text=long)).text) == 9000
     assert len(stored(chat_reply(peer_id=2_000_000_001, text=long)).text) == 9000
-    board = board_reply(game_id=game.pk, topic_id=game.topic_id, text=long)
+    board = board_reply(game_id=game.pk, topic_id=topic_of(game), text=long)
     assert len(stored(board).text) == 9000
 
 
@@ -74,6 +74,7 @@ def test_a_pressed_button_is_answered_with_a_snackbar_or_silently(game: Game) ->
     assert silent.text == "Ответ на нажатие кнопки."
     long = "Голос принят. " * 10
     shown = stored(answer_event(event_id="e2", user_id=1001, peer_id=1001, snackbar=long))
+    assert shown.payload is not None
     assert shown.payload["event_data"] == {"type": "show_snackbar", "text": long[:SNACKBAR_MAX]}
     assert shown.text == long and shown.game_id is None
 

@@ -23,6 +23,7 @@ from gameplay.services.retries import outbox_retry
 from outbox.ids import outbox_random_id
 from outbox.leases import outbox_claim
 from outbox.outcomes import Failure, Settlement, outbox_settle
+from tests.gameplay.factories import queued
 from tests.vkbot.delivery_support import make_game, message_row
 
 pytestmark = pytest.mark.django_db
@@ -50,6 +51,7 @@ def test_gm_retry_of_a_failed_message(rq_queues: dict[str, Queue], settings: Any
         assert outbox_retry(outbox_id=row.pk, by=Actor.gm("anna")).status == OutboxStatus.PENDING
     row.refresh_from_db()
     assert row.attempts == 0 and row.last_error == "" and row.next_attempt_at is None
+    assert row.result is not None
     assert "failed" not in row.result and row.result["random_id"] == outbox_random_id(row.pk)
     event = GameEvent.objects.get(game=game, kind="outbox_retried")
     assert event.actor == "gm:anna" and event.data["recipients"] == [1001]
@@ -81,6 +83,7 @@ def test_gm_retry_of_recipients_refused_in_a_sent_message() -> None:
     outbox_retry(outbox_id=row.pk, by=Actor.gm("anna"))
     row.refresh_from_db()
     assert row.status == OutboxStatus.PENDING
+    assert row.result is not None
     assert row.result["sent"] == {"1001": 3} and "failed" not in row.result
     with pytest.raises(InvalidCommand):
         outbox_retry(outbox_id=row.pk, by=Actor.gm("anna"))
@@ -92,7 +95,7 @@ def test_gm_retry_of_recipients_refused_in_a_sent_message() -> None:
 
 def test_gm_retry_of_a_merged_board_post_retries_its_whole_comment() -> None:
     game = make_game(topic_id=77)
-    posts = [post_board(game=game, text=f"Пост {n}", kind="post") for n in range(3)]
+    posts = [queued(post_board(game=game, text=f"Пост {n}", kind="post")) for n in range(3)]
     lease, _ = outbox_claim(limit=5, lease_seconds=60)
     record = {"guid": "g", "group": [p.pk for p in posts[:2]], "parts": 1, "comments": {}}
     outbox_settle(
@@ -107,7 +110,8 @@ def test_gm_retry_of_a_merged_board_post_retries_its_whole_comment() -> None:
     outbox_retry(outbox_id=posts[1].pk, by=Actor.gm("anna"))
     statuses = [Outbox.objects.get(pk=p.pk).status for p in posts]
     assert statuses == [OutboxStatus.PENDING, OutboxStatus.PENDING, OutboxStatus.SENT]
-    assert Outbox.objects.get(pk=posts[0].pk).result["board"]["guid"] == "g"
+    first = Outbox.objects.get(pk=posts[0].pk)
+    assert first.result is not None and first.result["board"]["guid"] == "g"
 
 
 # --- the drain job after a commit ---------------------------------------------------------------

@@ -17,6 +17,7 @@ from gameplay.refusals import CommunityFixedInPlay, TopicRequiredInPlay
 from gameplay.rules import RoleCounts
 from gameplay.rules.errors import InvalidCommand, SetupError
 from gameplay.services.settings import game_open, game_settings_update
+from tests.gameplay.factories import topic_of
 from tests.panel.support import community_of, make_game
 
 pytestmark = pytest.mark.django_db
@@ -85,7 +86,7 @@ def test_in_recruitment_the_topic_may_be_cleared(gm: Any) -> None:
 
 def test_a_running_games_topic_moves_and_the_old_topic_says_where(gm: Any) -> None:
     game = make_game(gm, players=7)
-    old = game.topic_id
+    old = topic_of(game)
 
     game_settings_update(game_id=game.pk, by=Actor.gm("x"), topic_id=old + 1000)
 

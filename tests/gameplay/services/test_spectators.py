@@ -42,7 +42,9 @@ def test_spectator_chat_rules(gm: Any) -> None:
         chat_peer_id(value=0)
     spectator_chat_link(game_id=game.pk, by=Actor.gm("x"), chat=3)
     mafia = Seat.objects.filter(game=game, role=Role.MAFIA).first()
+    assert mafia is not None
     civ = Seat.objects.filter(game=game, role=Role.CIVILIAN).first()
+    assert civ is not None
     Seat.objects.filter(pk__in=[mafia.pk, civ.pk]).update(alive=False)
     spectator_chat_set_open(game_id=game.pk, by=Actor.gm("x"), open=True)
     told = Outbox.objects.get(game=game, kind="spectators", channel="message")

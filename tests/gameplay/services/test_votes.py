@@ -31,6 +31,7 @@ from tests.gameplay.factories import (
     label,
     last_outbox_id,
     make_game,
+    number_of,
     seat,
     seat_no,
     seats,
@@ -160,11 +161,11 @@ def test_a_vote_that_closes_the_day_drops_the_kept_game(game: Game) -> None:
     with transaction.atomic(), txcache.kept():
         for v in voters[:6]:
             outcome = vote_submit(
-                game_id=game.pk, vk_user_id=v.vk_user_id, target=target.number, early=True
+                game_id=game.pk, vk_user_id=v.vk_user_id, target=number_of(target), early=True
             )
             assert outcome.day_result is None and txcache.get(game.pk) is not None
         outcome = vote_submit(
-            game_id=game.pk, vk_user_id=voters[6].vk_user_id, target=target.number, early=True
+            game_id=game.pk, vk_user_id=voters[6].vk_user_id, target=number_of(target), early=True
         )
         assert outcome.day_result is not None and outcome.day_result.executed == target.number
         assert txcache.get(game.pk) is None

@@ -16,6 +16,7 @@ from gameplay.services.replies import reply
 from gameplay.services.votes import vote_submit
 from gameplay.unit_of_work import txcache
 from tests.gameplay.factories import make_game as make_started_game
+from tests.gameplay.factories import topic_of
 from tests.vkbot.bot_support import make_game, roles_26
 
 pytestmark = pytest.mark.django_db
@@ -242,13 +243,13 @@ def test_a_kept_game_is_found_by_id_and_topic_until_forgotten() -> None:
         assert txcache.keeps_any()
         assert txcache.get(game.pk) is entry and txcache.get(game) is entry
         assert txcache.get(other.pk) is None
-        assert txcache.game_with_topic(game.topic_id) is entry.game
-        assert txcache.game_with_topic(other.topic_id) is None
+        assert txcache.game_with_topic(topic_of(game)) is entry.game
+        assert txcache.game_with_topic(topic_of(other)) is None
         assert entry.is_kept
         txcache.forget(other.pk)
         assert txcache.get(game.pk) is entry
         txcache.forget(game.pk)
-        assert txcache.get(game.pk) is None and txcache.game_with_topic(game.topic_id) is None
+        assert txcache.get(game.pk) is None and txcache.game_with_topic(topic_of(game)) is None
     assert txcache.stored(game.pk) is None
 
 

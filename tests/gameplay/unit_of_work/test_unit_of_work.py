@@ -15,6 +15,7 @@ from gameplay.selectors.table import current_phase, players
 from gameplay.services.votes import vote_submit
 from gameplay.unit_of_work import LockedGame, RefusalAfterWrites, txcache
 from tests.gameplay.factories import make_game as make_started_game
+from tests.gameplay.factories import topic_of
 from tests.vkbot.bot_support import GROUP_ID, board_post, make_game, roles_26
 from vkbot import pipeline
 from vkbot.pipeline import apply_update
@@ -42,7 +43,7 @@ def test_a_refusal_after_the_writes_began_is_a_crash_and_rolls_the_update_back(
     monkeypatch.setattr("gameplay.services.votes.send_message", refuse_late)
     with pytest.raises(RefusalAfterWrites), transaction.atomic(), txcache.kept():
         vote(game, 1, 20)
-    update = board_post(game.topic_id, 1002, "голос 20")
+    update = board_post(topic_of(game), 1002, "голос 20")
     assert apply_update(update, source=pipeline.LONGPOLL)
     assert not Vote.objects.filter(phase__game=game).exists()
     assert VkEvent.objects.get(event_id=update["event_id"]).error.startswith("RefusalAfterWrites")

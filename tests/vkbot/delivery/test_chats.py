@@ -78,6 +78,7 @@ def test_the_community_creates_the_chat_and_it_is_linked(vk: RunningServer) -> N
     community = chat.members[vk.state.community_id]
     assert community.is_owner and community.is_admin
     assert set(chat.members) == {vk.state.community_id, 9100}
+    assert row.result is not None
     assert row.result["chat_id"] == chat.chat_id and row.result["peer_id"] == chat.peer_id
     assert row.result["added"] == [9100] and CREATE_CHAT_ASKED not in row.result
     game.refresh_from_db()
@@ -99,6 +100,7 @@ def test_the_community_creates_the_chat_and_it_is_linked(vk: RunningServer) -> N
     )
     deliver()
     invite.refresh_from_db()
+    assert invite.result is not None
     assert invite.status == OutboxStatus.SENT and invite.result["link"] == chat.invite_link
     assert len(vk.state.calls("messages.createChat")) == 1
 
@@ -132,6 +134,7 @@ def test_a_request_whose_answer_was_lost_is_never_sent_again(vk: RunningServer) 
     again.refresh_from_db()
     game.refresh_from_db()
     assert again.status == OutboxStatus.SENT and len(vk.state.chats) == 2
+    assert again.result is not None
     assert game.spectator_chat_id == again.result["peer_id"]
 
 
@@ -141,6 +144,7 @@ def test_an_answer_lost_on_the_wire_fails_at_once(vk: RunningServer) -> None:
     deliver()
     row.refresh_from_db()
     assert row.status == OutboxStatus.FAILED and row.attempts == 1
+    assert row.result is not None
     assert row.result[CREATE_CHAT_ASKED] is True
     assert len(vk.state.chats) == 1  # VK did create it: only the answer was lost
     assert "Неизвестно, создана ли беседа" in delivery_flags(game)
@@ -151,6 +155,7 @@ def test_a_refusal_flags_the_gm_and_nothing_is_linked(vk: RunningServer) -> None
     game, row = request_chat()
     deliver()
     row.refresh_from_db()
+    assert row.result is not None
     assert row.status == OutboxStatus.FAILED and CREATE_CHAT_ASKED not in row.result
     assert not vk.state.chats
     game.refresh_from_db()
@@ -173,6 +178,7 @@ def test_a_chat_created_after_the_spectator_chat_opened_is_not_linked(vk: Runnin
     assert row.status == OutboxStatus.SENT
     assert game.spectator_chat_id == 2_000_000_042
     assert not events(game, "spectator_chat_linked") and events(game, "spectator_chat_created")
+    assert row.result is not None
     number = row.result["chat_id"]
     assert f"номер беседы {number}), но не привязана: беседа зрителей уже открыта" in (
         delivery_flags(game)

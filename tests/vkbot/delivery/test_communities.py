@@ -17,6 +17,7 @@ from gameplay.models import Community, Game, Outbox, OutboxStatus
 from gameplay.services.common import post_board, send_message
 from localvk import RunningServer
 from outbox.ratelimit import token_key
+from tests.gameplay.factories import queued
 from tests.vkbot.delivery_support import (
     GROUP_ID,
     GROUP_TOKEN,
@@ -192,7 +193,7 @@ def test_a_community_without_an_admin_token_sends_its_messages_and_its_posts_wai
     monkeypatch.setattr(senders, "WAIT_SECONDS", 30.0)
     Community.objects.filter(vk_id=OTHER_ID).update(user_token="")
     _, game, _, _ = two_games(vk)
-    post = post_board(game=game, text="Пост второго", kind="post")
+    post = queued(post_board(game=game, text="Пост второго", kind="post"))
     send_message(game=game, peer_ids=[2001], text="Ответ второго", kind="status")
 
     report = deliver(wait_up_to=1.0)

@@ -28,6 +28,7 @@ from localvk import RunningServer
 from outbox.ids import outbox_random_id
 from outbox.leases import outbox_claim, outbox_record
 from outbox.queue import DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY
+from tests.gameplay.factories import queued
 from tests.vkbot.delivery_support import (
     deliver,
     make_game,
@@ -86,13 +87,16 @@ def test_one_text_to_many_players_goes_as_peer_ids(vk: RunningServer) -> None:
     got = received(vk)
     assert all(got[(peer, "Ночь 1 наступила.")] == 1 for peer in [*peers, 3001, 3002])
     rows = [*rows, extra]
+    random_ids = []
     for row in rows:
         row.refresh_from_db()
         assert row.status == OutboxStatus.SENT
+        assert row.result is not None
         assert set(row.result["sent"]) == {str(p) for p in row.peer_ids}
+        random_ids.append(row.result["random_id"])
     # The 50-recipient row and the extra row are one group under the lower row's random_id;
     # the full row (100 recipients) has room for no one and keeps its own.
-    assert [row.result["random_id"] for row in rows] == [
+    assert random_ids == [
         outbox_random_id(rows[0].pk),
         *[outbox_random_id(rows[1].pk)] * 2,
     ]
@@ -124,6 +128,7 @@ def test_a_refused_recipient_fails_alone_and_the_gm_is_told(vk: RunningServer) -
     both.refresh_from_db()
     only.refresh_from_db()
     assert both.status == OutboxStatus.SENT
+    assert both.result is not None
     assert set(both.result["sent"]) == {"1001", "1003"}
     assert both.result["failed"]["1002"].startswith("VK error 901")
     assert "1002" in both.last_error
@@ -255,7 +260,7 @@ def test_a_closed_topic_fails_the_posts_and_flags_the_gm(vk: RunningServer) -> N
     topic = vk.state.create_topic("Закрытая")
     topic.is_closed = True
     game = make_game(topic_id=topic.id)
-    post = post_board(game=game, text="Итоги ночи", kind="night_result")
+    post = queued(post_board(game=game, text="Итоги ночи", kind="night_result"))
 
     deliver()
 
@@ -270,7 +275,7 @@ def test_a_closed_topic_fails_the_posts_and_flags_the_gm(vk: RunningServer) -> N
 def test_board_posts_keep_their_order_behind_a_retry(vk: RunningServer) -> None:
     topic = vk.state.create_topic("Игра")
     game = make_game(topic_id=topic.id)
-    early = post_board(game=game, text="Раньше", kind="post")
+    early = queued(post_board(game=game, text="Раньше", kind="post"))
     Outbox.objects.filter(pk=early.pk).update(next_attempt_at=timezone.now() + timedelta(seconds=1))
     post_board(game=game, text="Позже", kind="post")
 
@@ -328,10 +333,12 @@ def test_invites_kicks_and_button_answers(vk: RunningServer) -> None:
         row.refresh_from_db()
         assert row.status == OutboxStatus.SENT, (row.kind, row.last_error)
     link = chat.invite_link
+    assert invite.result is not None
     assert link and invite.result["link"] == link
     assert received(vk)[(9002, f"Вход в беседу зрителей: {link}")] == 1
     assert received(vk)[(chat.peer_id, "Добро пожаловать, зрители.")] == 1
     assert 9003 not in vk.state.chat(chat.chat_id).members
+    assert gone.result is not None
     assert gone.result["answer"] == "not in the chat"
     assert vk.state.callback_events[event_id].answer == {"type": "show_snackbar", "text": "Принято"}
 
@@ -387,7 +394,8 @@ def test_the_job_drains_and_schedules_itself_for_a_later_retry(
         assert report["sent"] == 1 and 20 < report["next_due_in"] <= 30
         assert received(vk) == Counter({(9200, "Сейчас"): 1})
         (job_id,) = queue.scheduled_job_registry.get_job_ids()
-        assert queue.fetch_job(job_id).func_name == "vkbot.delivery.jobs.drain_outbox"
+        job = queue.fetch_job(job_id)
+        assert job is not None and job.func_name == "vkbot.delivery.jobs.drain_outbox"
     finally:
         for job_id in queue.scheduled_job_registry.get_job_ids():
             queue.scheduled_job_registry.remove(job_id, delete_job=True)
@@ -429,8 +437,8 @@ def test_a_post_retried_alone_is_sent_in_its_recorded_comment(vk: RunningServer)
     topic = vk.state.create_topic("Игра")
     topic.is_closed = True
     game = make_game(topic_id=topic.id)
-    first = post_board(game=game, text="Первый", kind="post")
-    second = post_board(game=game, text="Второй", kind="post")
+    first = queued(post_board(game=game, text="Первый", kind="post"))
+    second = queued(post_board(game=game, text="Второй", kind="post"))
     deliver()
     assert set(Outbox.objects.values_list("status", flat=True)) == {OutboxStatus.FAILED}
     topic.is_closed = False
@@ -456,6 +464,7 @@ def test_a_message_requeued_from_scratch_reaches_the_refused_player(vk: RunningS
     row = send_message(game=game, peer_ids=[1001, 1002], text="Итоги дня", kind="day_result")[0]
     deliver()
     row.refresh_from_db()
+    assert row.result is not None
     assert row.status == OutboxStatus.SENT and "1002" in row.result["failed"]
     vk.state.set_messages_allowed(1002, True)
     Outbox.objects.filter(pk=row.pk).update(status=OutboxStatus.PENDING, attempts=0)

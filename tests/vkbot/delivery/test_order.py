@@ -123,7 +123,8 @@ def test_a_held_row_is_settled_held_and_a_partly_held_one_too() -> None:
     (call,) = plan.calls
     answer = CallResult(value=[{"peer_id": 2, "message_id": 50, "conversation_message_id": 3}])
     settled = {s.outbox_id: s for s in settle_round(rows, plan, [(call, answer)])}
-    assert settled[5].outcome == "held" and settled[5].result["sent"] == {"2": 50}
+    held = settled[5].result
+    assert settled[5].outcome == "held" and held is not None and held["sent"] == {"2": 50}
     assert settled[6].outcome == "held"
 
 

@@ -19,6 +19,7 @@ import pytest
 from gameplay import services
 from gameplay.models import Actor, Outbox, OutboxChannel, OutboxStatus, Seat
 from localvk import RunningServer
+from tests.gameplay.factories import number_of
 from tests.vkbot.delivery_support import (
     make_game,
     vk_fixture,  # noqa: F401 (the ``vk`` fixture)
@@ -55,6 +56,7 @@ def out_of_order(vk: RunningServer, peers: list[int], since: int = 0) -> dict[in
     row_of: dict[tuple[int, int], int] = {}
     expected: dict[int, list[int]] = {peer: [] for peer in peers}
     for row in rows:
+        assert row.result is not None
         base = int(row.result["random_id"])
         pieces = len(split_text(row.text, MAX_MESSAGE_LENGTH))
         for peer in row.peer_ids:
@@ -95,7 +97,7 @@ def test_every_player_reads_a_start_and_a_day_in_commit_order_under_vk_errors(
     rng = random.Random(5)
     for n, seat in enumerate(seats):  # every player votes; each vote is confirmed
         for _ in range(1 + n % 2):  # every other one changes their mind at once
-            target = rng.choice([s.number for s in seats if s.number != seat.number])
+            target = rng.choice([number_of(s) for s in seats if s.number != seat.number])
             services.vote_submit(game_id=game.pk, vk_user_id=seat.vk_user_id, target=target)
             _drain()
     services.day_close(game_id=game.pk, by=Actor.gm("test"))

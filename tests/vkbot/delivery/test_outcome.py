@@ -37,9 +37,11 @@ def test_per_recipient_errors_in_a_peer_ids_answer() -> None:
     )
     first, second = sorted(settle_round(rows, plan, [(call, answer)]), key=lambda s: s.outbox_id)
     assert first.outcome == "retry" and list(first.waiting) == [13]
+    assert first.result is not None
     assert first.result["sent"] == {"11": 100}
     assert first.result["failed"] == {"12": "VK error 901: no permission"}
     assert list(first.undelivered) == [12]  # told to the GM now; 13 is retried
+    assert second.result is not None
     assert second.outcome == "sent" and second.result["sent"] == {"14": 101}
 
 

@@ -25,6 +25,7 @@ from gameplay.services.common import post_board
 from gameplay.services.communities import community_record
 from gameplay.services.setup import game_create
 from localvk import LocalVK, RunningServer, ServerThread
+from tests.gameplay.factories import topic_of
 from tests.vkid_support import aim_at, issue
 from vkbot.delivery.drain import Drainer
 
@@ -95,13 +96,13 @@ def test_an_admin_who_left_the_admins_holds_the_board(vk: RunningServer) -> None
     assert "no longer administers" in community.user_token_problem
     assert all(r.status == OutboxStatus.PENDING and r.attempts == 0 for r in board(game))
     assert ModerationFlag.objects.filter(game=game, kind=FlagKind.ADMIN_KEY).count() == 1
-    assert not vk.state.topic(game.topic_id).comments[1:]
+    assert not vk.state.topic(topic_of(game)).comments[1:]
 
 
 def test_a_closed_topic_still_fails_its_post(vk: RunningServer) -> None:
     connect(AdminKey.of_grant(issue(vk, admin=ADMIN, redirect=REDIRECT)))
     game = game_with_posts(vk, n=1)
-    vk.state.topic(game.topic_id).is_closed = True
+    vk.state.topic(topic_of(game)).is_closed = True
 
     drain()
 

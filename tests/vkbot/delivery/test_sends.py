@@ -130,7 +130,7 @@ def test_the_stored_buttons_go_out_as_vk_json_and_old_rows_as_they_are() -> None
     unchanged — the same ``keyboard`` parameter, so the two even share one send."""
     stored = targets_keyboard([(1, "Аня"), (2, "Боря")], Payload("vote", game=3, phase=4))
     old = keyboards.of_row(stored)
-    assert "rows" in stored and "buttons" in old
+    assert "rows" in stored and old is not None and "buttons" in old
     plan = plan_round(
         [row(1, [11], "Голосуйте", keyboard=stored), row(2, [12], "Голосуйте", keyboard=old),
          row(3, [13], "Голосуйте", keyboard=json.loads(json.dumps(old)))],
