@@ -1,6 +1,6 @@
 """outbox.ratelimit, the per-token rate limiter in Redis: it waits instead of failing, and two
-processes share one budget (a real Redis with ``REDIS_URL``, else a fakeredis TCP server in
-this process)."""
+processes share one budget (a real Redis with ``REDIS_URL``, else this process's fakeredis
+served over TCP, ``tests.redis_support.shared_redis``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +18,7 @@ import redis
 
 from localvk.limits import max_in_window
 from outbox.ratelimit import KEY_PREFIX, RateLimiter, free_many, limiter_for, token_key
+from tests.redis_support import shared_redis
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,21 +42,8 @@ print(json.dumps(moments))
 @pytest.fixture
 def redis_url() -> Iterator[str]:
     """A Redis several processes can reach."""
-    url = os.environ.get("REDIS_URL")
-    if url:
+    with shared_redis() as url:
         yield url
-        return
-    from fakeredis import TcpFakeServer
-
-    server = TcpFakeServer(("127.0.0.1", 0))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    host, port = cast("tuple[str, int]", server.server_address[:2])  # a TCP server's
-    try:
-        yield f"redis://{host}:{port}/0"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_the_budget_is_waited_for_not_failed(redis_url: str) -> None:
