@@ -263,8 +263,12 @@ class _Parser:
 
 
 def compile_code(code: str) -> list[Statement]:
-    """Parse a program; raise :class:`CompileError` (VK's error 12) if it is not in the subset."""
-    return _Parser(code).program()
+    """Parse a program; raise :class:`CompileError` (VK's error 12) if it is not in the subset
+    or nests arrays or ``if`` blocks deeper than the interpreter's stack allows."""
+    try:
+        return _Parser(code).program()
+    except RecursionError:
+        raise CompileError("nested too deeply") from None
 
 
 # call(method, args) -> the call's response; raises VKError when the call fails.

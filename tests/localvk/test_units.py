@@ -86,6 +86,8 @@ def test_variables_and_if_run_a_call_only_when_the_earlier_ones_succeeded() -> N
         "var a = 1; if (a && a || a) { return 1; }",
         "var a = 1; if (a) { return 1;",
         "var a = 1; if a { return 1; }",
+        pytest.param("var a = 1; " + "if (a) { " * 5000 + "return 1;" + " }" * 5000, id="deep-if"),
+        pytest.param("return " + "[" * 5000 + "]" * 5000 + ";", id="deep-array"),
     ],
 )
 def test_names_and_conditions_outside_the_subset_are_error_12(code: str) -> None:
