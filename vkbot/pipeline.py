@@ -36,6 +36,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import InterfaceError, OperationalError, connection, transaction
@@ -47,7 +48,7 @@ from gameplay.messages import render
 from gameplay.models import VkEvent
 from gameplay.selectors.communities import this_group_id
 from gameplay.services.common import send_message
-from gameplay.services.longpoll_leases import longpoll_lease_check
+from gameplay.services.longpoll_leases import longpoll_lease_check, longpoll_leases_check
 from vkbot.position import community_of
 from vkbot.position import store_ts as store_ts
 from vkbot.position import stored_ts as stored_ts
@@ -193,6 +194,67 @@ def apply_updates(
                 if number == len(parts) and ts is not None:
                     store_ts(ts, group)
     return applied
+
+
+@dataclass
+class Section:
+    """One community's part of a slice applied by :func:`apply_sections`: its updates in the
+    order to apply them, each one's prefetched facts (None: none), and the long-poll ts to
+    store for it once they are applied (None: nothing to store, as for the Callback API)."""
+
+    group_id: int
+    updates: list[Any]
+    facts: list[Any] = field(default_factory=list)
+    ts: str | int | None = None
+
+
+@dataclass
+class SliceResult:
+    """What :func:`apply_sections` did: updates applied per community, and the communities
+    whose sections were left unapplied because ``holder`` no longer holds their lease."""
+
+    applied: dict[int, int] = field(default_factory=dict)
+    lost: set[int] = field(default_factory=set)
+
+    @property
+    def total(self) -> int:
+        return sum(self.applied.values())
+
+
+def apply_sections(
+    sections: Sequence[Section], *, source: str, holder: str | None = None
+) -> SliceResult:
+    """Apply several communities' updates in ONE transaction: one lease check for all of
+    them, then each community's section for that community (``gameplay.context.serving``),
+    in order, with its senders' seats read at once and its ts stored after it. The unit of
+    work is kept across the whole slice, so a game's later events reuse what its first one
+    read, and every community's new event-log and Outbox rows go in together.
+
+    ``holder``, if given, must hold each community's lease: the sections of communities it
+    does not (any more) are not applied and are reported in :attr:`SliceResult.lost`; the
+    others are. A section must be small enough for one transaction (a slice of the backlog
+    is; see :data:`vkbot.backlog.SLICE`). Database outages propagate: nothing of the slice
+    is applied, and every update in it can be applied again later."""
+    result = SliceResult()
+    todo = [s for s in sections if s.updates or s.ts is not None]
+    if not todo:
+        return result
+    with transaction.atomic(), unit_of_work.kept():
+        if holder is not None:
+            held = longpoll_leases_check(group_ids={s.group_id for s in todo}, holder=holder)
+            result.lost = {s.group_id for s in todo} - held
+            todo = [s for s in todo if s.group_id in held]
+        for section in todo:
+            group = int(section.group_id)
+            facts = list(section.facts) + [None] * (len(section.updates) - len(section.facts))
+            with serving(group):
+                if section.updates:
+                    _prefetch_seats(section.updates)
+                    done = _apply_chunk(section.updates, facts, source)
+                    result.applied[group] = result.applied.get(group, 0) + done
+                if section.ts is not None:
+                    store_ts(section.ts, group)
+    return result
 
 
 def games_of(batch: Sequence[Any]) -> list[int | None]:

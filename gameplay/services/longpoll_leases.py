@@ -147,3 +147,17 @@ def longpoll_lease_check(*, group_id: int, holder: str) -> None:
     )
     if not list(held.values_list("pk", flat=True)):
         raise LeaseLost(group_id, holder)
+
+
+def longpoll_leases_check(*, group_ids: Collection[int], holder: str) -> set[int]:
+    """:func:`longpoll_lease_check` for several communities at once (one statement): which of
+    ``group_ids`` ``holder`` holds unexpired leases of now. Their rows stay locked until the
+    transaction ends; the batches of the others must not be applied."""
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("longpoll_leases_check belongs inside the batch's transaction")
+    if not group_ids:
+        return set()
+    held = LongPollLease.objects.select_for_update().filter(
+        group_id__in=group_ids, holder=holder, expires_at__gt=Now()
+    )
+    return set(held.values_list("group_id", flat=True))

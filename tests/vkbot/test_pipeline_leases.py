@@ -24,7 +24,7 @@ from tests.vkbot.ingest_support import (
     use_dispatch,
 )
 from vkbot import longpoll
-from vkbot.pipeline import CHUNK, apply_updates, stored_ts
+from vkbot.pipeline import CHUNK, Section, apply_sections, apply_updates, stored_ts
 
 pytestmark = pytest.mark.django_db
 
@@ -117,3 +117,29 @@ def test_a_lease_lost_in_the_middle_of_a_batch_leaves_the_rest_to_the_next_holde
     assert apply_updates(updates(*numbers), "99", group_id=GROUP_ID, holder=B) == 10
     assert recorded_texts(game_id) == texts(*numbers)
     assert stored_ts(GROUP_ID) == "99"
+
+
+def test_a_slice_of_several_communities_applies_the_held_ones_and_reports_the_lost(
+    game: int,
+) -> None:
+    other = GROUP_ID + 1
+    assert longpoll_lease_claim(group_id=GROUP_ID, holder=A, ttl=TTL)
+    assert longpoll_lease_claim(group_id=other, holder=B, ttl=TTL)
+    foreign = [
+        message_update(VK_BASE + 1, "чужое", event_id="x1", group_id=other),
+    ]
+    result = apply_sections(
+        [
+            Section(GROUP_ID, updates(1, 2), ts="3"),
+            Section(other, foreign, ts="9"),
+        ],
+        source="longpoll",
+        holder=A,
+    )
+    assert result.applied == {GROUP_ID: 2} and result.lost == {other}
+    assert recorded_texts(game) == texts(1, 2)
+    assert stored_ts(GROUP_ID) == "3" and stored_ts(other) is None
+    assert not VkEvent.objects.filter(group_id=other).exists()
+    # Applied again (a replay of the same batch): every event is skipped as a duplicate.
+    again = apply_sections([Section(GROUP_ID, updates(1, 2), ts="3")], source="longpoll", holder=A)
+    assert again.applied == {GROUP_ID: 0} and recorded_texts(game) == texts(1, 2)
