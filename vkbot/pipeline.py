@@ -3,9 +3,11 @@
 :func:`apply_update` applies one raw VK update at most once: in one transaction it records the
 event's ``event_id`` as a :class:`~gameplay.models.VkEvent` (the unique constraint decides
 which of two racing deliveries wins) and runs the bot's handlers
-(``vkbot.handlers.dispatch``) in a savepoint. A handler that crashes is a bug: its changes are
-rolled back, the traceback goes to the operator log, the event stays recorded (it is not
-retried), and the user who sent it gets a short apology; the poller goes on.
+(``vkbot.handlers.dispatch``). A handler that crashes is a bug: its changes are rolled back,
+the traceback goes to the operator log, the event stays recorded (it is not retried), and the
+user who sent it gets a short apology; the poller goes on. A transaction of one update runs
+its handlers in no savepoint: on a crash the whole transaction rolls back and a fresh one
+records the event with its error, and the apology.
 
 :func:`apply_updates` applies a long-poll batch in transactions of up to :data:`CHUNK`
 updates each (one ``INSERT … ON CONFLICT DO NOTHING`` records a chunk's event ids and says
@@ -148,8 +150,12 @@ def apply_update(update: Mapping[str, Any], *, source: str, facts: Any = None) -
 
     Database outages propagate (nothing is recorded, so the update can be delivered again).
     """
-    with transaction.atomic(), unit_of_work.kept():
-        return _apply_chunk([update], [facts], source) == 1
+    try:
+        with transaction.atomic(), unit_of_work.kept():
+            return _apply_chunk([update], [facts], source, lone=True) == 1
+    except _Crashed as crash:
+        with transaction.atomic():
+            return _record_crash(crash) == 1
 
 
 def apply_updates(
@@ -184,14 +190,26 @@ def apply_updates(
         else:
             parts = [list(range(len(batch)))]
         for number, part in enumerate(parts, start=1):
-            with transaction.atomic(), unit_of_work.kept():
-                if holder is not None:
-                    longpoll_lease_check(group_id=group, holder=holder)
-                chunk = [batch[i] for i in part]
-                _prefetch_seats(chunk)
-                applied += _apply_chunk(chunk, [known[i] for i in part], source)
-                if number == len(parts) and ts is not None:
-                    store_ts(ts, group)
+            last = number == len(parts)
+            try:
+                with transaction.atomic(), unit_of_work.kept():
+                    if holder is not None:
+                        longpoll_lease_check(group_id=group, holder=holder)
+                    chunk = [batch[i] for i in part]
+                    if len(chunk) > 1:  # (one update's handlers read its seats themselves)
+                        _prefetch_seats(chunk)
+                    applied += _apply_chunk(
+                        chunk, [known[i] for i in part], source, lone=len(chunk) == 1
+                    )
+                    if last and ts is not None:
+                        store_ts(ts, group)
+            except _Crashed as crash:
+                with transaction.atomic():
+                    if holder is not None:
+                        longpoll_lease_check(group_id=group, holder=holder)
+                    applied += _record_crash(crash)
+                    if last and ts is not None:
+                        store_ts(ts, group)
     return applied
 
 
@@ -280,13 +298,20 @@ def _accept(update: Any, source: str) -> tuple[str, str] | None:
     return kind, event_id
 
 
-def _apply_chunk(updates: Sequence[Any], facts: Sequence[Any], source: str) -> int:
+def _apply_chunk(
+    updates: Sequence[Any], facts: Sequence[Any], source: str, *, lone: bool = False
+) -> int:
     """Record the updates' event ids and run the handlers of those recorded now; runs inside
     a transaction. Returns how many were applied.
 
     The handlers of a chunk run in one savepoint. Should one of them crash (a bug), the whole
     savepoint is rolled back and the chunk runs again with a savepoint per update, so that
-    only the crashing update's changes are lost (see :func:`_dispatch`)."""
+    only the crashing update's changes are lost (see :func:`_dispatch`).
+
+    ``lone``: the transaction holds this one update and nothing another update needs, so its
+    handlers run in no savepoint of their own: a crash is raised as :class:`_Crashed` for the
+    caller to roll the whole transaction back and record the crash in a fresh one
+    (:func:`_record_crash`)."""
     accepted = [
         (u, f, *k) for u, f in zip(updates, facts, strict=True) if (k := _accept(u, source))
     ]
@@ -299,6 +324,17 @@ def _apply_chunk(updates: Sequence[Any], facts: Sequence[Any], source: str) -> i
             continue
         new.discard(event_id)  # the same event twice in one batch: applied once
         todo.append((update, update_facts, kind, event_id))
+    if lone and len(todo) == 1:
+        update, update_facts, kind, event_id = todo[0]
+        try:
+            _handle(update, update_facts)
+            unit_of_work.flush()
+        except _INFRASTRUCTURE_ERRORS:
+            raise
+        except Exception as exc:
+            unit_of_work.forget()
+            raise _Crashed(update, event_id, kind, source, exc) from exc
+        return 1
     if len(todo) > 1:
         try:
             with transaction.atomic():
@@ -347,6 +383,36 @@ def _handle(update: Mapping[str, Any], facts: Any) -> None:
         handlers.dispatch(dict(update), facts=facts)
 
 
+class _Crashed(Exception):
+    """A handler crashed on the lone update of a transaction (``_apply_chunk(lone=True)``):
+    raised out of the transaction, so that all of it rolls back, for the caller to record the
+    crash in a fresh one (:func:`_record_crash`)."""
+
+    def __init__(
+        self, update: Mapping[str, Any], event_id: str, kind: str, source: str, error: Exception
+    ) -> None:
+        super().__init__(event_id)
+        self.update = update
+        self.event_id = event_id
+        self.kind = kind
+        self.source = source
+        self.error = error
+
+
+def _record_crash(crash: _Crashed) -> int:
+    """Record the event of a lone update whose handler crashed (its transaction rolled back),
+    with what went wrong, and apologise to its sender; inside a fresh transaction. 1 if it
+    was recorded now; 0 if another delivery of the event recorded it meanwhile (that one is
+    the event's application)."""
+    _log_crash(crash.update, crash.event_id, crash.kind, crash.source, crash.error)
+    event = (crash.event_id, crash.kind, group_id_of(crash.update))
+    if not _record([event], crash.source):
+        return 0
+    _note_crash(crash.update, crash.event_id, crash.error)
+    _apologise(crash.update, crash.event_id)
+    return 1
+
+
 def _dispatch(update: Mapping[str, Any], event_id: str, kind: str, source: str, facts: Any) -> None:
     """Run the handlers of one update in a savepoint: a crash rolls back its changes only."""
     try:
@@ -359,16 +425,26 @@ def _dispatch(update: Mapping[str, Any], event_id: str, kind: str, source: str, 
         # A bug: its changes are rolled back with the savepoint; the event stays recorded,
         # with what went wrong for the operator.
         unit_of_work.forget()
-        note = f"{type(exc).__name__}: {exc}"[:2000]
-        VkEvent.objects.filter(group_id=group_id_of(update) or 0, event_id=event_id).update(
-            error=note
-        )
-        logger.exception(
-            "The handler failed on VK event %s (%s) from %s; its changes were rolled back and "
-            "the event will not be retried. Update: %s",
-            event_id, kind, source, _dump(update),
-        )  # fmt: skip
+        _note_crash(update, event_id, exc)
+        _log_crash(update, event_id, kind, source, exc)
         _apologise(update, event_id)
+
+
+def _note_crash(update: Mapping[str, Any], event_id: str, exc: Exception) -> None:
+    """What went wrong, on the event's record, for the operator."""
+    note = f"{type(exc).__name__}: {exc}"[:2000]
+    VkEvent.objects.filter(group_id=group_id_of(update) or 0, event_id=event_id).update(error=note)
+
+
+def _log_crash(
+    update: Mapping[str, Any], event_id: str, kind: str, source: str, exc: Exception
+) -> None:
+    logger.error(
+        "The handler failed on VK event %s (%s) from %s; its changes were rolled back and "
+        "the event will not be retried. Update: %s",
+        event_id, kind, source, _dump(update),
+        exc_info=exc,
+    )  # fmt: skip
 
 
 def _apologise(update: Mapping[str, Any], event_id: str) -> None:
