@@ -32,6 +32,7 @@ from contextlib import contextmanager
 
 from gameplay.rules.errors import RuleViolation
 
+from .hotread import read_locked, standing_key
 from .txcache import (
     CastVote,
     LockedGame,
@@ -39,6 +40,8 @@ from .txcache import (
     defer,
     flush,
     forget,
+    held,
+    hold,
     kept,
     next_event_seq,
     store,
@@ -54,12 +57,16 @@ __all__ = [
     "defer",
     "flush",
     "forget",
+    "held",
+    "hold",
     "hot_call",
     "keep",
     "kept",
     "kept_game",
     "next_event_seq",
     "read_afresh",
+    "read_locked",
+    "standing_key",
 ]
 
 

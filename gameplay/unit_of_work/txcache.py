@@ -207,6 +207,9 @@ class _State(threading.local):
         self.user_seats: dict[int, list[Seat]] = {}
         #: The last marker registered (it holds the savepoints open then).
         self.marker: _Marker | None = None
+        #: Game rows locked in the transaction whose phase and players are not read yet
+        #: (:func:`hold`), each with its marker, by id.
+        self.held: dict[int, tuple[Game, _Marker]] = {}
         #: Rows queued by :func:`defer`, each with its marker, in order.
         self.pending: list[tuple[_Marker, Model]] = []
         #: Rows :func:`flush` inserted with savepoints open that were not open when they were
@@ -231,6 +234,7 @@ def kept() -> Iterator[None]:
         _state.depth -= 1
         if _state.depth == 0:
             _state.games.clear()
+            _state.held.clear()
             _state.pending.clear()
             _state.inserted.clear()
             _state.user_seats.clear()
@@ -325,8 +329,33 @@ def forget(game_id: int | None = None) -> None:
     _state.user_seats.clear()
     if game_id is None:
         _state.games.clear()
+        _state.held.clear()
     else:
         _state.games.pop(game_id, None)
+        _state.held.pop(game_id, None)
+
+
+def hold(game: Game) -> None:
+    """The caller has just locked ``game``'s row (read under the lock) without reading its
+    phase and players: the hot path reads those when it needs the game (:func:`held`) instead
+    of locking the row again. Tied to the savepoints open now (a rolled-back savepoint
+    releases the lock)."""
+    if active():
+        _state.held[game.pk] = (game, _marker())
+
+
+def held(game_id: int) -> Game | None:
+    """The game row :func:`hold` says this transaction holds locked, else None."""
+    if not _state.held or not active():
+        return None
+    found = _state.held.get(game_id)
+    if found is None:
+        return None
+    game, marker = found
+    if id(marker) in _pending_markers():
+        return game
+    del _state.held[game_id]
+    return None
 
 
 def store(entry: LockedGame) -> LockedGame:
