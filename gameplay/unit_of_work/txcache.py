@@ -3,10 +3,12 @@
 
 The ingestion pipeline applies the updates of one game one after another in one transaction
 (``vkbot.pipeline``). The first vote or night action of a game there locks the game row and
-reads the game, its current phase and its seats (``gameplay.services.common.lock_game_hot``);
-the game's later votes and night actions in the same transaction get the same handle back, and
-the next event-log ``seq``, the day's vote count and the day's current ballots are counted on
-from there instead of being read again. Everything else reads and locks afresh.
+reads the game, its current phase, its seats and the counts below
+(``gameplay.services.common.lock_game_hot``); the game's later votes and night actions in the
+same transaction get the same handle back, and the next event-log ``seq``, the day's vote count,
+the day's current ballots and the night's standing slots are counted on from there instead of
+being read again. Everything else reads and locks afresh. A game row the bot's lookup locked
+before the hot call reads it (:func:`hold`) is not locked a second time.
 
 The cache exists only inside :func:`kept` (the pipeline opens it around each transaction of
 its updates); outside, nothing is kept and every call reads the database. Staleness is ruled
