@@ -33,6 +33,7 @@ from contextlib import contextmanager
 
 from gameplay.rules.errors import RuleViolation
 
+from .held import held, hold
 from .hotread import read_locked, standing_key
 from .txcache import (
     CastVote,
@@ -41,8 +42,6 @@ from .txcache import (
     defer,
     flush,
     forget,
-    held,
-    hold,
     kept,
     next_event_seq,
     store,

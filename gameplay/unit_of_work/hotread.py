@@ -118,8 +118,13 @@ def read_locked(game: Game) -> LockedGame | None:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    if not rows:
-        return None
+    return _entry(game, rows, seats_cols, phase_cols) if rows else None
+
+
+def _entry(
+    game: Game, rows: Sequence[Sequence[Any]], seats_cols: _Columns, phase_cols: _Columns
+) -> LockedGame:
+    """The unit of work the statement's rows describe (a seat's row once per standing action)."""
     split = len(seats_cols.fields)
     extra = split + len(phase_cols.fields)
     first = rows[0]

@@ -5,10 +5,9 @@ The ingestion pipeline applies the updates of one game one after another in one 
 (``vkbot.pipeline``). The first vote or night action of a game there locks the game row and
 reads the game, its current phase, its seats and the counts below
 (``gameplay.services.common.lock_game_hot``); the game's later votes and night actions in the
-same transaction get the same handle back, and the next event-log ``seq``, the day's vote count,
-the day's current ballots and the night's standing slots are counted on from there instead of
-being read again. Everything else reads and locks afresh. A game row the bot's lookup locked
-before the hot call reads it (:func:`hold`) is not locked a second time.
+same transaction get the same handle back, and the log's next ``seq``, the day's vote count and
+ballots and the night's standing slots are counted on from there instead of being read again.
+Everything else reads and locks afresh (a row the bot's lookup locked, :mod:`.held`, once).
 
 The cache exists only inside :func:`kept` (the pipeline opens it around each transaction of
 its updates); outside, nothing is kept and every call reads the database. Staleness is ruled
@@ -209,8 +208,7 @@ class _State(threading.local):
         self.user_seats: dict[int, list[Seat]] = {}
         #: The last marker registered (it holds the savepoints open then).
         self.marker: _Marker | None = None
-        #: Game rows locked in the transaction whose phase and players are not read yet
-        #: (:func:`hold`), each with its marker, by id.
+        #: Game rows locked, not read yet (:mod:`.held`), each with its marker, by id.
         self.held: dict[int, tuple[Game, _Marker]] = {}
         #: Rows queued by :func:`defer`, each with its marker, in order.
         self.pending: list[tuple[_Marker, Model]] = []
@@ -335,29 +333,6 @@ def forget(game_id: int | None = None) -> None:
     else:
         _state.games.pop(game_id, None)
         _state.held.pop(game_id, None)
-
-
-def hold(game: Game) -> None:
-    """The caller has just locked ``game``'s row (read under the lock) without reading its
-    phase and players: the hot path reads those when it needs the game (:func:`held`) instead
-    of locking the row again. Tied to the savepoints open now (a rolled-back savepoint
-    releases the lock)."""
-    if active():
-        _state.held[game.pk] = (game, _marker())
-
-
-def held(game_id: int) -> Game | None:
-    """The game row :func:`hold` says this transaction holds locked, else None."""
-    if not _state.held or not active():
-        return None
-    found = _state.held.get(game_id)
-    if found is None:
-        return None
-    game, marker = found
-    if id(marker) in _pending_markers():
-        return game
-    del _state.held[game_id]
-    return None
 
 
 def store(entry: LockedGame) -> LockedGame:
