@@ -5,8 +5,9 @@ a board vote («голос 1» in the day's topic), with 1 game in the database 
 ``day``/``night`` snapshots: 100 running 26-player games, the night one with a whole Day 1 of
 votes behind it). The measured game is in the same state in both cases.
 
-The count includes the savepoints the pipeline opens (one for the event record, one for the
-handlers) but not the ``BEGIN``/``COMMIT`` of its transaction, which Django does not log.
+The count includes the ``BEGIN`` and ``COMMIT`` of the pipeline's transaction (Django logs
+both); an update alone in its transaction runs its handlers in no savepoint
+(``vkbot.pipeline``), and ``tests/vkbot/test_handlers_queries.py`` counts it the same way.
 
 The hot path's own figure (:func:`hot_path`): a whole day's 26 board votes of one game applied
 as one batch of the pipeline (as runbot applies a burst), with the unit of work keeping the

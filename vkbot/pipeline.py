@@ -3,9 +3,11 @@
 :func:`apply_update` applies one raw VK update at most once: in one transaction it records the
 event's ``event_id`` as a :class:`~gameplay.models.VkEvent` (the unique constraint decides
 which of two racing deliveries wins) and runs the bot's handlers
-(``vkbot.handlers.dispatch``) in a savepoint. A handler that crashes is a bug: its changes are
-rolled back, the traceback goes to the operator log, the event stays recorded (it is not
-retried), and the user who sent it gets a short apology; the poller goes on.
+(``vkbot.handlers.dispatch``). A handler that crashes is a bug: its changes are rolled back,
+the traceback goes to the operator log, the event stays recorded (it is not retried), and the
+user who sent it gets a short apology; the poller goes on. A transaction of one update runs
+its handlers in no savepoint: on a crash the whole transaction rolls back and a fresh one
+records the event with its error, and the apology.
 
 :func:`apply_updates` applies a long-poll batch in transactions of up to :data:`CHUNK`
 updates each (one ``INSERT … ON CONFLICT DO NOTHING`` records a chunk's event ids and says
@@ -44,11 +46,12 @@ from django.utils import timezone
 
 from gameplay import unit_of_work
 from gameplay.context import current_group, serving
-from gameplay.messages import render
 from gameplay.models import VkEvent
 from gameplay.selectors.communities import this_group_id
-from gameplay.services.common import send_message
 from gameplay.services.longpoll_leases import longpoll_lease_check, longpoll_leases_check
+from vkbot.crashes import Crashed, apologise, log_crash, note_crash
+from vkbot.crashes import dump as _dump
+from vkbot.crashes import sender_of as sender_of
 from vkbot.position import community_of
 from vkbot.position import store_ts as store_ts
 from vkbot.position import stored_ts as stored_ts
@@ -67,15 +70,6 @@ CHUNK = 50
 EVENT_ID_MAX = VkEvent._meta.get_field("event_id").max_length or 80
 TYPE_MAX = VkEvent._meta.get_field("type").max_length or 48
 SOURCE_MAX = VkEvent._meta.get_field("source").max_length or 16
-
-#: Update types a user causes, and where the user's id sits in ``object``.
-_USER_PATHS: dict[str, tuple[str, ...]] = {
-    "message_new": ("message", "from_id"),
-    "message_event": ("user_id",),
-    "board_post_new": ("from_id",),
-    "board_post_edit": ("from_id",),
-    "board_post_restore": ("from_id",),
-}
 
 #: Errors that mean the database itself is unavailable: the update is not recorded, so the
 #: caller retries it later (the poller re-polls from the stored ts, VK re-sends a callback).
@@ -121,17 +115,6 @@ def is_our_group(update: Mapping[str, Any]) -> bool:
     return expected is not None and group_id_of(update) == int(expected)
 
 
-def sender_of(update: Mapping[str, Any]) -> int | None:
-    """The VK user who caused the update (a positive id), if the update says."""
-    path = _USER_PATHS.get(str(update.get("type")))
-    value: Any = update.get("object")
-    for key in path or ():
-        value = value.get(key) if isinstance(value, Mapping) else None
-    if path is None or isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value if value > 0 else None
-
-
 def _check(update: Any) -> str:
     if not isinstance(update, Mapping):
         raise BadUpdate(f"a VK update must be an object, got {type(update).__name__}")
@@ -149,8 +132,12 @@ def apply_update(update: Mapping[str, Any], *, source: str, facts: Any = None) -
 
     Database outages propagate (nothing is recorded, so the update can be delivered again).
     """
-    with transaction.atomic(), unit_of_work.kept():
-        return _apply_chunk([update], [facts], source) == 1
+    try:
+        with transaction.atomic(), unit_of_work.kept():
+            return _apply_chunk([update], [facts], source, lone=True) == 1
+    except Crashed as crash:
+        with transaction.atomic():
+            return _record_crash(crash) == 1
 
 
 def apply_updates(
@@ -185,14 +172,26 @@ def apply_updates(
         else:
             parts = [list(range(len(batch)))]
         for number, part in enumerate(parts, start=1):
-            with transaction.atomic(), unit_of_work.kept():
-                if holder is not None:
-                    longpoll_lease_check(group_id=group, holder=holder)
-                chunk = [batch[i] for i in part]
-                _prefetch_seats(chunk)
-                applied += _apply_chunk(chunk, [known[i] for i in part], source)
-                if number == len(parts) and ts is not None:
-                    store_ts(ts, group)
+            last = number == len(parts)
+            try:
+                with transaction.atomic(), unit_of_work.kept():
+                    if holder is not None:
+                        longpoll_lease_check(group_id=group, holder=holder)
+                    chunk = [batch[i] for i in part]
+                    if len(chunk) > 1:  # (one update's handlers read its seats themselves)
+                        _prefetch_seats(chunk)
+                    applied += _apply_chunk(
+                        chunk, [known[i] for i in part], source, lone=len(chunk) == 1
+                    )
+                    if last and ts is not None:
+                        store_ts(ts, group)
+            except Crashed as crash:
+                with transaction.atomic():
+                    if holder is not None:
+                        longpoll_lease_check(group_id=group, holder=holder)
+                    applied += _record_crash(crash)
+                    if last and ts is not None:
+                        store_ts(ts, group)
     return applied
 
 
@@ -342,13 +341,20 @@ def _accept(update: Any, source: str) -> tuple[str, str] | None:
     return kind, event_id
 
 
-def _apply_chunk(updates: Sequence[Any], facts: Sequence[Any], source: str) -> int:
+def _apply_chunk(
+    updates: Sequence[Any], facts: Sequence[Any], source: str, *, lone: bool = False
+) -> int:
     """Record the updates' event ids and run the handlers of those recorded now; runs inside
     a transaction. Returns how many were applied.
 
     The handlers of a chunk run in one savepoint. Should one of them crash (a bug), the whole
     savepoint is rolled back and the chunk runs again with a savepoint per update, so that
-    only the crashing update's changes are lost (see :func:`_dispatch`)."""
+    only the crashing update's changes are lost (see :func:`_dispatch`).
+
+    ``lone``: the transaction holds this one update and nothing another update needs, so its
+    handlers run in no savepoint of their own: a crash is raised as :class:`Crashed` for the
+    caller to roll the whole transaction back and record the crash in a fresh one
+    (:func:`_record_crash`)."""
     accepted = [
         (u, f, *k) for u, f in zip(updates, facts, strict=True) if (k := _accept(u, source))
     ]
@@ -361,6 +367,17 @@ def _apply_chunk(updates: Sequence[Any], facts: Sequence[Any], source: str) -> i
             continue
         new.discard(event_id)  # the same event twice in one batch: applied once
         todo.append((update, update_facts, kind, event_id))
+    if lone and len(todo) == 1:
+        update, update_facts, kind, event_id = todo[0]
+        try:
+            _handle(update, update_facts)
+            unit_of_work.flush()
+        except _INFRASTRUCTURE_ERRORS:
+            raise
+        except Exception as exc:
+            unit_of_work.forget()
+            raise Crashed(update, event_id, kind, source, exc) from exc
+        return 1
     if len(todo) > 1:
         try:
             with transaction.atomic():
@@ -409,6 +426,20 @@ def _handle(update: Mapping[str, Any], facts: Any) -> None:
         handlers.dispatch(dict(update), facts=facts)
 
 
+def _record_crash(crash: Crashed) -> int:
+    """Record the event of a lone update whose handler crashed (its transaction rolled back),
+    with what went wrong, and apologise to its sender; inside a fresh transaction. 1 if it
+    was recorded now; 0 if another delivery of the event recorded it meanwhile (that one is
+    the event's application)."""
+    log_crash(crash.update, crash.event_id, crash.kind, crash.source, crash.error)
+    event = (crash.event_id, crash.kind, group_id_of(crash.update))
+    if not _record([event], crash.source):
+        return 0
+    note_crash(group_id_of(crash.update), crash.event_id, crash.error)
+    apologise(crash.update, crash.event_id)
+    return 1
+
+
 def _dispatch(update: Mapping[str, Any], event_id: str, kind: str, source: str, facts: Any) -> None:
     """Run the handlers of one update in a savepoint: a crash rolls back its changes only."""
     try:
@@ -421,61 +452,6 @@ def _dispatch(update: Mapping[str, Any], event_id: str, kind: str, source: str, 
         # A bug: its changes are rolled back with the savepoint; the event stays recorded,
         # with what went wrong for the operator.
         unit_of_work.forget()
-        note = f"{type(exc).__name__}: {exc}"[:2000]
-        VkEvent.objects.filter(group_id=group_id_of(update) or 0, event_id=event_id).update(
-            error=note
-        )
-        logger.exception(
-            "The handler failed on VK event %s (%s) from %s; its changes were rolled back and "
-            "the event will not be retried. Update: %s",
-            event_id, kind, source, _dump(update),
-        )  # fmt: skip
-        _apologise(update, event_id)
-
-
-def _apologise(update: Mapping[str, Any], event_id: str) -> None:
-    user_id = sender_of(update)
-    if user_id is None:
-        return
-    try:
-        with transaction.atomic():
-            send_message(
-                game=None,
-                peer_ids=[user_id],
-                text=render("player/internal_error"),
-                kind="internal_error",
-            )
-            unit_of_work.flush()
-    except _INFRASTRUCTURE_ERRORS:
-        raise
-    except Exception:
-        logger.exception("Could not queue the apology to VK user %s (event %s)", user_id, event_id)
-
-
-#: Keys whose string values are what people wrote (messages, board posts): never logged.
-_TEXT_KEYS = frozenset({"text", "message", "title", "caption", "description"})
-
-
-def redacted(value: Any, depth: int = 0) -> Any:
-    """``value`` with what people wrote replaced by its length: logs at INFO and above (a
-    crash's dump included) never hold a night action, a mafia message or a card's text."""
-    if depth > 40:
-        return "<nested too deep>"
-    if isinstance(value, Mapping):
-        return {
-            k: f"<{len(v)} chars>"
-            if k in _TEXT_KEYS and isinstance(v, str)
-            else redacted(v, depth + 1)
-            for k, v in value.items()
-        }
-    if isinstance(value, list | tuple):
-        return [redacted(v, depth + 1) for v in value]
-    return value
-
-
-def _dump(update: Any) -> str:
-    """An update for the log, texts redacted (see :func:`redacted`)."""
-    try:
-        return json.dumps(redacted(update), ensure_ascii=False, sort_keys=True, default=repr)
-    except (TypeError, ValueError, RecursionError):
-        return f"<an unprintable {type(update).__name__}>"
+        note_crash(group_id_of(update), event_id, exc)
+        log_crash(update, event_id, kind, source, exc)
+        apologise(update, event_id)

@@ -63,7 +63,7 @@ def seats_of_user(vk_user_id: int) -> list[Seat]:
     :mod:`gameplay.unit_of_work`; a second query reads any other)."""
     kept_seats = txcache.user_seats(vk_user_id)
     if kept_seats is not None:
-        return [_kept_seat(s) for s in kept_seats]
+        return [kept_seat(s) for s in kept_seats]
     seats = Seat.objects.filter(
         in_served_community("game__"),
         vk_user_id=vk_user_id,
@@ -82,9 +82,9 @@ def seats_of_user(vk_user_id: int) -> list[Seat]:
     return found
 
 
-def _kept_seat(seat: Seat) -> Seat:
-    """A seat read for the transaction (:func:`keep_seats_of_users`), or the same seat as
-    the transaction holds it locked when it keeps its game."""
+def kept_seat(seat: Seat) -> Seat:
+    """A seat read for the transaction (:func:`keep_seats_of_users`, the hot path's seats of
+    a user), or the same seat as the transaction holds it locked when it keeps its game."""
     kept = txcache.get(seat.game_id)
     if kept is None:
         return seat

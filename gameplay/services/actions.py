@@ -16,7 +16,7 @@ from gameplay.refusals import NightReopenedForMafiaShot, NightUnderReview
 from gameplay.rules import Act, Role, Slot, validate_action
 from gameplay.rules.roles import ACT_TITLES
 from gameplay.selectors.bot import night_closed_to
-from gameplay.unit_of_work import LockedGame
+from gameplay.unit_of_work import LockedGame, standing_key
 from outbox import dbrows
 
 from .acting import check_button_phase, seat_of_user
@@ -127,7 +127,7 @@ def _retire_standing(uow: LockedGame, phase: Phase, act: Act, actor_seat: Seat) 
     """Retire the action standing in the slot ``act`` fills (see ``Slot``); True if there was
     one. While the pipeline keeps the game, its standing slots (read once per transaction)
     spare the query when nothing stands there."""
-    key = _standing_key(act.slot.value, actor_seat.pk, act.value)
+    key = standing_key(act.slot.value, actor_seat.pk, act.value)
     standing_keys = uow.standing_or(lambda: _standing_keys(phase)) if uow.is_kept else None
     uow.begin_writes()  # (see common.hot_game)
     if standing_keys is not None and key not in standing_keys:
@@ -146,21 +146,11 @@ def _retire_standing(uow: LockedGame, phase: Phase, act: Act, actor_seat: Seat) 
 def _standing_keys(phase: Phase) -> set[tuple[str, int | str | None]]:
     """The slots of the night's current actions (one query)."""
     return {
-        _standing_key(slot, actor_id, done)
+        standing_key(slot, actor_id, done)
         for slot, actor_id, done in NightAction.objects.filter(
             phase=phase, current=True
         ).values_list("slot", "actor_id", "act")
     }
-
-
-def _standing_key(slot: str, actor_id: int, act: str) -> tuple[str, int | str | None]:
-    """What a submission in ``slot`` replaces: the actor's role act, the item's one use, or
-    the team's act of the night (see ``Slot``)."""
-    if slot == Slot.ROLE:
-        return slot, actor_id
-    if slot == Slot.ITEM:
-        return slot, act
-    return slot, None
 
 
 def _echo_action(

@@ -14,6 +14,7 @@ from gameplay import themes, unit_of_work
 from gameplay.context import current_group
 from gameplay.messages import Person, render
 from gameplay.models import (
+    ACTIVE_STATUSES,
     Actor,
     EventKind,
     Game,
@@ -24,18 +25,22 @@ from gameplay.models import (
     Phase,
     PhaseKind,
     Seat,
+    SeatStatus,
     Strike,
 )
 from gameplay.refusals import NoSuchGame
 from gameplay.rules import Role, StrikeGiven
 from gameplay.rules.errors import GameNotRunning, NotInGame
 from gameplay.rules.spectators import may_watch
+from gameplay.selectors import bot
+from gameplay.selectors.communities import in_served_community
 
 # The reads the services share with the panel (re-exported: the services read them under the
 # game's lock).
 from gameplay.selectors.table import current_phase as current_phase
 from gameplay.selectors.table import players as players
 from gameplay.selectors.table import table_of as table_of
+from gameplay.unit_of_work import txcache
 from outbox.queue import request_delivery
 
 #: Recipients of one messages.send (VK.md: peer_ids up to 100).
@@ -64,16 +69,69 @@ def _lock_row(game_id: int) -> Game:
 def lock_game_hot(*, game_id: int) -> unit_of_work.LockedGame:
     """The hot path's unit of work (a vote, a night action): the game locked, with its current
     phase and players, read once per transaction while the pipeline keeps them
-    (:func:`gameplay.unit_of_work.kept`); three queries otherwise, as ``lock_game``,
-    ``players`` and ``current_phase``."""
+    (:func:`gameplay.unit_of_work.kept`); otherwise two queries, the lock and
+    ``gameplay.unit_of_work.read_locked`` (one when the transaction already holds the row:
+    :func:`hot_seats_of_user`)."""
     entry = unit_of_work.kept_game(game_id)
     if entry is not None:
         return entry
-    game = _lock_row(game_id)  # (not kept: nothing to drop)
-    seats = players(game)
+    held = unit_of_work.held(game_id)
+    return _read_hot(
+        held if held is not None else _lock_row(game_id)
+    )  # (not kept: nothing to drop)
+
+
+def _read_hot(game: Game) -> unit_of_work.LockedGame:
+    """The unit of work of ``game``, its row just locked, kept for the transaction."""
+    unit_of_work.flush()  # (the log's queued rows count in its last seq)
+    entry = unit_of_work.read_locked(game)
+    if entry is None:  # no seated players: nothing to join the phase to
+        entry = unit_of_work.LockedGame(game, current_phase(game), [])
+    return unit_of_work.keep(entry)
+
+
+def lock_topic_game_hot(*, topic_id: int) -> unit_of_work.LockedGame | None:
+    """A vote posted in a topic: the running game whose game topic it is, locked and read as
+    :func:`lock_game_hot` reads it, found and locked in one query (the handlers' reads of the
+    game, its seats and phase, and the vote's service, then find it kept). None outside the
+    pipeline's kept transaction, or when no running game has this topic (nothing locked)."""
+    if not unit_of_work.active():
+        return None
+    kept = txcache.game_with_topic(topic_id)
+    if kept is not None:
+        return unit_of_work.kept_game(kept.pk) if kept.status == GameStatus.RUNNING else None
+    game = (
+        Game.objects.select_for_update()
+        .filter(in_served_community(), topic_id=topic_id, status=GameStatus.RUNNING)
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    return _read_hot(game) if game is not None else None
+
+
+def hot_seats_of_user(*, vk_user_id: int) -> list[Seat]:
+    """A vote or a night action by private message or button: the user's seats, as
+    ``gameplay.selectors.bot.seats_of_user`` reads them, with their games locked in the same
+    query (:func:`lock_game_hot` then reads the game without locking it again). Outside the
+    pipeline's kept transaction, or when the transaction read the user's seats already, the
+    selector's answer."""
+    if not unit_of_work.active() or txcache.user_seats(vk_user_id) is not None:
+        return bot.seats_of_user(vk_user_id)
+    seats = list(
+        Seat.objects.filter(
+            in_served_community("game__"),
+            vk_user_id=vk_user_id,
+            status__in=[SeatStatus.PLAYER, SeatStatus.RESERVE],
+            game__status__in=ACTIVE_STATUSES,
+        )
+        .select_related("game")
+        .select_for_update(of=("game",))
+        .order_by("game_id")
+    )
     for seat in seats:
-        seat.game = game  # (no query: the seat's game is this one)
-    return unit_of_work.keep(unit_of_work.LockedGame(game, current_phase(game), seats))
+        if unit_of_work.kept_game(seat.game_id) is None:
+            unit_of_work.hold(seat.game)
+    return [bot.kept_seat(seat) for seat in seats]
 
 
 @contextmanager

@@ -2,10 +2,11 @@
 phase and its seated players as read under the lock (:class:`LockedGame`).
 
 Who makes one: ``gameplay.services.common.lock_game_hot`` (the bot's hot path, a vote or a
-night action: the game locked and read in three queries) and the services that lock a game
-with ``lock_game`` and then hand what they read to a ``*_locked`` function. Who gets one: every
-``*_locked`` function of the services takes it as ``uow``, so what it reads and counts is a
-parameter, not a lookup.
+night action: the game locked, then its players, phase and counts read in one statement,
+:func:`read_locked`; a game the bot's lookup locked already, :func:`hold`, is not locked
+again) and the services that lock a game with ``lock_game`` and then hand what they read to
+a ``*_locked`` function. Who gets one: every ``*_locked`` function of the services takes it
+as ``uow``, so what it reads and counts is a parameter, not a lookup.
 
 The hot path's handle carries what its calls count and read again: the next event-log seq, the
 day's current ballots and vote count, the night's standing slots, the rules' snapshot of the
@@ -15,7 +16,7 @@ transaction of updates) the handle is *kept*: the game's later votes and night a
 same transaction get the same handle back and count on from it, and its new rows of the event
 log and the Outbox are inserted together at the end (:func:`defer`, :func:`flush`; the plain SQL
 is :mod:`outbox.dbrows`). That is what the cache is for: a burst of a game's events (runbot
-takes up to 50 of one game per transaction) costs about two queries each instead of twelve
+takes up to 50 of one game per transaction) costs about two queries each instead of ten
 (``tests/vkbot/test_handlers_queries.py`` measures it). Outside :func:`kept` a handle lives for
 one call and every row is written at once.
 
@@ -32,6 +33,8 @@ from contextlib import contextmanager
 
 from gameplay.rules.errors import RuleViolation
 
+from .held import held, hold
+from .hotread import read_locked, standing_key
 from .txcache import (
     CastVote,
     LockedGame,
@@ -54,12 +57,16 @@ __all__ = [
     "defer",
     "flush",
     "forget",
+    "held",
+    "hold",
     "hot_call",
     "keep",
     "kept",
     "kept_game",
     "next_event_seq",
     "read_afresh",
+    "read_locked",
+    "standing_key",
 ]
 
 

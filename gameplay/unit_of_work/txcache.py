@@ -3,10 +3,11 @@
 
 The ingestion pipeline applies the updates of one game one after another in one transaction
 (``vkbot.pipeline``). The first vote or night action of a game there locks the game row and
-reads the game, its current phase and its seats (``gameplay.services.common.lock_game_hot``);
-the game's later votes and night actions in the same transaction get the same handle back, and
-the next event-log ``seq``, the day's vote count and the day's current ballots are counted on
-from there instead of being read again. Everything else reads and locks afresh.
+reads the game, its current phase, its seats and the counts below
+(``gameplay.services.common.lock_game_hot``); the game's later votes and night actions in the
+same transaction get the same handle back, and the log's next ``seq``, the day's vote count and
+ballots and the night's standing slots are counted on from there instead of being read again.
+Everything else reads and locks afresh (a row the bot's lookup locked, :mod:`.held`, once).
 
 The cache exists only inside :func:`kept` (the pipeline opens it around each transaction of
 its updates); outside, nothing is kept and every call reads the database. Staleness is ruled
@@ -207,6 +208,8 @@ class _State(threading.local):
         self.user_seats: dict[int, list[Seat]] = {}
         #: The last marker registered (it holds the savepoints open then).
         self.marker: _Marker | None = None
+        #: Game rows locked, not read yet (:mod:`.held`), each with its marker, by id.
+        self.held: dict[int, tuple[Game, _Marker]] = {}
         #: Rows queued by :func:`defer`, each with its marker, in order.
         self.pending: list[tuple[_Marker, Model]] = []
         #: Rows :func:`flush` inserted with savepoints open that were not open when they were
@@ -231,6 +234,7 @@ def kept() -> Iterator[None]:
         _state.depth -= 1
         if _state.depth == 0:
             _state.games.clear()
+            _state.held.clear()
             _state.pending.clear()
             _state.inserted.clear()
             _state.user_seats.clear()
@@ -325,8 +329,10 @@ def forget(game_id: int | None = None) -> None:
     _state.user_seats.clear()
     if game_id is None:
         _state.games.clear()
+        _state.held.clear()
     else:
         _state.games.pop(game_id, None)
+        _state.held.pop(game_id, None)
 
 
 def store(entry: LockedGame) -> LockedGame:

@@ -11,7 +11,7 @@ from gameplay.messages import render
 from gameplay.models import Game, Seat
 from gameplay.refusals import OutOfGame
 from gameplay.selectors import bot as sel
-from gameplay.services import replies
+from gameplay.services import common, replies
 from vkbot import parsing
 
 CHAT_PEER_BASE = 2_000_000_000
@@ -105,7 +105,12 @@ class Sender:
     game_id: int | None = None
 
     @classmethod
-    def load(cls, vk_user_id: int) -> Sender:
+    def load(cls, vk_user_id: int, *, hot: bool = False) -> Sender:
+        """The user's seats; ``hot``: for a vote or a night action, their games locked as they
+        are read (``gameplay.services.common.hot_seats_of_user``: the service then reads its
+        game without locking it again)."""
+        if hot:
+            return cls(vk_user_id, common.hot_seats_of_user(vk_user_id=vk_user_id))
         return cls(vk_user_id, sel.seats_of_user(vk_user_id))
 
     @property

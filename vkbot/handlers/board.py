@@ -15,7 +15,7 @@ from gameplay.messages import render
 from gameplay.models import FlagKind, Game, GameStatus, PhaseKind, Seat, Vote
 from gameplay.rules import RuleViolation
 from gameplay.selectors import bot as sel
-from gameplay.services import replies
+from gameplay.services import common, replies
 from gameplay.services.moderation import flag
 from vkbot import moderation, parsing
 
@@ -96,6 +96,9 @@ def post_new(obj: dict[str, Any], facts: VkFacts) -> Command | None:
         target = _signup_game(topic, author, cmd.kind)
         if target is not None:
             return Command(target, topic, post_id, author, cmd, [], facts)
+    if cmd is not None and cmd.kind == parsing.VOTE:
+        # The vote's game locked and read once, for the reads below and the vote's service.
+        common.lock_topic_game_hot(topic_id=topic)
     game = sel.game_for_topic(topic)
     if game is None:
         return None

@@ -85,6 +85,12 @@ BOARD: dict[str, BoardCommand] = {
 }  # fmt: skip
 
 
+#: Private text commands and buttons (those naming a target) that cast a vote or send a night
+#: action: their sender's games are locked as the sender's seats are read (``Sender.load``).
+_HOT_TEXT = frozenset({parsing.VOTE, parsing.NIGHT})
+_HOT_BUTTONS = frozenset({VOTE, *NIGHT_ACTS})
+
+
 def _answered(sender: Sender, call: Callable[[], None]) -> None:
     """Run a private command's or a button's handler; a refusal gets its text, in the game the
     handler found."""
@@ -100,7 +106,7 @@ def text(vk_user_id: int, message: str, facts: VkFacts) -> None:
     if cmd.kind == parsing.EMPTY:
         refuse(vk_user_id, render("player/empty_message"))
         return
-    sender = Sender.load(vk_user_id)
+    sender = Sender.load(vk_user_id, hot=cmd.kind in _HOT_TEXT)
     handler = TEXT.get(cmd.kind)
     if handler is None:
         refuse(vk_user_id, render("player/unknown_command"))
@@ -111,7 +117,8 @@ def text(vk_user_id: int, message: str, facts: VkFacts) -> None:
 def button(vk_user_id: int, payload: Payload, facts: VkFacts, *, edit: int | None = None) -> None:
     """A button of this bot. ``edit``: the message it sits on (callback buttons), which the
     page it asks for (next targets, the commissar's choice, the guess) replaces."""
-    sender = Sender.load(vk_user_id)
+    hot = payload.target is not None and payload.action in _HOT_BUTTONS
+    sender = Sender.load(vk_user_id, hot=hot)
     _answered(sender, lambda: BUTTONS[payload.action](sender, payload, facts, edit))
 
 

@@ -298,13 +298,17 @@ def test_any_change_of_an_entry_in_a_rolled_back_savepoint_makes_it_stale(change
             raise Boom
         assert txcache.get(game.pk) is None
         fresh = entry_of(game)
-        assert fresh is not entry and fresh.ballots is None and fresh.next_seq is None
+        assert fresh is not entry and fresh.ballots == {} and fresh.standing == set()
+        assert fresh.next_seq == seqs(game)[-1] + 1 and fresh.votes_cast == 0
 
 
 def test_the_counts_of_an_entry_are_read_once_and_counted_on() -> None:
+    """A handle made without its counts (as the services other than the hot path make one)
+    reads each once, when first asked."""
     game = make_started_game(n=5, start=True)
     with transaction.atomic(), txcache.kept():
-        entry = entry_of(game)
+        read = entry_of(game)
+        entry = txcache.store(txcache.LockedGame(read.game, read.phase, read.seats))
         version = entry.version
         assert [entry.take_event_seq(lambda: 7) for _ in range(3)] == [7, 8, 9]
         assert entry.take_event_seq(lambda: 100) == 10  # read once
