@@ -130,7 +130,10 @@ def main(argv: list[str] | None = None) -> int:
             step(f"reply latency: {latency.PROBES} probes, idle and during {args.games} games")
             results["latency"] = latency.measure(services, databases, logs, args.games).as_dict()
         if "communities" in parts:
-            step(f"{args.games} communities × 1 game: one runbot, then the Callback API")
+            step(
+                f"{args.games} communities × 1 game: one runbot, {communities.RUNBOTS} runbots "
+                f"(then one killed mid-burst), the Callback API"
+            )
             results["communities"] = [
                 r.as_dict() for r in communities.measure(services, databases, logs, args.games)
             ]

@@ -1,7 +1,9 @@
 """Many communities, one deployment: ``games`` communities with one game each, all voting a
-whole Day 1 at once, through one ``runbot`` (a long poll per community) and the worker — and
-the same with the Callback API behind two web processes (gunicorn, one worker each; no
-``runbot``).
+whole Day 1 at once, through one ``runbot`` (a long poll per community) and the worker; through
+:data:`RUNBOTS` runbots sharing the communities by lease (:mod:`vkbot.sharing`), started
+together and measured once the leases are spread; the same with one of them killed (SIGKILL)
+once a third of the burst is applied; and through the Callback API behind two web processes
+(gunicorn, one worker each; no ``runbot``).
 
 The ``day`` snapshot's game ``g`` is moved into community ``g`` (VK id ``COMMUNITY_BASE + g``,
 tokens of its own, connected); the local VK hosts every community in one server (game ``g``
@@ -20,21 +22,35 @@ it. Figures:
 - reply latency: p95 of the least-served community (the largest per-community p95) beside the
   best-served one's (the issue's bar: within 2×), and of all probes;
 - peak resident memory of the bot (the long-poll run) or of the two web processes (the
-  Callback run), and of the worker.
+  Callback run), and of the worker;
+- CPU seconds per process from the burst's injection until it is applied and delivered
+  (:mod:`bench.cpu`), and the load average around the run (the machine may be shared).
 
-Every community's messages and comments are then checked to be its Outbox rows, once each,
-sent with its own tokens (the local VK attributes each call to a community by its token).
+The kill: a probe of another user (not counted in the latency) writes to each community of
+the killed runbot at once; how long after the kill each of them has its next event applied
+and that reply delivered, beside what the leases promise (``RUNBOT_LEASE_TTL_SECONDS`` +
+``RUNBOT_LEASE_RENEW_SECONDS``), and where that time went: the lease's remaining life at the
+kill, its claim by a survivor, the survivor's first event applied.
+
+Every run is then checked: every event applied once (one ``VkEvent`` per injected event of
+each community, one vote in the log per voter of each game, one reply row per probe message)
+and every community's messages and comments its Outbox rows, once each, sent with its own
+tokens (the local VK attributes each call to a community by its token).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import socket
+import statistics
 import sys
 import time
 import urllib.error
 import urllib.request
+from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -42,12 +58,15 @@ from .bound import lower_bound
 from .community_figures import (
     COMMUNITY_BASE,
     PROBE_BASE,
+    RESCUE_BASE,
     Answers,
+    check_applied,
     check_communities,
     community_id,
     delivery_lags,
     spread,
 )
+from .cpu import CpuMeter
 from .e2e import (
     DELIVERY_METHODS,
     READY_TIMEOUT,
@@ -77,6 +96,13 @@ WEB_PROCESSES = 2
 PUSH_CONCURRENCY = 1
 PUSH_RETRIES = 8
 PUSH_TIMEOUT = 30.0
+#: The runbots of the scaled-out runs, and the share of the burst's events applied when one of
+#: them is killed.
+RUNBOTS = 3
+KILL_AT = 1 / 3
+#: How long the leases must stay where they are before the burst (the runbots have started
+#: their loops), in lease renewals.
+SETTLED_RENEWALS = 2
 
 
 def tokens(number: int) -> tuple[str, str]:
@@ -92,11 +118,19 @@ def secret(number: int) -> str:
 class CommunitiesRun(EventsFigures):
     mode: str  # "longpoll" or "callback"
     communities: int
+    #: The runbots of a long-poll run, and whether one of them was killed mid-burst.
+    runbots: int = 0
+    killed: bool = False
     events: int = 0
     seconds: float = 0.0
-    #: Delivery requests per community (their median and largest), and the lower bound's.
+    #: Delivery requests per community (their median and largest), and the lower bound's;
+    #: the largest ratio of a community's requests to its bound; the requests per method
+    #: (median per community) and the Outbox rows per community.
     requests: dict[str, float] = field(default_factory=dict)
     bound: dict[str, float] = field(default_factory=dict)
+    requests_over_bound: float = 0.0
+    methods: dict[str, float] = field(default_factory=dict)
+    outbox_rows: dict[str, float] = field(default_factory=dict)
     latency_all: dict[str, float] = field(default_factory=dict)
     latency_worst: dict[str, Any] = field(default_factory=dict)
     latency_best: dict[str, Any] = field(default_factory=dict)
@@ -105,8 +139,16 @@ class CommunitiesRun(EventsFigures):
     delivery_worst: dict[str, Any] = field(default_factory=dict)
     delivery_best: dict[str, Any] = field(default_factory=dict)
     bot_peak_rss_mb: float = 0.0
+    runbot_peak_rss_mb: list[float] = field(default_factory=list)
     web_peak_rss_mb: list[float] = field(default_factory=list)
     worker_peak_rss_mb: float = 0.0
+    #: CPU seconds per process (bot or runbot-N or web-N, worker, postgres, bench) from the
+    #: injection until the burst was applied and delivered; the load average (1 min) before
+    #: and after the run.
+    cpu_seconds: dict[str, float] = field(default_factory=dict)
+    load_average: list[float] = field(default_factory=list)
+    #: The kill (a killed run): when, which communities, how long until served again.
+    kill: dict[str, Any] = field(default_factory=dict)
     exactly_once: bool | None = None
     problems: list[str] = field(default_factory=list)
 
@@ -194,14 +236,59 @@ def applied(mode: str, states: dict[int, Any], targets: dict[int, int], events: 
     return True
 
 
+def events_applied(groups: list[int] | None = None) -> Counter[int]:
+    """Events applied (``VkEvent``) per community, of ``groups`` or of every bench
+    community."""
+    from django.db.models import Count
+
+    from gameplay.models import VkEvent
+
+    rows = VkEvent.objects.filter(group_id__gte=COMMUNITY_BASE)
+    if groups is not None:
+        rows = rows.filter(group_id__in=groups)
+    counted = rows.values("group_id").annotate(n=Count("id")).values_list("group_id", "n")
+    return Counter({int(group): int(n) for group, n in counted})
+
+
+def holder_pid(holder: str) -> int | None:
+    """The process id in a runbot's holder name (``host:pid:random``)."""
+    parts = holder.rsplit(":", 2)
+    return int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
+
+
+def lease_map(pids: list[int]) -> dict[int, int] | None:
+    """Which of ``pids`` holds each bench community's live lease, while every runbot alive is
+    one of ``pids`` and each holds a fair share (the shares within one of each other); else
+    None."""
+    from django.db.models.functions import Now
+
+    from gameplay.models import LongPollLease, RunbotProcess
+
+    alive = {holder_pid(h) for h in RunbotProcess.objects.values_list("holder", flat=True)}
+    if alive != set(pids):
+        return None
+    live = LongPollLease.objects.filter(expires_at__gt=Now()).exclude(holder="")
+    held = {int(g): holder_pid(h) for g, h in live.values_list("group_id", "holder")}
+    shares = Counter(held.values())
+    if set(shares) != set(pids) or max(shares.values()) - min(shares.values()) > 1:
+        return None
+    return {g: pid for g, pid in held.items() if g >= COMMUNITY_BASE and pid is not None}
+
+
 class Run:
-    """One run of ``count`` communities in ``mode`` ("longpoll" or "callback")."""
+    """One run of ``count`` communities in ``mode`` ("longpoll" or "callback"); a long-poll
+    run with ``runbots`` runbots, one of them killed mid-burst if ``kill``."""
 
     def __init__(
-        self, services: Services, databases: Databases, logs: Path, *, mode: str, count: int
-    ) -> None:
+        self, services: Services, databases: Databases, logs: Path, *, mode: str, count: int,
+        runbots: int = 1, kill: bool = False,
+    ) -> None:  # fmt: skip
         self.services, self.databases, self.logs = services, databases, logs
         self.mode, self.count = mode, count
+        self.runbots = runbots if mode == "longpoll" else 0
+        self.kill = kill and self.runbots > 1
+        self.tag = f"communities-{mode}" + (f"-{self.runbots}" if self.runbots > 1 else "")
+        self.tag += "-kill" if self.kill else ""
 
     def execute(self) -> CommunitiesRun:
         from localvk import ServerThread
@@ -212,8 +299,7 @@ class Run:
         registry, states = make_communities(self.count)
         with ServerThread(registry) as server:
             env = make_env(self.services, server.api_url, OUTBOX_DELIVERY_ENABLED="true")
-            log = self.logs / f"communities-{self.mode}-worker.log"
-            worker = Managed("worker", WORKER, env, log)
+            worker = Managed("worker", WORKER, env, self.logs / f"{self.tag}-worker.log")
             fronts = self._fronts(env, states)
             worker.start()
             for front in fronts:
@@ -229,10 +315,14 @@ class Run:
                         state.callbacks.configure(None)
 
     def _fronts(self, env: dict[str, str], states: dict[int, Any]) -> list[Managed]:
-        """What takes the events in: one ``runbot``, or two gunicorn servers."""
-        tag = f"communities-{self.mode}"
+        """What takes the events in: the runbots, or two gunicorn servers."""
         if self.mode == "longpoll":
-            return [Managed("bot", BOT, env, self.logs / f"{tag}-bot.log")]
+            if self.runbots == 1:
+                return [Managed("bot", BOT, env, self.logs / f"{self.tag}-bot.log")]
+            return [
+                Managed(f"runbot-{n}", BOT, env, self.logs / f"{self.tag}-runbot{n}.log")
+                for n in range(1, self.runbots + 1)
+            ]
         self.urls: list[str] = []
         fronts = []
         for n in range(WEB_PROCESSES):
@@ -241,7 +331,9 @@ class Run:
                 sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}",
                 "--workers", "1", "--no-control-socket",
             ]  # fmt: skip
-            fronts.append(Managed(f"web-{n + 1}", command, env, self.logs / f"{tag}-web{n}.log"))
+            fronts.append(
+                Managed(f"web-{n + 1}", command, env, self.logs / f"{self.tag}-web{n}.log")
+            )
             self.urls.append(f"http://127.0.0.1:{port}/vk/callback/")
         return fronts
 
@@ -256,6 +348,8 @@ class Run:
                 timeout=READY_TIMEOUT * 2, what="the bot to poll every community",
                 processes=processes,
             )  # fmt: skip
+            if self.runbots > 1:
+                self._spread(fronts, processes)
         else:
             from localvk.callback_config import CallbackConfig
 
@@ -281,18 +375,42 @@ class Run:
         wait_for(lambda: worker_ready("project"), timeout=READY_TIMEOUT,
                  what="the worker to start", processes=processes)  # fmt: skip
 
+    def _spread(self, fronts: list[Managed], processes: list[Managed]) -> None:
+        """Wait until the runbots hold fair shares of the leases, every community's, and have
+        kept them for :data:`SETTLED_RENEWALS` renewals (their loops are polling)."""
+        from django.conf import settings
+
+        pids = [front.pid for front in fronts]
+        settle = SETTLED_RENEWALS * float(settings.RUNBOT_LEASE_RENEW_SECONDS)
+        seen: dict[str, Any] = {"map": None, "since": 0.0}
+
+        def settled() -> bool:
+            now = lease_map(pids)
+            if now is None or len(now) < self.count or now != seen["map"]:
+                seen.update(map=now, since=time.monotonic())
+                return False
+            return time.monotonic() - seen["since"] >= settle
+
+        wait_for(settled, timeout=READY_TIMEOUT * 2, interval=0.2, processes=processes,
+                 what=f"the {self.runbots} runbots to share the leases")  # fmt: skip
+        self.shares = Counter(seen["map"].values())
+
     def _measure(
         self, games: list[BenchGame], states: dict[int, Any], fronts: list[Managed],
         worker: Managed,
     ) -> CommunitiesRun:  # fmt: skip
         self._ready(states, fronts, worker)
         processes = [*fronts, worker]
+        live = list(processes)
         answers = Answers(states)
         plan = sorted(day_votes().items())
         events = [(game.number, game.vk(voter), game.topic_id, vote_text(target))
                   for voter, target in plan for game in games]  # fmt: skip
         since = {n: state.log.next_seq() for n, state in states.items()}
-        result = CommunitiesRun(mode=self.mode, communities=self.count, events=len(events))
+        votes_before = _votes(games)
+        result = CommunitiesRun(mode=self.mode, communities=self.count, runbots=self.runbots,
+                                killed=self.kill, events=len(events),
+                                load_average=[round(os.getloadavg()[0], 2)])  # fmt: skip
         step = PROBE_SPAN / max(1, PROBES_PER_COMMUNITY - 1)
         schedule = sorted(
             (PROBE_START + k * step + (n - 1) * step / self.count, n, k)
@@ -300,10 +418,16 @@ class Run:
             for k in range(PROBES_PER_COMMUNITY)
         )
         sent_at: dict[tuple[int, int], float] = {}
+        #: The event ids injected into each community (checked to be applied once each).
+        injected_ids: dict[int, list[str]] = {community_id(n): [] for n in states}
+        kill: Kill | None = Kill(self, fronts[0], len(events)) if self.kill else None
+        meter = CpuMeter(self.services, processes)
         with Sampler(processes):
+            meter.start()
             started = time.monotonic()
             for number, user, topic, text in events:
-                states[number].inject_board_post(user, topic, text)
+                update = states[number].inject_board_post(user, topic, text)
+                injected_ids[community_id(number)].append(update["event_id"])
             targets = {n: state.longpoll.ts for n, state in states.items()}
             done: float | None = None
             while True:
@@ -311,15 +435,19 @@ class Run:
                 while schedule and started + schedule[0][0] <= now:
                     _, number, k = schedule.pop(0)
                     sent_at[(number, k)] = time.monotonic()
-                    states[number].inject_message(PROBE_BASE + number, PROBE_TEXT)
-                injected = len(events) + len(sent_at)
+                    update = states[number].inject_message(PROBE_BASE + number, PROBE_TEXT)
+                    injected_ids[community_id(number)].append(update["event_id"])
+                if kill is not None:
+                    kill.watch(meter, states, live, injected_ids)
+                injected = sum(len(ids) for ids in injected_ids.values())
                 if (
                     done is None
                     and applied(self.mode, states, targets, injected)
                     and (pending_rows() == 0)
                 ):
                     done = time.monotonic()
-                if done is not None and not schedule:
+                    result.cpu_seconds = meter.read()
+                if done is not None and not schedule and (kill is None or kill.over(answers)):
                     targets = {n: state.longpoll.ts for n, state in states.items()}
                     if (
                         applied(self.mode, states, targets, injected)
@@ -327,25 +455,39 @@ class Run:
                         and all(answers.count(n) >= PROBES_PER_COMMUNITY for n in states)
                     ):
                         break
-                for process in processes:
+                for process in live:
                     if not process.alive():
                         raise ProcessError(f"{process.name} died:\n{process.log_tail()}")
                 if now - started > RUN_TIMEOUT:  # the figures so far, marked unfinished
                     break
                 time.sleep(0.01)
+            if done is None:
+                result.cpu_seconds = meter.read()
+            meter.stop()
         finished = done is not None
         result.seconds = round((done or time.monotonic()) - started, 2)
+        result.load_average.append(round(os.getloadavg()[0], 2))
         self._latency(result, answers, sent_at, states)
         self._requests(result, states, since)
         result.problems = [] if finished else [
-            f"the {self.mode} run of {self.count} communities did not finish within "
+            f"the {self.tag} run of {self.count} communities did not finish within "
             f"{RUN_TIMEOUT:.0f} s"
         ]  # fmt: skip
+        if kill is not None:
+            result.kill = kill.figures(answers)
         if finished:
-            result.problems = check_communities(states)
+            probes = Counter({PROBE_BASE + n: 0 for n in states})
+            probes.update(PROBE_BASE + number for number, _ in sent_at)
+            probes.update(RESCUE_BASE + n for n in (kill.rescued if kill else ()))
+            voters = len(plan)
+            votes = {g.game_id: votes_before.get(g.game_id, 0) + voters for g in games}
+            result.problems = check_applied(injected_ids, probes, votes)
+            result.problems += check_communities(states)
         result.exactly_once = not result.problems if finished else None
         if self.mode == "longpoll":
-            result.bot_peak_rss_mb = round(fronts[0].peak_rss_kb / 1024, 1)
+            rss = [round(f.peak_rss_kb / 1024, 1) for f in fronts]
+            result.bot_peak_rss_mb = max(rss)
+            result.runbot_peak_rss_mb = rss if self.runbots > 1 else []
         else:
             result.web_peak_rss_mb = [round(f.peak_rss_kb / 1024, 1) for f in fronts]
         result.worker_peak_rss_mb = round(worker.peak_rss_kb / 1024, 1)
@@ -375,22 +517,155 @@ class Run:
     ) -> None:
         from gameplay.models import Outbox
 
-        made, bounds = [], []
+        made, bounds, rows, ratios = [], [], [], []
+        methods: dict[str, list[int]] = {}
         for number, state in states.items():
-            made.append(sum(
-                1 for record in state.calls(since=since[number], include_inner=False)
+            calls = Counter(
+                record.method
+                for record in state.calls(since=since[number], include_inner=False)
                 if record.method in DELIVERY_METHODS
-            ))  # fmt: skip
-            rows = Outbox.objects.filter(group_id=community_id(number))
-            bounds.append(lower_bound(rows))
+            )
+            made.append(sum(calls.values()))
+            for method in DELIVERY_METHODS:
+                methods.setdefault(method, []).append(calls[method])
+            community_rows = Outbox.objects.filter(group_id=community_id(number))
+            bounds.append(lower_bound(community_rows))
+            rows.append(community_rows.count())
+            ratios.append(made[-1] / bounds[-1] if bounds[-1] else float(made[-1]))
         result.requests = spread(made)
         result.bound = spread(bounds)
+        result.outbox_rows = spread(rows)
+        result.requests_over_bound = round(max(ratios, default=0.0), 2)
+        result.methods = {
+            method: statistics.median(counts)
+            for method, counts in sorted(methods.items())
+            if any(counts)
+        }
+
+
+def _votes(games: list[BenchGame]) -> dict[int, int]:
+    """Votes in each game's log."""
+    from django.db.models import Count
+
+    from gameplay.models import EventKind, GameEvent
+
+    rows = GameEvent.objects.filter(game_id__in=[g.game_id for g in games], kind=EventKind.VOTE)
+    counted = rows.values("game_id").annotate(n=Count("id")).values_list("game_id", "n")
+    return {int(game): int(n) for game, n in counted}
+
+
+class Kill:
+    """One runbot killed (SIGKILL) once :data:`KILL_AT` of the burst's events are applied;
+    then a rescue probe writes to each of its communities, and each community's next event
+    applied and that probe's answer are timed from the kill."""
+
+    def __init__(self, run: Run, victim: Managed, events: int) -> None:
+        from django.conf import settings
+
+        self.run, self.victim, self.events = run, victim, events
+        self.renew = float(settings.RUNBOT_LEASE_RENEW_SECONDS)
+        self.ttl = float(settings.RUNBOT_LEASE_TTL_SECONDS)
+        self.at: float | None = None  # monotonic
+        self.wall: float = 0.0
+        self.applied_before = 0
+        self.orphans: dict[int, datetime | None] = {}  # community → its lease's expiry
+        self.counts: Counter[int] = Counter()
+        self.served: dict[int, float] = {}  # community → seconds after the kill
+        self.rescued: set[int] = set()  # community numbers written to after the kill
+
+    def watch(
+        self, meter: CpuMeter, states: dict[int, Any], live: list[Managed],
+        injected: dict[int, list[str]],
+    ) -> None:  # fmt: skip
+        """Kill when it is time (then write to the orphans: their ids into ``injected``);
+        after it, note the orphans served again."""
+        if self.at is None:
+            applied_now = sum(events_applied().values())
+            if applied_now >= self.events * KILL_AT:
+                self._kill(meter, states, live, applied_now)
+                for group in self.orphans:
+                    number = group - COMMUNITY_BASE
+                    update = states[number].inject_message(RESCUE_BASE + number, PROBE_TEXT)
+                    injected[group].append(update["event_id"])
+                    self.rescued.add(number)
+            return
+        pending = [g for g in self.orphans if g not in self.served]
+        if pending:
+            now = events_applied(pending)
+            for group in pending:
+                if now[group] > self.counts[group]:
+                    self.served[group] = time.monotonic() - self.at
+
+    def _kill(
+        self, meter: CpuMeter, states: dict[int, Any], live: list[Managed], applied_now: int
+    ) -> None:
+        from gameplay.models import LongPollLease
+
+        meter.freeze(self.victim)
+        self.victim.kill()
+        self.at, self.wall = time.monotonic(), time.time()
+        live.remove(self.victim)
+        self.applied_before = applied_now
+        leases = LongPollLease.objects.filter(group_id__gte=COMMUNITY_BASE)
+        for group, holder, expires in leases.values_list("group_id", "holder", "expires_at"):
+            if holder_pid(holder) == self.victim.pid:
+                self.orphans[int(group)] = expires
+        self.counts = events_applied(list(self.orphans))
+
+    def over(self, answers: Answers) -> bool:
+        """Killed, and every orphan served again and its rescue probe answered."""
+        return self.at is not None and all(
+            group in self.served and answers.rescue_at(group - COMMUNITY_BASE) is not None
+            for group in self.orphans
+        )
+
+    def figures(self, answers: Answers) -> dict[str, Any]:
+        from gameplay.models import LongPollLease
+
+        if self.at is None:
+            return {"killed": False}
+        kill_at = self.at
+        answered = {
+            group: at - kill_at
+            for group in self.orphans
+            if (at := answers.rescue_at(group - COMMUNITY_BASE)) is not None
+        }
+        claims = dict(
+            LongPollLease.objects.filter(group_id__in=list(self.orphans)).values_list(
+                "group_id", "claimed_at"
+            )
+        )
+
+        def after_kill(moment: datetime | None) -> float | None:
+            return None if moment is None else round(moment.timestamp() - self.wall, 2)
+
+        lease_left = [after_kill(e) for e in self.orphans.values()]
+        claimed = [after_kill(claims.get(g)) for g in self.orphans]
+        return {
+            "killed": True,
+            "runbot": self.victim.name,
+            "applied_before": self.applied_before,
+            "events": self.events,
+            "communities": len(self.orphans),
+            "served_again": quantiles(list(self.served.values())),
+            "answered": quantiles(list(answered.values())),
+            "unserved": len(self.orphans) - len(self.served),
+            "unanswered": len(self.orphans) - len(answered),
+            "lease_left": quantiles([v for v in lease_left if v is not None]),
+            "claimed": quantiles([v for v in claimed if v is not None]),
+            "renew_seconds": self.renew,
+            "ttl_seconds": self.ttl,
+            "bound_seconds": self.ttl + self.renew,
+        }
 
 
 def measure(
     services: Services, databases: Databases, logs: Path, count: int
 ) -> list[CommunitiesRun]:
+    """One runbot, :data:`RUNBOTS` runbots, the same with one killed, the Callback API."""
+    runs = [("longpoll", 1, False), ("longpoll", RUNBOTS, False), ("longpoll", RUNBOTS, True),
+            ("callback", 0, False)]  # fmt: skip
     return [
-        Run(services, databases, logs, mode=mode, count=count).execute()
-        for mode in ("longpoll", "callback")
+        Run(services, databases, logs, mode=mode, count=count, runbots=n, kill=kill).execute()
+        for mode, n, kill in runs
     ]
