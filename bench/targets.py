@@ -1,0 +1,381 @@
+"""The scale-out targets (issue 26) beside the run's figures: one row per figure with the
+value measured, the target, whether it is met, and for a figure that is not, the reason
+measured in the same run — where the time goes (CPU seconds per process and per event, SQL
+statements per event, VK requests beside their bound) — and what it would take, derived from
+those numbers. Nothing here is a verdict of its own: every cell comes from ``results``.
+
+Throughput from CPU: a process spends at most one core, so a component of ``k`` processes
+that spends ``c`` ms of CPU per event can apply at most ``k · 1000 / c`` events/s; every
+process of the deployment together (the bench's own process and the local VK apart) at most
+``cores · 1000 / Σc``. The smallest of those is what the CPU allows; a run slower than that
+waited rather than computed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+#: The targets (issue 26).
+EVENTS_PER_SECOND = 1000.0
+QUERIES_PER_EVENT = 8
+REQUESTS_OVER_BOUND = 2.0
+REPLY_P95_SECONDS = 2.0
+
+#: The processes of a run by component (the bench's own process is reported beside them).
+COMPONENTS = (
+    ("bot", "bot"),
+    ("runbot-", "runbots"),
+    ("web-", "web"),
+    ("worker", "worker"),
+    ("postgres", "PostgreSQL"),
+)
+BENCH = "bench"
+
+
+@dataclass
+class Target:
+    figure: str
+    measured: str
+    target: str
+    met: bool | None  # None: not measured in this run
+    reason: str = ""
+    would_take: str = ""
+
+    def cells(self) -> tuple[str, ...]:
+        met = {True: "met", False: "**NOT met**", None: "not measured"}[self.met]
+        return (self.figure, self.measured, self.target, met, self.reason or "—",
+                self.would_take or "—")  # fmt: skip
+
+
+def _n(value: float) -> str:
+    return f"{value:,.0f}".replace(",", " ")
+
+
+def components(cpu: dict[str, float]) -> list[tuple[str, int, float]]:
+    """(component, processes, CPU seconds) of a run's ``cpu_seconds``, the bench's apart."""
+    found = []
+    for prefix, label in COMPONENTS:
+        names = [name for name in cpu if name == prefix or name.startswith(prefix)]
+        if names:
+            # PostgreSQL runs a backend per connection: it may use every core.
+            processes = 0 if prefix == "postgres" else len(names)
+            found.append((label, processes, sum(cpu[name] for name in names)))
+    return found
+
+
+@dataclass
+class CpuBudget:
+    """What a run's CPU says about its throughput."""
+
+    per_event_ms: dict[str, float]
+    processes: dict[str, int]
+    bench_ms: float
+    caps: dict[str, float]  # component (or "all") → events/s the CPU allows
+    busy: float  # share of the cores the run's processes kept busy
+
+    @classmethod
+    def of(cls, cpu: dict[str, float], events: int, seconds: float, cores: int) -> CpuBudget:
+        parts = components(cpu)
+        per = {label: 1000 * spent / events for label, _, spent in parts}
+        processes = {label: n for label, n, _ in parts}
+        caps = {label: n * 1000 / per[label] for label, n, _ in parts if n and per[label] > 0}
+        total = sum(per.values())
+        if total > 0:
+            caps["all"] = cores * 1000 / total
+        spent = sum(cpu.values())
+        busy = spent / (seconds * cores) if seconds else 0.0
+        return cls(per, processes, 1000 * cpu.get(BENCH, 0.0) / events, caps, busy)
+
+    @property
+    def limit(self) -> tuple[str, float] | None:
+        if not self.caps:
+            return None
+        name = min(self.caps, key=self.caps.__getitem__)
+        return name, self.caps[name]
+
+    def reason(self, cores: int, load: list[float]) -> str:
+        spent = ", ".join(f"{label} {ms:.2f}" for label, ms in self.per_event_ms.items())
+        caps = "; ".join(
+            (f"{cores} cores allow {_n(cap)}" if label == "all" else
+             f"{label} ({self.processes[label]} process{'es' * (self.processes[label] > 1)}) "
+             f"{_n(cap)}")
+            for label, cap in sorted(self.caps.items(), key=lambda item: item[1])
+        )  # fmt: skip
+        loads = " → ".join(f"{value:g}" for value in load)
+        return (
+            f"CPU ms per event: {spent} (bench and local VK {self.bench_ms:.2f}); events/s the "
+            f"CPU allows: {caps}; the run kept {100 * self.busy:.0f} % of {cores} cores busy"
+            + (f" (load average {loads})" if load else "")
+        )
+
+    def would_take(self, target: float, measured: float, cores: int) -> str:
+        limit = self.limit
+        if limit is None:
+            return "no CPU figures in this run"
+        name, cap = limit
+        if cap >= target:
+            return (
+                f"the CPU allows {_n(cap)} events/s ≥ {_n(target)}, the run made "
+                f"{_n(measured)}: it waited ({100 * (1 - self.busy):.0f} % of the cores idle "
+                f"to it); re-measure on a quiet machine, then shorten the waits"
+            )
+        needs = []
+        for label, component_cap in sorted(self.caps.items(), key=lambda item: item[1]):
+            if component_cap >= target:
+                break
+            if label == "all":
+                total = sum(self.per_event_ms.values())
+                needs.append(
+                    f"all processes {total:.2f} ms/event: {cores} cores allow "
+                    f"{_n(component_cap)} events/s; ≥ {_n(target)} needs ≤ "
+                    f"{cores * 1000 / target:.2f} ms/event in total"
+                )
+                continue
+            ms, n = self.per_event_ms[label], self.processes[label]
+            needs.append(
+                f"{label} CPU {ms:.2f} ms/event caps {n} process{'es' * (n > 1)} at "
+                f"{_n(component_cap)} events/s; ≥ {_n(target)} needs ≤ {n * 1000 / target:.2f} "
+                f"ms/event or {math.ceil(target * ms / 1000)} processes"
+            )
+        return "; ".join(needs)
+
+
+def _one_community(results: dict[str, Any]) -> tuple[Target, float | None]:
+    games = results.get("games", 100)
+    figure = f"{games} games in one community, end to end (events/s)"
+    target = f"≥ {_n(EVENTS_PER_SECOND)}"
+    run = next(
+        (r for r in results.get("e2e", []) if r["mode"] == "project" and r["games"] == games),
+        None,
+    )
+    if run is None:
+        return Target(figure, "not in this run (--only e2e)", target, None), None
+    measured = float(run["events_per_second"])
+    row = Target(figure, f"{_n(measured)} ({run['events']} events, {run['seconds']:.1f} s)",
+                 target, measured >= EVENTS_PER_SECOND)  # fmt: skip
+    if not row.met:
+        phases = [p for p in results.get("e2e_phases", [])
+                  if p["mode"] == "project" and p["games"] == games]  # fmt: skip
+        cpu: dict[str, float] = {}
+        for phase in phases:
+            for name, spent in phase.get("cpu_seconds", {}).items():
+                cpu[name] = cpu.get(name, 0.0) + spent
+        cores = int(results.get("machine", {}).get("cpus") or 1)
+        if cpu:
+            budget = CpuBudget.of(cpu, run["events"], run["seconds"], cores)
+            load = [v for p in phases for v in p.get("load_average", [])]
+            row.reason = budget.reason(cores, load[:1] + load[-1:])
+            row.would_take = budget.would_take(EVENTS_PER_SECOND, measured, cores)
+    return row, measured
+
+
+def _statements(counts: dict[str, int], top: int = 4) -> str:
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return ", ".join(f"{what} ×{n}" for what, n in ordered[:top])
+
+
+def _queries(results: dict[str, Any]) -> Target | None:
+    counts = {c["event"]: c for c in results.get("queries", [])}
+    figure = "SQL queries per vote / per night action"
+    target = f"≤ {QUERIES_PER_EVENT}"
+    if not counts:
+        return Target(figure, "not in this run (--only queries)", target, None)
+    vote = next(c for e, c in counts.items() if e.startswith("vote"))
+    action = next(c for e, c in counts.items() if e.startswith("night"))
+    worst = {name: max(c["one_game"], c["many_games"]) for name, c in
+             (("vote", vote), ("night action", action))}  # fmt: skip
+    row = Target(figure, f"{worst['vote']} / {worst['night action']}", target,
+                 max(worst.values()) <= QUERIES_PER_EVENT)  # fmt: skip
+    if row.met:
+        return row
+    reasons, needs = [], []
+    for name, count in (("vote", vote), ("night action", action)):
+        kinds = count.get("statements") or {}
+        verbs: dict[str, int] = {}
+        for what, n in kinds.items():
+            verbs[what.split()[0]] = verbs.get(what.split()[0], 0) + n
+        reasons.append(f"{name}: " + ", ".join(f"{n} {v}" for v, n in sorted(verbs.items())))
+        if worst[name] > QUERIES_PER_EVENT:
+            needs.append(f"{worst[name] - QUERIES_PER_EVENT} fewer per {name} (most: "
+                         f"{_statements(kinds)})")  # fmt: skip
+    hot = results.get("hot_path")
+    if hot:
+        reasons.append(f"a day's {hot['votes']} votes in one batch: {hot['burst_kept']:g} per vote")
+    row.reason = "; ".join(reasons)
+    row.would_take = "; ".join(needs)
+    return row
+
+
+def how(run: dict[str, Any]) -> str:
+    if run["mode"] == "callback":
+        return f"Callback API, {len(run['web_peak_rss_mb'])} web processes"
+    runbots = run.get("runbots") or 1
+    how = "one runbot" if runbots == 1 else f"{runbots} runbots"
+    return how + (", one killed mid-burst" if run.get("killed") else "")
+
+
+def _communities(run: dict[str, Any], reference: float | None, cores: int) -> list[Target]:
+    title = f"{run['communities']} communities × 1 game, {how(run)}"
+    if run.get("killed"):  # its throughput and latency include the handover: the kill's rows
+        kill = run.get("kill") or {}
+        if kill.get("killed"):
+            return _kill(title, run, kill)
+        return [Target(f"{title}: served again after the kill", "no kill (the run ended "
+                       "before a third of its events)", "a kill", None)]  # fmt: skip
+    rows: list[Target] = []
+    # events/s: at least one community's figure of this run (or its target).
+    measured = float(run["events_per_second"])
+    if reference is not None:
+        goal, target = reference, f"≥ {_n(reference)} (one community, this run)"
+    else:
+        goal, target = EVENTS_PER_SECOND, f"≥ {_n(EVENTS_PER_SECOND)} (one community's target)"
+    row = Target(f"{title}: events/s", f"{_n(measured)} ({run['events']} votes, "
+                 f"{run['seconds']:.1f} s)", target, measured >= goal)  # fmt: skip
+    cpu = run.get("cpu_seconds") or {}
+    if not row.met and cpu:
+        budget = CpuBudget.of(cpu, run["events"], run["seconds"], cores)
+        row.reason = budget.reason(cores, run.get("load_average", []))
+        row.would_take = budget.would_take(goal, measured, cores)
+    rows.append(row)
+    # VK requests per community beside the bound.
+    ratio = float(run.get("requests_over_bound") or 0.0)
+    requests, bound = run["requests"], run["bound"]
+    row = Target(
+        f"{title}: VK requests per community",
+        f"{requests['median']:.0f} median, {requests['max']:.0f} max (bound "
+        f"{bound['median']:.0f}); {ratio:.1f}× the bound at most",
+        f"≤ {REQUESTS_OVER_BOUND:g}× the bound",
+        ratio <= REQUESTS_OVER_BOUND,
+    )
+    if not row.met:
+        methods = ", ".join(f"{m} {n:g}" for m, n in (run.get("methods") or {}).items())
+        rows_each = float((run.get("outbox_rows") or {}).get("median", 0))
+        per_request = rows_each / requests["median"] if requests["median"] else 0.0
+        row.reason = (
+            f"per community (median): {methods}; {rows_each:.0f} Outbox rows, "
+            f"{per_request:.1f} rows per request"
+        )
+        allowed = REQUESTS_OVER_BOUND * bound["median"]
+        row.would_take = (
+            f"≤ {allowed:.0f} requests per community: ≥ {rows_each / allowed:.1f} rows per "
+            f"request (now {per_request:.1f})"
+            if allowed
+            else "—"
+        )
+    rows.append(row)
+    # Reply p95 during the burst.
+    latency, worst = run.get("latency_all") or {}, run.get("latency_worst") or {}
+    p95 = float(latency.get("p95", 0.0))
+    row = Target(
+        f"{title}: reply p95 during the burst",
+        f"{p95:.2f} s (least-served community {float(worst.get('p95', 0.0)):.2f} s, "
+        f"{latency.get('n', 0)} probes)",
+        f"< {REPLY_P95_SECONDS:g} s",
+        bool(latency.get("n")) and p95 < REPLY_P95_SECONDS,
+    )
+    if not row.met:
+        delivery = float((run.get("delivery_worst") or {}).get("p95", 0.0))
+        row.reason = (
+            f"delivery alone (commit → VK) p95 {delivery:.2f} s in the least-served "
+            f"community; the rest, about {max(0.0, p95 - delivery):.1f} s, waiting to be "
+            f"applied: the burst applied at {_n(measured)} events/s"
+        )
+        if delivery >= REPLY_P95_SECONDS:
+            row.would_take = (
+                f"the delivery alone takes {delivery:.2f} s at p95: it needs rounds shorter "
+                f"than {REPLY_P95_SECONDS:g} s first"
+            )
+        else:
+            wait = p95 - delivery
+            room = REPLY_P95_SECONDS - delivery
+            row.would_take = (
+                f"the events ahead of a reply applied within {room:.1f} s instead of "
+                f"{wait:.1f} s: about {_n(measured * wait / room)} events/s instead of "
+                f"{_n(measured)}"
+            )
+    rows.append(row)
+    return rows
+
+
+def _kill(title: str, run: dict[str, Any], kill: dict[str, Any]) -> list[Target]:
+    served, answered = kill["served_again"], kill["answered"]
+    bound = float(kill["bound_seconds"])
+    met = kill["unserved"] == 0 and float(served["max"]) <= bound
+    row = Target(
+        f"{title}: its {kill['communities']} communities served again after the kill "
+        f"({kill['applied_before']} of {kill['events']} events applied before it)",
+        f"next event applied {served['max']:.1f} s max ({served['p50']:.1f} s p50); reply "
+        f"delivered {answered['max']:.1f} s max"
+        + (f"; {kill['unserved']} never served" if kill["unserved"] else ""),
+        f"≤ {bound:g} s (lease {kill['ttl_seconds']:g} s + renewal {kill['renew_seconds']:g} s)",
+        met,
+    )
+    left, claimed = kill.get("lease_left") or {}, kill.get("claimed") or {}
+    if not met and left and claimed:
+        after_claim = float(served["max"]) - float(claimed["max"])
+        late_claim = float(claimed["max"]) - float(left["max"])
+        row.reason = (
+            f"leases left at the kill ≤ {left['max']:.1f} s; claimed by a survivor "
+            f"{claimed['p50']:.1f}–{claimed['max']:.1f} s after the kill ({late_claim:.1f} s "
+            f"after the last expiry); the first event applied ≤ {after_claim:.1f} s after the "
+            f"last claim"
+        )
+        parts = {"the claim after the expiry": late_claim - float(kill["renew_seconds"]),
+                 "the apply after the claim": after_claim}  # fmt: skip
+        slowest = max(parts, key=parts.__getitem__)
+        row.would_take = (
+            f"{slowest} ({parts[slowest]:.1f} s beyond the leases' terms) to shrink by "
+            f"{float(served['max']) - bound:.1f} s"
+        )
+    once = run.get("exactly_once")
+    exactly = Target(
+        f"{title}: exactly once through the kill",
+        {True: "yes", False: "NO", None: "unfinished"}[once],
+        "yes: no event applied twice, no reply sent twice or lost",
+        once is True,
+        reason="; ".join(run.get("problems", [])[:3]) if once is not True else "",
+    )
+    return [row, exactly]
+
+
+def _exactly_once(results: dict[str, Any]) -> Target:
+    runs: list[tuple[str, bool | None]] = []
+    for phase in results.get("e2e_phases", []):
+        if not phase.get("projected"):
+            runs.append((f"e2e {phase['mode']} {phase['games']} {phase['phase']}",
+                         phase["exactly_once"]))  # fmt: skip
+    if results.get("latency"):
+        runs.append(("latency", results["latency"]["exactly_once"]))
+    for run in results.get("communities", []):
+        runs.append((how(run), run["exactly_once"]))
+    failed = [name for name, once in runs if once is not True]
+    return Target(
+        "exactly once, every run (no event applied twice, no reply sent twice or lost)",
+        f"yes, {len(runs)} runs" if not failed else f"NO: {', '.join(failed)}",
+        "every run",
+        None if not runs else not failed,
+    )
+
+
+def targets(results: dict[str, Any]) -> list[Target]:
+    cores = int(results.get("machine", {}).get("cpus") or 1)
+    rows: list[Target] = []
+    one, reference = _one_community(results)
+    rows.append(one)
+    queries = _queries(results)
+    if queries is not None:
+        rows.append(queries)
+    for run in results.get("communities", []):
+        rows += _communities(run, reference, cores)
+    rows.append(_exactly_once(results))
+    return rows
+
+
+def table(results: dict[str, Any]) -> str:
+    header = ("figure", "measured", "target", "met", "where the time goes (measured)",
+              "what it would take")  # fmt: skip
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row.cells()) + " |" for row in targets(results)]
+    return "\n".join(lines)
