@@ -1,5 +1,6 @@
 """``python -m bench`` (``make bench``): every figure of the benchmark, the project beside the
-naive baseline, measured in one run. Writes ``bench/results.json`` and prints the table.
+naive baseline, measured in one run. Writes ``bench/results.json`` and prints the table, then
+the targets beside the figures (:mod:`bench.targets`).
 
 The games every run starts from are kept as database snapshots (PostgreSQL templates) and
 reused while the migrations and the bench's games are unchanged.

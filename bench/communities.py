@@ -289,6 +289,8 @@ class Run:
         self.kill = kill and self.runbots > 1
         self.tag = f"communities-{mode}" + (f"-{self.runbots}" if self.runbots > 1 else "")
         self.tag += "-kill" if self.kill else ""
+        #: Bench communities per runbot (by pid) once the leases are spread.
+        self.shares: Counter[int] = Counter()
 
     def execute(self) -> CommunitiesRun:
         from localvk import ServerThread
@@ -420,7 +422,9 @@ class Run:
         sent_at: dict[tuple[int, int], float] = {}
         #: The event ids injected into each community (checked to be applied once each).
         injected_ids: dict[int, list[str]] = {community_id(n): [] for n in states}
-        kill: Kill | None = Kill(self, fronts[0], len(events)) if self.kill else None
+        # The runbot killed: the one holding the most communities.
+        victim = max(fronts, key=lambda front: self.shares.get(front.pid, 0)) if self.kill else None
+        kill = Kill(self, victim, len(events)) if victim is not None else None
         meter = CpuMeter(self.services, processes)
         with Sampler(processes):
             meter.start()
