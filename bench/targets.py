@@ -22,6 +22,8 @@ EVENTS_PER_SECOND = 1000.0
 QUERIES_PER_EVENT = 8
 REQUESTS_OVER_BOUND = 2.0
 REPLY_P95_SECONDS = 2.0
+#: A run below this share of what its CPU allows is said to have waited as well.
+WAITED = 0.8
 
 #: The processes of a run by component (the bench's own process is reported beside them).
 COMPONENTS = (
@@ -138,6 +140,11 @@ class CpuBudget:
                 f"{label} CPU {ms:.2f} ms/event caps {n} process{'es' * (n > 1)} at "
                 f"{_n(component_cap)} events/s; ≥ {_n(target)} needs ≤ {n * 1000 / target:.2f} "
                 f"ms/event or {math.ceil(target * ms / 1000)} processes"
+            )
+        if measured < WAITED * cap:
+            needs.append(
+                f"and the run made {_n(measured)} of the {_n(cap)} events/s its CPU allows: "
+                f"it also waited ({100 * (1 - self.busy):.0f} % of the cores idle to it)"
             )
         return "; ".join(needs)
 
