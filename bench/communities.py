@@ -87,7 +87,9 @@ PROBES_PER_COMMUNITY = 5
 PROBE_START = 0.3
 PROBE_SPAN = 8.0
 PROBE_TEXT = "статус"
-RUN_TIMEOUT = 300.0
+#: The longest a run may take before it is reported unfinished (a problem): the Callback run
+#: of 100 communities takes minutes on a loaded machine.
+RUN_TIMEOUT = 600.0
 CALLBACK_CODE = "bench-confirm"
 #: gunicorn servers of the Callback run (one worker each: two web processes).
 WEB_PROCESSES = 2
