@@ -436,6 +436,7 @@ class Run:
                 injected_ids[community_id(number)].append(update["event_id"])
             targets = {n: state.longpoll.ts for n, state in states.items()}
             done: float | None = None
+            complete = False  # the burst, every probe and the kill's rescues answered
             while True:
                 now = time.monotonic()
                 while schedule and started + schedule[0][0] <= now:
@@ -460,6 +461,7 @@ class Run:
                         and pending_rows() == 0
                         and all(answers.count(n) >= PROBES_PER_COMMUNITY for n in states)
                     ):
+                        complete = True
                         break
                 for process in live:
                     if not process.alive():
@@ -470,26 +472,25 @@ class Run:
             if done is None:
                 result.cpu_seconds = meter.read()
             meter.stop()
-        finished = done is not None
         result.seconds = round((done or time.monotonic()) - started, 2)
         result.load_average.append(round(os.getloadavg()[0], 2))
         self._latency(result, answers, sent_at, states)
         self._requests(result, states, since)
-        result.problems = [] if finished else [
+        result.problems = [] if complete else [
             f"the {self.tag} run of {self.count} communities did not finish within "
             f"{RUN_TIMEOUT:.0f} s"
         ]  # fmt: skip
         if kill is not None:
             result.kill = kill.figures(answers)
-        if finished:
+        if done is not None:  # the burst is applied: an unanswered probe shows as a problem
             probes = Counter({PROBE_BASE + n: 0 for n in states})
             probes.update(PROBE_BASE + number for number, _ in sent_at)
             probes.update(RESCUE_BASE + n for n in (kill.rescued if kill else ()))
             voters = len(plan)
             votes = {g.game_id: votes_before.get(g.game_id, 0) + voters for g in games}
-            result.problems = check_applied(injected_ids, probes, votes)
+            result.problems += check_applied(injected_ids, probes, votes)
             result.problems += check_communities(states)
-        result.exactly_once = not result.problems if finished else None
+        result.exactly_once = not result.problems if done is not None else None
         if self.mode == "longpoll":
             rss = [round(f.peak_rss_kb / 1024, 1) for f in fronts]
             result.bot_peak_rss_mb = max(rss)
