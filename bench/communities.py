@@ -105,6 +105,8 @@ KILL_AT = 1 / 3
 #: How long the leases must stay where they are before the burst (the runbots have started
 #: their loops), in lease renewals.
 SETTLED_RENEWALS = 2
+#: How a runbot's log tells that a long poll stopped on a lost lease (``LeaseLost``'s text).
+LEASE_LOST = "no longer holds the lease"
 
 
 def tokens(number: int) -> tuple[str, str]:
@@ -149,6 +151,10 @@ class CommunitiesRun(EventsFigures):
     #: and after the run.
     cpu_seconds: dict[str, float] = field(default_factory=dict)
     load_average: list[float] = field(default_factory=list)
+    #: Long polls a runbot stopped because it had lost the community's lease (its batch
+    #: refused: the lease expired unrenewed, or another runbot took it), from the runbots'
+    #: logs (``gameplay.services.longpoll_leases.LeaseLost``).
+    leases_lost: int = 0
     #: The kill (a killed run): when, which communities, how long until served again.
     kill: dict[str, Any] = field(default_factory=dict)
     exactly_once: bool | None = None
@@ -492,6 +498,7 @@ class Run:
             result.problems += check_communities(states)
         result.exactly_once = not result.problems if done is not None else None
         if self.mode == "longpoll":
+            result.leases_lost = sum(_leases_lost(front.log_path) for front in fronts)
             rss = [round(f.peak_rss_kb / 1024, 1) for f in fronts]
             result.bot_peak_rss_mb = max(rss)
             result.runbot_peak_rss_mb = rss if self.runbots > 1 else []
@@ -548,6 +555,14 @@ class Run:
             for method, counts in sorted(methods.items())
             if any(counts)
         }
+
+
+def _leases_lost(log: Path) -> int:
+    """The lost leases a runbot's log tells of (its warning quotes ``LeaseLost``)."""
+    try:
+        return log.read_text(errors="replace").count(LEASE_LOST)
+    except OSError:
+        return 0
 
 
 def _votes(games: list[BenchGame]) -> dict[int, int]:

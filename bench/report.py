@@ -183,7 +183,8 @@ def _communities(runs: list[dict[str, Any]] | None) -> list[tuple[str, str, str,
                 f"{title}: end-to-end events/s ({run['events']} votes)",
                 _fmt(run["events_per_second"]),
                 "—",
-                f"{run['seconds']:.1f} s; exactly once: {once}",
+                f"{run['seconds']:.1f} s; exactly once: {once}"
+                + (f"; {run['leases_lost']} leases lost" if run.get("leases_lost") else ""),
             ),
             (
                 f"{title}: VK requests per community (median, max)",

@@ -241,9 +241,10 @@ def _communities(run: dict[str, Any], reference: float | None, cores: int) -> li
     row = Target(f"{title}: events/s", f"{_n(measured)} ({run['events']} votes, "
                  f"{run['seconds']:.1f} s)", target, measured >= goal)  # fmt: skip
     cpu = run.get("cpu_seconds") or {}
+    lost = _leases_lost(run)
     if not row.met and cpu:
         budget = CpuBudget.of(cpu, run["events"], run["seconds"], cores)
-        row.reason = budget.reason(cores, run.get("load_average", []))
+        row.reason = budget.reason(cores, run.get("load_average", [])) + lost
         row.would_take = budget.would_take(goal, measured, cores)
     rows.append(row)
     # VK requests per community beside the bound.
@@ -288,7 +289,7 @@ def _communities(run: dict[str, Any], reference: float | None, cores: int) -> li
             f"delivery alone (commit → VK) p95 {delivery:.2f} s in the least-served "
             f"community; the rest, about {max(0.0, p95 - delivery):.1f} s, waiting to be "
             f"applied: the burst applied at {_n(measured)} events/s"
-        )
+        ) + lost
         if delivery >= REPLY_P95_SECONDS:
             row.would_take = (
                 f"the delivery alone takes {delivery:.2f} s at p95: it needs rounds shorter "
@@ -304,6 +305,16 @@ def _communities(run: dict[str, Any], reference: float | None, cores: int) -> li
             )
     rows.append(row)
     return rows
+
+
+def _leases_lost(run: dict[str, Any]) -> str:
+    lost = int(run.get("leases_lost") or 0)
+    if not lost:
+        return ""
+    return (
+        f"; {lost} long polls stopped on a lease lost (their batch refused: the lease expired "
+        f"unrenewed), each then polled again"
+    )
 
 
 def _kill(title: str, run: dict[str, Any], kill: dict[str, Any]) -> list[Target]:
