@@ -151,9 +151,9 @@ class CommunitiesRun(EventsFigures):
     #: and after the run.
     cpu_seconds: dict[str, float] = field(default_factory=dict)
     load_average: list[float] = field(default_factory=list)
-    #: Long polls a runbot stopped because it had lost the community's lease (its batch
-    #: refused: the lease expired unrenewed, or another runbot took it), from the runbots'
-    #: logs (``gameplay.services.longpoll_leases.LeaseLost``).
+    #: Long polls a runbot stopped during the run because it had lost the community's lease
+    #: (its batch refused: the lease expired unrenewed, or another runbot took it), from the
+    #: runbots' logs (``gameplay.services.longpoll_leases.LeaseLost``).
     leases_lost: int = 0
     #: The kill (a killed run): when, which communities, how long until served again.
     kill: dict[str, Any] = field(default_factory=dict)
@@ -434,6 +434,7 @@ class Run:
         victim = max(fronts, key=lambda front: self.shares.get(front.pid, 0)) if self.kill else None
         kill = Kill(self, victim, len(events)) if victim is not None else None
         meter = CpuMeter(self.services, processes)
+        logged = {front.name: _log_size(front.log_path) for front in fronts}  # before the burst
         with Sampler(processes):
             meter.start()
             started = time.monotonic()
@@ -498,7 +499,9 @@ class Run:
             result.problems += check_communities(states)
         result.exactly_once = not result.problems if done is not None else None
         if self.mode == "longpoll":
-            result.leases_lost = sum(_leases_lost(front.log_path) for front in fronts)
+            result.leases_lost = sum(
+                _leases_lost(front.log_path, logged[front.name]) for front in fronts
+            )
             rss = [round(f.peak_rss_kb / 1024, 1) for f in fronts]
             result.bot_peak_rss_mb = max(rss)
             result.runbot_peak_rss_mb = rss if self.runbots > 1 else []
@@ -557,10 +560,20 @@ class Run:
         }
 
 
-def _leases_lost(log: Path) -> int:
-    """The lost leases a runbot's log tells of (its warning quotes ``LeaseLost``)."""
+def _log_size(log: Path) -> int:
     try:
-        return log.read_text(errors="replace").count(LEASE_LOST)
+        return log.stat().st_size
+    except OSError:
+        return 0
+
+
+def _leases_lost(log: Path, since: int) -> int:
+    """The lost leases a runbot's log tells of from byte ``since`` on (its warning quotes
+    ``LeaseLost``)."""
+    try:
+        with log.open("rb") as text:
+            text.seek(since)
+            return text.read().decode(errors="replace").count(LEASE_LOST)
     except OSError:
         return 0
 
