@@ -133,6 +133,8 @@ class CommunitiesRun(EventsFigures):
     requests: dict[str, float] = field(default_factory=dict)
     bound: dict[str, float] = field(default_factory=dict)
     requests_over_bound: float = 0.0
+    #: The community furthest over its bound: its requests, bound, Outbox rows and methods.
+    requests_worst: dict[str, Any] = field(default_factory=dict)
     methods: dict[str, float] = field(default_factory=dict)
     outbox_rows: dict[str, float] = field(default_factory=dict)
     latency_all: dict[str, float] = field(default_factory=dict)
@@ -536,6 +538,7 @@ class Run:
 
         made, bounds, rows, ratios = [], [], [], []
         methods: dict[str, list[int]] = {}
+        per_method: dict[int, Counter[str]] = {}
         for number, state in states.items():
             calls = Counter(
                 record.method
@@ -543,6 +546,7 @@ class Run:
                 if record.method in DELIVERY_METHODS
             )
             made.append(sum(calls.values()))
+            per_method[number] = calls
             for method in DELIVERY_METHODS:
                 methods.setdefault(method, []).append(calls[method])
             community_rows = Outbox.objects.filter(group_id=community_id(number))
@@ -553,6 +557,14 @@ class Run:
         result.bound = spread(bounds)
         result.outbox_rows = spread(rows)
         result.requests_over_bound = round(max(ratios, default=0.0), 2)
+        if ratios:
+            worst = max(range(len(ratios)), key=ratios.__getitem__)
+            number = list(states)[worst]
+            result.requests_worst = {
+                "community": community_id(number), "requests": made[worst],
+                "bound": bounds[worst], "rows": rows[worst],
+                "methods": dict(sorted(per_method[number].items())),
+            }  # fmt: skip
         result.methods = {
             method: statistics.median(counts)
             for method, counts in sorted(methods.items())

@@ -64,7 +64,7 @@ def table(results: dict[str, Any]) -> str:
         if project is None:
             continue
         label = f"{games} game" + ("s at once" if games > 1 else "")
-        note = "target ≥ 300" if games >= 100 else ""
+        note = "targets: below" if games >= 100 else ""
         rows.append(
             (
                 f"end-to-end events/s, {label} ({project['events']} events)",
