@@ -246,6 +246,11 @@ def _communities(run: dict[str, Any], reference: float | None, cores: int) -> li
         budget = CpuBudget.of(cpu, run["events"], run["seconds"], cores)
         row.reason = budget.reason(cores, run.get("load_average", [])) + lost
         row.would_take = budget.would_take(goal, measured, cores)
+        if lost:
+            row.would_take += (
+                f"; no lease lost while applying ({run['leases_lost']} long polls stopped "
+                f"and their batches polled again here)"
+            )
     rows.append(row)
     # VK requests per community beside the bound.
     ratio = float(run.get("requests_over_bound") or 0.0)
@@ -340,13 +345,18 @@ def _kill(title: str, run: dict[str, Any], kill: dict[str, Any]) -> list[Target]
         renew = float(kill["renew_seconds"])
         after_claim = float(served["max"]) - float(claimed["max"])
         late_claim = float(claimed["max"]) - max(0.0, float(left["max"]))
+        expiry = float(left["max"])
+        expired = (
+            f"had expired {-expiry:.1f} s before the kill (its renewals late)"
+            if expiry < 0
+            else f"expired {expiry:.1f} s after the kill at the latest"
+        )
         row.reason = (
-            f"the killed runbot's leases expired {left['max']:+.1f} s from the kill at the "
-            f"latest (negative: already expired, its renewals late); the survivors claimed "
-            f"them {claimed['p50']:.1f} s (p50) to {claimed['max']:.1f} s after the kill, "
-            f"{late_claim:.1f} s after the expiry where a survivor's next renewal round "
-            f"({renew:g} s) would have; the first event applied ≤ {after_claim:.1f} s after "
-            f"the last claim" + _leases_lost(run)
+            f"the killed runbot's leases {expired}; the survivors claimed them "
+            f"{claimed['p50']:.1f} s (p50) to {claimed['max']:.1f} s after the kill, "
+            f"{late_claim:.1f} s after the expiry, where their renewal rounds (every "
+            f"{renew:g} s) would claim within {renew:g} s; the first event applied ≤ "
+            f"{after_claim:.1f} s after the last claim" + _leases_lost(run)
         )
         parts = {
             f"the survivors' claim ({late_claim:.1f} s after the expiry, ≤ {renew:g} s by the "
