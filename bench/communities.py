@@ -43,43 +43,35 @@ from __future__ import annotations
 import json
 import os
 import socket
-import statistics
 import sys
 import time
 import urllib.error
 import urllib.request
 from collections import Counter
-from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .bound import lower_bound
 from .community_figures import (
     COMMUNITY_BASE,
     PROBE_BASE,
     RESCUE_BASE,
     Answers,
+    CommunitiesRun,
+    applied,
     check_applied,
     check_communities,
     community_id,
-    delivery_lags,
-    spread,
+    latency_figures,
+    request_figures,
+    votes_logged,
 )
 from .cpu import CpuMeter
-from .e2e import (
-    DELIVERY_METHODS,
-    READY_TIMEOUT,
-    EventsFigures,
-    bench_games,
-    pending_rows,
-    worker_ready,
-)
+from .e2e import READY_TIMEOUT, bench_games, pending_rows, worker_ready
 from .env import ADMIN_ID, GROUP_ID, GROUP_TOKEN, USER_TOKEN, Databases, Services, flush_redis
 from .env import process_env as make_env
 from .games import BenchGame, day_votes, vote_text
-from .latency import quantiles
 from .procs import BOT, WORKER, Managed, ProcessError, Sampler, wait_for
+from .runbots import SETTLED_RENEWALS, Kill, lease_map, leases_lost, log_size
 
 #: Probes: each community's probe user asks this many times, the first after PROBE_START s,
 #: the others spread over PROBE_SPAN s (the communities' probes staggered between them).
@@ -98,15 +90,8 @@ WEB_PROCESSES = 2
 PUSH_CONCURRENCY = 1
 PUSH_RETRIES = 8
 PUSH_TIMEOUT = 30.0
-#: The runbots of the scaled-out runs, and the share of the burst's events applied when one of
-#: them is killed.
+#: The runbots of the scaled-out runs.
 RUNBOTS = 3
-KILL_AT = 1 / 3
-#: How long the leases must stay where they are before the burst (the runbots have started
-#: their loops), in lease renewals.
-SETTLED_RENEWALS = 2
-#: How a runbot's log tells that a long poll stopped on a lost lease (``LeaseLost``'s text).
-LEASE_LOST = "no longer holds the lease"
 
 
 def tokens(number: int) -> tuple[str, str]:
@@ -116,51 +101,6 @@ def tokens(number: int) -> tuple[str, str]:
 
 def secret(number: int) -> str:
     return f"bench-community-{number}-secret"
-
-
-@dataclass
-class CommunitiesRun(EventsFigures):
-    mode: str  # "longpoll" or "callback"
-    communities: int
-    #: The runbots of a long-poll run, and whether one of them was killed mid-burst.
-    runbots: int = 0
-    killed: bool = False
-    events: int = 0
-    seconds: float = 0.0
-    #: Delivery requests per community (their median and largest), and the lower bound's;
-    #: the largest ratio of a community's requests to its bound; the requests per method
-    #: (median per community) and the Outbox rows per community.
-    requests: dict[str, float] = field(default_factory=dict)
-    bound: dict[str, float] = field(default_factory=dict)
-    requests_over_bound: float = 0.0
-    #: The community furthest over its bound: its requests, bound, Outbox rows and methods.
-    requests_worst: dict[str, Any] = field(default_factory=dict)
-    methods: dict[str, float] = field(default_factory=dict)
-    outbox_rows: dict[str, float] = field(default_factory=dict)
-    latency_all: dict[str, float] = field(default_factory=dict)
-    latency_worst: dict[str, Any] = field(default_factory=dict)
-    latency_best: dict[str, Any] = field(default_factory=dict)
-    #: The delivery's share alone: an Outbox row's commit to its answer from VK (``sent_at``),
-    #: p95 per community, the least- and best-served community's.
-    delivery_worst: dict[str, Any] = field(default_factory=dict)
-    delivery_best: dict[str, Any] = field(default_factory=dict)
-    bot_peak_rss_mb: float = 0.0
-    runbot_peak_rss_mb: list[float] = field(default_factory=list)
-    web_peak_rss_mb: list[float] = field(default_factory=list)
-    worker_peak_rss_mb: float = 0.0
-    #: CPU seconds per process (bot or runbot-N or web-N, worker, postgres, bench) from the
-    #: injection until the burst was applied and delivered; the load average (1 min) before
-    #: and after the run.
-    cpu_seconds: dict[str, float] = field(default_factory=dict)
-    load_average: list[float] = field(default_factory=list)
-    #: Long polls a runbot stopped during the run because it had lost the community's lease
-    #: (its batch refused: the lease expired unrenewed, or another runbot took it), from the
-    #: runbots' logs (``gameplay.services.longpoll_leases.LeaseLost``).
-    leases_lost: int = 0
-    #: The kill (a killed run): when, which communities, how long until served again.
-    kill: dict[str, Any] = field(default_factory=dict)
-    exactly_once: bool | None = None
-    problems: list[str] = field(default_factory=list)
 
 
 def make_communities(count: int) -> Any:
@@ -225,64 +165,6 @@ def _confirmed(url: str, group_id: int) -> bool:
             return response.read().decode() == CALLBACK_CODE
     except (urllib.error.HTTPError, OSError):
         return False
-
-
-def applied(mode: str, states: dict[int, Any], targets: dict[int, int], events: int) -> bool:
-    """Every injected event applied: the long poll's position of every community at its
-    target (long poll), or every event recorded and the pushers idle (Callback)."""
-    from gameplay.models import PollState, VkEvent
-
-    if mode == "callback":
-        return VkEvent.objects.filter(group_id__gte=COMMUNITY_BASE).count() >= events and all(
-            state.callbacks.pending == 0 for state in states.values()
-        )
-    positions = dict(
-        PollState.objects.filter(group_id__gte=COMMUNITY_BASE).values_list("group_id", "ts")
-    )
-    for number, target in targets.items():
-        ts = positions.get(community_id(number))
-        if not ts or not str(ts).isdigit() or int(ts) < target:
-            return False
-    return True
-
-
-def events_applied(groups: list[int] | None = None) -> Counter[int]:
-    """Events applied (``VkEvent``) per community, of ``groups`` or of every bench
-    community."""
-    from django.db.models import Count
-
-    from gameplay.models import VkEvent
-
-    rows = VkEvent.objects.filter(group_id__gte=COMMUNITY_BASE)
-    if groups is not None:
-        rows = rows.filter(group_id__in=groups)
-    counted = rows.values("group_id").annotate(n=Count("id")).values_list("group_id", "n")
-    return Counter({int(group): int(n) for group, n in counted})
-
-
-def holder_pid(holder: str) -> int | None:
-    """The process id in a runbot's holder name (``host:pid:random``)."""
-    parts = holder.rsplit(":", 2)
-    return int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
-
-
-def lease_map(pids: list[int]) -> dict[int, int] | None:
-    """Which of ``pids`` holds each bench community's live lease, while every runbot alive is
-    one of ``pids`` and each holds a fair share (the shares within one of each other); else
-    None."""
-    from django.db.models.functions import Now
-
-    from gameplay.models import LongPollLease, RunbotProcess
-
-    alive = {holder_pid(h) for h in RunbotProcess.objects.values_list("holder", flat=True)}
-    if alive != set(pids):
-        return None
-    live = LongPollLease.objects.filter(expires_at__gt=Now()).exclude(holder="")
-    held = {int(g): holder_pid(h) for g, h in live.values_list("group_id", "holder")}
-    shares = Counter(held.values())
-    if set(shares) != set(pids) or max(shares.values()) - min(shares.values()) > 1:
-        return None
-    return {g: pid for g, pid in held.items() if g >= COMMUNITY_BASE and pid is not None}
 
 
 class Run:
@@ -419,7 +301,7 @@ class Run:
         events = [(game.number, game.vk(voter), game.topic_id, vote_text(target))
                   for voter, target in plan for game in games]  # fmt: skip
         since = {n: state.log.next_seq() for n, state in states.items()}
-        votes_before = _votes(games)
+        votes_before = votes_logged(games)
         result = CommunitiesRun(mode=self.mode, communities=self.count, runbots=self.runbots,
                                 killed=self.kill, events=len(events),
                                 load_average=[round(os.getloadavg()[0], 2)])  # fmt: skip
@@ -434,9 +316,9 @@ class Run:
         injected_ids: dict[int, list[str]] = {community_id(n): [] for n in states}
         # The runbot killed: the one holding the most communities.
         victim = max(fronts, key=lambda front: self.shares.get(front.pid, 0)) if self.kill else None
-        kill = Kill(self, victim, len(events)) if victim is not None else None
+        kill = Kill(victim, len(events), PROBE_TEXT) if victim is not None else None
         meter = CpuMeter(self.services, processes)
-        logged = {front.name: _log_size(front.log_path) for front in fronts}  # before the burst
+        logged = {front.name: log_size(front.log_path) for front in fronts}  # before the burst
         with Sampler(processes):
             meter.start()
             started = time.monotonic()
@@ -483,8 +365,8 @@ class Run:
             meter.stop()
         result.seconds = round((done or time.monotonic()) - started, 2)
         result.load_average.append(round(os.getloadavg()[0], 2))
-        self._latency(result, answers, sent_at, states)
-        self._requests(result, states, since)
+        latency_figures(result, answers, sent_at, states)
+        request_figures(result, states, since)
         result.problems = [] if complete else [
             f"the {self.tag} run of {self.count} communities did not finish within "
             f"{RUN_TIMEOUT:.0f} s"
@@ -502,7 +384,7 @@ class Run:
         result.exactly_once = not result.problems if done is not None else None
         if self.mode == "longpoll":
             result.leases_lost = sum(
-                _leases_lost(front.log_path, logged[front.name]) for front in fronts
+                leases_lost(front.log_path, logged[front.name]) for front in fronts
             )
             rss = [round(f.peak_rss_kb / 1024, 1) for f in fronts]
             result.bot_peak_rss_mb = max(rss)
@@ -511,199 +393,6 @@ class Run:
             result.web_peak_rss_mb = [round(f.peak_rss_kb / 1024, 1) for f in fronts]
         result.worker_peak_rss_mb = round(worker.peak_rss_kb / 1024, 1)
         return result
-
-    def _latency(
-        self, result: CommunitiesRun, answers: Answers, sent_at: dict[tuple[int, int], float],
-        states: dict[int, Any],
-    ) -> None:  # fmt: skip
-        per: dict[int, list[float]] = {n: [] for n in states}
-        for (number, k), at in sent_at.items():
-            answered = answers.at(number, k)
-            if answered is not None:
-                per[number].append(answered - at)
-        result.latency_all = quantiles([v for values in per.values() for v in values])
-        p95 = {n: quantiles(values)["p95"] for n, values in per.items() if values}
-        if not p95:
-            return
-        worst = max(p95, key=lambda n: p95[n])
-        best = min(p95, key=lambda n: p95[n])
-        result.latency_worst = {"community": community_id(worst), **quantiles(per[worst])}
-        result.latency_best = {"community": community_id(best), **quantiles(per[best])}
-        result.delivery_worst, result.delivery_best = delivery_lags()
-
-    def _requests(
-        self, result: CommunitiesRun, states: dict[int, Any], since: dict[int, int]
-    ) -> None:
-        from gameplay.models import Outbox
-
-        made, bounds, rows, ratios = [], [], [], []
-        methods: dict[str, list[int]] = {}
-        per_method: dict[int, Counter[str]] = {}
-        for number, state in states.items():
-            calls = Counter(
-                record.method
-                for record in state.calls(since=since[number], include_inner=False)
-                if record.method in DELIVERY_METHODS
-            )
-            made.append(sum(calls.values()))
-            per_method[number] = calls
-            for method in DELIVERY_METHODS:
-                methods.setdefault(method, []).append(calls[method])
-            community_rows = Outbox.objects.filter(group_id=community_id(number))
-            bounds.append(lower_bound(community_rows))
-            rows.append(community_rows.count())
-            ratios.append(made[-1] / bounds[-1] if bounds[-1] else float(made[-1]))
-        result.requests = spread(made)
-        result.bound = spread(bounds)
-        result.outbox_rows = spread(rows)
-        result.requests_over_bound = round(max(ratios, default=0.0), 2)
-        if ratios:
-            worst = max(range(len(ratios)), key=ratios.__getitem__)
-            number = list(states)[worst]
-            result.requests_worst = {
-                "community": community_id(number), "requests": made[worst],
-                "bound": bounds[worst], "rows": rows[worst],
-                "methods": dict(sorted(per_method[number].items())),
-            }  # fmt: skip
-        result.methods = {
-            method: statistics.median(counts)
-            for method, counts in sorted(methods.items())
-            if any(counts)
-        }
-
-
-def _log_size(log: Path) -> int:
-    try:
-        return log.stat().st_size
-    except OSError:
-        return 0
-
-
-def _leases_lost(log: Path, since: int) -> int:
-    """The lost leases a runbot's log tells of from byte ``since`` on (its warning quotes
-    ``LeaseLost``)."""
-    try:
-        with log.open("rb") as text:
-            text.seek(since)
-            return text.read().decode(errors="replace").count(LEASE_LOST)
-    except OSError:
-        return 0
-
-
-def _votes(games: list[BenchGame]) -> dict[int, int]:
-    """Votes in each game's log."""
-    from django.db.models import Count
-
-    from gameplay.models import EventKind, GameEvent
-
-    rows = GameEvent.objects.filter(game_id__in=[g.game_id for g in games], kind=EventKind.VOTE)
-    counted = rows.values("game_id").annotate(n=Count("id")).values_list("game_id", "n")
-    return {int(game): int(n) for game, n in counted}
-
-
-class Kill:
-    """One runbot killed (SIGKILL) once :data:`KILL_AT` of the burst's events are applied;
-    then a rescue probe writes to each of its communities, and each community's next event
-    applied and that probe's answer are timed from the kill."""
-
-    def __init__(self, run: Run, victim: Managed, events: int) -> None:
-        from django.conf import settings
-
-        self.run, self.victim, self.events = run, victim, events
-        self.renew = float(settings.RUNBOT_LEASE_RENEW_SECONDS)
-        self.ttl = float(settings.RUNBOT_LEASE_TTL_SECONDS)
-        self.at: float | None = None  # monotonic
-        self.wall: float = 0.0
-        self.applied_before = 0
-        self.orphans: dict[int, datetime | None] = {}  # community → its lease's expiry
-        self.counts: Counter[int] = Counter()
-        self.served: dict[int, float] = {}  # community → seconds after the kill
-        self.rescued: set[int] = set()  # community numbers written to after the kill
-
-    def watch(
-        self, meter: CpuMeter, states: dict[int, Any], live: list[Managed],
-        injected: dict[int, list[str]],
-    ) -> None:  # fmt: skip
-        """Kill when it is time (then write to the orphans: their ids into ``injected``);
-        after it, note the orphans served again."""
-        if self.at is None:
-            applied_now = sum(events_applied().values())
-            if applied_now >= self.events * KILL_AT:
-                self._kill(meter, states, live, applied_now)
-                for group in self.orphans:
-                    number = group - COMMUNITY_BASE
-                    update = states[number].inject_message(RESCUE_BASE + number, PROBE_TEXT)
-                    injected[group].append(update["event_id"])
-                    self.rescued.add(number)
-            return
-        pending = [g for g in self.orphans if g not in self.served]
-        if pending:
-            now = events_applied(pending)
-            for group in pending:
-                if now[group] > self.counts[group]:
-                    self.served[group] = time.monotonic() - self.at
-
-    def _kill(
-        self, meter: CpuMeter, states: dict[int, Any], live: list[Managed], applied_now: int
-    ) -> None:
-        from gameplay.models import LongPollLease
-
-        meter.freeze(self.victim)
-        self.victim.kill()
-        self.at, self.wall = time.monotonic(), time.time()
-        live.remove(self.victim)
-        self.applied_before = applied_now
-        leases = LongPollLease.objects.filter(group_id__gte=COMMUNITY_BASE)
-        for group, holder, expires in leases.values_list("group_id", "holder", "expires_at"):
-            if holder_pid(holder) == self.victim.pid:
-                self.orphans[int(group)] = expires
-        self.counts = events_applied(list(self.orphans))
-
-    def over(self, answers: Answers) -> bool:
-        """Killed, and every orphan served again and its rescue probe answered."""
-        return self.at is not None and all(
-            group in self.served and answers.rescue_at(group - COMMUNITY_BASE) is not None
-            for group in self.orphans
-        )
-
-    def figures(self, answers: Answers) -> dict[str, Any]:
-        from gameplay.models import LongPollLease
-
-        if self.at is None:
-            return {"killed": False}
-        kill_at = self.at
-        answered = {
-            group: at - kill_at
-            for group in self.orphans
-            if (at := answers.rescue_at(group - COMMUNITY_BASE)) is not None
-        }
-        claims = dict(
-            LongPollLease.objects.filter(group_id__in=list(self.orphans)).values_list(
-                "group_id", "claimed_at"
-            )
-        )
-
-        def after_kill(moment: datetime | None) -> float | None:
-            return None if moment is None else round(moment.timestamp() - self.wall, 2)
-
-        lease_left = [after_kill(e) for e in self.orphans.values()]
-        claimed = [after_kill(claims.get(g)) for g in self.orphans]
-        return {
-            "killed": True,
-            "runbot": self.victim.name,
-            "applied_before": self.applied_before,
-            "events": self.events,
-            "communities": len(self.orphans),
-            "served_again": quantiles(list(self.served.values())),
-            "answered": quantiles(list(answered.values())),
-            "unserved": len(self.orphans) - len(self.served),
-            "unanswered": len(self.orphans) - len(answered),
-            "lease_left": quantiles([v for v in lease_left if v is not None]),
-            "claimed": quantiles([v for v in claimed if v is not None]),
-            "renew_seconds": self.renew,
-            "ttl_seconds": self.ttl,
-            "bound_seconds": self.ttl + self.renew,
-        }
 
 
 def measure(

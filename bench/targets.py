@@ -4,36 +4,21 @@ measured in the same run — where the time goes (CPU seconds per process and pe
 statements per event, VK requests beside their bound) — and what it would take, derived from
 those numbers. Nothing here is a verdict of its own: every cell comes from ``results``.
 
-Throughput from CPU: a process spends at most one core, so a component of ``k`` processes
-that spends ``c`` ms of CPU per event can apply at most ``k · 1000 / c`` events/s; every
-process of the deployment together (the bench's own process and the local VK apart) at most
-``cores · 1000 / Σc``. The smallest of those is what the CPU allows; a run slower than that
-waited rather than computed.
+What the CPU allows is :class:`bench.cpu.CpuBudget`'s.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
+
+from .cpu import CpuBudget, whole
 
 #: The targets (issue 26).
 EVENTS_PER_SECOND = 1000.0
 QUERIES_PER_EVENT = 8
 REQUESTS_OVER_BOUND = 2.0
 REPLY_P95_SECONDS = 2.0
-#: A run below this share of what its CPU allows is said to have waited as well.
-WAITED = 0.8
-
-#: The processes of a run by component (the bench's own process is reported beside them).
-COMPONENTS = (
-    ("bot", "bot"),
-    ("runbot-", "runbots"),
-    ("web-", "web"),
-    ("worker", "worker"),
-    ("postgres", "PostgreSQL"),
-)
-BENCH = "bench"
 
 
 @dataclass
@@ -51,108 +36,10 @@ class Target:
                 self.would_take or "—")  # fmt: skip
 
 
-def _n(value: float) -> str:
-    return f"{value:,.0f}".replace(",", " ")
-
-
-def components(cpu: dict[str, float]) -> list[tuple[str, int, float]]:
-    """(component, processes, CPU seconds) of a run's ``cpu_seconds``, the bench's apart."""
-    found = []
-    for prefix, label in COMPONENTS:
-        names = [name for name in cpu if name == prefix or name.startswith(prefix)]
-        if names:
-            # PostgreSQL runs a backend per connection: it may use every core.
-            processes = 0 if prefix == "postgres" else len(names)
-            found.append((label, processes, sum(cpu[name] for name in names)))
-    return found
-
-
-@dataclass
-class CpuBudget:
-    """What a run's CPU says about its throughput."""
-
-    per_event_ms: dict[str, float]
-    processes: dict[str, int]
-    bench_ms: float
-    caps: dict[str, float]  # component (or "all") → events/s the CPU allows
-    busy: float  # share of the cores the run's processes kept busy
-
-    @classmethod
-    def of(cls, cpu: dict[str, float], events: int, seconds: float, cores: int) -> CpuBudget:
-        parts = components(cpu)
-        per = {label: 1000 * spent / events for label, _, spent in parts}
-        processes = {label: n for label, n, _ in parts}
-        caps = {label: n * 1000 / per[label] for label, n, _ in parts if n and per[label] > 0}
-        total = sum(per.values())
-        if total > 0:
-            caps["all"] = cores * 1000 / total
-        spent = sum(cpu.values())
-        busy = spent / (seconds * cores) if seconds else 0.0
-        return cls(per, processes, 1000 * cpu.get(BENCH, 0.0) / events, caps, busy)
-
-    @property
-    def limit(self) -> tuple[str, float] | None:
-        if not self.caps:
-            return None
-        name = min(self.caps, key=self.caps.__getitem__)
-        return name, self.caps[name]
-
-    def reason(self, cores: int, load: list[float]) -> str:
-        spent = ", ".join(f"{label} {ms:.2f}" for label, ms in self.per_event_ms.items())
-        caps = "; ".join(
-            (f"{cores} cores allow {_n(cap)}" if label == "all" else
-             f"{label} ({self.processes[label]} process{'es' * (self.processes[label] > 1)}) "
-             f"{_n(cap)}")
-            for label, cap in sorted(self.caps.items(), key=lambda item: item[1])
-        )  # fmt: skip
-        loads = " → ".join(f"{value:g}" for value in load)
-        return (
-            f"CPU ms per event: {spent} (bench and local VK {self.bench_ms:.2f}); events/s the "
-            f"CPU allows: {caps}; the run kept {100 * self.busy:.0f} % of {cores} cores busy"
-            + (f" (load average {loads})" if load else "")
-        )
-
-    def would_take(self, target: float, measured: float, cores: int) -> str:
-        limit = self.limit
-        if limit is None:
-            return "no CPU figures in this run"
-        name, cap = limit
-        if cap >= target:
-            return (
-                f"the CPU allows {_n(cap)} events/s ≥ {_n(target)}, the run made "
-                f"{_n(measured)}: it waited ({100 * (1 - self.busy):.0f} % of the cores idle "
-                f"to it); re-measure on a quiet machine, then shorten the waits"
-            )
-        needs = []
-        for label, component_cap in sorted(self.caps.items(), key=lambda item: item[1]):
-            if component_cap >= target:
-                break
-            if label == "all":
-                total = sum(self.per_event_ms.values())
-                needs.append(
-                    f"all processes {total:.2f} ms/event: {cores} cores allow "
-                    f"{_n(component_cap)} events/s; ≥ {_n(target)} needs ≤ "
-                    f"{cores * 1000 / target:.2f} ms/event in total"
-                )
-                continue
-            ms, n = self.per_event_ms[label], self.processes[label]
-            needs.append(
-                f"{label} CPU {ms:.2f} ms/event caps {n} process{'es' * (n > 1)} at "
-                f"{_n(component_cap)} events/s; ≥ {_n(target)} needs ≤ {n * 1000 / target:.2f} "
-                f"ms/event or {math.ceil(target * ms / 1000)} processes"
-            )
-        if measured < WAITED * cap:
-            needs.append(
-                f"and the run made {_n(measured)} of the {_n(cap)} events/s its CPU allows: "
-                f"it also waited ({100 * (1 - self.busy):.0f} % of the cores idle to it)"
-            )
-        return "; ".join(needs)
-
-
 def _one_community(results: dict[str, Any]) -> tuple[Target, float | None]:
     games = results.get("games", 100)
     figure = f"{games} games in one community, end to end (events/s)"
-    target = f"≥ {_n(EVENTS_PER_SECOND)}"
+    target = f"≥ {whole(EVENTS_PER_SECOND)}"
     run = next(
         (r for r in results.get("e2e", []) if r["mode"] == "project" and r["games"] == games),
         None,
@@ -160,7 +47,7 @@ def _one_community(results: dict[str, Any]) -> tuple[Target, float | None]:
     if run is None:
         return Target(figure, "not in this run (--only e2e)", target, None), None
     measured = float(run["events_per_second"])
-    row = Target(figure, f"{_n(measured)} ({run['events']} events, {run['seconds']:.1f} s)",
+    row = Target(figure, f"{whole(measured)} ({run['events']} events, {run['seconds']:.1f} s)",
                  target, measured >= EVENTS_PER_SECOND)  # fmt: skip
     if not row.met:
         phases = [p for p in results.get("e2e_phases", [])
@@ -235,10 +122,10 @@ def _communities(run: dict[str, Any], reference: float | None, cores: int) -> li
     # events/s: at least one community's figure of this run (or its target).
     measured = float(run["events_per_second"])
     if reference is not None:
-        goal, target = reference, f"≥ {_n(reference)} (one community, this run)"
+        goal, target = reference, f"≥ {whole(reference)} (one community, this run)"
     else:
-        goal, target = EVENTS_PER_SECOND, f"≥ {_n(EVENTS_PER_SECOND)} (one community's target)"
-    row = Target(f"{title}: events/s", f"{_n(measured)} ({run['events']} votes, "
+        goal, target = EVENTS_PER_SECOND, f"≥ {whole(EVENTS_PER_SECOND)} (one community's target)"
+    row = Target(f"{title}: events/s", f"{whole(measured)} ({run['events']} votes, "
                  f"{run['seconds']:.1f} s)", target, measured >= goal)  # fmt: skip
     cpu = run.get("cpu_seconds") or {}
     lost = _leases_lost(run)
@@ -297,7 +184,7 @@ def _communities(run: dict[str, Any], reference: float | None, cores: int) -> li
         row.reason = (
             f"delivery alone (commit → VK) p95 {delivery:.2f} s in the least-served "
             f"community; the rest, about {max(0.0, p95 - delivery):.1f} s, waiting to be "
-            f"applied: the burst applied at {_n(measured)} events/s"
+            f"applied: the burst applied at {whole(measured)} events/s"
         ) + lost
         if delivery >= REPLY_P95_SECONDS:
             row.would_take = (
@@ -310,8 +197,8 @@ def _communities(run: dict[str, Any], reference: float | None, cores: int) -> li
             room = REPLY_P95_SECONDS - delivery
             row.would_take = (
                 f"the events ahead of a reply applied within {room:.1f} s instead of "
-                f"{wait:.1f} s: about {_n(measured * wait / room)} events/s instead of "
-                f"{_n(measured)}"
+                f"{wait:.1f} s: about {whole(measured * wait / room)} events/s instead of "
+                f"{whole(measured)}"
             )
     rows.append(row)
     return rows
