@@ -1,5 +1,6 @@
 """``python -m bench`` (``make bench``): every figure of the benchmark, the project beside the
-naive baseline, measured in one run. Writes ``bench/results.json`` and prints the table.
+naive baseline, measured in one run. Writes ``bench/results.json`` and prints the table, then
+the targets beside the figures (:mod:`bench.targets`).
 
 The games every run starts from are kept as database snapshots (PostgreSQL templates) and
 reused while the migrations and the bench's games are unchanged.
@@ -130,7 +131,10 @@ def main(argv: list[str] | None = None) -> int:
             step(f"reply latency: {latency.PROBES} probes, idle and during {args.games} games")
             results["latency"] = latency.measure(services, databases, logs, args.games).as_dict()
         if "communities" in parts:
-            step(f"{args.games} communities × 1 game: one runbot, then the Callback API")
+            step(
+                f"{args.games} communities × 1 game: one runbot, {communities.RUNBOTS} runbots "
+                f"(then one killed mid-burst), the Callback API"
+            )
             results["communities"] = [
                 r.as_dict() for r in communities.measure(services, databases, logs, args.games)
             ]

@@ -16,12 +16,14 @@ and the rate it kept (``projected`` is then true).
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from .cpu import CpuMeter
 from .env import ADMIN_ID, GROUP_ID, GROUP_TOKEN, USER_TOKEN, Databases, Services, flush_redis
 from .env import process_env as make_env
 from .games import BenchGame, day_votes, night_messages, vote_text
@@ -32,7 +34,6 @@ from .procs import (
     Managed,
     ProcessError,
     Sampler,
-    cpu_seconds,
     wait_for,
 )
 
@@ -80,9 +81,11 @@ class PhaseRun(EventsFigures):
     problems: list[str] = field(default_factory=list)
     bot_peak_rss_mb: float = 0.0
     worker_peak_rss_mb: float = 0.0
-    #: CPU seconds spent during the run: bot, worker, PostgreSQL backends of the bench
-    #: database, and this process (the local VK server and the bench's own polling).
+    #: CPU seconds spent during the run (:mod:`bench.cpu`): bot, worker, PostgreSQL backends
+    #: of the bench database, and the bench (the local VK server, its polling and its own
+    #: backend); the load average (1 min) before and after the run.
     cpu_seconds: dict[str, float] = field(default_factory=dict)
+    load_average: list[float] = field(default_factory=list)
 
 
 @dataclass
@@ -219,8 +222,10 @@ class Run:
         games = bench_games(self.games)
         scenario = (day_scenario if self.phase == "day" else night_scenario)(games)
         since = state.log.next_seq()
-        cpu_before = self._cpu(bot, worker)
+        load = [round(os.getloadavg()[0], 2)]
+        meter = CpuMeter(self.services, processes)
         with Sampler(processes):
+            meter.start()
             started = time.monotonic()
             inject(state, scenario)
             target_ts = state.longpoll.ts
@@ -239,7 +244,8 @@ class Run:
                     raise ProcessError(f"{self.mode} {self.phase} run did not finish in time")
                 time.sleep(0.02)
             seconds = time.monotonic() - started
-            cpu_after = self._cpu(bot, worker)
+            cpu = meter.read()
+            meter.stop()
         run = PhaseRun(
             mode=self.mode,
             phase=self.phase,
@@ -248,7 +254,8 @@ class Run:
             seconds=seconds,
             bot_peak_rss_mb=round(bot.peak_rss_kb / 1024, 1),
             worker_peak_rss_mb=round(worker.peak_rss_kb / 1024, 1),
-            cpu_seconds={k: round(cpu_after[k] - cpu_before.get(k, 0.0), 2) for k in cpu_after},
+            cpu_seconds=cpu,
+            load_average=[*load, round(os.getloadavg()[0], 2)],
         )
         self._count(state, since, run)
         if projected:
@@ -257,22 +264,6 @@ class Run:
             run.problems = check_delivery(state)
             run.exactly_once = not run.problems
         return run
-
-    def _cpu(self, bot: Managed, worker: Managed) -> dict[str, float]:
-        from django.db import connection
-
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
-                "AND pid <> pg_backend_pid()"
-            )
-            backends = [row[0] for row in cursor.fetchall()]
-        return {
-            "bot": bot.cpu_seconds(),
-            "worker": worker.cpu_seconds(),
-            "postgres": sum(cpu_seconds(pid) for pid in backends),
-            "local_vk_and_bench": time.process_time(),
-        }
 
     def _count(self, state: Any, since: int, run: PhaseRun) -> None:
         from gameplay.models import Outbox, OutboxStatus

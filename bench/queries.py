@@ -8,6 +8,8 @@ votes behind it). The measured game is in the same state in both cases.
 The count includes the ``BEGIN`` and ``COMMIT`` of the pipeline's transaction (Django logs
 both); an update alone in its transaction runs its handlers in no savepoint
 (``vkbot.pipeline``), and ``tests/vkbot/test_handlers_queries.py`` counts it the same way.
+Each count of 100 games keeps its statements by verb and table (:func:`statement_kind`): what
+the targets' report names as where the statements go.
 
 The hot path's own figure (:func:`hot_path`): a whole day's 26 board votes of one game applied
 as one batch of the pipeline (as runbot applies a burst), with the unit of work keeping the
@@ -18,7 +20,9 @@ vote; and one vote alone, with and without.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import asdict, dataclass
+import re
+from collections import Counter
+from dataclasses import asdict, dataclass, field
 from typing import Any
 from unittest import mock
 
@@ -43,23 +47,39 @@ class QueryCount:
     one_game: int
     many_games: int
     games: int
+    #: The statements of the many-games count by verb and table (``SELECT gameplay_seat``).
+    statements: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def _count(update: dict[str, Any]) -> int:
+_TABLE = re.compile(r'\b(?:FROM|INTO|UPDATE)\s+"?([\w.]+)"?', re.IGNORECASE)
+
+
+def statement_kind(sql: str) -> str:
+    """A statement's verb and first table (``SELECT gameplay_seat``); savepoints by verb."""
+    words = sql.split(None, 2)
+    verb = words[0].upper() if words else "?"
+    if verb == "RELEASE" or verb == "ROLLBACK":
+        return f"{verb} SAVEPOINT" if "SAVEPOINT" in sql.upper() else verb
+    table = _TABLE.search(sql)
+    return f"{verb} {table.group(1)}" if table and verb != "SAVEPOINT" else verb
+
+
+def _count(update: dict[str, Any]) -> tuple[int, dict[str, int]]:
     with CaptureQueriesContext(connection) as captured:
         if not apply_update(update, source=LONGPOLL):
             raise RuntimeError("the measured event was not applied")
-    return len(captured.captured_queries)
+    kinds = Counter(statement_kind(q["sql"]) for q in captured.captured_queries)
+    return len(captured.captured_queries), dict(kinds)
 
 
-def _vote(state: Any, game: Any) -> int:
+def _vote(state: Any, game: Any) -> tuple[int, dict[str, int]]:
     return _count(state.inject_board_post(game.vk(3), game.topic_id, "голос 1"))
 
 
-def _action(state: Any, game: Any) -> int:
+def _action(state: Any, game: Any) -> tuple[int, dict[str, int]]:
     return _count(state.inject_message(game.vk(COMMISSAR), "проверка 1"))
 
 
@@ -68,17 +88,17 @@ def measure(databases: Databases, games: int) -> list[QueryCount]:
     with override_settings(OUTBOX_DELIVERY_ENABLED=False):
         databases.restore("empty")
         game = create_game(1)
-        vote_one = _vote(state, game)
+        vote_one, _ = _vote(state, game)
         play_day(game)
-        action_one = _action(state, game)
+        action_one, _ = _action(state, game)
 
         databases.restore("day")
-        vote_many = _vote(state, bench_games(1)[0])
+        vote_many, vote_kinds = _vote(state, bench_games(1)[0])
         databases.restore("night")
-        action_many = _action(state, bench_games(1)[0])
+        action_many, action_kinds = _action(state, bench_games(1)[0])
     return [
-        QueryCount(NIGHT_ACTION, action_one, action_many, games),
-        QueryCount(BOARD_VOTE, vote_one, vote_many, games),
+        QueryCount(NIGHT_ACTION, action_one, action_many, games, action_kinds),
+        QueryCount(BOARD_VOTE, vote_one, vote_many, games, vote_kinds),
     ]
 
 
@@ -117,7 +137,7 @@ def _day_burst(databases: Databases, *, kept: bool) -> tuple[int, int]:
             if apply_updates(updates, None, group_id=GROUP_ID) != len(updates):
                 raise RuntimeError("the day's votes were not all applied")
         burst = len(captured.captured_queries)
-        alone = _vote(state, create_game(2))
+        alone, _ = _vote(state, create_game(2))
     return burst, alone
 
 

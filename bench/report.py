@@ -1,11 +1,14 @@
-"""The benchmark's results: ``bench/results.json`` and the table printed at the end (Markdown,
-so that it can go into bench/README.md as it is)."""
+"""The benchmark's results: ``bench/results.json`` and the tables printed at the end
+(Markdown, so that they can go into bench/README.md as they are): every figure, then the
+targets beside them (:mod:`bench.targets`)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 from typing import Any
+
+from . import targets
 
 PHASE_TITLES = {
     "start": "start: roster, role cards, Day 1 opens",
@@ -61,7 +64,7 @@ def table(results: dict[str, Any]) -> str:
         if project is None:
             continue
         label = f"{games} game" + ("s at once" if games > 1 else "")
-        note = "target ≥ 300" if games >= 100 else ""
+        note = "targets: below" if games >= 100 else ""
         rows.append(
             (
                 f"end-to-end events/s, {label} ({project['events']} events)",
@@ -119,7 +122,7 @@ def table(results: dict[str, Any]) -> str:
     header = ("figure", "project", "naive baseline", "note")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
+    return "\n".join(lines) + "\n\n### Targets\n\n" + targets.table(results)
 
 
 def _latency(run: dict[str, Any] | None) -> list[tuple[str, str, str, str]]:
@@ -141,30 +144,47 @@ def _latency(run: dict[str, Any] | None) -> list[tuple[str, str, str, str]]:
     ]
 
 
+def _cpu(run: dict[str, Any]) -> tuple[str, str, str, str] | None:
+    """CPU seconds per process of a run, and per event in all."""
+    cpu = run.get("cpu_seconds") or {}
+    if not cpu or not run["events"]:
+        return None
+    names = {"postgres": "PostgreSQL", "bench": "bench and local VK"}
+    spent = ", ".join(f"{names.get(name, name)} {seconds:.1f}" for name, seconds in cpu.items())
+    deployment = sum(seconds for name, seconds in cpu.items() if name != "bench")
+    loads = " → ".join(f"{value:g}" for value in run.get("load_average", []))
+    return (
+        f"{run['communities']} communities × 1 game, {targets.how(run)}: CPU seconds until "
+        f"applied and delivered",
+        spent,
+        "—",
+        f"{1000 * deployment / run['events']:.2f} ms per event without the bench"
+        + (f"; load average {loads}" if loads else ""),
+    )
+
+
 def _communities(runs: list[dict[str, Any]] | None) -> list[tuple[str, str, str, str]]:
-    """The many-communities rows: one long-poll run and one Callback run."""
+    """The many-communities rows: one runbot, several (one killed), the Callback API."""
     rows: list[tuple[str, str, str, str]] = []
     for run in runs or ():
-        how = (
-            "one runbot"
-            if run["mode"] == "longpoll"
-            else f"the Callback API, {len(run['web_peak_rss_mb'])} web processes"
-        )
-        title = f"{run['communities']} communities × 1 game, {how}"
+        title = f"{run['communities']} communities × 1 game, {targets.how(run)}"
         worst, best = run["latency_worst"] or {"p95": 0.0}, run["latency_best"] or {"p95": 0.0}
         ratio = worst["p95"] / best["p95"] if best.get("p95") else 0.0
         once = {True: "yes", False: "NO", None: "unfinished"}[run["exactly_once"]]
-        memory = (
-            f"bot {run['bot_peak_rss_mb']:.0f} MB"
-            if run["mode"] == "longpoll"
-            else "web " + " + ".join(f"{m:.0f}" for m in run["web_peak_rss_mb"]) + " MB"
-        )
+        if run["mode"] == "callback":
+            memory = "web " + " + ".join(f"{m:.0f}" for m in run["web_peak_rss_mb"]) + " MB"
+        elif run.get("runbot_peak_rss_mb"):
+            memory = "runbots " + " + ".join(f"{m:.0f}" for m in run["runbot_peak_rss_mb"])
+            memory += " MB"
+        else:
+            memory = f"bot {run['bot_peak_rss_mb']:.0f} MB"
         rows += [
             (
                 f"{title}: end-to-end events/s ({run['events']} votes)",
                 _fmt(run["events_per_second"]),
                 "—",
-                f"{run['seconds']:.1f} s; exactly once: {once}",
+                f"{run['seconds']:.1f} s; exactly once: {once}"
+                + (f"; {run['leases_lost']} leases lost" if run.get("leases_lost") else ""),
             ),
             (
                 f"{title}: VK requests per community (median, max)",
@@ -193,6 +213,9 @@ def _communities(runs: list[dict[str, Any]] | None) -> list[tuple[str, str, str,
                 f"worker {run['worker_peak_rss_mb']:.0f} MB",
             ),
         ]
+        cpu = _cpu(run)
+        if cpu:
+            rows.append(cpu)
     return rows
 
 
