@@ -33,13 +33,11 @@ import inspect
 import logging
 import secrets
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.urls import reverse
 from django.views.decorators.debug import sensitive_variables
-from vkbottle.http import AiohttpClient
-from vkbottle_types.codegen.methods.groups import GroupsCategory
 
 from gameplay.models import AdminTokenSource, Community, CommunityRole
 from gameplay.refusals import (
@@ -57,6 +55,9 @@ from gameplay.refusals import (
 from gameplay.services.admin_tokens import AdminKey, admin_token_renew
 from gameplay.services.communities import community_record
 from panel.vkcalls import Vk, VkError, run
+
+if TYPE_CHECKING:
+    from vkbottle.http import AiohttpClient
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +101,8 @@ LONG_POLL, CALLBACK_SERVER = "long_poll", "callback_server"
 
 def _event_flags() -> dict[str, int]:
     """Every event type ``groups.setLongPollSettings`` knows: ours on, the others off."""
+    from vkbottle_types.codegen.methods.groups import GroupsCategory  # panel.vkcalls: why here
+
     params = inspect.signature(GroupsCategory.set_long_poll_settings).parameters
     names = [
         n

@@ -6,6 +6,11 @@ they happened in, run synchronously from the web request.
 Tokens never reach a log line: vkbottle's debug lines carry a request's data (the Callback
 secret among them), so its logger is held at INFO during the calls; an exception whose text
 may hold the URL is logged by its type alone.
+
+vkbottle (and aiohttp with it) is imported where a call is made, not with the module: the
+URLconf imports the panel, and every process that loads it (the web, ``manage.py check``, the
+bot's and the worker's checks) would pay about a second of CPU for a library only
+«Подключить сообщество» uses.
 """
 
 from __future__ import annotations
@@ -13,16 +18,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-import aiohttp
 from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.views.decorators.debug import sensitive_variables
 from redis.exceptions import RedisError
-from vkbottle import API, VKAPIError
-from vkbottle.api.request_rescheduler import ABCRequestRescheduler
-from vkbottle.http import AiohttpClient
 
 from gameplay.refusals import (
     VkAnswerUnreadable,
@@ -31,6 +33,10 @@ from gameplay.refusals import (
     VkUnreachable,
 )
 from outbox.ratelimit import RateLimiter, limiter_for
+
+if TYPE_CHECKING:
+    from vkbottle.api.request_rescheduler import ABCRequestRescheduler
+    from vkbottle.http import AiohttpClient
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +49,9 @@ class Vk:
     """One token's calls: VK's errors become the refusals of the step they happened in."""
 
     def __init__(self, token: str, client: AiohttpClient, kind: str) -> None:
-        self.api = API(token, http_client=client, request_rescheduler=_NoRetry())
+        from vkbottle import API
+
+        self.api = API(token, http_client=client, request_rescheduler=_no_retry())
         self.api.API_URL = (
             settings.VK_API_URL
             if settings.VK_API_URL.endswith("/")
@@ -53,6 +61,9 @@ class Vk:
         self.limiter = _limiter(token, kind)
 
     async def call(self, method: str, step: str, **params: Any) -> Any:
+        import aiohttp
+        from vkbottle import VKAPIError
+
         await _wait_for_slot(self.limiter, method)
         try:
             answer = await self.api.request(method, params)
@@ -101,13 +112,23 @@ class _Unreadable(Exception):
     pass
 
 
-class _NoRetry(ABCRequestRescheduler):
-    """vkbottle would ask again, without end, after an answer that is not JSON."""
+@cache
+def _no_retry_class() -> type[ABCRequestRescheduler]:
+    from vkbottle.api.request_rescheduler import ABCRequestRescheduler
 
-    async def reschedule(
-        self, ctx_api: Any, method: str, data: dict[str, Any], recent_response: Any
-    ) -> dict[str, Any]:
-        raise _Unreadable(method)
+    class _NoRetry(ABCRequestRescheduler):
+        """vkbottle would ask again, without end, after an answer that is not JSON."""
+
+        async def reschedule(
+            self, ctx_api: Any, method: str, data: dict[str, Any], recent_response: Any
+        ) -> dict[str, Any]:
+            raise _Unreadable(method)
+
+    return _NoRetry
+
+
+def _no_retry() -> ABCRequestRescheduler:
+    return _no_retry_class()()
 
 
 class VkError(Exception):
@@ -132,6 +153,9 @@ def _quiet_vkbottle() -> Iterator[None]:
 
 @sensitive_variables()
 def run(work: Any, *args: Any) -> Any:
+    import aiohttp
+    from vkbottle.http import AiohttpClient
+
     @sensitive_variables()
     async def go() -> Any:
         timeout = aiohttp.ClientTimeout(total=float(settings.VK_HTTP_TIMEOUT_SECONDS))

@@ -12,6 +12,10 @@ Every request waits for the community token's shared rate limiter
 (:func:`outbox.ratelimit.limiter_for`), the one the delivery uses: VK counts the bot's
 requests and the delivery's against one budget, and a burst of sign-ups (a recruitment topic
 filling up) must not trip error 6 for either.
+
+vkbottle and aiohttp are imported where VK is asked, not with the module: the Callback view
+imports it, so every process that loads the URLconf (the web, ``manage.py check``) would
+otherwise pay about a second of CPU for them, and most updates need no fact from VK at all.
 """
 
 from __future__ import annotations
@@ -21,19 +25,18 @@ import atexit
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import aiohttp
 from asgiref.sync import async_to_sync
 from django.conf import settings
 from redis.exceptions import RedisError
-from vkbottle import API
-from vkbottle.exception_factory import VKAPIError
-from vkbottle.http import AiohttpClient
 
 from gameplay.selectors.communities import Credentials, credentials
 from ops.outages import Outage
 from outbox.ratelimit import RateLimiter, limiter_for
+
+if TYPE_CHECKING:
+    from vkbottle import API
 
 logger = logging.getLogger(__name__)
 
@@ -153,6 +156,9 @@ async def _guarded(
     call: Callable[..., Awaitable[T]],  # called with no arguments
     limiter: RateLimiter | None = None,
 ) -> T | None:
+    import aiohttp
+    from vkbottle.exception_factory import VKAPIError
+
     await wait_for_slot(limiter, method)
     try:
         return await call()
@@ -189,6 +195,8 @@ def prefetch_sync(update: Any, *, community: Credentials | None = None) -> Any |
         return None
 
     async def run() -> Any:
+        from vkbottle.http import AiohttpClient
+
         from vkbot.vkapi import community_api
 
         client = AiohttpClient()
