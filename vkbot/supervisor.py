@@ -44,6 +44,7 @@ from django.db import DatabaseError, close_old_connections, connections
 from gameplay.selectors.communities import Credentials, env_group_id, served
 from gameplay.services.communities import community_longpoll_status
 from ops.outages import Outage
+from vkbot.applier import Applier
 from vkbot.longpoll import LongPoller, LongPollFatalError
 from vkbot.polling import Backoff
 from vkbot.sharing import Leases, LeaseTerms, Membership, Round
@@ -108,6 +109,8 @@ class Supervisor:
         self.announce = announce
         self.retry = retry
         self.membership = Membership(terms or LeaseTerms.from_settings())
+        #: Applies every community's batches together, in fair slices.
+        self.applier = Applier(holder=self.membership.holder)
         self._batches = 0  # of the pollers that ended
         self._applied = 0
         self._loops: dict[int, _Loop] = {}
@@ -168,6 +171,7 @@ class Supervisor:
         """Serve until stopped; then free the leases for the other runbots. Raises
         :class:`LongPollFatalError` for the one case the module doc names."""
         period = min(self.refresh, self.membership.terms.renew)
+        applying = asyncio.create_task(self.applier.run())
         try:
             while not self._stop.is_set():
                 self._wake.clear()
@@ -181,6 +185,8 @@ class Supervisor:
                 loop.request_stop()
             tasks = [loop.task for loop in [*self._loops.values(), *self._ending] if loop.task]
             await asyncio.gather(*tasks, return_exceptions=True)
+            self.applier.stop()
+            await asyncio.gather(applying, return_exceptions=True)
             self._loops.clear()
             self._ending.clear()
             await self._leave()
@@ -357,6 +363,7 @@ class Supervisor:
                 return
             poller = loop.poller = self.build(loop.community)
             poller.holder = self.holder  # it applies only while this runbot holds the lease
+            poller.applier = self.applier  # with every other community's batches
             if first:
                 self.announce(f"runbot: long poll for group {group_id} via {poller.api.API_URL}")
                 first = False
