@@ -119,7 +119,7 @@ class LongPoller:
         self._stop = asyncio.Event()
 
     def request_stop(self) -> None:
-        """Stop after the batch being applied (at once if waiting for the server)."""
+        """Stop after the slice being applied (at once if waiting for the server)."""
         if not self._stop.is_set():
             logger.info("Long poll of group %s stopping after the current batch", self.group_id)
         self._stop.set()

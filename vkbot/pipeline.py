@@ -22,12 +22,15 @@ single game stays where it was. Every transaction keeps the games its hot path l
 (:mod:`gameplay.unit_of_work`): a game's later votes and night actions reuse what the first
 one read, and the new rows of the event log and the Outbox are inserted together at the end of the
 handlers' savepoint.
-``runbot`` hands batches over a slice at a time, fairly across games (:mod:`vkbot.backlog`).
-Updates are applied for one community (``gameplay.context.serving``: :func:`apply_updates`
-enters it, the Callback view too); one of another community is ignored. Event ids and the ts
-are kept per community (``VkEvent``, ``PollState``). A runbot applies a batch under its lease
-of the community (``holder``): each chunk's transaction checks the lease first
-(``gameplay.services.longpoll_leases``), so a runbot that lost it applies nothing more.
+``runbot`` applies a slice at a time of every community's polled batches, fairly across games
+and communities (:mod:`vkbot.backlog`, :mod:`vkbot.applier`), each slice in one transaction
+with :func:`apply_sections`. Updates are applied for one community
+(``gameplay.context.serving``: :func:`apply_updates` and :func:`apply_sections` enter it for
+each community's part, the Callback view too); one of another community is ignored. Event ids
+and the ts are kept per community (``VkEvent``, ``PollState``). A runbot applies updates under
+its lease of their community (``holder``): each transaction checks the leases first
+(``gameplay.services.longpoll_leases``), so a runbot that lost one applies nothing more of
+that community.
 """
 
 from __future__ import annotations
