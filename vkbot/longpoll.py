@@ -47,7 +47,7 @@ from vkbot.polling import (
     Backoff,
     DatabasePolling,
 )
-from vkbot.prefetch import prefetch
+from vkbot.prefetch import prefetch_batch
 from vkbot.vkapi import RaiseUnreadable
 
 logger = logging.getLogger(__name__)
@@ -252,15 +252,17 @@ class LongPoller:
             running.result()
 
     async def _feed(self, events: AsyncGenerator[dict[str, Any], None], feed: Feed) -> None:
-        """Every polled batch, with the facts its handlers want from VK, to the applier."""
+        """Every polled batch, with the facts its handlers want from VK (asked for the batch at
+        once, with the community's token, while slices are applied), to the applier."""
         async for event in events:
             updates = list(event.get("updates") or [])
-            facts = [
-                await prefetch(self.api, update, group_id=self.group_id, token=self.token)
+            ours = [
+                update
                 if isinstance(update, dict) and group_id_of(update) == self.group_id
                 else None
                 for update in updates
             ]
+            facts = await prefetch_batch(self.api, ours, group_id=self.group_id, token=self.token)
             feed.add(updates, facts, str(event["ts"]))
             self.batches += 1
 
