@@ -52,7 +52,7 @@ from gameplay.models import VkEvent
 from gameplay.selectors.communities import this_group_id
 from gameplay.services.common import send_message
 from gameplay.services.longpoll_leases import longpoll_lease_check, longpoll_leases_check
-from vkbot.position import community_of
+from vkbot.position import community_of, store_positions
 from vkbot.position import store_ts as store_ts
 from vkbot.position import stored_ts as stored_ts
 
@@ -229,9 +229,9 @@ def apply_sections(
 ) -> SliceResult:
     """Apply several communities' updates in ONE transaction: one lease check for all of
     them, then each community's section for that community (``gameplay.context.serving``),
-    in order, with its senders' seats read at once and its ts stored after it. The unit of
-    work is kept across the whole slice, so a game's later events reuse what its first one
-    read, and every community's new event-log and Outbox rows go in together.
+    in order, with its senders' seats read at once; then every community's ts, in one
+    statement. The unit of work is kept across the whole slice, so a game's later events
+    reuse what its first one read.
 
     ``holder``, if given, must hold each community's lease: the sections of communities it
     does not (any more) are not applied and are reported in :attr:`SliceResult.lost`; the
@@ -247,16 +247,18 @@ def apply_sections(
             held = longpoll_leases_check(group_ids={s.group_id for s in todo}, holder=holder)
             result.lost = {s.group_id for s in todo} - held
             todo = [s for s in todo if s.group_id in held]
+        positions: dict[int, str | int] = {}
         for section in todo:
             group = int(section.group_id)
             facts = list(section.facts) + [None] * (len(section.updates) - len(section.facts))
-            with serving(group):
-                if section.updates:
+            if section.updates:
+                with serving(group):
                     _prefetch_seats(section.updates)
                     done = _apply_chunk(section.updates, facts, source)
-                    result.applied[group] = result.applied.get(group, 0) + done
-                if section.ts is not None:
-                    store_ts(section.ts, group)
+                result.applied[group] = result.applied.get(group, 0) + done
+            if section.ts is not None:
+                positions[group] = section.ts
+        store_positions(positions)  # every community's at once, in the slice's transaction
     return result
 
 
