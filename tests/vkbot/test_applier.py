@@ -166,7 +166,11 @@ async def test_the_applier_takes_every_communitys_batches_in_one_slice_and_tells
     assert await db(lambda: longpoll_lease_claim(group_id=B, holder=HOLDER, ttl=30))
     applier = Applier(holder=HOLDER)
     told: dict[int, list[tuple[int, str | None]]] = {A: [], B: []}
-    feeds = {g: applier.join(g, applied=lambda n, ts, g=g: told[g].append((n, ts))) for g in told}
+
+    def teller(group: int) -> Callable[[int, str | None], None]:
+        return lambda count, ts: told[group].append((count, ts))
+
+    feeds = {group: applier.join(group, applied=teller(group)) for group in told}
     feeds[A].add(batch(A, "a1", "a2"), [None, None], "a-ts")
     feeds[B].add(batch(B, "b1"), [None], "b-ts")
     running = asyncio.create_task(applier.run())
