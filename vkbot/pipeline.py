@@ -35,8 +35,6 @@ that community.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -55,6 +53,10 @@ from gameplay.services.longpoll_leases import longpoll_lease_check, longpoll_lea
 from vkbot.position import community_of, store_positions
 from vkbot.position import store_ts as store_ts
 from vkbot.position import stored_ts as stored_ts
+from vkbot.updates import BadUpdate, check_update, dump
+from vkbot.updates import event_id_of as event_id_of
+from vkbot.updates import group_id_of as group_id_of
+from vkbot.updates import sender_of as sender_of
 
 logger = logging.getLogger(__name__)
 
@@ -67,54 +69,12 @@ CALLBACK = "callback"
 CHUNK = 50
 
 #: Field sizes of VkEvent.
-EVENT_ID_MAX = VkEvent._meta.get_field("event_id").max_length or 80
 TYPE_MAX = VkEvent._meta.get_field("type").max_length or 48
 SOURCE_MAX = VkEvent._meta.get_field("source").max_length or 16
-
-#: Update types a user causes, and where the user's id sits in ``object``.
-_USER_PATHS: dict[str, tuple[str, ...]] = {
-    "message_new": ("message", "from_id"),
-    "message_event": ("user_id",),
-    "board_post_new": ("from_id",),
-    "board_post_edit": ("from_id",),
-    "board_post_restore": ("from_id",),
-}
 
 #: Errors that mean the database itself is unavailable: the update is not recorded, so the
 #: caller retries it later (the poller re-polls from the stored ts, VK re-sends a callback).
 _INFRASTRUCTURE_ERRORS = (OperationalError, InterfaceError)
-
-
-class BadUpdate(ValueError):
-    """Not a VK update object (no ``type``): nothing to apply."""
-
-
-def event_id_of(update: Mapping[str, Any]) -> str:
-    """The update's ``event_id``; for an update without one (old API versions), a stable id
-    derived from its canonical JSON (``secret`` left out), so a redelivery gets the same id.
-    An id longer than the table allows is replaced by its hash."""
-    raw = update.get("event_id")
-    if isinstance(raw, str | int) and not isinstance(raw, bool) and str(raw).strip():
-        event_id = str(raw).strip()
-        if len(event_id) <= EVENT_ID_MAX:
-            return event_id
-        return "sha256:" + hashlib.sha256(event_id.encode()).hexdigest()
-    body = {key: value for key, value in update.items() if key != "secret"}
-    canonical = json.dumps(
-        body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
-    )
-    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def group_id_of(update: Mapping[str, Any]) -> int | None:
-    """The update's ``group_id`` as an int, or None if missing or not a finite number."""
-    raw = update.get("group_id")
-    if isinstance(raw, bool):
-        return None
-    try:
-        return int(raw)  # type: ignore[arg-type]
-    except (TypeError, ValueError, OverflowError):
-        return None
 
 
 def is_our_group(update: Mapping[str, Any]) -> bool:
@@ -122,26 +82,6 @@ def is_our_group(update: Mapping[str, Any]) -> bool:
     outside it, the environment's ``VK_GROUP_ID``)."""
     expected = this_group_id()
     return expected is not None and group_id_of(update) == int(expected)
-
-
-def sender_of(update: Mapping[str, Any]) -> int | None:
-    """The VK user who caused the update (a positive id), if the update says."""
-    path = _USER_PATHS.get(str(update.get("type")))
-    value: Any = update.get("object")
-    for key in path or ():
-        value = value.get(key) if isinstance(value, Mapping) else None
-    if path is None or isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value if value > 0 else None
-
-
-def _check(update: Any) -> str:
-    if not isinstance(update, Mapping):
-        raise BadUpdate(f"a VK update must be an object, got {type(update).__name__}")
-    kind = update.get("type")
-    if not isinstance(kind, str) or not kind:
-        raise BadUpdate("a VK update must have a string 'type'")
-    return kind
 
 
 def apply_update(update: Mapping[str, Any], *, source: str, facts: Any = None) -> bool:
@@ -330,10 +270,10 @@ def plan(games: Sequence[int | None]) -> list[list[int]]:
 def _accept(update: Any, source: str) -> tuple[str, str] | None:
     """(kind, event id) of an update of our community; None (logged) for anything else."""
     try:
-        kind = _check(update)
+        kind = check_update(update)
     except BadUpdate as exc:
         logger.warning(
-            "Ignored a malformed VK update from %s: %s: %.500s", source, exc, _dump(update)
+            "Ignored a malformed VK update from %s: %s: %.500s", source, exc, dump(update)
         )
         return None
     event_id = event_id_of(update)
@@ -433,7 +373,7 @@ def _dispatch(update: Mapping[str, Any], event_id: str, kind: str, source: str, 
         logger.exception(
             "The handler failed on VK event %s (%s) from %s; its changes were rolled back and "
             "the event will not be retried. Update: %s",
-            event_id, kind, source, _dump(update),
+            event_id, kind, source, dump(update),
         )  # fmt: skip
         _apologise(update, event_id)
 
@@ -455,32 +395,3 @@ def _apologise(update: Mapping[str, Any], event_id: str) -> None:
         raise
     except Exception:
         logger.exception("Could not queue the apology to VK user %s (event %s)", user_id, event_id)
-
-
-#: Keys whose string values are what people wrote (messages, board posts): never logged.
-_TEXT_KEYS = frozenset({"text", "message", "title", "caption", "description"})
-
-
-def redacted(value: Any, depth: int = 0) -> Any:
-    """``value`` with what people wrote replaced by its length: logs at INFO and above (a
-    crash's dump included) never hold a night action, a mafia message or a card's text."""
-    if depth > 40:
-        return "<nested too deep>"
-    if isinstance(value, Mapping):
-        return {
-            k: f"<{len(v)} chars>"
-            if k in _TEXT_KEYS and isinstance(v, str)
-            else redacted(v, depth + 1)
-            for k, v in value.items()
-        }
-    if isinstance(value, list | tuple):
-        return [redacted(v, depth + 1) for v in value]
-    return value
-
-
-def _dump(update: Any) -> str:
-    """An update for the log, texts redacted (see :func:`redacted`)."""
-    try:
-        return json.dumps(redacted(update), ensure_ascii=False, sort_keys=True, default=repr)
-    except (TypeError, ValueError, RecursionError):
-        return f"<an unprintable {type(update).__name__}>"
