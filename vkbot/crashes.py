@@ -4,7 +4,6 @@ the user who sent the update."""
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -15,31 +14,12 @@ from gameplay import unit_of_work
 from gameplay.messages import render
 from gameplay.models import VkEvent
 from gameplay.services.common import send_message
+from vkbot.updates import dump, sender_of
 
 logger = logging.getLogger("vkbot.pipeline")
 
 #: Errors that mean the database itself is unavailable (the pipeline lets them through).
 _INFRASTRUCTURE_ERRORS = (OperationalError, InterfaceError)
-
-#: Update types a user causes, and where the user's id sits in ``object``.
-_USER_PATHS: dict[str, tuple[str, ...]] = {
-    "message_new": ("message", "from_id"),
-    "message_event": ("user_id",),
-    "board_post_new": ("from_id",),
-    "board_post_edit": ("from_id",),
-    "board_post_restore": ("from_id",),
-}
-
-
-def sender_of(update: Mapping[str, Any]) -> int | None:
-    """The VK user who caused the update (a positive id), if the update says."""
-    path = _USER_PATHS.get(str(update.get("type")))
-    value: Any = update.get("object")
-    for key in path or ():
-        value = value.get(key) if isinstance(value, Mapping) else None
-    if path is None or isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value if value > 0 else None
 
 
 class Crashed(Exception):
@@ -91,32 +71,3 @@ def apologise(update: Mapping[str, Any], event_id: str) -> None:
         raise
     except Exception:
         logger.exception("Could not queue the apology to VK user %s (event %s)", user_id, event_id)
-
-
-#: Keys whose string values are what people wrote (messages, board posts): never logged.
-_TEXT_KEYS = frozenset({"text", "message", "title", "caption", "description"})
-
-
-def redacted(value: Any, depth: int = 0) -> Any:
-    """``value`` with what people wrote replaced by its length: logs at INFO and above (a
-    crash's dump included) never hold a night action, a mafia message or a card's text."""
-    if depth > 40:
-        return "<nested too deep>"
-    if isinstance(value, Mapping):
-        return {
-            k: f"<{len(v)} chars>"
-            if k in _TEXT_KEYS and isinstance(v, str)
-            else redacted(v, depth + 1)
-            for k, v in value.items()
-        }
-    if isinstance(value, list | tuple):
-        return [redacted(v, depth + 1) for v in value]
-    return value
-
-
-def dump(update: Any) -> str:
-    """An update for the log, texts redacted (see :func:`redacted`)."""
-    try:
-        return json.dumps(redacted(update), ensure_ascii=False, sort_keys=True, default=repr)
-    except (TypeError, ValueError, RecursionError):
-        return f"<an unprintable {type(update).__name__}>"

@@ -4,17 +4,22 @@ It polls with vkbottle's :class:`~vkbottle.BotPolling` (which follows the ``serv
 ``groups.getLongPollServer`` returns and recovers from ``failed`` answers as VK documents:
 ``1`` go on with the given ts, ``2`` get a new key and keep the ts, ``3`` get a new key and
 ts), but the ts lives in the database, not in vkbottle's ``./.vkbottle/`` file: polling starts
-from :class:`~gameplay.models.PollState`, and each batch is applied by
-:func:`vkbot.pipeline.apply_updates`, which stores the batch's ts in the transaction of its
-last update. So a restarted bot continues exactly after the last batch it applied, and an
-update seen twice (a restart, a ``failed: 1`` replay, the Callback API) is applied once.
+from :class:`~gameplay.models.PollState`, and each batch goes to the runbot's applier
+(:mod:`vkbot.applier`, one for every community of the runbot; a poller on its own runs one of
+its own), which applies it in fair slices with every other community's and stores the batch's
+ts in the transaction of the slice that completes it. So a restarted bot continues exactly
+after the last batch it applied, and an update seen twice (a restart, a ``failed: 1`` replay,
+the Callback API) is applied once.
 
-The back-off after a fault, and the polling itself, are :mod:`vkbot.polling`'s.
+The back-off after a fault, and the polling itself, are :mod:`vkbot.polling`'s. An error in
+applying this community's updates (the database or Redis away, a bug) reaches the poller as
+its own, and it recovers the same way: its pending updates are dropped and it polls again from
+the stored ts.
 
-A stop request (SIGINT/SIGTERM in ``runbot``) ends the loop after the batch being applied, or
+A stop request (SIGINT/SIGTERM in ``runbot``) ends the loop after the slice being applied, or
 at once while waiting for one. A poller of a runbot (``holder``: its name on the leases,
-:mod:`vkbot.supervisor`) applies a batch, and stores a position, only in a transaction that
-finds the community's lease still its own; once it is not, the loop ends
+:mod:`vkbot.supervisor`) has its batches applied, and stores a position, only in a transaction
+that finds the community's lease still the runbot's; once it is not, the loop ends
 (:attr:`LongPoller.lease_lost`) and what was polled but not applied is the next holder's.
 """
 
@@ -31,19 +36,10 @@ from redis.exceptions import RedisError
 from vkbottle import API
 from vkbottle.exception_factory import VKAPIError
 
-from gameplay.context import serving
 from gameplay.services.longpoll_leases import LeaseLost, longpoll_lease_check
 from ops.outages import Outage, database_lost
-from vkbot.backlog import Backlog
-from vkbot.pipeline import (
-    CHUNK,
-    LONGPOLL,
-    apply_updates,
-    games_of,
-    group_id_of,
-    store_ts,
-    stored_ts,
-)
+from vkbot.applier import Applier, Feed
+from vkbot.pipeline import group_id_of, store_ts, stored_ts
 from vkbot.polling import (
     FATAL_VK_ERRORS,
     FAULT_INITIAL,
@@ -51,7 +47,7 @@ from vkbot.polling import (
     Backoff,
     DatabasePolling,
 )
-from vkbot.prefetch import prefetch
+from vkbot.prefetch import prefetch_batch
 from vkbot.vkapi import RaiseUnreadable
 
 logger = logging.getLogger(__name__)
@@ -64,33 +60,6 @@ DEFAULT_WAIT = 25
 
 class LongPollFatalError(Exception):
     """VK refuses the configuration (token, group id): retrying cannot help."""
-
-
-def _apply_slice(backlog: Backlog, group_id: int, holder: str | None) -> tuple[int, str | None]:
-    """Apply the backlog's next slice (fair across games, :mod:`vkbot.backlog`) in the
-    database thread, with the ts of the batches it completes; returns how many updates were
-    applied and the ts stored (None: no batch was completed). Stale connections are closed
-    as a request would. Applied for the community (``gameplay.context.serving``), under
-    ``holder``'s lease of it (None: no lease)."""
-    close_old_connections()
-    try:
-        with serving(group_id):
-            if backlog.needs_games():
-                backlog.place(games_of)
-            taken = backlog.take()
-            ts = backlog.ts_done()
-            applied = apply_updates(
-                [update for update, _, _ in taken],
-                ts,
-                source=LONGPOLL,
-                group_id=group_id,
-                facts=[facts for _, facts, _ in taken],
-                games=[game for _, _, game in taken],
-                holder=holder,
-            )
-        return applied, ts
-    finally:
-        close_old_connections()
 
 
 def _load_ts(group_id: int) -> str | None:
@@ -126,9 +95,12 @@ class LongPoller:
         fault_backoff: Backoff | None = None,
         token: str | None = None,
         holder: str | None = None,
+        applier: Applier | None = None,
     ) -> None:
         self.api = api
         self.holder = holder
+        #: The runbot's applier of every community's batches (None: one of the poller's own).
+        self.applier = applier
         #: The loop ended because the community's lease is not this runbot's any more.
         self.lease_lost = False
         api.request_rescheduler = RaiseUnreadable()
@@ -147,7 +119,7 @@ class LongPoller:
         self._stop = asyncio.Event()
 
     def request_stop(self) -> None:
-        """Stop after the batch being applied (at once if waiting for the server)."""
+        """Stop after the slice being applied (at once if waiting for the server)."""
         if not self._stop.is_set():
             logger.info("Long poll of group %s stopping after the current batch", self.group_id)
         self._stop.set()
@@ -223,14 +195,16 @@ class LongPoller:
         self.backoff.reset()
 
     async def _poll_from(self, start_ts: str | None) -> None:
-        """Poll from ``start_ts`` and apply what comes in, until stopped. Polling goes on
-        while a slice is applied: the batches wait in the backlog (:mod:`vkbot.backlog`),
-        which is applied a fair slice at a time; it lives as long as this call (a restart
-        polls again from the stored ts, and what was applied is skipped)."""
-        self._backlog = Backlog(whole_up_to=CHUNK)
-        self._inbox: list[tuple[list[Any], list[Any], str]] = []
-        self._arrived = asyncio.Event()
-        self._applying = asyncio.Lock()
+        """Poll from ``start_ts`` and hand what comes in to the applier, until stopped.
+        Polling goes on while slices are applied: the batches wait in the applier's backlog
+        (:mod:`vkbot.applier`), applied a fair slice at a time; what of this community waits
+        there is dropped when this call ends (a restart polls again from the stored ts, and
+        what was applied is skipped). Without a runbot's applier, the poller runs one of its
+        own for the call."""
+        own = self.applier is None
+        applier = Applier(holder=self.holder) if self.applier is None else self.applier
+        running = asyncio.ensure_future(applier.run()) if own else None
+        feed = self._feed_to = applier.join(self.group_id, applied=self._applied)
         polling = DatabasePolling(
             api=self.api,
             group_id=self.group_id,
@@ -244,75 +218,67 @@ class LongPoller:
         )
         self._polling = polling
         events = polling.listen()
-        feeder = asyncio.ensure_future(self._feed(events))
+        feeder = asyncio.ensure_future(self._feed(events, feed))
         try:
-            while not self._stop.is_set():
-                if not self._backlog and not self._inbox and not await self._arrival(feeder):
-                    return
-                async with self._applying:
-                    await self._apply()
-                self.backoff.reset()
-                self.fault_backoff.reset()
-                self.database.back()
-                self.redis.back()
+            await self._serve(feed, feeder, running)
         finally:
             polling.stop()
             feeder.cancel()
             # The generator must be idle before it can be closed.
             await asyncio.gather(feeder, return_exceptions=True)
             await events.aclose()
+            await feed.leave()  # after the slice being applied
+            if running is not None:
+                applier.stop()
+                await asyncio.gather(running, return_exceptions=True)
 
-    async def _feed(self, events: AsyncGenerator[dict[str, Any], None]) -> None:
-        """Every polled batch, with the facts its handlers want from VK, into the inbox."""
+    async def _serve(
+        self, feed: Feed, feeder: asyncio.Future[None], running: asyncio.Future[None] | None
+    ) -> None:
+        """Until a stop is requested; raises what polling raised, or what applying this
+        community's updates did (:attr:`Feed.error`)."""
+        stop: asyncio.Future[Any] = asyncio.ensure_future(self._stop.wait())
+        failed: asyncio.Future[Any] = asyncio.ensure_future(feed.failed.wait())
+        ended = {feeder, stop, failed} | ({running} if running is not None else set())
+        try:
+            await asyncio.wait(ended, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.cancel()
+            failed.cancel()
+        feed.check()
+        if feeder.done():
+            feeder.result()  # raises what polling raised
+        if running is not None and running.done():
+            running.result()
+
+    async def _feed(self, events: AsyncGenerator[dict[str, Any], None], feed: Feed) -> None:
+        """Every polled batch, with the facts its handlers want from VK (asked for the batch at
+        once, with the community's token, while slices are applied), to the applier."""
         async for event in events:
             updates = list(event.get("updates") or [])
-            facts = [
-                await prefetch(self.api, update, group_id=self.group_id, token=self.token)
+            ours = [
+                update
                 if isinstance(update, dict) and group_id_of(update) == self.group_id
                 else None
                 for update in updates
             ]
-            self._inbox.append((updates, facts, str(event["ts"])))
+            facts = await prefetch_batch(self.api, ours, group_id=self.group_id, token=self.token)
+            feed.add(updates, facts, str(event["ts"]))
             self.batches += 1
-            self._arrived.set()
 
-    async def _arrival(self, feeder: asyncio.Future[None]) -> bool:
-        """Wait for a batch; False once a stop is requested or polling ended (a pending poll
-        is cancelled: nothing of it was applied, so nothing is lost). A polling error is
-        raised."""
-        self._arrived.clear()
-        arrived: asyncio.Future[Any] = asyncio.ensure_future(self._arrived.wait())
-        stop: asyncio.Future[Any] = asyncio.ensure_future(self._stop.wait())
-        try:
-            await asyncio.wait({arrived, stop, feeder}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            stop.cancel()
-            arrived.cancel()
-        if feeder.done():
-            feeder.result()  # raises what polling raised
-            return bool(self._inbox)
-        return bool(self._inbox) and not self._stop.is_set()
-
-    async def _apply(self) -> None:
-        """Apply the next slice of the backlog (the batches polled meanwhile joined)."""
-        ts: str | None
-        for updates, facts, ts in self._inbox:
-            self._backlog.add(updates, facts, ts)
-        self._inbox.clear()
-        if not self._backlog:
-            return
-        applied, ts = await sync_to_async(_apply_slice, thread_sensitive=True)(
-            self._backlog, self.group_id, self.holder
-        )
+    def _applied(self, count: int, ts: str | None) -> None:
+        """A slice applied ``count`` updates of this community and stored ``ts`` (None: no
+        batch of it was completed): the stored position need not be stored again."""
+        self.applied += count
         if ts is not None:
             self._polling.persisted_ts = ts
-        self.applied += applied
-        logger.debug("Applied %d updates; %d wait; stored ts %s", applied, len(self._backlog), ts)
+        self.backoff.reset()
+        self.fault_backoff.reset()
+        self.database.back()
+        self.redis.back()
 
     async def _persist(self, ts: str) -> None:
         """Store a poll position reached without a batch (the first start, ``failed``): once
         everything polled before it is applied, so the stored ts never goes back."""
-        async with self._applying:
-            while self._backlog or self._inbox:
-                await self._apply()
-            await sync_to_async(_store_ts, thread_sensitive=True)(ts, self.group_id, self.holder)
+        await self._feed_to.settled()
+        await sync_to_async(_store_ts, thread_sensitive=True)(ts, self.group_id, self.holder)

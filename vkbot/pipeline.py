@@ -24,18 +24,19 @@ single game stays where it was. Every transaction keeps the games its hot path l
 (:mod:`gameplay.unit_of_work`): a game's later votes and night actions reuse what the first
 one read, and the new rows of the event log and the Outbox are inserted together at the end of the
 handlers' savepoint.
-``runbot`` hands batches over a slice at a time, fairly across games (:mod:`vkbot.backlog`).
-Updates are applied for one community (``gameplay.context.serving``: :func:`apply_updates`
-enters it, the Callback view too); one of another community is ignored. Event ids and the ts
-are kept per community (``VkEvent``, ``PollState``). A runbot applies a batch under its lease
-of the community (``holder``): each chunk's transaction checks the lease first
-(``gameplay.services.longpoll_leases``), so a runbot that lost it applies nothing more.
+``runbot`` applies a slice at a time of every community's polled batches, fairly across games
+and communities (:mod:`vkbot.backlog`, :mod:`vkbot.applier`), each slice in one transaction
+with :func:`apply_sections`. Updates are applied for one community
+(``gameplay.context.serving``: :func:`apply_updates` and :func:`apply_sections` enter it for
+each community's part, the Callback view too); one of another community is ignored. Event ids
+and the ts are kept per community (``VkEvent``, ``PollState``). A runbot applies updates under
+its lease of their community (``holder``): each transaction checks the leases first
+(``gameplay.services.longpoll_leases``), so a runbot that lost one applies nothing more of
+that community.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -50,11 +51,13 @@ from gameplay.models import VkEvent
 from gameplay.selectors.communities import this_group_id
 from gameplay.services.longpoll_leases import longpoll_lease_check, longpoll_leases_check
 from vkbot.crashes import Crashed, apologise, log_crash, note_crash
-from vkbot.crashes import dump as _dump
-from vkbot.crashes import sender_of as sender_of
-from vkbot.position import community_of
+from vkbot.position import community_of, store_positions
 from vkbot.position import store_ts as store_ts
 from vkbot.position import stored_ts as stored_ts
+from vkbot.updates import BadUpdate, check_update, dump
+from vkbot.updates import event_id_of as event_id_of
+from vkbot.updates import group_id_of as group_id_of
+from vkbot.updates import sender_of as sender_of
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +70,6 @@ CALLBACK = "callback"
 CHUNK = 50
 
 #: Field sizes of VkEvent.
-EVENT_ID_MAX = VkEvent._meta.get_field("event_id").max_length or 80
 TYPE_MAX = VkEvent._meta.get_field("type").max_length or 48
 SOURCE_MAX = VkEvent._meta.get_field("source").max_length or 16
 
@@ -76,52 +78,11 @@ SOURCE_MAX = VkEvent._meta.get_field("source").max_length or 16
 _INFRASTRUCTURE_ERRORS = (OperationalError, InterfaceError)
 
 
-class BadUpdate(ValueError):
-    """Not a VK update object (no ``type``): nothing to apply."""
-
-
-def event_id_of(update: Mapping[str, Any]) -> str:
-    """The update's ``event_id``; for an update without one (old API versions), a stable id
-    derived from its canonical JSON (``secret`` left out), so a redelivery gets the same id.
-    An id longer than the table allows is replaced by its hash."""
-    raw = update.get("event_id")
-    if isinstance(raw, str | int) and not isinstance(raw, bool) and str(raw).strip():
-        event_id = str(raw).strip()
-        if len(event_id) <= EVENT_ID_MAX:
-            return event_id
-        return "sha256:" + hashlib.sha256(event_id.encode()).hexdigest()
-    body = {key: value for key, value in update.items() if key != "secret"}
-    canonical = json.dumps(
-        body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
-    )
-    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def group_id_of(update: Mapping[str, Any]) -> int | None:
-    """The update's ``group_id`` as an int, or None if missing or not a finite number."""
-    raw = update.get("group_id")
-    if isinstance(raw, bool):
-        return None
-    try:
-        return int(raw)  # type: ignore[arg-type]
-    except (TypeError, ValueError, OverflowError):
-        return None
-
-
 def is_our_group(update: Mapping[str, Any]) -> bool:
     """Whether the update is of the community being served (``gameplay.context.serving``;
     outside it, the environment's ``VK_GROUP_ID``)."""
     expected = this_group_id()
     return expected is not None and group_id_of(update) == int(expected)
-
-
-def _check(update: Any) -> str:
-    if not isinstance(update, Mapping):
-        raise BadUpdate(f"a VK update must be an object, got {type(update).__name__}")
-    kind = update.get("type")
-    if not isinstance(kind, str) or not kind:
-        raise BadUpdate("a VK update must have a string 'type'")
-    return kind
 
 
 def apply_update(update: Mapping[str, Any], *, source: str, facts: Any = None) -> bool:
@@ -225,9 +186,9 @@ def apply_sections(
 ) -> SliceResult:
     """Apply several communities' updates in ONE transaction: one lease check for all of
     them, then each community's section for that community (``gameplay.context.serving``),
-    in order, with its senders' seats read at once and its ts stored after it. The unit of
-    work is kept across the whole slice, so a game's later events reuse what its first one
-    read, and every community's new event-log and Outbox rows go in together.
+    in order, with its senders' seats read at once; then every community's ts, in one
+    statement. The unit of work is kept across the whole slice, so a game's later events
+    reuse what its first one read.
 
     ``holder``, if given, must hold each community's lease: the sections of communities it
     does not (any more) are not applied and are reported in :attr:`SliceResult.lost`; the
@@ -243,16 +204,18 @@ def apply_sections(
             held = longpoll_leases_check(group_ids={s.group_id for s in todo}, holder=holder)
             result.lost = {s.group_id for s in todo} - held
             todo = [s for s in todo if s.group_id in held]
+        positions: dict[int, str | int] = {}
         for section in todo:
             group = int(section.group_id)
             facts = list(section.facts) + [None] * (len(section.updates) - len(section.facts))
-            with serving(group):
-                if section.updates:
+            if section.updates:
+                with serving(group):
                     _prefetch_seats(section.updates)
                     done = _apply_chunk(section.updates, facts, source)
-                    result.applied[group] = result.applied.get(group, 0) + done
-                if section.ts is not None:
-                    store_ts(section.ts, group)
+                result.applied[group] = result.applied.get(group, 0) + done
+            if section.ts is not None:
+                positions[group] = section.ts
+        store_positions(positions)  # every community's at once, in the slice's transaction
     return result
 
 
@@ -324,10 +287,10 @@ def plan(games: Sequence[int | None]) -> list[list[int]]:
 def _accept(update: Any, source: str) -> tuple[str, str] | None:
     """(kind, event id) of an update of our community; None (logged) for anything else."""
     try:
-        kind = _check(update)
+        kind = check_update(update)
     except BadUpdate as exc:
         logger.warning(
-            "Ignored a malformed VK update from %s: %s: %.500s", source, exc, _dump(update)
+            "Ignored a malformed VK update from %s: %s: %.500s", source, exc, dump(update)
         )
         return None
     event_id = event_id_of(update)

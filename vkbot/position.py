@@ -4,6 +4,8 @@ transaction of the batch it follows)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from django.conf import settings
 
 from config.env import EnvError
@@ -23,6 +25,18 @@ def store_ts(ts: str | int, group_id: int | None = None) -> None:
     """Remember where the long poll goes on for ``group_id`` (``VK_GROUP_ID``)."""
     group = community_of(group_id)
     PollState.objects.update_or_create(group_id=group, defaults={"ts": str(ts)})
+
+
+def store_positions(positions: Mapping[int, str | int]) -> None:
+    """Remember where each community's long poll goes on (group id → ts), in one statement."""
+    rows = [PollState(group_id=int(g), ts=str(ts)) for g, ts in sorted(positions.items())]
+    if rows:
+        PollState.objects.bulk_create(
+            rows,
+            update_conflicts=True,
+            unique_fields=["group_id"],
+            update_fields=["ts", "updated_at"],
+        )
 
 
 def stored_ts(group_id: int | None = None) -> str | None:

@@ -8,6 +8,12 @@ transaction, so no database lock waits on the network, and the answers reach
 ``vkbot.handlers.dispatch(update, facts=...)``. Anything VK does not answer in time stays
 unknown: the handlers then fall back (a name like ``id123``), and the update is applied anyway.
 
+The long poll asks for a polled batch at once (:func:`prefetch_batch`: one ``users.get`` for
+every name it wants), in each community's loop while the runbot applies slices, so the slices
+never wait on VK. A batch is one community's: its requests go with that community's token and
+the answer to ``messages.isMessagesFromGroupAllowed`` is about that community, so facts are
+not asked across communities.
+
 Every request waits for the community token's shared rate limiter
 (:func:`outbox.ratelimit.limiter_for`), the one the delivery uses: VK counts the bot's
 requests and the delivery's against one budget, and a burst of sign-ups (a recruitment topic
@@ -23,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -179,6 +185,41 @@ async def prefetch(
     if want is None:
         return None
     return await fetch(api, want, group_id=group_id, timeout=timeout, token=token)
+
+
+async def prefetch_batch(
+    api: API,
+    updates: Sequence[Any],
+    *,
+    group_id: int,
+    timeout: float = TIMEOUT,
+    token: str | None = None,
+) -> list[Any | None]:
+    """:func:`prefetch` for a polled batch at once: each update's facts (None where none are
+    needed, or for a None in ``updates``), asked of VK together — one ``users.get`` for every
+    name the batch wants and one ``messages.isMessagesFromGroupAllowed`` per user, however
+    many of its updates want them, all within ``timeout``. Each update gets the facts about
+    the users it wants."""
+    wants = [wanted(update) if update is not None else None for update in updates]
+    asked = [want for want in wants if want is not None]
+    if not asked:
+        return [None] * len(updates)
+    union = Wanted(
+        tuple(sorted({user for want in asked for user in want.names})),
+        tuple(sorted({user for want in asked for user in want.pm_allowed})),
+        asked[0].facts_type,
+    )
+    known = await fetch(api, union, group_id=group_id, timeout=timeout, token=token)
+    return [_part(known, want) if want is not None else None for want in wants]
+
+
+def _part(known: Any, want: Wanted) -> Any:
+    """The facts ``known`` about the users ``want`` asks for."""
+    return want.facts_type(
+        names={u: known.names[u] for u in want.names if u in known.names},
+        pm_allowed={u: known.pm_allowed[u] for u in want.pm_allowed if u in known.pm_allowed},
+        sexes={u: known.sexes[u] for u in want.names if u in known.sexes},
+    )
 
 
 def prefetch_sync(update: Any, *, community: Credentials | None = None) -> Any | None:

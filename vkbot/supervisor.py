@@ -6,19 +6,22 @@
 Every ``RUNBOT_LEASE_RENEW_SECONDS`` a runbot renews its heartbeat and its leases and, while it
 holds fewer than its fair share of the served communities (about as many as every other
 runbot alive), claims free or expired ones; one holding more than its share (a runbot has
-joined) releases the excess, each once its loop has stopped after the batch being applied. So
+joined) releases the excess, each once its loop has stopped after the slice being applied. So
 each community's loop runs in one runbot at a time: a lease is released only after its loop
 has ended, another runbot starts a loop only once it holds the lease, and a runbot that lost a
 lease (a dead one's expire after ``RUNBOT_LEASE_TTL_SECONDS``) applies nothing more
-(:func:`~gameplay.services.longpoll_leases.longpoll_lease_check` in each batch's transaction).
+(:func:`~gameplay.services.longpoll_leases.longpoll_leases_check` in each slice's transaction).
 A runbot that cannot renew its leases for their lifetime (the database away) stops its loops;
 one stopping (SIGINT/SIGTERM) frees its leases once its loops have ended.
 
 The served set is read again every ``VK_COMMUNITIES_REFRESH_SECONDS``: a community connected
 in the panel gets its loop then (in the runbot that claims it), a disconnected one has its loop
-stopped after the batch being applied, and a community whose token changed gets a new loop
+stopped after the slice being applied, and a community whose token changed gets a new loop
 once the old one has stopped (never two loops of one community at once). Each loop polls with
-its own token, from its own stored ts (``PollState`` by group id), with its own backlog.
+its own token, from its own stored ts (``PollState`` by group id), and hands its batches to the
+runbot's one :class:`~vkbot.applier.Applier`, which applies every community's together in fair
+slices, one transaction each, and tells a loop when its lease was lost or applying its updates
+failed.
 
 A community whose token VK refuses (error 5, 15 …, :data:`vkbot.polling.FATAL_VK_ERRORS`) is
 logged and retried with an exponential back-off (:data:`RETRY_INITIAL` to :data:`RETRY_MAX`
@@ -44,6 +47,7 @@ from django.db import DatabaseError, close_old_connections, connections
 from gameplay.selectors.communities import Credentials, env_group_id, served
 from gameplay.services.communities import community_longpoll_status
 from ops.outages import Outage
+from vkbot.applier import Applier
 from vkbot.longpoll import LongPoller, LongPollFatalError
 from vkbot.polling import Backoff
 from vkbot.sharing import Leases, LeaseTerms, Membership, Round
@@ -108,6 +112,8 @@ class Supervisor:
         self.announce = announce
         self.retry = retry
         self.membership = Membership(terms or LeaseTerms.from_settings())
+        #: Applies every community's batches together, in fair slices.
+        self.applier = Applier(holder=self.membership.holder)
         self._batches = 0  # of the pollers that ended
         self._applied = 0
         self._loops: dict[int, _Loop] = {}
@@ -158,9 +164,9 @@ class Supervisor:
         return sorted(self._leases.held)
 
     def request_stop(self) -> None:
-        """Stop every loop after the batch it is applying (SIGINT/SIGTERM)."""
+        """Stop every loop after the slice being applied (SIGINT/SIGTERM)."""
         if not self._stop.is_set():
-            logger.info("runbot stopping: every long poll after its current batch")
+            logger.info("runbot stopping: every long poll after the slice being applied")
         self._stop.set()
         self._wake.set()
 
@@ -168,6 +174,7 @@ class Supervisor:
         """Serve until stopped; then free the leases for the other runbots. Raises
         :class:`LongPollFatalError` for the one case the module doc names."""
         period = min(self.refresh, self.membership.terms.renew)
+        applying = asyncio.create_task(self.applier.run())
         try:
             while not self._stop.is_set():
                 self._wake.clear()
@@ -181,6 +188,8 @@ class Supervisor:
                 loop.request_stop()
             tasks = [loop.task for loop in [*self._loops.values(), *self._ending] if loop.task]
             await asyncio.gather(*tasks, return_exceptions=True)
+            self.applier.stop()
+            await asyncio.gather(applying, return_exceptions=True)
             self._loops.clear()
             self._ending.clear()
             await self._leave()
@@ -275,7 +284,7 @@ class Supervisor:
                 self._start(served[group_id])
 
     def _stop_loop(self, group_id: int) -> None:
-        """Stop a community's loop after the batch it is applying (its lease is released once
+        """Stop a community's loop after the slice being applied (its lease is released once
         it has ended: :meth:`_release_ended`)."""
         loop = self._loops.pop(group_id, None)
         if loop is not None:
@@ -357,6 +366,7 @@ class Supervisor:
                 return
             poller = loop.poller = self.build(loop.community)
             poller.holder = self.holder  # it applies only while this runbot holds the lease
+            poller.applier = self.applier  # with every other community's batches
             if first:
                 self.announce(f"runbot: long poll for group {group_id} via {poller.api.API_URL}")
                 first = False

@@ -24,7 +24,7 @@ from tests.vkbot.ingest_support import (
     use_dispatch,
 )
 from vkbot.longpoll import Backoff, LongPoller
-from vkbot.prefetch import prefetch
+from vkbot.prefetch import prefetch, prefetch_batch
 from vkbot.vkapi import make_api
 
 SIGNER = 4242
@@ -171,3 +171,30 @@ def test_the_callback_api_applies_without_facts_when_vk_is_unreachable(
     response = client.post("/vk/callback/", json.dumps(body), content_type="application/json")
     assert response.content == b"ok"
     assert recorder.seen == [("+", Facts())]
+
+
+async def test_a_batch_asks_for_every_name_at_once(settings: Any, recorder: Recorder) -> None:
+    other = SIGNER + 1
+    async with running_server(make_state()) as srv:
+        configure(settings, api_url=srv.api_url)
+        srv.state.add_user(SIGNER, "Анна", "Каренина", sex=1)
+        srv.state.add_user(other, "Лев", "Толстой", sex=2)
+        srv.state.set_messages_allowed(other, False)
+        batch = [
+            message_update(SIGNER, "+"),
+            message_update(other, "статус"),
+            None,  # another community's update: nothing asked for it
+            message_update(other, "+"),
+        ]
+        try:
+            facts = await prefetch_batch(make_api(GROUP_TOKEN), batch, group_id=GROUP_ID)
+        finally:
+            await SingleAiohttpClient().close()
+        assert len(srv.state.calls("users.get")) == 1
+        assert len(srv.state.calls("messages.isMessagesFromGroupAllowed")) == 2
+    assert facts == [
+        Facts(names={SIGNER: "Анна Каренина"}, pm_allowed={SIGNER: True}, sexes={SIGNER: 1}),
+        None,
+        None,
+        Facts(names={other: "Лев Толстой"}, pm_allowed={other: False}, sexes={other: 2}),
+    ]

@@ -13,7 +13,7 @@ from gameplay.models import Outbox
 from localvk import RunningServer
 from tests.vkbot.bot_support import make_game, pm, to_night
 from tests.vkbot.delivery_support import deliver, vk_fixture  # noqa: F401 (the ``vk`` fixture)
-from vkbot import pipeline
+from vkbot import pipeline, updates
 from vkbot.handlers import night as night_handlers
 
 pytestmark = pytest.mark.django_db
@@ -79,7 +79,7 @@ def test_the_redacted_dump_keeps_the_shape_and_drops_the_words() -> None:
     update = pm(1003, "проверка 5")
     update["object"]["message"]["attachments"] = [{"type": "wall", "wall": {"text": "секрет"}}]
 
-    dumped = pipeline._dump(update)
+    dumped = updates.dump(update)
 
     assert "проверка" not in dumped and "секрет" not in dumped
     assert '"text": "<10 chars>"' in dumped and '"from_id": 1003' in dumped

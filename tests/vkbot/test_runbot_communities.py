@@ -1,6 +1,7 @@
 """One ``runbot`` for many communities (vkbot.supervisor): a long poll per community, each on its
 own token and from its own stored ts, started and stopped as communities connect and
-disconnect, a refused token retried without stopping the others.
+disconnect, a refused token retried without stopping the others; their batches applied
+together, several communities' in one transaction.
 
 Each community is a local VK server of its own (its group id and token); a community's poller
 is aimed at its server (``build``), as the real VK would answer each token. The database is
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -37,6 +39,7 @@ from tests.vkbot.ingest_support import (
     configure,
     use_dispatch,
 )
+from vkbot import applier as applier_module
 from vkbot.longpoll import LongPoller
 from vkbot.management.commands.runbot import Command as Runbot
 from vkbot.pipeline import stored_ts
@@ -317,3 +320,54 @@ def test_one_local_vk_hosting_two_communities_gets_each_ones_long_poll_and_repli
     assert state.calls("groups.getLongPollServer") and b_state.calls("groups.getLongPollServer")
     assert stored_ts(A) == str(state.longpoll.ts) and stored_ts(B) == str(b_state.longpoll.ts)
     assert "long poll for group 77" in out and "long poll for group 88" in out
+
+
+async def test_one_runbot_applies_both_communities_batches_in_one_transaction(
+    servers: dict[int, RunningServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While a slice is held, a batch of each community comes in: the next slice applies
+    both, in one transaction (one ``apply_sections``), each for its community, each once,
+    and each community's position is its own server's."""
+    held, release = threading.Event(), threading.Event()
+    seen = Seen()
+
+    def handler(update: dict[str, Any]) -> None:
+        if update["object"]["message"]["text"] == "первое":
+            held.set()
+            release.wait(10)
+        seen(update)
+
+    use_dispatch(monkeypatch, handler)
+    slices: list[list[int]] = []
+    apply_sections = applier_module.apply_sections
+
+    def spy(sections: Any, **kwargs: Any) -> Any:
+        slices.append(sorted(s.group_id for s in sections if s.updates))
+        return apply_sections(sections, **kwargs)
+
+    monkeypatch.setattr(applier_module, "apply_sections", spy)
+    await db(connect_b)
+    running = Supervisor(poller_for(servers), refresh=0.1)
+    task = asyncio.create_task(running.run())
+    try:
+        await serving(running, [A, B])
+        await wait_until(
+            lambda: long_polls(servers[A].state).polled() and long_polls(servers[B].state).polled(),
+            what="both long polls",
+        )
+        servers[A].state.inject_message(42, "первое")
+        assert await asyncio.to_thread(held.wait, 10)
+        servers[A].state.inject_message(43, "в первом")
+        servers[B].state.inject_message(44, "во втором")
+        await wait_until(lambda: len(running.applier.inbox) == 2, what="both batches waiting")
+        release.set()
+        expected = {g: str(servers[g].state.longpoll.ts) for g in (A, B)}
+        await wait_until(lambda: positions_are(expected), what="both batches' ts stored")
+    finally:
+        release.set()
+        running.request_stop()
+        await asyncio.wait_for(task, 10)
+
+    assert slices == [[A], [A, B]]
+    assert sorted(seen.updates) == [(A, A, "в первом"), (A, A, "первое"), (B, B, "во втором")]
+    assert await db(lambda: VkEvent.objects.count()) == 3 and running.applied == 3

@@ -1,9 +1,10 @@
 """``manage.py runbot``: the VK bot, reading the Bots Long Poll of every community this
 deployment serves (``gameplay.selectors.communities.served``), one loop per community
-(:mod:`vkbot.supervisor`), started and stopped as communities connect and disconnect.
+(:mod:`vkbot.supervisor`), started and stopped as communities connect and disconnect, their
+batches applied together (:mod:`vkbot.applier`).
 
 Every update goes through :mod:`vkbot.pipeline` (applied once, the ts kept in the database per
-community). SIGINT and SIGTERM stop every loop after the batch being applied. Configuration
+community). SIGINT and SIGTERM stop every loop after the slice being applied. Configuration
 errors are one line on stderr and exit 2: ``VK_GROUP_ID`` without ``VK_GROUP_TOKEN`` or the
 other way round, or the environment's token refused by VK when it is the only community
 served. With no community at all, runbot waits for one to be connected in the panel.
