@@ -26,6 +26,7 @@ that finds the community's lease still the runbot's; once it is not, the loop en
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncGenerator
 from typing import Any
@@ -35,6 +36,7 @@ from django.db import close_old_connections, connections, transaction
 from redis.exceptions import RedisError
 from vkbottle import API
 from vkbottle.exception_factory import VKAPIError
+from vkbottle.http import SingleAiohttpClient
 
 from gameplay.services.longpoll_leases import LeaseLost, longpoll_lease_check
 from ops.outages import Outage, database_lost
@@ -153,6 +155,12 @@ class LongPoller:
         finally:
             # The database thread's connections (the next batch would reopen them).
             await sync_to_async(connections.close_all, thread_sensitive=True)()
+            # A client of the poller's own (runbot gives each community one: see runbot's
+            # build_poller) goes with it; the shared one is runbot's to close.
+            client = self.api.http_client
+            if not isinstance(client, SingleAiohttpClient):
+                with contextlib.suppress(Exception):
+                    await client.close()
 
     async def _recover(self, exc: Exception) -> None:
         """Wait before polling again from the stored ts: the database or Redis away is one

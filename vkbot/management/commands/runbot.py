@@ -19,7 +19,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
-from vkbottle.http import SingleAiohttpClient
+from vkbottle.http import AiohttpClient, SingleAiohttpClient
 
 from config.env import EnvError, exit_on_env_error
 from gameplay.selectors.communities import Credentials
@@ -76,9 +76,15 @@ class Command(BaseCommand):
             raise EnvError("VK_GROUP_ID is not set: runbot needs the community's numeric id.")
 
     def build_poller(self, community: Credentials, wait: int) -> LongPoller:
-        """The long poll of one community, on its own token."""
+        """The long poll of one community, on its own token and its own HTTP client: a long
+        poll holds a connection for up to ``wait`` seconds, and aiohttp's shared pool has 100,
+        so with one shared client the 101st community's long poll (and every other request
+        of the runbot) would wait for a free connection."""
         return LongPoller(
-            community_api(community), community.group_id, wait=wait, token=community.group_token
+            community_api(community, http_client=AiohttpClient()),
+            community.group_id,
+            wait=wait,
+            token=community.group_token,
         )
 
     async def serve(self, supervisor: Supervisor) -> None:
