@@ -41,7 +41,7 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 from django.conf import settings
-from django.db import close_old_connections, transaction
+from django.db import close_old_connections, connections, transaction
 
 from gameplay.context import serving
 from gameplay.selectors.communities import Credentials, credentials
@@ -71,14 +71,16 @@ FAILED_INITIAL, FAILED_MAX = 0.5, 30.0
 
 def choose_slice(
     *,
-    limit: int = SLICE,
+    limit: int | None = None,
     quantum: int = GAME_QUANTUM,
     games: Callable[[int, list[Any]], Sequence[int | None]] | None = None,
 ) -> list[Inbound]:
     """The next slice of the inbox: its rows grouped by community (the one whose oldest event
     came first first), each community's in the order they came (see the module). ``games``:
     which game each of a community's updates is of (default ``vkbot.handlers.games_of``,
-    asked only for a community with more waiting than its share)."""
+    asked only for a community with more waiting than its share). ``limit``: the slice's
+    size (None: :data:`SLICE`)."""
+    limit = SLICE if limit is None else limit
     waiting = inbound_waiting(limit=limit)
     if not waiting:
         return []
@@ -199,16 +201,17 @@ def apply_slice(rows: Sequence[Inbound]) -> int:
     return len(claimed)
 
 
-def apply_inbox(*, max_seconds: float = RUN_SECONDS) -> int:
-    """Apply the inbox slice by slice until it is empty, another applier holds the lease, or
-    ``max_seconds`` have passed; returns how many rows it took. Database outages propagate."""
+def apply_inbox(*, max_seconds: float = RUN_SECONDS, limit: int | None = None) -> int:
+    """Apply the inbox slice by slice (of ``limit`` events, None: :data:`SLICE`) until it is
+    empty, another applier holds the lease, or ``max_seconds`` have passed; returns how many
+    rows it took. Database outages propagate."""
     deadline = time.monotonic() + max_seconds
     taken = 0
     while True:
         with applier_lease() as held:
             if not held:
                 return taken  # the holder looks again once it lets go
-            while rows := choose_slice():
+            while rows := choose_slice(limit=limit):
                 taken += apply_slice(rows)
                 if time.monotonic() >= deadline:
                     return taken
@@ -235,11 +238,22 @@ class Applier:
         self._thread: threading.Thread | None = None
         self._pid = 0
         self._lock = threading.Lock()
+        self._stopping = False
         self.database = Outage("the database", logger, who="The Callback applier")
 
     def wake(self) -> None:
         self._start()
         self._woken.set()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """End the thread after the slice at hand (tests; a process just ends instead)."""
+        thread = self._thread
+        self._stopping = True
+        self._woken.set()
+        if thread is not None and thread.is_alive():
+            thread.join(timeout)
+        self._thread = None
+        self._stopping = False
 
     def _start(self) -> None:
         if self._thread is not None and self._pid == os.getpid() and self._thread.is_alive():
@@ -252,11 +266,19 @@ class Applier:
             self._thread.start()
 
     def _run(self) -> None:
+        try:
+            self._loop()
+        finally:
+            connections.close_all()  # this thread's own
+
+    def _loop(self) -> None:
         failed = Backoff(FAILED_INITIAL, FAILED_MAX)
         delay = 0.0
         while True:
             self._woken.wait(delay)
             self._woken.clear()
+            if self._stopping:
+                return
             started = time.monotonic()
             try:
                 close_old_connections()
@@ -275,7 +297,8 @@ class Applier:
             delay = 0.0 if ran_out else IDLE_LOOK_SECONDS
 
 
-_applier = Applier()
+#: This process's applier.
+applier = Applier()
 
 
 def wake() -> None:
@@ -283,4 +306,4 @@ def wake() -> None:
     event), unless the web applies nothing (``CALLBACK_APPLY_IN_WEB`` off: the tests, which run
     the applier themselves, and deployments leaving it to the worker's tick)."""
     if settings.CALLBACK_APPLY_IN_WEB:
-        _applier.wake()
+        applier.wake()
