@@ -161,7 +161,13 @@ def _sweep_callback_inbox() -> int:
     path = getattr(settings, "CALLBACK_INBOX_SWEEP", "")
     if not path:
         return 0
-    return int(import_string(path)())
+    try:
+        return int(import_string(path)())
+    except DatabaseError:
+        raise
+    except Exception:  # a bug of the applier's: the tick's own work goes on
+        log.exception("The tick could not apply the Callback inbox")
+        return 0
 
 
 def _ensure_delivery() -> bool:

@@ -285,3 +285,20 @@ def test_the_web_processs_applier_thread_applies_what_the_endpoint_recorded(
     for group, ids in posted.items():
         assert in_order(seen, group) == ids
     assert VkEvent.objects.count() == 15 and not InboundEvent.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_deadline_tick_applies_what_no_web_process_applied(
+    client: Client, seen: Seen, rq_queues: Any
+) -> None:
+    from gameplay import jobs
+
+    posted = burst(client, 2)
+
+    report = jobs.tick()
+
+    assert report["callbacks_applied"] == 6
+    for group, ids in posted.items():
+        assert in_order(seen, group) == ids
+    assert not InboundEvent.objects.exists()
+    assert "callbacks_applied" not in jobs.tick()  # nothing waits: nothing to say
