@@ -24,9 +24,9 @@ one read, and the new rows of the event log and the Outbox are inserted together
 handlers' savepoint.
 ``runbot`` hands batches over a slice at a time, fairly across games (:mod:`vkbot.backlog`).
 Updates are applied for one community (``gameplay.context.serving``: :func:`apply_updates`
-enters it, the Callback view too); one of another community is ignored. Event ids and the ts
-are kept per community (``VkEvent``, ``PollState``). A runbot applies a batch under its lease
-of the community (``holder``): each chunk's transaction checks the lease first
+enters it, :func:`apply_sections` each section's); one of another community is ignored. Event
+ids and the ts are kept per community (``VkEvent``, ``PollState``). A runbot applies a batch
+under its lease of the community (``holder``): each chunk's transaction checks the lease first
 (``gameplay.services.longpoll_leases``), so a runbot that lost it applies nothing more.
 """
 

@@ -17,21 +17,17 @@ filling up) must not trip error 6 for either.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import aiohttp
-from asgiref.sync import async_to_sync
 from django.conf import settings
 from redis.exceptions import RedisError
 from vkbottle import API
 from vkbottle.exception_factory import VKAPIError
-from vkbottle.http import AiohttpClient
 
-from gameplay.selectors.communities import Credentials, credentials
 from ops.outages import Outage
 from outbox.ratelimit import RateLimiter, limiter_for
 
@@ -173,33 +169,6 @@ async def prefetch(
     if want is None:
         return None
     return await fetch(api, want, group_id=group_id, timeout=timeout, token=token)
-
-
-def prefetch_sync(update: Any, *, community: Credentials | None = None) -> Any | None:
-    """:func:`prefetch` for synchronous callers (the Callback API view): a client of its own
-    on the token of ``community`` (None: the environment's), closed afterwards. None without
-    a token."""
-    want = wanted(update)
-    if want is None:
-        return None
-    if community is None:
-        community = credentials(None)
-    if community is None or not community.group_token:
-        logger.warning("No community token: applying an update without VK facts")
-        return None
-
-    async def run() -> Any:
-        from vkbot.vkapi import community_api
-
-        client = AiohttpClient()
-        try:
-            api = community_api(community, http_client=client)
-            return await fetch(api, want, group_id=community.group_id, token=community.group_token)
-        finally:
-            await client.close()
-            atexit.unregister(client.close_connector)  # vkbottle registers every client
-
-    return async_to_sync(run)()
 
 
 async def _names(api: API, user_ids: tuple[int, ...]) -> dict[int, tuple[str, int]]:
