@@ -159,6 +159,13 @@ VK_CONFIRMATION_CODE = env.get_str("VK_CONFIRMATION_CODE")
 #: ``manage.py serve`` reads it) rather than runbot's long poll: connecting a community from the
 #: panel then registers PUBLIC_URL/vk/callback/ as its Callback server (``panel.connect``).
 VK_CALLBACK_MODE = env.get_bool("RUN_CALLBACK", False)
+#: Each web process applies the Callback API's events it records, one process at a time
+#: (``vkbot.inbox``: a thread of the process). Off: the events wait in the inbox for the worker's
+#: deadline tick (the tests turn it off and run the applier themselves).
+CALLBACK_APPLY_IN_WEB = env.get_bool("CALLBACK_APPLY_IN_WEB", True)
+#: What the deadline tick runs to apply the Callback events no web process applied (a dotted
+#: path: gameplay does not import the bot).
+CALLBACK_INBOX_SWEEP = "vkbot.inbox.sweep"
 #: The id of a standalone VK app whose implicit flow gives a community admin's user token
 #: (the panel's «Подключить сообщество» links to it for a pasted key, the fallback to VK ID).
 VK_APP_ID = env.get_int("VK_APP_ID", None, minimum=1)

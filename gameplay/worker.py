@@ -277,7 +277,7 @@ def preload_jobs() -> None:
     the job's modules anew (the Outbox drain brings in vkbottle: about a second of CPU per
     job), and its first full garbage collection walks every object it inherited, writing to
     — so copying — most of the parent's memory pages."""
-    for path in (settings.OUTBOX_DELIVERY_JOB, "gameplay.jobs.tick"):
+    for path in (settings.OUTBOX_DELIVERY_JOB, "gameplay.jobs.tick", settings.CALLBACK_INBOX_SWEEP):
         try:
             import_string(path)
         except ImportError as error:  # the job itself reports it when it runs

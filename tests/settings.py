@@ -59,6 +59,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     atexit.register(shutil.rmtree, _TEST_DB_DIR, ignore_errors=True)
     DATABASES["default"]["TEST"] = {"NAME": os.path.join(_TEST_DB_DIR, "test.sqlite3")}
 
+# The tests run the Callback applier themselves (vkbot.inbox.apply_inbox), in their own
+# transaction; processes a test starts read config.settings, whose web processes apply.
+CALLBACK_APPLY_IN_WEB = False
+
 # Accounts are created in many tests; the production hasher is slow on purpose (about half a
 # second of CPU per password). Processes a test starts read config.settings, which cannot verify
 # these hashes: an account such a process logs in with is created there (the demo's seed).

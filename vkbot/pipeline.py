@@ -26,13 +26,13 @@ one read, and the new rows of the event log and the Outbox are inserted together
 handlers' savepoint.
 ``runbot`` applies a slice at a time of every community's polled batches, fairly across games
 and communities (:mod:`vkbot.backlog`, :mod:`vkbot.applier`), each slice in one transaction
-with :func:`apply_sections`. Updates are applied for one community
-(``gameplay.context.serving``: :func:`apply_updates` and :func:`apply_sections` enter it for
-each community's part, the Callback view too); one of another community is ignored. Event ids
-and the ts are kept per community (``VkEvent``, ``PollState``). A runbot applies updates under
-its lease of their community (``holder``): each transaction checks the leases first
-(``gameplay.services.longpoll_leases``), so a runbot that lost one applies nothing more of
-that community.
+with :func:`apply_sections`; the Callback API's inbox is applied the same way
+(:mod:`vkbot.inbox`). Updates are applied for one community (``gameplay.context.serving``:
+:func:`apply_updates` enters it, :func:`apply_sections` each section's); one of another
+community is ignored. Event ids and the ts are kept per community (``VkEvent``,
+``PollState``). A runbot applies updates under its lease of their community (``holder``): each
+transaction checks the leases first (``gameplay.services.longpoll_leases``), so a runbot that
+lost one applies nothing more of that community.
 """
 
 from __future__ import annotations

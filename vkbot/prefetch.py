@@ -27,17 +27,14 @@ otherwise pay about a second of CPU for them, and most updates need no fact from
 from __future__ import annotations
 
 import asyncio
-import atexit
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from asgiref.sync import async_to_sync
 from django.conf import settings
 from redis.exceptions import RedisError
 
-from gameplay.selectors.communities import Credentials, credentials
 from ops.outages import Outage
 from outbox.ratelimit import RateLimiter, limiter_for
 
@@ -220,35 +217,6 @@ def _part(known: Any, want: Wanted) -> Any:
         pm_allowed={u: known.pm_allowed[u] for u in want.pm_allowed if u in known.pm_allowed},
         sexes={u: known.sexes[u] for u in want.names if u in known.sexes},
     )
-
-
-def prefetch_sync(update: Any, *, community: Credentials | None = None) -> Any | None:
-    """:func:`prefetch` for synchronous callers (the Callback API view): a client of its own
-    on the token of ``community`` (None: the environment's), closed afterwards. None without
-    a token."""
-    want = wanted(update)
-    if want is None:
-        return None
-    if community is None:
-        community = credentials(None)
-    if community is None or not community.group_token:
-        logger.warning("No community token: applying an update without VK facts")
-        return None
-
-    async def run() -> Any:
-        from vkbottle.http import AiohttpClient
-
-        from vkbot.vkapi import community_api
-
-        client = AiohttpClient()
-        try:
-            api = community_api(community, http_client=client)
-            return await fetch(api, want, group_id=community.group_id, token=community.group_token)
-        finally:
-            await client.close()
-            atexit.unregister(client.close_connector)  # vkbottle registers every client
-
-    return async_to_sync(run)()
 
 
 async def _names(api: API, user_ids: tuple[int, ...]) -> dict[int, tuple[str, int]]:

@@ -5,11 +5,15 @@ Each event is routed by its ``group_id`` to that community's credentials
 ``VK_GROUP_ID`` with ``VK_CONFIRMATION_CODE``/``VK_CALLBACK_SECRET``). ``{"type":
 "confirmation", "group_id": N}`` is answered with N's confirmation code; every other event
 must carry N's secret (else HTTP 403, nothing recorded; also for a community this deployment
-does not serve, or one disconnected in the panel), and is applied for N
-(``gameplay.context.serving``) through the same pipeline as the long poll
-(:func:`vkbot.pipeline.apply_update`), so an event VK delivers twice, or by both channels,
-changes the game once. The answer is the plain text ``ok``, also for a duplicate, so VK stops
-retrying. Bad input gets a 4xx, never a 500, and is looked at before anything else: a body over
+does not serve, or one disconnected in the panel). An accepted event, without its ``secret``,
+is recorded in the Callback inbox (``gameplay.services.inbox.inbound_record``: committed, once
+per event id and community) and answered at once with the plain text ``ok``, also for a
+duplicate, so VK stops retrying; the process's applier is woken (:func:`vkbot.inbox.wake`),
+which applies the inbox in slices across communities through the same pipeline as the long
+poll, so an event VK delivers twice, or by both channels, changes the game once. A database
+that cannot record it is a 503: VK posts the event again later.
+
+Bad input gets a 4xx, never a 500, and is looked at before anything else: a body over
 ``MAX_BODY_BYTES`` is a 413 unread, JSON nested deeper than ``MAX_DEPTH`` a 400 (VK's events
 are a few levels deep; the JSON decoder's own recursion would otherwise escape as a 500), and
 JSON beyond the standard (``NaN``, ``Infinity``, a number too large for a float such as
@@ -29,10 +33,10 @@ from django.utils.crypto import constant_time_compare
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from gameplay.context import serving
 from gameplay.selectors.communities import Credentials, credentials
-from vkbot.pipeline import CALLBACK, apply_update, event_id_of, group_id_of
-from vkbot.prefetch import prefetch_sync
+from gameplay.services.inbox import inbound_record
+from vkbot.inbox import wake
+from vkbot.pipeline import event_id_of, group_id_of
 
 logger = logging.getLogger(__name__)
 
@@ -157,17 +161,17 @@ def callback(request: HttpRequest) -> HttpResponse:
                        "missing secret", kind, community.group_id)  # fmt: skip
         return _text("forbidden", 403)
     update = {key: value for key, value in data.items() if key != "secret"}
+    event_id = event_id_of(update)
     retry = request.headers.get("X-Retry-Counter")
     if retry:
-        logger.info(
-            "Callback API: event %s (%s) is VK's retry %s", event_id_of(update), kind, retry
-        )
+        logger.info("Callback API: event %s (%s) is VK's retry %s", event_id, kind, retry)
     try:
-        facts = prefetch_sync(update, community=community)
-        with serving(community.group_id):
-            apply_update(update, source=CALLBACK, facts=facts)
+        new = inbound_record(group_id=community.group_id, event_id=event_id, update=update)
     except DatabaseError:
         # Nothing was recorded: VK delivers the event again later.
-        logger.exception("Callback API: the database failed on event %s", event_id_of(update))
+        logger.exception("Callback API: the database failed on event %s", event_id)
         return _text("temporarily unavailable", 503)
+    if not new:
+        logger.info("Callback API: event %s (%s) already waits to be applied", event_id, kind)
+    wake()
     return _text("ok")

@@ -5,7 +5,8 @@
 - ``deal``: the verifiable deal's seeds and draws;
 - ``discipline``: strikes, the GM's moderation flags, the spectator chat's members;
 - ``log``: the game's event log;
-- ``transport``: the Outbox, incoming VK events, the long poll's state, the deployment's ids;
+- ``transport``: the Outbox, the Callback inbox, incoming VK events applied, the long poll's
+  state, the deployment's ids;
 - ``runbot``: the runbots alive and their leases on the communities' long polls.
 
 Every model and enum is importable from here (``from gameplay.models import Game``).
@@ -40,7 +41,15 @@ from .game import (
 )
 from .log import Actor, EventKind, GameEvent
 from .runbot import LongPollLease, RunbotProcess
-from .transport import Deployment, Outbox, OutboxChannel, OutboxStatus, PollState, VkEvent
+from .transport import (
+    Deployment,
+    InboundEvent,
+    Outbox,
+    OutboxChannel,
+    OutboxStatus,
+    PollState,
+    VkEvent,
+)
 
 __all__ = [
     "AdminTokenSource",
@@ -58,6 +67,7 @@ __all__ = [
     "FlagKind",
     "FlagStatus",
     "Game",
+    "InboundEvent",
     "GameEvent",
     "GameStatus",
     "ItemUse",

@@ -1,5 +1,6 @@
-"""The tables between the game and VK: the Outbox (messages to VK), the incoming events
-already applied and where the long poll stopped, and this database's identity towards VK."""
+"""The tables between the game and VK: the Outbox (messages to VK), the Callback API's events
+received and not applied yet, the incoming events already applied and where the long poll
+stopped, and this database's identity towards VK."""
 
 from __future__ import annotations
 
@@ -115,6 +116,34 @@ class VkEvent(models.Model):
                 fields=["group_id", "event_id"], name="one_event_per_community"
             ),
         ]
+
+
+class InboundEvent(models.Model):
+    """A Callback API event received and not applied yet: the Callback inbox.
+
+    The endpoint (``vkbot/views.py``) inserts the event (its JSON without ``secret``) and
+    answers VK at once; the applier (``vkbot/inbox.py``) applies the rows in slices and
+    deletes each slice's rows in the transaction that applies them, so a row is applied
+    once and an event VK posts again is recorded once while it waits (and skipped by
+    :class:`VkEvent` once applied).
+    """
+
+    group_id = models.BigIntegerField()
+    #: VK's id of the event (``vkbot.pipeline.event_id_of``), unique within its community.
+    event_id = models.CharField(max_length=80)
+    #: The event as VK posted it, without its ``secret``.
+    body = models.JSONField()
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = "событие Callback API в очереди"
+        verbose_name_plural = "события Callback API в очереди"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["group_id", "event_id"], name="one_inbound_event_per_community"
+            ),
+        ]
+        indexes = [models.Index(fields=["group_id", "id"], name="inbound_by_community")]
 
 
 class PollState(models.Model):

@@ -32,7 +32,8 @@ number or a VK user casts it; a sign-up is ``signup.signup_create`` from VK or t
   token (board posts) recorded, renewed before it expires (VK ID), refused (sign in again).
 - ``longpoll_leases``: several runbots sharing the communities' long polls: each
   community's lease (claimed, renewed, released, checked in the batch's transaction), the
-  runbots alive and each one's fair share.
+  runbots alive and each one's fair share; ``inbox``: the Callback API's events recorded
+  until applied, claimed by the transaction that applies them, one applier at a time.
 - ``vkrefs``: the VK references a GM types (pure parsing); ``common``: locking, the event log,
   queueing Outbox rows (the delivery itself is the ``outbox`` package, below the services).
 
@@ -45,7 +46,7 @@ Layers (a module imports only modules below it; ``|`` separates independent ones
     mafia | phases | deal
     prompts | replies | retries
     acting | common | communities | game_over | vkrefs
-    admin_tokens | longpoll_leases
+    admin_tokens | inbox | longpoll_leases
 """
 
 from .actions import ActionOutcome, night_action_submit

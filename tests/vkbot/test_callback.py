@@ -26,6 +26,7 @@ from tests.vkbot.ingest_support import (
     vote_events,
     votes_cast,
 )
+from vkbot.inbox import apply_inbox
 
 pytestmark = pytest.mark.django_db
 
@@ -45,8 +46,11 @@ def game_id(monkeypatch: pytest.MonkeyPatch) -> int:
 
 
 def post(client: Client, body: Any, **headers: str) -> Any:
+    """POST ``body`` to the endpoint, then run the applier as the web process's thread would."""
     data = body if isinstance(body, bytes | str) else json.dumps(body, ensure_ascii=False)
-    return client.post(URL, data=data, content_type="application/json", headers=headers)
+    response = client.post(URL, data=data, content_type="application/json", headers=headers)
+    apply_inbox()
+    return response
 
 
 def signed(update: dict[str, Any], secret: str = SECRET) -> dict[str, Any]:

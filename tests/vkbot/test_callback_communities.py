@@ -26,6 +26,7 @@ from tests.vkbot.ingest_support import (
     message_update,
     use_dispatch,
 )
+from vkbot.inbox import apply_inbox
 from vkbot.pipeline import LONGPOLL, apply_updates
 
 pytestmark = pytest.mark.django_db
@@ -46,7 +47,10 @@ def seen(settings: Any, monkeypatch: pytest.MonkeyPatch) -> list[tuple[int | Non
 
 
 def post(client: Client, body: dict[str, Any]) -> Any:
-    return client.post(URL, data=json.dumps(body), content_type="application/json")
+    """POST ``body`` to the endpoint, then run the applier as the web process's thread would."""
+    response = client.post(URL, data=json.dumps(body), content_type="application/json")
+    apply_inbox()
+    return response
 
 
 def event(group: int, event_id: str, secret: str) -> dict[str, Any]:

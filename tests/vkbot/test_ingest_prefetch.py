@@ -23,6 +23,7 @@ from tests.vkbot.ingest_support import (
     message_update,
     use_dispatch,
 )
+from vkbot.inbox import apply_inbox
 from vkbot.longpoll import Backoff, LongPoller
 from vkbot.prefetch import prefetch, prefetch_batch
 from vkbot.vkapi import make_api
@@ -155,6 +156,8 @@ def test_the_callback_api_hands_the_facts_to_the_handlers(
         srv.state.set_messages_allowed(SIGNER, False)
         body = {**message_update(SIGNER, "+", event_id="cb-facts"), "secret": SECRET}
         response = client.post("/vk/callback/", json.dumps(body), content_type="application/json")
+        assert recorder.seen == []  # recorded, applied by the applier
+        apply_inbox()
         calls = len(srv.state.calls("users.get"))
     assert (response.status_code, response.content) == (200, b"ok")
     facts = Facts(names={SIGNER: "Лев Толстой"}, pm_allowed={SIGNER: False}, sexes={SIGNER: 2})
@@ -170,6 +173,7 @@ def test_the_callback_api_applies_without_facts_when_vk_is_unreachable(
     body = {**message_update(SIGNER, "+", event_id="cb-nofacts"), "secret": SECRET}
     response = client.post("/vk/callback/", json.dumps(body), content_type="application/json")
     assert response.content == b"ok"
+    apply_inbox()
     assert recorder.seen == [("+", Facts())]
 
 

@@ -27,6 +27,7 @@ from tests.vkbot.ingest_support import (
     configure,
     make_game,
 )
+from vkbot.inbox import apply_inbox
 from vkbot.longpoll import Backoff, LongPoller
 from vkbot.pipeline import stored_ts
 from vkbot.vkapi import make_api
@@ -120,7 +121,9 @@ def test_a_board_vote_posted_twice_to_the_callback_counts_once(
     }  # fmt: skip
 
     def send(body: dict[str, Any]) -> Any:
-        return client.post("/vk/callback/", json.dumps(body), content_type="application/json")
+        response = client.post("/vk/callback/", json.dumps(body), content_type="application/json")
+        apply_inbox()
+        return response
 
     assert send({**post, "secret": "wrong"}).status_code == 403
     assert not Vote.objects.exists()
