@@ -6,14 +6,18 @@ starts and stops the loops to match."""
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import os
 import secrets
 import socket
-from collections.abc import Collection
+from collections.abc import Callable, Collection
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import close_old_connections, connections
 
 from gameplay.models.runbot import HOLDER_MAX
 from gameplay.services.longpoll_leases import (
@@ -24,6 +28,8 @@ from gameplay.services.longpoll_leases import (
     runbot_heartbeat,
     runbot_leave,
 )
+
+_T = TypeVar("_T")
 
 
 def holder_id() -> str:
@@ -130,3 +136,27 @@ class Leases:
     def drop(self, group_id: int) -> None:
         self.held.pop(group_id, None)
         self.leaving.discard(group_id)
+
+
+class LeaseThread:
+    """A thread of its own, with a database connection of its own, for the runbot's lease
+    renewals and its read of the served communities: they never wait behind the slices the
+    applier commits in the database thread (a lease renewed late under load would expire, and
+    the runbot would lose its own communities). A renewal may still wait for the one slice
+    holding its leases' rows, which commits within the slice's time."""
+
+    def __init__(self) -> None:
+        self._executor: ThreadPoolExecutor | None = None
+
+    async def run(self, fn: Callable[..., _T], /, **kwargs: Any) -> _T:
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(1, thread_name_prefix="runbot-leases")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, functools.partial(fn, **kwargs))
+
+    async def close(self) -> None:
+        """Close the thread's database connections and let the thread go."""
+        if self._executor is not None:
+            await self.run(connections.close_all)
+            self._executor.shutdown(wait=False)
+            self._executor = None

@@ -36,13 +36,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
 from django.db import DatabaseError, close_old_connections, connections
@@ -53,11 +50,9 @@ from ops.outages import Outage
 from vkbot.applier import Applier
 from vkbot.longpoll import LongPoller, LongPollFatalError
 from vkbot.polling import Backoff
-from vkbot.sharing import Leases, LeaseTerms, Membership, Round
+from vkbot.sharing import Leases, LeaseTerms, LeaseThread, Membership, Round
 
 logger = logging.getLogger(__name__)
-
-_T = TypeVar("_T")
 
 #: The back-off of a community whose token VK refuses, in seconds.
 RETRY_INITIAL = 5.0
@@ -128,7 +123,8 @@ class Supervisor:
         self._leases = Leases()
         self._stop = asyncio.Event()
         self._wake = asyncio.Event()
-        self._lease_thread: ThreadPoolExecutor | None = None
+        #: The renewals and the read of the served communities, off the database thread.
+        self._lease_thread = LeaseThread()
         self._fatal: LongPollFatalError | None = None
         self._waiting_said = False
         self._database = Outage("the database", logger, who="runbot")
@@ -200,22 +196,7 @@ class Supervisor:
             self._ending.clear()
             await self._leave()
             await sync_to_async(connections.close_all, thread_sensitive=True)()
-            if self._lease_thread is not None:
-                await self._on_lease_thread(connections.close_all)
-                self._lease_thread.shutdown(wait=False)
-                self._lease_thread = None
-
-    async def _on_lease_thread(self, fn: Callable[..., _T], /, **kwargs: Any) -> _T:
-        """Run ``fn`` in the runbot's thread for the leases, with a database connection of
-        its own: the renewals and the read of the served communities never wait behind the
-        slices the applier is committing in the database thread (a lease renewed late under
-        load would expire, and the runbot would lose its own communities). A renewal may still
-        wait for the one slice holding its leases' rows, which commits within the slice's
-        time."""
-        if self._lease_thread is None:
-            self._lease_thread = ThreadPoolExecutor(1, thread_name_prefix="runbot-leases")
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._lease_thread, functools.partial(fn, **kwargs))
+            await self._lease_thread.close()
 
     async def _refresh(self) -> None:
         """Renew the leases, take free ones up to the fair share, and start and stop loops to
@@ -230,7 +211,7 @@ class Supervisor:
         leases = self._leases
         started = time.monotonic()
         try:
-            round_ = await self._on_lease_thread(
+            round_ = await self._lease_thread.run(
                 self.membership.renew,
                 served=list(served),
                 held=list(leases.held),
@@ -261,7 +242,7 @@ class Supervisor:
         if self._served is not None and time.monotonic() < self._served_at + self.refresh:
             return
         try:
-            communities = await self._on_lease_thread(_served)
+            communities = await self._lease_thread.run(_served)
         except DatabaseError as exc:
             then = f"keeping the {len(self._loops)} long polls, reading the communities again"
             self._database.lost(exc, then=then)
