@@ -297,8 +297,14 @@ def test_three_runbots_share_six_communities_and_survive_a_kill_and_a_pause(
              processes=survivors, interval=0.2)  # fmt: skip
     runs = trace.runs(settled, killed=killed)
     for group_id in GROUPS:  # one process at a time: one handover for an orphan, none else
-        expected = 2 if group_id in orphans else 1
-        assert len(runs[group_id]) == expected and None not in runs[group_id], (group_id, runs)
+        run = runs[group_id]
+        assert run and None not in run, (group_id, runs)
+        if group_id in orphans:
+            # The killed runbot's last check may be gone with it (left out above): then the
+            # survivor's is the only run since the burst.
+            assert run[-1] in live and run[:-1] in ([], [victim.pid]), (group_id, runs)
+        else:
+            assert len(run) == 1, (group_id, runs)
     second_round = players.write(GROUPS)
     wait_for(lambda: players.answered(second_round), timeout=30, what="the second replies",
              processes=survivors)  # fmt: skip
