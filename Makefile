@@ -11,6 +11,11 @@ STAMP := $(VENV)/.install.stamp
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || \
 	(python3 -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null && command -v python3))
 
+# Python caches what it compiles (__pycache__, ignored by git). An environment that turns that off
+# (PYTHONDONTWRITEBYTECODE) would have every test worker and every process a test starts compile
+# the project and rewrite the tests' asserts again: a fifth of the suite's CPU on two cores.
+unexport PYTHONDONTWRITEBYTECODE
+
 # Hypothesis profile: "ci" (500 examples, no deadline) under CI, "dev" otherwise.
 HYPOTHESIS_PROFILE ?= $(if $(CI),ci,dev)
 export HYPOTHESIS_PROFILE

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import cast
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import URLResolver, reverse
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_admin_login_page_renders(client: Client) -> None:
@@ -69,3 +75,21 @@ def test_a_login_with_a_next_of_another_site_lands_on_my_games(
 
     assert response.status_code == 302
     assert response["Location"] == reverse("admin:index") == "/admin/"
+
+
+def test_the_web_loads_no_vk_client() -> None:
+    """A web process (every URL and view) imports neither vkbottle nor aiohttp: they cost a
+    web process, and every manage.py command that checks the URLs, about two seconds of CPU
+    to start. VK is called through them only where a request needs it."""
+    code = (
+        "import sys, django; django.setup()\n"
+        "from django.urls import get_resolver\n"
+        "def walk(patterns):\n"
+        "    for p in patterns:\n"
+        "        walk(p.url_patterns) if hasattr(p, 'url_patterns') else None\n"
+        "walk(get_resolver().url_patterns)\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in {'vkbottle', 'aiohttp'})\n"
+        "assert not loaded, loaded[:5]\n"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"}
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True, timeout=60)

@@ -47,9 +47,9 @@ from gameplay.context import serving
 from gameplay.selectors.communities import Credentials, credentials
 from gameplay.selectors.inbox import Inbound, inbound_exists, inbound_first, inbound_waiting
 from gameplay.services.inbox import applier_lease, inbound_claim, slice_lock
+from ops.backoff import Backoff
 from ops.outages import Outage, database_lost
 from vkbot.pipeline import CALLBACK, Section, apply_sections, games_of
-from vkbot.polling import Backoff
 from vkbot.prefetch import Wanted, fetch, wanted
 
 logger = logging.getLogger(__name__)

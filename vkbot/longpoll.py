@@ -39,6 +39,7 @@ from vkbottle.exception_factory import VKAPIError
 from vkbottle.http import SingleAiohttpClient
 
 from gameplay.services.longpoll_leases import LeaseLost, longpoll_lease_check
+from ops.backoff import Backoff
 from ops.outages import Outage, database_lost
 from vkbot.applier import Applier, Feed
 from vkbot.pipeline import group_id_of, store_ts, stored_ts
@@ -46,7 +47,6 @@ from vkbot.polling import (
     FATAL_VK_ERRORS,
     FAULT_INITIAL,
     FAULT_MAX,
-    Backoff,
     DatabasePolling,
 )
 from vkbot.prefetch import prefetch_batch

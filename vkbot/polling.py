@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import random
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
@@ -187,20 +186,3 @@ class DatabasePolling(BotPolling):
         if answer.get("failed") in (None, 1):  # an answer with a position: polling works
             self._answered()
         return answer
-
-
-class Backoff:
-    """Exponential back-off with jitter: ``initial``, ×2 each time, at most ``maximum``."""
-
-    def __init__(self, initial: float = 1.0, maximum: float = 60.0) -> None:
-        self.initial = initial
-        self.maximum = maximum
-        self._next = initial
-
-    def next(self) -> float:
-        delay = self._next
-        self._next = min(self._next * 2, self.maximum)
-        return delay * random.uniform(0.8, 1.2)
-
-    def reset(self) -> None:
-        self._next = self.initial

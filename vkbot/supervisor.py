@@ -46,10 +46,10 @@ from django.db import DatabaseError, close_old_connections, connections
 
 from gameplay.selectors.communities import Credentials, env_group_id, served
 from gameplay.services.communities import community_longpoll_status
+from ops.backoff import Backoff
 from ops.outages import Outage
 from vkbot.applier import Applier
 from vkbot.longpoll import LongPoller, LongPollFatalError
-from vkbot.polling import Backoff
 from vkbot.sharing import Leases, LeaseTerms, LeaseThread, Membership, Round
 
 logger = logging.getLogger(__name__)

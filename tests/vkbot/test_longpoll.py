@@ -22,6 +22,7 @@ from vkbottle.http import SingleAiohttpClient
 
 from gameplay.models import PollState
 from localvk import FaultConfig, RunningServer, running_server
+from ops.backoff import Backoff
 from tests.async_support import wait_until
 from tests.localvk.support import GROUP_ID, GROUP_TOKEN, control, long_polls, make_state
 from tests.vkbot.ingest_support import (
@@ -38,7 +39,6 @@ from tests.vkbot.ingest_support import (
 )
 from vkbot.longpoll import LongPoller, LongPollFatalError
 from vkbot.pipeline import stored_ts
-from vkbot.polling import Backoff
 from vkbot.vkapi import make_api
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -31,6 +31,7 @@ from gameplay.services.communities import (
     community_sync_env,
 )
 from localvk import Communities, RunningServer, ServerThread, running_server
+from ops.backoff import Backoff
 from tests.async_support import wait_until
 from tests.localvk.support import GROUP_ID, long_polls, make_state
 from tests.runbot_support import run_runbot
@@ -43,7 +44,6 @@ from vkbot import applier as applier_module
 from vkbot.longpoll import LongPoller
 from vkbot.management.commands.runbot import Command as Runbot
 from vkbot.pipeline import stored_ts
-from vkbot.polling import Backoff
 from vkbot.supervisor import Supervisor
 from vkbot.vkapi import make_api
 

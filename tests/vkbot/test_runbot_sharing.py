@@ -22,6 +22,7 @@ from gameplay.models import LongPollLease
 from gameplay.selectors.communities import Credentials
 from gameplay.services.communities import community_record, community_sync_env
 from localvk import Communities, LocalVK, RunningServer, running_server
+from ops.backoff import Backoff
 from tests.async_support import wait_until
 from tests.localvk.support import GROUP_ID, long_polls, make_state
 from tests.vkbot.ingest_support import (
@@ -31,7 +32,6 @@ from tests.vkbot.ingest_support import (
 )
 from tests.vkbot.test_runbot_communities import Seen
 from vkbot.longpoll import LongPoller
-from vkbot.polling import Backoff
 from vkbot.sharing import LeaseTerms
 from vkbot.supervisor import Supervisor
 from vkbot.vkapi import make_api
