@@ -20,8 +20,9 @@ nothing is filtered (the panel, the deadline tick). The filter is a condition on
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
 from gameplay import names
 from gameplay.messages import Person
@@ -57,6 +58,17 @@ class AmbiguousTarget(RuleViolation):
 # --- who is who ------------------------------------------------------------------------------
 
 
+def active_seats(**where: Any) -> QuerySet[Seat]:
+    """The seats (players and reserves) in the served communities' active games that also
+    match ``where``: whose seat a private message or a button is, for every reader of it."""
+    return Seat.objects.filter(
+        in_served_community("game__"),
+        status__in=[SeatStatus.PLAYER, SeatStatus.RESERVE],
+        game__status__in=ACTIVE_STATUSES,
+        **where,
+    )
+
+
 def seats_of_user(vk_user_id: int) -> list[Seat]:
     """The user's seats (players and reserves) in active games, with their games; one query
     (the games the bot's transaction keeps locked are not read again:
@@ -64,12 +76,7 @@ def seats_of_user(vk_user_id: int) -> list[Seat]:
     kept_seats = txcache.user_seats(vk_user_id)
     if kept_seats is not None:
         return [kept_seat(s) for s in kept_seats]
-    seats = Seat.objects.filter(
-        in_served_community("game__"),
-        vk_user_id=vk_user_id,
-        status__in=[SeatStatus.PLAYER, SeatStatus.RESERVE],
-        game__status__in=ACTIVE_STATUSES,
-    ).order_by("game_id")
+    seats = active_seats(vk_user_id=vk_user_id).order_by("game_id")
     if not txcache.keeps_any():
         return list(seats.select_related("game"))
     found = list(seats)
@@ -103,16 +110,7 @@ def keep_seats_of_users(vk_user_ids: Iterable[int]) -> None:
     if not users or not txcache.active():
         return
     found: dict[int, list[Seat]] = {u: [] for u in users}
-    rows = (
-        Seat.objects.filter(
-            in_served_community("game__"),
-            vk_user_id__in=users,
-            status__in=[SeatStatus.PLAYER, SeatStatus.RESERVE],
-            game__status__in=ACTIVE_STATUSES,
-        )
-        .select_related("game")
-        .order_by("game_id", "pk")
-    )
+    rows = active_seats(vk_user_id__in=users).select_related("game").order_by("game_id", "pk")
     for seat in rows:
         found[seat.vk_user_id].append(seat)
     txcache.keep_user_seats(found)
@@ -124,12 +122,7 @@ def active_games_of_users(vk_user_ids: Iterable[int]) -> dict[int, set[int]]:
     users = sorted(set(vk_user_ids))
     games: dict[int, set[int]] = {u: set() for u in users}
     if users:
-        rows = Seat.objects.filter(
-            in_served_community("game__"),
-            vk_user_id__in=users,
-            status__in=[SeatStatus.PLAYER, SeatStatus.RESERVE],
-            game__status__in=ACTIVE_STATUSES,
-        ).values_list("vk_user_id", "game_id")
+        rows = active_seats(vk_user_id__in=users).values_list("vk_user_id", "game_id")
         for user, game in rows:
             games[user].add(game)
     return games

@@ -14,7 +14,6 @@ from gameplay import themes, unit_of_work
 from gameplay.context import current_group
 from gameplay.messages import Person, render
 from gameplay.models import (
-    ACTIVE_STATUSES,
     Actor,
     EventKind,
     Game,
@@ -25,7 +24,6 @@ from gameplay.models import (
     Phase,
     PhaseKind,
     Seat,
-    SeatStatus,
     Strike,
 )
 from gameplay.refusals import NoSuchGame
@@ -118,12 +116,7 @@ def hot_seats_of_user(*, vk_user_id: int) -> list[Seat]:
     if not unit_of_work.active() or txcache.user_seats(vk_user_id) is not None:
         return bot.seats_of_user(vk_user_id)
     seats = list(
-        Seat.objects.filter(
-            in_served_community("game__"),
-            vk_user_id=vk_user_id,
-            status__in=[SeatStatus.PLAYER, SeatStatus.RESERVE],
-            game__status__in=ACTIVE_STATUSES,
-        )
+        bot.active_seats(vk_user_id=vk_user_id)
         .select_related("game")
         .select_for_update(of=("game",))
         .order_by("game_id")
