@@ -102,8 +102,8 @@ def post_vote_count(
 @transaction.atomic
 def day_close(*, game_id: int, by: Actor = Actor.BOT, now: datetime | None = None) -> DayResult:
     """Close the current day now (deadline job or GM): strikes, tally, execution."""
-    now = now_or(now=now)
     game = lock_game(game_id=game_id)
+    now = now_or(now=now)  # after the lock: the moment of the write
     require_running(game=game)
     uow = LockedGame(game, open_day_of(game=game), players(game))
     return day_close_locked(uow=uow, now=now, by=by, early=False)

@@ -252,8 +252,8 @@ def phase_remind(*, game_id: int, by: Actor, now: datetime | None = None) -> Rem
     """The GM reminds, now, every living player who has not yet voted or acted in the open
     phase (the same message as the scheduled reminders). Refused when nobody is left to remind
     or when the phase was reminded less than a minute ago."""
-    now = now_or(now=now)
     game = lock_game(game_id=game_id)
+    now = now_or(now=now)  # after the lock: the moment of the write
     require_running(game=game)
     phase = current_phase(game)
     if phase is None or phase.status != PhaseStatus.OPEN:

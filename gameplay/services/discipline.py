@@ -74,8 +74,8 @@ def seat_modkill(
 ) -> Seat:
     """Remove a player at once and reveal their role (P5, G4); logged as an override. The
     reason is required: the player is told it."""
-    now = now_or(now=now)
     game = lock_game(game_id=game_id)
+    now = now_or(now=now)  # after the lock: the moment of the write
     require_running(game=game)
     seats = players(game)
     validate_modkill(table_of(seats), seat)
@@ -287,8 +287,8 @@ def strike_give(
 ) -> Strike:
     """A manual penalty (e.g. P4): a strike by the rules of P2/P3. A first strike adds penalty
     votes to the current day's tally (or the next day's, at night); a second is a modkill."""
-    now = now_or(now=now)
     game = lock_game(game_id=game_id)
+    now = now_or(now=now)  # after the lock: the moment of the write
     require_running(game=game)
     seats = players(game)
     target = seat_by_number(seats=seats, number=seat)

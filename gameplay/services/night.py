@@ -193,8 +193,8 @@ def night_publish(
     *, game_id: int, by: Actor = Actor.BOT, now: datetime | None = None
 ) -> NightResolution:
     """Publish the night under review: deaths, spent items, checks, dawn strikes; Day opens."""
-    now = now_or(now=now)
     game = lock_game(game_id=game_id)
+    now = now_or(now=now)  # after the lock: the moment of the write
     require_running(game=game)
     phase = night_of(game=game, status=PhaseStatus.REVIEW)
     uow = LockedGame(game, phase, players(game))

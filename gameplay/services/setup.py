@@ -108,8 +108,8 @@ def game_create(
 @transaction.atomic
 def game_start(*, game_id: int, by: Actor = Actor.BOT, now: datetime | None = None) -> Game:
     """Start a dealt game: roster and commitment in the board, role cards, Day 1 opens."""
-    now = now_or(now=now)
     game = lock_game(game_id=game_id)
+    now = now_or(now=now)  # after the lock: the moment of the write
     if game.status != GameStatus.DEALT:
         raise NotDealtYet()
     if current_phase(game) is not None:  # pragma: no cover - guarded by the status

@@ -274,8 +274,8 @@ def vote_count_request(
     ``settings.VOTE_COUNT_EVERY_MINUTES`` per topic (any count posted there counts, the
     GM's and the automatic ones too); sooner is refused with when it will be possible."""
     with transaction.atomic():
-        now = now_or(now=now)
         game = lock_game(game_id=game_id)
+        now = now_or(now=now)  # after the lock: the moment of the write
         phase = _count_day(game)
         topic = topic_id if topic_id is not None else game.topic_id
         if topic is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 
 import pytest
@@ -345,3 +346,26 @@ def test_an_execution_that_decides_the_game_ends_it_and_reveals_everything():
     assert events(game)[-1].data["seed"] == game.seed
     with pytest.raises(GameNotRunning):
         vote(game, 2, 3)
+
+
+def test_a_close_that_waited_for_the_game_lock_is_stamped_when_it_got_it(game, monkeypatch):
+    """The moment a close writes (``closed_at``, its events) is taken once the game is locked:
+    a vote accepted while the close waited for the lock never looks later than the close."""
+    from django.utils import timezone
+
+    from gameplay.services import day
+
+    real_lock = day.lock_game
+    locked_at = []
+
+    def slow_lock(*, game_id: int):
+        time.sleep(0.01)  # another transaction holds the game for a moment
+        locked = real_lock(game_id=game_id)
+        locked_at.append(timezone.now())
+        return locked
+
+    monkeypatch.setattr(day, "lock_game", slow_lock)
+    phase = current_phase(game)
+    services.day_close(game_id=game.pk)
+    phase.refresh_from_db()
+    assert phase.closed_at is not None and phase.closed_at >= locked_at[0]
