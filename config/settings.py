@@ -166,6 +166,9 @@ CALLBACK_APPLY_IN_WEB = env.get_bool("CALLBACK_APPLY_IN_WEB", True)
 #: What the deadline tick runs to apply the Callback events no web process applied (a dotted
 #: path: gameplay does not import the bot).
 CALLBACK_INBOX_SWEEP = "vkbot.inbox.sweep"
+#: The most events of one community that wait in the Callback inbox: beyond it the endpoint
+#: answers 503 and VK posts them again later (a flood cannot grow the inbox without bound).
+CALLBACK_INBOX_MAX_PER_COMMUNITY = env.get_int("CALLBACK_INBOX_MAX_PER_COMMUNITY", 2000, minimum=1)
 #: The id of a standalone VK app whose implicit flow gives a community admin's user token
 #: (the panel's «Подключить сообщество» links to it for a pasted key, the fallback to VK ID).
 VK_APP_ID = env.get_int("VK_APP_ID", None, minimum=1)
@@ -221,6 +224,10 @@ OUTBOX_LEASE_SECONDS = env.get_int("OUTBOX_LEASE_SECONDS", 60, minimum=2)
 OUTBOX_RETRY_BASE_MS = env.get_int("OUTBOX_RETRY_BASE_MS", 1000, minimum=1)
 OUTBOX_RETRY_MAX_SECONDS = env.get_int("OUTBOX_RETRY_MAX_SECONDS", 600, minimum=1)
 OUTBOX_MAX_ATTEMPTS = env.get_int("OUTBOX_MAX_ATTEMPTS", 20, minimum=1)
+# The longest a community's replies are held while its Callback API events are still being
+# applied, so that a burst's replies share execute requests (vkbot/delivery/coalesce.py);
+# a community with nothing waiting in the Callback inbox is never held. 0: never hold.
+OUTBOX_COALESCE_SECONDS = env.get_seconds("OUTBOX_COALESCE_SECONDS", 0.25, minimum=0, maximum=2)
 
 # --- Auth --------------------------------------------------------------------------------------
 

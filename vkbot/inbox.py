@@ -13,12 +13,20 @@ isolated. A rollback (the database away, a crash of the applier) puts the rows b
 next run: every event is applied exactly once. The slice's replies are Outbox rows committed
 together, which the worker's drain sends per community token in ``execute`` batches.
 
-Fair slices (the long poll's, :mod:`vkbot.backlog`): up to :data:`SLICE` events, the
-communities whose oldest event came first first, each community an equal share of the slice;
-within a community that has more waiting than its share, at most :data:`GAME_QUANTUM` of one
-game (``vkbot.handlers.games_of``), each game's events in their order, and an event of no
-single game after everything before it and before everything after it. So no community and no
-game waits behind another's burst for more than a slice.
+Fair slices (as the long poll's, :mod:`vkbot.backlog`): up to :data:`SLICE` events, the
+communities whose oldest event came first first, each community an equal share of the slice
+but at least :data:`MIN_SHARE` (so the slice takes the first ``SLICE // MIN_SHARE`` of many
+communities waiting, and the others, their oldest events now the oldest, come first in the
+next); within a community that has more waiting than its share, at most :data:`GAME_QUANTUM`
+of one game (``vkbot.handlers.games_of``), each game's events in their order, and an event of
+no single game after everything before it and before everything after it. So no community and
+no game waits behind another's burst for more than a turn of the waiting communities. The
+share's floor is what keeps a burst across many communities cheap: VK posts a community's next
+event only after the last was answered, so each community has a few events waiting at a time,
+and a slice of one event from each of a hundred communities would pay each game's first-event
+costs (its lock and read, ``gameplay.unit_of_work``) for every event and commit each
+community's replies one by one, a VK request each (the drain also holds a community's replies
+while its events wait here: ``vkbot/delivery/coalesce.py``).
 
 Where it runs: a thread in each web process (:class:`Applier`, started by the first event the
 process records), woken by each event it records and looking by itself every
@@ -56,6 +64,9 @@ logger = logging.getLogger(__name__)
 
 #: Events per slice (one transaction): about a second of work on a busy 2-core machine.
 SLICE = 120
+#: The fewest events of a community a slice takes when it has them: with more communities
+#: waiting than ``SLICE // MIN_SHARE``, the slice takes the first of them only.
+MIN_SHARE = 10
 #: Events of one game per slice, in a community with more waiting than its share.
 GAME_QUANTUM = 50
 #: How far into a community's waiting events a slice looks for its share (× the share).
@@ -81,22 +92,33 @@ def choose_slice(
     asked only for a community with more waiting than its share). ``limit``: the slice's
     size (None: :data:`SLICE`)."""
     limit = SLICE if limit is None else limit
-    waiting = inbound_waiting(limit=limit)
+    waiting = inbound_waiting(limit=limit, count_up_to=limit * LOOK_AHEAD)
     if not waiting:
         return []
-    share = max(1, limit // len(waiting))
-    rows = inbound_first(per_group={w.group_id: min(w.count, share * LOOK_AHEAD) for w in waiting})
-    by_group: dict[int, list[Inbound]] = {w.group_id: [] for w in waiting}
+    share = max(1, limit // len(waiting), min(MIN_SHARE, limit))
+    parts: dict[int, int] = {}  # each community's part of the slice, oldest first
+    room = limit
+    for w in waiting:
+        if room <= 0:
+            break  # the others come first in the next slice
+        parts[w.group_id] = min(share, room)
+        room -= min(w.count, parts[w.group_id])
+    rows = inbound_first(
+        per_group={w.group_id: min(w.count, parts[w.group_id] * LOOK_AHEAD) for w in waiting
+                   if w.group_id in parts}
+    )  # fmt: skip
+    by_group: dict[int, list[Inbound]] = {group_id: [] for group_id in parts}
     for row in rows:
         by_group[row.group_id].append(row)
     taken: list[Inbound] = []
     for group_id, group_rows in by_group.items():
-        if len(group_rows) <= share:
+        part = parts[group_id]
+        if len(group_rows) <= part:
             taken += group_rows
             continue
         updates = [row.update for row in group_rows]
         found = games(group_id, updates) if games is not None else _games_of(group_id, updates)
-        taken += fair_part(group_rows, found, limit=share, quantum=min(quantum, share))
+        taken += fair_part(group_rows, found, limit=part, quantum=min(quantum, part))
     return taken
 
 

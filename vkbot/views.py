@@ -1,7 +1,7 @@
 """The Callback API endpoint: VK POSTs each community event here as JSON.
 
 Each event is routed by its ``group_id`` to that community's credentials
-(``gameplay.selectors.communities.credentials``: a connected community, or the environment's
+(``gameplay.selectors.communities.callback_keys``: a connected community, or the environment's
 ``VK_GROUP_ID`` with ``VK_CONFIRMATION_CODE``/``VK_CALLBACK_SECRET``). ``{"type":
 "confirmation", "group_id": N}`` is answered with N's confirmation code; every other event
 must carry N's secret (else HTTP 403, nothing recorded; also for a community this deployment
@@ -11,7 +11,9 @@ per event id and community) and answered at once with the plain text ``ok``, als
 duplicate, so VK stops retrying; the process's applier is woken (:func:`vkbot.inbox.wake`),
 which applies the inbox in slices across communities through the same pipeline as the long
 poll, so an event VK delivers twice, or by both channels, changes the game once. A database
-that cannot record it is a 503: VK posts the event again later.
+that cannot record it is a 503: VK posts the event again later; so is an event of a community
+with ``CALLBACK_INBOX_MAX_PER_COMMUNITY`` events waiting already (a flood, or nothing applying
+them): nothing is recorded, and the refusals are logged once a minute per community.
 
 Bad input gets a 4xx, never a 500, and is looked at before anything else: a body over
 ``MAX_BODY_BYTES`` is a 413 unread, JSON nested deeper than ``MAX_DEPTH`` a 400 (VK's events
@@ -25,15 +27,18 @@ from __future__ import annotations
 import json
 import logging
 import math
+import time
 from typing import Any
 
+from django.conf import settings
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from django.utils.crypto import constant_time_compare
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from gameplay.selectors.communities import Credentials, credentials
+from gameplay.selectors.communities import CallbackKeys, callback_keys
+from gameplay.selectors.inbox import inbound_pending, inbound_waits
 from gameplay.services.inbox import inbound_record
 from vkbot.inbox import wake
 from vkbot.pipeline import event_id_of, group_id_of
@@ -45,6 +50,10 @@ CONFIRMATION = "confirmation"
 MAX_BODY_BYTES = 64 * 1024
 #: Arrays and objects inside each other, the event itself being depth 1.
 MAX_DEPTH = 32
+#: A community's inbox at its cap is logged at most this often (seconds), not per request.
+FULL_LOG_SECONDS = 60.0
+#: When each community's inbox at its cap was last logged (``time.monotonic``).
+_full_logged: dict[int, float] = {}
 
 
 def _too_deep(data: object, limit: int = MAX_DEPTH) -> bool:
@@ -95,7 +104,7 @@ def _text(body: str, status: int = 200) -> HttpResponse:
     return HttpResponse(body, status=status, content_type="text/plain; charset=utf-8")
 
 
-def _secret_ok(data: dict[str, Any], community: Credentials) -> bool:
+def _secret_ok(data: dict[str, Any], community: CallbackKeys) -> bool:
     expected = community.callback_secret
     given = data.get("secret")
     if not expected:
@@ -105,6 +114,19 @@ def _secret_ok(data: dict[str, Any], community: Credentials) -> bool:
         )
         return False
     return isinstance(given, str) and constant_time_compare(given, expected)
+
+
+def _log_full(group_id: int, cap: int) -> None:
+    now = time.monotonic()
+    last = _full_logged.get(group_id)
+    if last is not None and now - last < FULL_LOG_SECONDS:
+        return
+    _full_logged[group_id] = now
+    logger.warning(
+        "Callback API: community %s has %d events waiting to be applied "
+        "(CALLBACK_INBOX_MAX_PER_COMMUNITY); answering 503 to its new events so that VK posts "
+        "them again later (logged at most once a minute)", group_id, cap,
+    )  # fmt: skip
 
 
 @csrf_exempt
@@ -138,7 +160,7 @@ def callback(request: HttpRequest) -> HttpResponse:
     kind = data["type"]
     group_id = group_id_of(data)
     try:
-        community = credentials(group_id) if group_id is not None else None
+        community = callback_keys(group_id) if group_id is not None else None
     except DatabaseError:
         logger.exception("Callback API: the database failed looking up group_id %r", group_id)
         return _text("temporarily unavailable", 503)
@@ -165,12 +187,24 @@ def callback(request: HttpRequest) -> HttpResponse:
     retry = request.headers.get("X-Retry-Counter")
     if retry:
         logger.info("Callback API: event %s (%s) is VK's retry %s", event_id, kind, retry)
+    cap = settings.CALLBACK_INBOX_MAX_PER_COMMUNITY
     try:
-        new = inbound_record(group_id=community.group_id, event_id=event_id, update=update)
+        new = inbound_record(group_id=community.group_id, event_id=event_id, update=update,
+                             cap=cap)  # fmt: skip
+        # Not recorded: a retry of an event that waits already, or the community at its cap.
+        full = (
+            not new
+            and inbound_pending(group_id=community.group_id, up_to=cap) >= cap
+            and not inbound_waits(group_id=community.group_id, event_id=event_id)
+        )
     except DatabaseError:
         # Nothing was recorded: VK delivers the event again later.
         logger.exception("Callback API: the database failed on event %s", event_id)
         return _text("temporarily unavailable", 503)
+    if full:  # nothing recorded: VK posts it again later, when the applier has caught up
+        _log_full(community.group_id, cap)
+        wake()
+        return _text("temporarily unavailable: too many events waiting", 503)
     if not new:
         logger.info("Callback API: event %s (%s) already waits to be applied", event_id, kind)
     wake()

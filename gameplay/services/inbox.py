@@ -31,18 +31,33 @@ def _postgres() -> bool:
     return connection.vendor == "postgresql"
 
 
-def inbound_record(*, group_id: int, event_id: str, update: Mapping[str, Any]) -> bool:
+def inbound_record(
+    *, group_id: int, event_id: str, update: Mapping[str, Any], cap: int | None = None
+) -> bool:
     """Store a received event (``update``: the event without its ``secret``) until it is
-    applied; False when it is already waiting (a retry of VK's). Commits at once (autocommit,
-    one statement): the endpoint answers VK only after this returned."""
+    applied; False when it is already waiting (a retry of VK's) or, with ``cap``, when
+    ``cap`` events of the community wait already (the endpoint's flood cap; soft: two
+    requests at once may both take the last place). Commits at once (autocommit, one
+    statement, the cap's count by the community's index within it): the endpoint answers VK
+    only after this returned."""
     table = connection.ops.quote_name(InboundEvent._meta.db_table)
     field = InboundEvent._meta.get_field("body")
     now = connection.ops.adapt_datetimefield_value(timezone.now())
+    values = [group_id, event_id, field.get_db_prep_value(dict(update), connection), now]
+    if cap is None:
+        below, limits = "1 = 1", []
+    else:
+        below = (
+            f"(SELECT COUNT(*) FROM (SELECT 1 FROM {table} WHERE group_id = %s LIMIT %s) "
+            "AS capped) < %s"
+        )
+        limits = [group_id, max(0, cap), cap]
     with connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {table} (group_id, event_id, body, received_at) "
-            "VALUES (%s, %s, %s, %s) ON CONFLICT (group_id, event_id) DO NOTHING",
-            [group_id, event_id, field.get_db_prep_value(dict(update), connection), now],
+            f"SELECT %s, %s, %s, %s WHERE {below} "
+            "ON CONFLICT (group_id, event_id) DO NOTHING",
+            values + limits,
         )
         return cursor.rowcount > 0
 

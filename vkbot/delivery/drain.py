@@ -19,6 +19,7 @@ from django.db.models import Min, Q
 from django.utils import timezone
 
 from gameplay.models import Outbox, OutboxChannel, OutboxStatus
+from gameplay.selectors.inbox import inbound_groups
 from gameplay.services.settle import delivery_settle
 from ops.outages import database_lost
 from outbox.leases import (
@@ -36,6 +37,7 @@ from outbox.results import board_group
 
 from . import senders as community_senders
 from .batch import EXECUTE_MAX_CALLS, Call, CallResult, Request, TokenKind, pack
+from .coalesce import Coalescer
 from .order import send_in_order
 from .outcome import settle_round
 from .plan import plan_round
@@ -45,8 +47,13 @@ from .transport import Transport
 
 log = logging.getLogger(__name__)
 
-#: Rows claimed per round (board posts: as many again).
+#: Rows claimed per round (board posts: as many again); a round of many communities takes up
+#: to an ``execute``'s calls of each (:data:`COMMUNITY_ROUND_ROWS`), at most
+#: :data:`MAX_ROUND_ROWS` in all, so that the rows one commit left for each community go in
+#: one request rather than in the turns of several rounds.
 ROUND_ROWS = 100
+COMMUNITY_ROUND_ROWS = EXECUTE_MAX_CALLS
+MAX_ROUND_ROWS = 600
 #: A round's requests must be answered this long before its lease ends, so that its outcome
 #: is written while the rows are still its own.
 SETTLE_MARGIN = 3.0
@@ -87,6 +94,11 @@ class Drainer:
         self.channels = self._channels()
         #: Seconds until a busy token may send again, when the last round left rows for it.
         self.slot_in = 0.0
+        #: Communities held while their Callback events are applied (.coalesce), per kind
+        #: of round, and the seconds until the first of them is let go (0: none held).
+        hold = float(settings.OUTBOX_COALESCE_SECONDS)
+        self.coalescers = {kind: Coalescer(hold, _in_hand) for kind in ("group", "user")}
+        self.hold_in = 0.0
 
     def _channels(self) -> list[str]:
         self._channels_at = time.monotonic()
@@ -124,6 +136,7 @@ class Drainer:
         if time.monotonic() - self._channels_at >= community_senders.REFRESH_SECONDS:
             self.channels = self._channels()
         self.slot_in = 0.0
+        self.hold_in = 0.0
         claimed = 0
         group = [c for c in self.channels if c != OutboxChannel.BOARD]
         if group:
@@ -166,6 +179,10 @@ class Drainer:
                 until=timezone.now() + timedelta(seconds=community_senders.WAIT_SECONDS),
                 default_group=default,
             )
+        held, first_out = self.coalescers[kind].held(able)
+        if held:
+            able = [c for c in able if c not in held]
+            self.hold_in = min(self.hold_in, first_out) if self.hold_in > 0 else first_out
         free_of = self.transport.free_slots_of(kind, able)
         ready = {c: free for c, (free, _) in free_of.items() if free > 0}
         waits = [wait for free, wait in free_of.values() if free <= 0]
@@ -187,8 +204,10 @@ class Drainer:
         """Claim, send and settle one batch of ``channels``; returns how many rows it
         claimed."""
         lease_seconds = float(settings.OUTBOX_LEASE_SECONDS)
+        communities = len(groups or board_groups or ())
+        limit = min(MAX_ROUND_ROWS, max(ROUND_ROWS, COMMUNITY_ROUND_ROWS * communities))
         lease, rows = outbox_claim(
-            limit=ROUND_ROWS, lease_seconds=lease_seconds, channels=channels,
+            limit=limit, lease_seconds=lease_seconds, channels=channels,
             max_topics=max_topics, groups=groups, board_groups=board_groups,
             default_group=self.senders.default,
         )  # fmt: skip
@@ -300,7 +319,9 @@ class Drainer:
             if delay > wait_up_to or time.monotonic() + delay >= deadline:
                 self.report.stopped = "the next row is due later"
                 break
-            if delay == 0 and self.slot_in > 0:  # board posts wait for the admin token
+            if delay == 0 and self.hold_in > 0:  # held while their events are applied
+                delay = max(min(self.hold_in, IDLE_SLEEP), RELOOK_SLEEP)
+            elif delay == 0 and self.slot_in > 0:  # board posts wait for the admin token
                 delay = max(min(self.slot_in, IDLE_SLEEP), 0.02)
             elif delay == 0 and idle_looks == 0:
                 # A row due that this round did not see: most often one committed while the
@@ -321,6 +342,10 @@ def in_turns(queues: list[list[Request]]) -> list[Request]:
     for turn in range(max((len(q) for q in queues), default=0)):
         ordered.extend(q[turn] for q in queues if turn < len(q))
     return ordered
+
+
+def _in_hand(group_ids: list[int]) -> set[int]:
+    return inbound_groups(group_ids=group_ids)
 
 
 def _unclaimed_members(rows: list[Outbox]) -> dict[int, str]:
