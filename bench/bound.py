@@ -16,6 +16,10 @@ A request is one HTTP call to the API. What VK allows (VK.md):
 
 The bound is the sum over the two tokens. Nothing here knows how the project plans its calls:
 it is computed from the rows only.
+
+:func:`timely_bound` adds what a reply-latency target demands on top of VK's limits: a private
+message must go out within ``within`` seconds of its row's commit, so replies committed further
+apart than that cannot share a request, however the calls are packed.
 """
 
 from __future__ import annotations
@@ -74,3 +78,28 @@ def requests_bound(calls: dict[str, int]) -> dict[str, int]:
 
 def lower_bound(rows: Iterable[Outbox]) -> int:
     return sum(requests_bound(calls_needed(rows)).values())
+
+
+def send_instants(committed: Iterable[float], within: float) -> int:
+    """The fewest moments at which to send so that each of these commits (seconds) is sent
+    within ``within`` of it: each moment as late as the earliest commit not yet covered
+    allows (interval stabbing, greedy by deadline, which is optimal)."""
+    instants = 0
+    covered_until = -math.inf
+    for at in sorted(committed):
+        if at > covered_until:
+            instants += 1
+            covered_until = at + within
+    return instants
+
+
+def timely_bound(rows: Iterable[Outbox], within: float) -> int:
+    """The lower bound when each private message (a reply: the community token's
+    ``messages.send``) must be sent within ``within`` seconds of its row's commit: per token,
+    the larger of VK's limits' bound and the moments that forces. Board comments and other
+    rows keep VK's limits alone (no latency target holds them)."""
+    rows = list(rows)
+    limits = requests_bound(calls_needed(rows))
+    replies = [row.created_at.timestamp() for row in rows if row.channel == OutboxChannel.MESSAGE]
+    group = max(limits.get("group", 0), send_instants(replies, within))
+    return group + limits.get("user", 0)

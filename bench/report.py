@@ -190,7 +190,13 @@ def _communities(runs: list[dict[str, Any]] | None) -> list[tuple[str, str, str,
                 f"{title}: VK requests per community (median, max)",
                 f"{run['requests']['median']:.0f}, {run['requests']['max']:.0f}",
                 "—",
-                f"lower bound {run['bound']['median']:.0f}, {run['bound']['max']:.0f}",
+                f"lower bound {run['bound']['median']:.0f}, {run['bound']['max']:.0f}"
+                + (
+                    f"; with each reply within 2 s of its commit "
+                    f"{run['bound_timely']['median']:.0f}, {run['bound_timely']['max']:.0f}"
+                    if run.get("bound_timely")
+                    else ""
+                ),
             ),
             (
                 f"{title}: reply latency p95, least- / best-served community",

@@ -168,6 +168,18 @@ def _communities(run: dict[str, Any], reference: float | None, cores: int) -> li
             if allowed
             else "—"
         )
+        timely = worst_community.get("bound_timely")
+        if timely is not None and int(timely) > int(worst_community["bound"]):
+            row.reason += (
+                f"; its private replies, committed over the burst, need ≥ {int(timely)} "
+                f"requests in all to go out within {REPLY_P95_SECONDS:g} s of their commit "
+                f"(the bound under the reply target; {made / int(timely):.1f}× that)"
+            )
+            if allowed < int(timely):
+                row.would_take += (
+                    f"; not together with reply p95 < {REPLY_P95_SECONDS:g} s for these "
+                    f"replies: holding them to share requests would break that target"
+                )
     rows.append(row)
     # Reply p95 during the burst.
     latency, worst = run.get("latency_all") or {}, run.get("latency_worst") or {}
