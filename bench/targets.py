@@ -198,14 +198,19 @@ def _communities(run: dict[str, Any], reference: float | None, cores: int) -> li
             f"community; the rest, about {max(0.0, p95 - delivery):.1f} s, waiting to be "
             f"applied: the burst applied at {whole(measured)} events/s"
         ) + lost
-        if delivery >= REPLY_P95_SECONDS:
+        wait = max(0.0, p95 - delivery)
+        if delivery >= REPLY_P95_SECONDS / 2:
+            # The delivery takes half the target or more: both parts must shrink, each to
+            # about half of it.
+            half = REPLY_P95_SECONDS / 2
             row.would_take = (
-                f"the delivery alone takes {delivery:.2f} s at p95 in the least-served "
-                f"community: its rounds under {REPLY_P95_SECONDS:g} s, and the "
-                f"{max(0.0, p95 - delivery):.1f} s of waiting to be applied gone as well"
+                f"the delivery alone takes {delivery:.2f} s of the {REPLY_P95_SECONDS:g} s at "
+                f"p95 in the least-served community: its rounds within about {half:g} s, and "
+                f"the {wait:.1f} s of waiting to be applied within {half:g} s as well (the "
+                f"events ahead of a reply applied at about {whole(measured * wait / half)} "
+                f"events/s instead of {whole(measured)})"
             )
         else:
-            wait = p95 - delivery
             room = REPLY_P95_SECONDS - delivery
             row.would_take = (
                 f"the events ahead of a reply applied within {room:.1f} s instead of "

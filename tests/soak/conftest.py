@@ -69,7 +69,9 @@ def cluster(settings: Any, tmp_path: Path, rq_queues: Any) -> Iterator[Any]:
             "OUTBOX_LEASE_SECONDS": "5",
             "OUTBOX_RETRY_BASE_MS": "200",
             "DEBUG": "false",
-            "SECRET_KEY": "soak-test-only",
+            # The test process's own key: the secrets the bot stores (the environment's
+            # community's tokens) must read back here, where the checks run.
+            "SECRET_KEY": settings.SECRET_KEY,
             "ALLOWED_HOSTS": "127.0.0.1",
             "LOG_LEVEL": "WARNING",
         }  # fmt: skip
