@@ -30,7 +30,7 @@ def test_send_instants_are_the_fewest_that_leave_no_commit_waiting_longer() -> N
 
 
 def test_replies_spread_wider_than_the_target_need_a_request_each_window() -> None:
-    replies = [reply(at, peer=100 + at) for at in (0.0, 3.0, 6.0, 9.0, 12.0)]
+    replies = [reply(at, peer=100 + int(at)) for at in (0.0, 3.0, 6.0, 9.0, 12.0)]
     assert lower_bound(replies) == 1  # one execute could carry them all, at the end
     assert timely_bound(replies, 2.0) == 5  # but not within 2 s of each
     assert timely_bound(replies, 60.0) == 1
