@@ -131,6 +131,18 @@ def test_an_event_for_another_community_gets_403(client: Client, game_id: int) -
     assert snapshot(game_id) == before
 
 
+@pytest.mark.parametrize("group_id", [10**30, -(10**30), 2**63, -(2**63) - 1])
+def test_a_group_id_no_database_column_holds_gets_403(
+    client: Client, game_id: int, group_id: int
+) -> None:
+    """Beyond a 64-bit integer: no community has it, on either database (SQLite would not
+    take it as a parameter at all)."""
+    before = snapshot(game_id)
+    event = signed(message_update(VK_BASE + 1, "голос 4", group_id=group_id))
+    assert post(client, event).status_code == 403
+    assert snapshot(game_id) == before
+
+
 @pytest.mark.parametrize(
     "body",
     [b"", b"{not json", b"\xff\xfe\x00garbage", "[1, 2]", "42", '"ok"', "null",
