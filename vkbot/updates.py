@@ -45,15 +45,22 @@ def event_id_of(update: Mapping[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
 
 
+#: The ids a community's ``vk_id`` column (a 64-bit integer) holds: any other is no community,
+#: and must not reach a query (SQLite cannot even take it as a parameter).
+GROUP_ID_RANGE = range(-(2**63), 2**63)
+
+
 def group_id_of(update: Mapping[str, Any]) -> int | None:
-    """The update's ``group_id`` as an int, or None if missing or not a finite number."""
+    """The update's ``group_id`` as an int, or None if missing, not a finite number, or
+    beyond what a community's id can be (:data:`GROUP_ID_RANGE`)."""
     raw = update.get("group_id")
     if isinstance(raw, bool):
         return None
     try:
-        return int(raw)  # type: ignore[arg-type]
+        group_id = int(raw)  # type: ignore[arg-type]
     except (TypeError, ValueError, OverflowError):
         return None
+    return group_id if group_id in GROUP_ID_RANGE else None
 
 
 def sender_of(update: Mapping[str, Any]) -> int | None:

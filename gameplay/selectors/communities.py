@@ -127,13 +127,6 @@ def callback_keys(group_id: int) -> CallbackKeys | None:
     Nothing stale is kept: ``connected`` and the ciphertext are read each time, and a changed
     or re-encrypted secret (``manage.py rotate_token_keys``) is a new ciphertext, decrypted
     when first seen."""
-    env = _from_env()
-    from_env = env if env is not None and env.group_id == group_id else None
-    low, high = connection.ops.integer_field_range(
-        Community._meta.get_field("vk_id").get_internal_type()
-    )
-    if not low <= group_id <= high:  # no row can hold it (the ORM's lookups say so too)
-        return None if from_env is None else _keys_of(from_env)
     table = connection.ops.quote_name(Community._meta.db_table)
     with connection.cursor() as cursor:
         cursor.execute(
@@ -142,6 +135,8 @@ def callback_keys(group_id: int) -> CallbackKeys | None:
             [group_id],
         )
         row = cursor.fetchone()
+    env = _from_env()
+    from_env = env if env is not None and env.group_id == group_id else None
     if row is None:
         return None if from_env is None else _keys_of(from_env)
     connected, row_from_env, stored_secret, code = row

@@ -33,6 +33,7 @@ from vkbot.pipeline import (
     apply_update,
     apply_updates,
     event_id_of,
+    group_id_of,
     sender_of,
     stored_ts,
 )
@@ -322,3 +323,14 @@ def test_the_poll_position_needs_a_community(settings: Any) -> None:
     with pytest.raises(EnvError, match="VK_GROUP_ID"):
         apply_updates([], "5")
     assert not PollState.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [(7, 7), ("7", 7), (2**63 - 1, 2**63 - 1), (-(2**63), -(2**63)), (2**63, None),
+     (-(2**63) - 1, None), (10**30, None), (True, None), ("x", None), (None, None),
+     (float("inf"), None)],
+)  # fmt: skip
+def test_group_id_of_is_none_beyond_what_a_community_id_can_be(raw: object, expected: object):
+    """An id no ``vk_id`` column holds is no community's: it never reaches a query."""
+    assert group_id_of({"type": "message_new", "group_id": raw}) == expected
