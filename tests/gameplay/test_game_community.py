@@ -38,6 +38,7 @@ from tests.gameplay.factories import (
     topic_of,
     vk_id,
 )
+from tests.gameplay.migration_support import stepwise_executor
 
 pytestmark = pytest.mark.django_db
 
@@ -158,10 +159,12 @@ def test_every_outbox_row_goes_out_as_its_games_community(settings: Any) -> None
 # --- the migration: games of no community get one ---------------------------------------------
 
 
-def _migrate(targets: list[tuple[str, str]]) -> Any:
-    """Migrate to ``targets``; the apps as they are there."""
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
+def _migrate(targets: list[tuple[str, str]] | None = None) -> Any:
+    """Migrate to ``targets`` (one of gameplay's migrations, not their squash: back from the
+    squash's end needs them one by one), or to the end (through the migrations the database
+    lacks, as Django picks them); the apps as they are there."""
+    executor = MigrationExecutor(connection) if targets is None else stepwise_executor(connection)
+    targets = executor.loader.graph.leaf_nodes() if targets is None else targets
     executor.migrate(targets)
     return executor.loader.project_state(targets).apps
 
@@ -173,10 +176,9 @@ def test_the_migration_gives_every_game_a_community(settings: Any, env: int | No
     environment's community it goes to the row of no VK community, which is never connected.
     Unsent rows of every game go out as its community; sent rows keep what they went out as."""
     settings.VK_GROUP_ID = env
-    graph = MigrationExecutor(connection).loader.graph
+    graph = stepwise_executor(connection).loader.graph
     [ours] = [key for key in graph.nodes if key[1].endswith("_games_of_no_community")]
     [before] = graph.node_map[ours].parents
-    leaves = graph.leaf_nodes()
     try:
         old = _migrate([before.key])
         user = old.get_model("auth", "User").objects.create(username="ведущий", is_staff=True)
@@ -190,7 +192,7 @@ def test_the_migration_gives_every_game_a_community(settings: Any, env: int | No
         sent = rows.create(game_id=orphan.pk, channel="message", text="ушло", status="sent")
         chat = rows.create(game_id=in_40.pk, channel="create_chat", text="беседа")
 
-        _migrate(leaves)
+        _migrate()
 
         community = env if env is not None else NO_COMMUNITY_VK_ID
         row = Community.objects.get(vk_id=community)
@@ -203,4 +205,4 @@ def test_the_migration_gives_every_game_a_community(settings: Any, env: int | No
         with pytest.raises(IntegrityError), transaction.atomic():
             Game.objects.filter(pk=in_40.pk).update(vk_group_id=None)
     finally:
-        _migrate(leaves)
+        _migrate()
