@@ -17,17 +17,23 @@ from typing import Any
 
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.migrations.executor import MigrationExecutor
+from django.db.migrations.loader import MigrationLoader
+
+
+def stepwise_loader(connection: BaseDatabaseWrapper | None) -> MigrationLoader:
+    """A loader whose graph holds the squashed migrations one by one, not their squash (on
+    ``connection``'s database, or none: then as for a database that has none of them)."""
+    loader = MigrationLoader(connection, replace_migrations=False)
+    for key, migration in loader.replacements.items():
+        loader.graph.remove_replacement_node(key, migration.replaces)
+        loader.applied_migrations.pop(key, None)
+    return loader
 
 
 def stepwise_executor(connection: BaseDatabaseWrapper) -> MigrationExecutor:
     """An executor whose graph holds the squashed migrations one by one, not their squash."""
     executor = MigrationExecutor(connection)
-    loader = executor.loader
-    loader.replace_migrations = False
-    loader.build_graph()
-    for key, migration in loader.replacements.items():
-        loader.graph.remove_replacement_node(key, migration.replaces)
-        loader.applied_migrations.pop(key, None)
+    executor.loader = stepwise_loader(connection)
     return executor
 
 

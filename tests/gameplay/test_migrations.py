@@ -4,7 +4,8 @@ A new database is migrated by ``0001_squashed_0022_callback_inbox``, an existing
 any of 0001–0022 by the migrations it replaces: both must end in the same schema (the order of
 a table's columns aside) and with the deployment's row (outbox.ids), and Django must then find
 nothing left to apply on either. Each is an empty database of its own, migrated in a process of
-its own (tests/gameplay/migration_support.py).
+its own (tests/gameplay/migration_support.py). Both must also leave Django the same models, the
+models of the code: ``makemigrations`` has nothing to write.
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
+from django.db.migrations.loader import MigrationLoader
 
-from tests.gameplay.migration_support import SQUASH
+from tests.gameplay.migration_support import SQUASH, stepwise_loader
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -81,3 +84,29 @@ def test_the_squash_and_the_migrations_it_replaces_build_the_same_schema(
         assert report["squash_recorded"] and report["left"] == []
         [[pk, offset]] = report["deployment"]
         assert pk == 1 and 1 <= offset < 2**31
+
+
+def gameplay_models(loader: MigrationLoader) -> dict[str, Any]:
+    """gameplay's models at the end of ``loader``'s graph: their fields and options, the
+    indexes and constraints in no order (a squash lists them as the models do)."""
+    models = {}
+    for (app, name), state in loader.project_state().models.items():
+        if app == "gameplay":
+            options = {
+                key: sorted(value, key=lambda item: item.name)
+                if key in ("indexes", "constraints")
+                else value
+                for key, value in state.options.items()
+            }
+            fields = {key: field.deconstruct()[1:] for key, field in state.fields.items()}
+            models[name] = (fields, options, state.bases, state.managers)
+    return models
+
+
+@pytest.mark.django_db
+def test_the_squash_and_the_migrations_it_replaces_leave_the_models_of_the_code() -> None:
+    squashed, stepwise = MigrationLoader(None), stepwise_loader(None)
+    assert SQUASH in squashed.graph.nodes and SQUASH not in stepwise.graph.nodes
+    assert gameplay_models(squashed) == gameplay_models(stepwise)
+    # Against the squash's graph, as on a new database: it exits 1 if it would write any.
+    call_command("makemigrations", "--check", "--dry-run", verbosity=0)
