@@ -47,7 +47,8 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RunPython(unshare, migrations.RunPython.noop),
+        # Elidable: it rewrites existing rows only (a new database has none to rewrite).
+        migrations.RunPython(unshare, migrations.RunPython.noop, elidable=True),
         migrations.AddConstraint(
             model_name="game",
             constraint=models.UniqueConstraint(

@@ -179,7 +179,10 @@ class Migration(migrations.Migration):
                 "verbose_name_plural": "участники сообщества",
             },
         ),
-        migrations.RunPython(communities_of_existing_games, migrations.RunPython.noop),
+        # Elidable: it rewrites existing rows only (a new database has none to rewrite).
+        migrations.RunPython(
+            communities_of_existing_games, migrations.RunPython.noop, elidable=True
+        ),
         # The column stays (vk_group_id, the VK id): only Django's view of it changes, from a
         # number to a key into gameplay_community.vk_id; the database gains the foreign key.
         migrations.SeparateDatabaseAndState(
@@ -212,7 +215,8 @@ class Migration(migrations.Migration):
             name="group_id",
             field=models.BigIntegerField(blank=True, null=True),
         ),
-        migrations.RunPython(events_of_the_environment, migrations.RunPython.noop),
+        # Elidable: it rewrites existing rows only (a new database has none to rewrite).
+        migrations.RunPython(events_of_the_environment, migrations.RunPython.noop, elidable=True),
         migrations.AlterField(
             model_name="vkevent",
             name="group_id",
@@ -254,5 +258,6 @@ class Migration(migrations.Migration):
                 fields=("community", "user"), name="one_membership_per_user"
             ),
         ),
-        migrations.RunPython(gms_of_existing_games, migrations.RunPython.noop),
+        # Elidable: it rewrites existing rows only (a new database has none to rewrite).
+        migrations.RunPython(gms_of_existing_games, migrations.RunPython.noop, elidable=True),
     ]

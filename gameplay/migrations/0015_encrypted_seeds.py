@@ -70,5 +70,6 @@ class Migration(migrations.Migration):
             name="seed",
             field=gameplay.models.secrets.SecretField(blank=True, verbose_name="зерно раздачи"),
         ),
-        migrations.RunPython(encrypt_seeds, decrypt_seeds),
+        # Elidable: it rewrites existing rows only (a new database has none to rewrite).
+        migrations.RunPython(encrypt_seeds, decrypt_seeds, elidable=True),
     ]

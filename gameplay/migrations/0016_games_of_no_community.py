@@ -59,5 +59,8 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RunPython(communities_of_games_of_none, migrations.RunPython.noop),
+        # Elidable: it rewrites existing rows only (a new database has none to rewrite).
+        migrations.RunPython(
+            communities_of_games_of_none, migrations.RunPython.noop, elidable=True
+        ),
     ]
