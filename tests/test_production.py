@@ -17,7 +17,7 @@ from django.test import Client
 
 from config import env
 from config.env import EnvError
-from tests.test_settings_env import ROOT, run_manage
+from tests.settings_support import ROOT, run_manage
 
 PRODUCTION = {
     "SECRET_KEY": secrets.token_urlsafe(50),

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import django_rq
@@ -16,115 +14,106 @@ from rq.worker import SimpleWorker
 
 from config import env
 from config.env import EnvError
+from tests.settings_support import clean_environ, run_manage_named
 
-ROOT = Path(__file__).resolve().parent.parent
 #: A Fernet key (32 bytes, url-safe base64), as ``Fernet.generate_key()`` makes one.
 VALID_FERNET_KEY = "a" * 43 + "="
-
-# Every variable config/settings.py reads; a subprocess starts with none of them set.
-CONFIG_VARS = (
-    "DJANGO_SETTINGS_MODULE",
-    "SECRET_KEY",
-    "DEBUG",
-    "ALLOWED_HOSTS",
-    "CSRF_TRUSTED_ORIGINS",
-    "DATA_DIR",
-    "DATABASE_URL",
-    "REDIS_URL",
-    "VK_API_URL",
-    "VK_API_VERSION",
-    "VK_GROUP_ID",
-    "VK_GROUP_TOKEN",
-    "VK_USER_TOKEN",
-    "VK_CALLBACK_SECRET",
-    "VK_CONFIRMATION_CODE",
-    "VK_COMMUNITIES_REFRESH_SECONDS",
-    "RUNBOT_LEASE_RENEW_SECONDS",
-    "RUNBOT_LEASE_TTL_SECONDS",
-    "TOKEN_ENCRYPTION_KEYS",
-    "TIME_ZONE",
-    "LANGUAGE_CODE",
-    "LOG_LEVEL",
-)
-
-
-def run_manage(
-    *args: str, tmp_path: Path, debug: str | None = "true", **overrides: str
-) -> subprocess.CompletedProcess[str]:
-    """Run ``manage.py`` in a clean environment (SQLite under ``tmp_path`` unless overridden),
-    with ``DEBUG`` set to ``debug`` (``None``: unset, the production default)."""
-    environ = {key: value for key, value in os.environ.items() if key not in CONFIG_VARS}
-    environ["DATA_DIR"] = str(tmp_path)
-    if debug is not None:
-        environ["DEBUG"] = debug
-    environ.update(overrides)
-    return subprocess.run(
-        [sys.executable, str(ROOT / "manage.py"), *args],
-        cwd=ROOT,
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 # --- Bad values: one line on stderr, exit status 2 ----------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("overrides", "message"),
-    [
-        ({"DATABASE_URL": "foo://x"}, "DATABASE_URL must be a sqlite:// or postgres:// URL"),
-        ({"DATABASE_URL": "no-scheme"}, "DATABASE_URL must be a sqlite:// or postgres:// URL"),
-        ({"DATABASE_URL": "postgres://h:notaport/db"}, "DATABASE_URL is not a valid database URL"),
-        ({"VK_GROUP_ID": "abc"}, "VK_GROUP_ID must be an integer, got 'abc'."),
-        ({"VK_GROUP_ID": "-5"}, "VK_GROUP_ID must be at least 1, got -5."),
-        ({"DEBUG": "maybe"}, "DEBUG must be a boolean"),
-        ({"DEBUG": "false"}, "SECRET_KEY must be set when DEBUG is false."),
-        ({"DEBUG": "false", "SECRET_KEY": "s" * 50}, "ALLOWED_HOSTS must be set"),
-        ({"REDIS_URL": "http://localhost:6379"}, "REDIS_URL must be a redis://"),
-        ({"LOG_LEVEL": "LOUD"}, "LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL"),
-        ({"TIME_ZONE": "Mars/Base"}, "TIME_ZONE must be an IANA time zone"),
-        ({"TIME_ZONE": "America"}, "TIME_ZONE must be an IANA time zone"),
-        (
-            {"TOKEN_ENCRYPTION_KEYS": "not-a-key"},
-            "TOKEN_ENCRYPTION_KEYS: key 1 is not a Fernet key (44 characters of url-safe base64",
-        ),
-        (
-            {"TOKEN_ENCRYPTION_KEYS": f"{VALID_FERNET_KEY},short"},
-            "TOKEN_ENCRYPTION_KEYS: key 2 is not a Fernet key",
-        ),
-        (
-            {"VK_COMMUNITIES_REFRESH_SECONDS": "0"},
-            "VK_COMMUNITIES_REFRESH_SECONDS must be at least 1, got 0.",
-        ),
-        (
-            {"RUNBOT_LEASE_RENEW_SECONDS": "soon"},
-            "RUNBOT_LEASE_RENEW_SECONDS must be a number of seconds, got 'soon'.",
-        ),
-        (
-            {"RUNBOT_LEASE_RENEW_SECONDS": "0"},
-            "RUNBOT_LEASE_RENEW_SECONDS must be between 0.1 and 60 seconds, got 0.",
-        ),
-        (
-            {"RUNBOT_LEASE_TTL_SECONDS": "nan"},
-            "RUNBOT_LEASE_TTL_SECONDS must be between 0.3 and 600 seconds, got nan.",
-        ),
-        (
-            {"RUNBOT_LEASE_TTL_SECONDS": "3"},
-            "RUNBOT_LEASE_TTL_SECONDS (3) must be at least twice RUNBOT_LEASE_RENEW_SECONDS (2)",
-        ),
-        (
-            {"VK_USER_REFRESH_TOKEN": "r", "VK_USER_DEVICE_ID": "d", "VK_GROUP_ID": "1"},
-            "VK_USER_REFRESH_TOKEN needs VK_ID_APP_ID",
-        ),
-        ({"VK_ID_URL": "id.vk.com"}, "VK_ID_URL must be an http:// or https:// address"),
-    ],
-)
+BAD_VALUES = [
+    ({"DATABASE_URL": "foo://x"}, "DATABASE_URL must be a sqlite:// or postgres:// URL"),
+    ({"DATABASE_URL": "no-scheme"}, "DATABASE_URL must be a sqlite:// or postgres:// URL"),
+    ({"DATABASE_URL": "postgres://h:notaport/db"}, "DATABASE_URL is not a valid database URL"),
+    ({"VK_GROUP_ID": "abc"}, "VK_GROUP_ID must be an integer, got 'abc'."),
+    ({"VK_GROUP_ID": "-5"}, "VK_GROUP_ID must be at least 1, got -5."),
+    ({"DEBUG": "maybe"}, "DEBUG must be a boolean"),
+    ({"DEBUG": "false"}, "SECRET_KEY must be set when DEBUG is false."),
+    ({"DEBUG": "false", "SECRET_KEY": "s" * 50}, "ALLOWED_HOSTS must be set"),
+    ({"REDIS_URL": "http://localhost:6379"}, "REDIS_URL must be a redis://"),
+    ({"LOG_LEVEL": "LOUD"}, "LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL"),
+    ({"TIME_ZONE": "Mars/Base"}, "TIME_ZONE must be an IANA time zone"),
+    ({"TIME_ZONE": "America"}, "TIME_ZONE must be an IANA time zone"),
+    (
+        {"TOKEN_ENCRYPTION_KEYS": "not-a-key"},
+        "TOKEN_ENCRYPTION_KEYS: key 1 is not a Fernet key (44 characters of url-safe base64",
+    ),
+    (
+        {"TOKEN_ENCRYPTION_KEYS": f"{VALID_FERNET_KEY},short"},
+        "TOKEN_ENCRYPTION_KEYS: key 2 is not a Fernet key",
+    ),
+    (
+        {"VK_COMMUNITIES_REFRESH_SECONDS": "0"},
+        "VK_COMMUNITIES_REFRESH_SECONDS must be at least 1, got 0.",
+    ),
+    (
+        {"RUNBOT_LEASE_RENEW_SECONDS": "soon"},
+        "RUNBOT_LEASE_RENEW_SECONDS must be a number of seconds, got 'soon'.",
+    ),
+    (
+        {"RUNBOT_LEASE_RENEW_SECONDS": "0"},
+        "RUNBOT_LEASE_RENEW_SECONDS must be between 0.1 and 60 seconds, got 0.",
+    ),
+    (
+        {"RUNBOT_LEASE_TTL_SECONDS": "nan"},
+        "RUNBOT_LEASE_TTL_SECONDS must be between 0.3 and 600 seconds, got nan.",
+    ),
+    (
+        {"RUNBOT_LEASE_TTL_SECONDS": "3"},
+        "RUNBOT_LEASE_TTL_SECONDS (3) must be at least twice RUNBOT_LEASE_RENEW_SECONDS (2)",
+    ),
+    (
+        {"VK_USER_REFRESH_TOKEN": "r", "VK_USER_DEVICE_ID": "d", "VK_GROUP_ID": "1"},
+        "VK_USER_REFRESH_TOKEN needs VK_ID_APP_ID",
+    ),
+    ({"VK_ID_URL": "id.vk.com"}, "VK_ID_URL must be an http:// or https:// address"),
+]
+
+
+@pytest.fixture(scope="module")
+def manage(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Every ``manage.py`` run of this module, each in a clean environment of its own with its
+    own DATA_DIR (under ``name + "/dir"``), all from one started Python (tests/settings_probe.py):
+    ``check`` with every bad value, and the settings dumps of the tests below."""
+    runs: dict[str, tuple[list[str], dict[str, str]]] = {}
+    dirs = {}
+
+    def plan(name: str, *args: str, debug: str | None = "true", **overrides: str) -> None:
+        dirs[name] = tmp_path_factory.mktemp("manage")
+        runs[name] = (list(args), clean_environ(dirs[name], debug, **overrides))
+
+    for overrides, _ in BAD_VALUES:
+        plan(bad_value_key(overrides), "check", **overrides)
+    plan("password", "check", DATABASE_URL="mysql://u:hunter2@h/db")
+    plan("debug-unset", "check", debug=None)
+    plan(
+        "dump-debug-unset",
+        "shell",
+        "-c",
+        DUMP_SETTINGS,
+        debug=None,
+        SECRET_KEY="k" * 50,
+        ALLOWED_HOSTS="a.example",
+    )
+    plan("dump-defaults", "shell", "-c", DUMP_SETTINGS)
+    plan("dump-production", "shell", "-c", DUMP_SETTINGS, **PRODUCTION_VALUES)
+    plan("pragmas", "shell", "-c", SQLITE_PRAGMAS)
+    results: dict[str, Any] = dict(run_manage_named(runs))
+    results.update({f"{name}/dir": path for name, path in dirs.items()})
+    return results
+
+
+def bad_value_key(overrides: dict[str, str]) -> str:
+    return "bad " + json.dumps(overrides, sort_keys=True)
+
+
+@pytest.mark.parametrize(("overrides", "message"), BAD_VALUES)
 def test_bad_value_gives_one_line_and_status_2(
-    tmp_path: Path, overrides: dict[str, str], message: str
+    manage: dict[str, Any], overrides: dict[str, str], message: str
 ) -> None:
-    result = run_manage("check", tmp_path=tmp_path, **overrides)
+    result = manage[bad_value_key(overrides)]
 
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
@@ -134,8 +123,8 @@ def test_bad_value_gives_one_line_and_status_2(
     assert "Traceback" not in result.stderr
 
 
-def test_bad_value_does_not_echo_database_password(tmp_path: Path) -> None:
-    result = run_manage("check", tmp_path=tmp_path, DATABASE_URL="mysql://u:hunter2@h/db")
+def test_bad_value_does_not_echo_database_password(manage: dict[str, Any]) -> None:
+    result = manage["password"]
 
     assert result.returncode == 2
     assert "hunter2" not in result.stderr
@@ -162,25 +151,25 @@ print(json.dumps({
 """
 
 
-def dump_settings(tmp_path: Path, debug: str | None = "true", **overrides: str) -> dict[str, Any]:
-    result = run_manage("shell", "-c", DUMP_SETTINGS, tmp_path=tmp_path, debug=debug, **overrides)
+def dumped(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def test_debug_is_off_unless_set(tmp_path: Path) -> None:
-    result = run_manage("check", tmp_path=tmp_path, debug=None)
+def test_debug_is_off_unless_set(manage: dict[str, Any]) -> None:
+    result = manage["debug-unset"]
 
     assert result.returncode == 2
     assert result.stderr.strip() == (
         "Configuration error: SECRET_KEY must be set when DEBUG is false."
     )
-    values = dump_settings(tmp_path, debug=None, SECRET_KEY="k" * 50, ALLOWED_HOSTS="a.example")
+    values = dumped(manage["dump-debug-unset"])
     assert values["DEBUG"] is False
 
 
-def test_defaults_are_the_embedded_default(tmp_path: Path) -> None:
-    values = dump_settings(tmp_path)
+def test_defaults_are_the_embedded_default(manage: dict[str, Any]) -> None:
+    values = dumped(manage["dump-defaults"])
+    tmp_path = manage["dump-defaults/dir"]
 
     assert values["DEBUG"] is True
     assert values["ENGINE"] == "django.db.backends.sqlite3"
@@ -199,23 +188,25 @@ def test_defaults_are_the_embedded_default(tmp_path: Path) -> None:
     assert values["RUNBOT_LEASE"] == [2.0, 6.0]
 
 
-def test_production_values_parse(tmp_path: Path) -> None:
-    values = dump_settings(
-        tmp_path,
-        DEBUG="False",
-        SECRET_KEY="k" * 50,
-        ALLOWED_HOSTS="mafia.example.org, panel.example.org",
-        DATABASE_URL="postgres://mafia:pw@db.example.org:5433/mafia",
-        REDIS_URL="redis://cache.example.org:6379/2",
-        VK_GROUP_ID="123456",
-        VK_GROUP_TOKEN="group-token",
-        VK_API_URL="http://127.0.0.1:9999/method/",
-        TIME_ZONE="UTC",
-        LANGUAGE_CODE="en",
-        LOG_LEVEL="warning",
-        RUNBOT_LEASE_RENEW_SECONDS="0.5",
-        RUNBOT_LEASE_TTL_SECONDS="1.5",
-    )
+PRODUCTION_VALUES = {
+    "DEBUG": "False",
+    "SECRET_KEY": "k" * 50,
+    "ALLOWED_HOSTS": "mafia.example.org, panel.example.org",
+    "DATABASE_URL": "postgres://mafia:pw@db.example.org:5433/mafia",
+    "REDIS_URL": "redis://cache.example.org:6379/2",
+    "VK_GROUP_ID": "123456",
+    "VK_GROUP_TOKEN": "group-token",
+    "VK_API_URL": "http://127.0.0.1:9999/method/",
+    "TIME_ZONE": "UTC",
+    "LANGUAGE_CODE": "en",
+    "LOG_LEVEL": "warning",
+    "RUNBOT_LEASE_RENEW_SECONDS": "0.5",
+    "RUNBOT_LEASE_TTL_SECONDS": "1.5",
+}
+
+
+def test_production_values_parse(manage: dict[str, Any]) -> None:
+    values = dumped(manage["dump-production"])
 
     assert values["RUNBOT_LEASE"] == [0.5, 1.5]
     assert values["DEBUG"] is False
@@ -323,8 +314,9 @@ print(json.dumps([journal, synchronous, busy, connection.transaction_mode]))
 """
 
 
-def test_sqlite_file_uses_wal_and_immediate_transactions(tmp_path: Path) -> None:
-    result = run_manage("shell", "-c", SQLITE_PRAGMAS, tmp_path=tmp_path)
+def test_sqlite_file_uses_wal_and_immediate_transactions(manage: dict[str, Any]) -> None:
+    result = manage["pragmas"]
+    tmp_path = manage["pragmas/dir"]
 
     assert result.returncode == 0, result.stderr
     journal, synchronous, busy_ms, mode = json.loads(result.stdout.strip().splitlines()[-1])

@@ -181,26 +181,27 @@ def test_check_errs_on_a_stored_secret_no_key_decrypts(settings) -> None:
 
 @pytest.mark.slow
 def test_check_deploy_names_both_in_a_fresh_process(tmp_path) -> None:
-    """``manage.py check --deploy`` on a migrated database with an unreadable token."""
+    """``manage.py check --deploy`` on a migrated database with an unreadable token (each
+    command as a fresh process runs it, all from one started Python: tests/settings_probe.py)."""
+    from tests.settings_support import clean_environ, run_manage_all
     from tests.test_production import PRODUCTION
-    from tests.test_settings_env import run_manage
 
-    keys = {**PRODUCTION, "TOKEN_ENCRYPTION_KEYS": KEY_A}
+    keys = clean_environ(tmp_path, None, **{**PRODUCTION, "TOKEN_ENCRYPTION_KEYS": KEY_A})
     setup = (
         "from gameplay.models import Community; "
         "Community.objects.create(vk_id=7, group_token='t', connected=True)"
     )
-    assert run_manage("migrate", tmp_path=tmp_path, debug=None, **keys).returncode == 0
-    made = run_manage("shell", "-c", setup, tmp_path=tmp_path, debug=None, **keys)
+    deploy = ["check", "--deploy", "--fail-level", "WARNING"]
+    migrated, made, fine, other, unset = run_manage_all([
+        (["migrate"], keys),
+        (["shell", "-c", setup], keys),
+        (deploy, keys),
+        (["check", "--deploy"], {**keys, "TOKEN_ENCRYPTION_KEYS": KEY_B}),
+        (deploy, {**keys, "TOKEN_ENCRYPTION_KEYS": ""}),
+    ])  # fmt: skip
+
+    assert migrated.returncode == 0, migrated.stderr
     assert made.returncode == 0, made.stderr
-
-    fine = run_manage("check", "--deploy", "--fail-level", "WARNING", tmp_path=tmp_path,
-                      debug=None, **keys)  # fmt: skip
-    other = run_manage("check", "--deploy", tmp_path=tmp_path, debug=None,
-                       **{**keys, "TOKEN_ENCRYPTION_KEYS": KEY_B})  # fmt: skip
-    unset = run_manage("check", "--deploy", "--fail-level", "WARNING", tmp_path=tmp_path,
-                       debug=None, **{**keys, "TOKEN_ENCRYPTION_KEYS": ""})  # fmt: skip
-
     assert fine.returncode == 0, fine.stdout + fine.stderr
     assert other.returncode == 1 and "gameplay.E001" in other.stderr, other.stderr
     assert "community 1 (VK 7) group_token" in other.stderr

@@ -1,0 +1,114 @@
+"""Run many ``manage.py`` commands, each in an environment of its own, from one started Python.
+
+Started by :func:`tests.settings_support.run_manage_all` with, on stdin, a JSON list of runs
+(``{"args": [...], "env": {...}}``). It imports once the libraries every command needs (of the
+project, only its pure rules: nothing that reads the settings or the environment as it is
+imported), then forks a child per run: the child takes the run's environment, sends its stdout
+and stderr to files of its own and runs ``manage.py`` as ``python manage.py ARGS`` would. So each
+run reads its settings from scratch, as a fresh process does, without paying the interpreter's
+start and the imports again. On stdout, a JSON list of ``[returncode, stdout, stderr]``, one per
+run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: Imported before the forks: they read neither the settings nor the environment when imported.
+PRELOAD = (
+    "asyncio",
+    "django.core.management",
+    "django.db.models",
+    "django.http",
+    "django.urls",
+    "django.contrib.auth.hashers",
+    "django.core.checks",
+    "django.test",
+    "redis",
+    "fakeredis",
+    "rq",
+    "rq.cron",
+    "croniter",
+    "markdown_it",
+    "cryptography.fernet",
+    "gameplay.rules",  # pure: no Django, no settings
+)
+
+
+def preload() -> None:
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except Exception:  # the run that needs it imports it, and says why it fails
+            pass
+
+
+def child(args: list[str], environ: dict[str, str], out: int, err: int) -> None:
+    """In the forked child: ``python manage.py ARGS`` in ``environ``; never returns."""
+    code = 1
+    try:
+        os.environ.clear()
+        os.environ.update(environ)
+        os.chdir(ROOT)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(out, 1)
+        os.dup2(err, 2)
+        sys.argv = [str(ROOT / "manage.py"), *args]
+        import manage
+
+        try:
+            manage.main()
+            code = 0
+        except SystemExit as ended:
+            if ended.code is None:
+                code = 0
+            elif isinstance(ended.code, int):
+                code = ended.code
+            else:
+                print(ended.code, file=sys.stderr)
+                code = 1
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def run(args: list[str], environ: dict[str, str]) -> list[object]:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            child(args, environ, out.fileno(), err.fileno())
+        _, status = os.waitpid(pid, 0)
+        texts = []
+        for file in (out, err):
+            file.seek(0)
+            texts.append(file.read().decode("utf-8", errors="replace"))
+    return [os.waitstatus_to_exitcode(status), *texts]
+
+
+def main() -> None:
+    sys.path[0] = str(ROOT)  # as for ``python manage.py``, not this file's folder
+    runs = json.load(sys.stdin)
+    preload()
+    results = [run(list(r["args"]), dict(r["env"])) for r in runs]
+    sys.stdout.write(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()
