@@ -1,13 +1,13 @@
 """Run many ``manage.py`` commands, each in an environment of its own, from one started Python.
 
-Started by :func:`tests.settings_support.run_manage_all` with, on stdin, a JSON list of runs
-(``{"args": [...], "env": {...}}``). It imports once the libraries every command needs (of the
-project, only its pure rules: nothing that reads the settings or the environment as it is
-imported), then forks a child per run: the child takes the run's environment, sends its stdout
-and stderr to files of its own and runs ``manage.py`` as ``python manage.py ARGS`` would. So each
-run reads its settings from scratch, as a fresh process does, without paying the interpreter's
-start and the imports again. On stdout, a JSON list of ``[returncode, stdout, stderr]``, one per
-run.
+Started by :func:`tests.settings_support.run_manage_all`, with on stdin
+``{"runs": [{"args": [...], "env": {...}}, ...], "preload": [module, ...]}``. It imports once the
+libraries the commands need (:data:`PRELOAD` and the request's; of the project, only its pure
+rules: nothing that reads the settings or the environment as it is imported), then forks a child
+per run: the child takes the run's environment, sends its stdout and stderr to files of its own
+and runs ``manage.py`` as ``python manage.py ARGS`` would. So each run reads its settings from
+scratch, as a fresh process does, without paying the interpreter's start and the imports again.
+On stdout, a JSON list of ``[returncode, stdout, stderr]``, one per run.
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ PRELOAD = (
 )
 
 
-def preload() -> None:
-    for name in PRELOAD:
+def preload(names: tuple[str, ...]) -> None:
+    for name in names:
         try:
             importlib.import_module(name)
         except Exception:  # the run that needs it imports it, and says why it fails
@@ -104,8 +104,9 @@ def run(args: list[str], environ: dict[str, str]) -> list[object]:
 
 def main() -> None:
     sys.path[0] = str(ROOT)  # as for ``python manage.py``, not this file's folder
-    runs = json.load(sys.stdin)
-    preload()
+    request = json.load(sys.stdin)
+    runs = request["runs"]
+    preload(PRELOAD + tuple(request["preload"]))
     results = [run(list(r["args"]), dict(r["env"])) for r in runs]
     sys.stdout.write(json.dumps(results))
 

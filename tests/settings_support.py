@@ -66,25 +66,25 @@ def run_manage(
 
 
 def run_manage_named(
-    runs: dict[str, tuple[Sequence[str], dict[str, str]]], startup: dict[str, str] | None = None
+    runs: dict[str, tuple[Sequence[str], dict[str, str]]],
 ) -> dict[str, subprocess.CompletedProcess[str]]:
     """:func:`run_manage_all` of named runs, each result under its run's name."""
-    return dict(zip(runs, run_manage_all(list(runs.values()), startup), strict=True))
+    return dict(zip(runs, run_manage_all(list(runs.values())), strict=True))
 
 
 def run_manage_all(
-    runs: Sequence[tuple[Sequence[str], dict[str, str]]], startup: dict[str, str] | None = None
+    runs: Sequence[tuple[Sequence[str], dict[str, str]]], preload: Sequence[str] = ()
 ) -> list[subprocess.CompletedProcess[str]]:
     """Each ``(args, environ)`` of ``runs`` as ``python manage.py ARGS`` in ``environ`` would run,
-    one after the other, from one Python started in ``startup`` (the first run's environment
-    unless given: what the interpreter reads as it starts, such as PYTHONPATH, is ``startup``'s).
-    """
+    one after the other, from one Python started in the first run's environment (what the
+    interpreter reads as it starts, such as PYTHONPATH, is that one's), which imports the modules
+    ``preload`` names once for all of them."""
     payload = [{"args": list(args), "env": environ} for args, environ in runs]
     probe = subprocess.run(
         [sys.executable, str(ROOT / "tests" / "settings_probe.py")],
         cwd=ROOT,
-        env=startup if startup is not None else payload[0]["env"],
-        input=json.dumps(payload),
+        env=payload[0]["env"],
+        input=json.dumps({"runs": payload, "preload": list(preload)}),
         capture_output=True,
         text=True,
         timeout=60 + 60 * len(payload),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from django.test import Client
 
 from config import env
 from config.env import EnvError
-from tests.settings_support import ROOT, run_manage
+from tests.settings_support import ROOT, clean_environ, run_manage_all, run_manage_named
 
 PRODUCTION = {
     "SECRET_KEY": secrets.token_urlsafe(50),
@@ -45,14 +46,51 @@ def env_example() -> dict[str, str]:
     return values
 
 
-def security(tmp_path: Path, debug: str | None, **overrides: str) -> dict[str, object]:
-    result = run_manage("shell", "-c", DUMP_SECURITY, tmp_path=tmp_path, debug=debug, **overrides)
+@pytest.fixture(scope="module")
+def manage(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The ``manage.py`` runs of this module's tests, each in a clean environment of its own
+    with its own DATA_DIR (under ``name + "/dir"``), all from one started Python
+    (tests/settings_probe.py)."""
+    runs: dict[str, tuple[list[str], dict[str, str]]] = {}
+    dirs = {}
+
+    def plan(name: str, *args: str, debug: str | None, **overrides: str) -> None:
+        dirs[name] = tmp_path_factory.mktemp("manage")
+        runs[name] = (list(args), clean_environ(dirs[name], debug, **overrides))
+
+    dump = ("shell", "-c", DUMP_SECURITY)
+    plan("security-production", *dump, debug=None, **PRODUCTION)
+    plan("security-from-env", *dump, debug="false", **PRODUCTION, SESSION_COOKIE_SECURE="false",
+         SECURE_SSL_REDIRECT="0", SECURE_HSTS_SECONDS="600", SECURE_HSTS_PRELOAD="no",
+         SECURE_PROXY_SSL_HEADER="off")  # fmt: skip
+    plan("security-debug", *dump, debug="true")
+    deploy = ("check", "--deploy", "--fail-level", "WARNING")
+    for source in ("defaults", ".env.example"):
+        values = {} if source == "defaults" else env_example()
+        values.update(PRODUCTION)
+        plan(f"deploy {source}", *deploy, debug=values.pop("DEBUG", None), **values)
+    plan("deploy without keys", *deploy, debug=None, **{**PRODUCTION, "TOKEN_ENCRYPTION_KEYS": ""})
+    plan("demo_seed", "demo_seed", "--migrate", debug=None, **PRODUCTION)
+    plan("rotate-forwarded-for", "shell", "-c", ROTATE_FORWARDED_FOR, debug=None, **PRODUCTION)
+    proxies = (
+        "shell",
+        "-c",
+        "from django.conf import settings; print(list(settings.TRUSTED_PROXIES))",
+    )
+    plan("proxies-production", *proxies, debug=None, **PRODUCTION)
+    plan("proxies-development", *proxies, debug="true")
+    results: dict[str, Any] = dict(run_manage_named(runs))
+    results.update({f"{name}/dir": path for name, path in dirs.items()})
+    return results
+
+
+def security(result: subprocess.CompletedProcess[str]) -> dict[str, object]:
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def test_debug_off_gives_secure_https_defaults(tmp_path: Path) -> None:
-    values = security(tmp_path, None, **PRODUCTION)
+def test_debug_off_gives_secure_https_defaults(manage: dict[str, Any]) -> None:
+    values = security(manage["security-production"])
 
     assert values == {
         "DEBUG": False,
@@ -66,17 +104,8 @@ def test_debug_off_gives_secure_https_defaults(tmp_path: Path) -> None:
     }
 
 
-def test_https_settings_come_from_the_environment(tmp_path: Path) -> None:
-    values = security(
-        tmp_path,
-        "false",
-        **PRODUCTION,
-        SESSION_COOKIE_SECURE="false",
-        SECURE_SSL_REDIRECT="0",
-        SECURE_HSTS_SECONDS="600",
-        SECURE_HSTS_PRELOAD="no",
-        SECURE_PROXY_SSL_HEADER="off",
-    )
+def test_https_settings_come_from_the_environment(manage: dict[str, Any]) -> None:
+    values = security(manage["security-from-env"])
 
     assert values["SESSION_COOKIE_SECURE"] is False
     assert values["CSRF_COOKIE_SECURE"] is True
@@ -86,8 +115,8 @@ def test_https_settings_come_from_the_environment(tmp_path: Path) -> None:
     assert values["SECURE_PROXY_SSL_HEADER"] is None
 
 
-def test_debug_on_leaves_https_to_the_developer(tmp_path: Path) -> None:
-    values = security(tmp_path, "true")
+def test_debug_on_leaves_https_to_the_developer(manage: dict[str, Any]) -> None:
+    values = security(manage["security-debug"])
 
     assert values["SESSION_COOKIE_SECURE"] is False
     assert values["SECURE_SSL_REDIRECT"] is False
@@ -117,29 +146,15 @@ def test_proxy_ssl_header_refuses_what_is_no_header_name(raw: str) -> None:
 
 
 @pytest.mark.parametrize("source", ["defaults", ".env.example"])
-def test_check_deploy_finds_nothing(tmp_path: Path, source: str) -> None:
-    values = {} if source == "defaults" else env_example()
-    values.update(PRODUCTION)
-
-    result = run_manage(
-        "check",
-        "--deploy",
-        "--fail-level",
-        "WARNING",
-        tmp_path=tmp_path,
-        debug=values.pop("DEBUG", None),
-        **values,
-    )
+def test_check_deploy_finds_nothing(manage: dict[str, Any], source: str) -> None:
+    result = manage[f"deploy {source}"]
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert "System check identified no issues (0 silenced)." in result.stdout
 
 
-def test_check_deploy_asks_for_token_encryption_keys(tmp_path: Path) -> None:
-    values = {**PRODUCTION, "TOKEN_ENCRYPTION_KEYS": ""}
-
-    result = run_manage("check", "--deploy", "--fail-level", "WARNING", tmp_path=tmp_path,
-                        debug=None, **values)  # fmt: skip
+def test_check_deploy_asks_for_token_encryption_keys(manage: dict[str, Any]) -> None:
+    result = manage["deploy without keys"]
 
     assert result.returncode == 1
     assert "(gameplay.W001) TOKEN_ENCRYPTION_KEYS is not set" in result.stderr, result.stderr
@@ -168,8 +183,8 @@ def test_compose_runs_as_many_bots_as_scaled() -> None:
         assert name in env_example()
 
 
-def test_demo_seed_refuses_with_debug_off(tmp_path: Path) -> None:
-    result = run_manage("demo_seed", "--migrate", tmp_path=tmp_path, debug=None, **PRODUCTION)
+def test_demo_seed_refuses_with_debug_off(manage: dict[str, Any]) -> None:
+    result, tmp_path = manage["demo_seed"], manage["demo_seed/dir"]
 
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
@@ -181,19 +196,25 @@ def test_demo_seed_refuses_with_debug_off(tmp_path: Path) -> None:
 
 def test_the_image_runs_without_localvk(tmp_path: Path) -> None:
     """The local VK server (localvk/) is left out of the image (.dockerignore): the settings,
-    the URLs, the bot's and the worker's commands load without it, and demo_seed still refuses."""
+    the URLs, the bot's and the worker's commands load without it, and demo_seed still refuses.
+    (The commands run from one Python started with the image's PYTHONPATH: tests/settings_probe.py.)
+    """
     assert "localvk" in (ROOT / ".dockerignore").read_text().split()
     hide = tmp_path / "no-localvk"
     hide.mkdir()
     (hide / "sitecustomize.py").write_text("import sys\nsys.modules['localvk'] = None\n")
-    image = {**PRODUCTION, "PYTHONPATH": str(hide)}
+    image = clean_environ(tmp_path, None, **PRODUCTION, PYTHONPATH=str(hide))
+    commands = (["check"], ["runbot", "--help"], ["deliver", "--help"], ["rqworker", "--help"])
 
-    hidden = run_manage("shell", "-c", "import localvk", tmp_path=tmp_path, debug=None, **image)
+    hidden, *results, seed = run_manage_all(
+        [(["shell", "-c", "import localvk"], image), *((args, image) for args in commands),
+         (["demo_seed", "--migrate"], image)],
+        preload=["vkbottle"],  # for runbot and deliver; no thread (no loguru), no environment
+    )  # fmt: skip
+
     assert hidden.returncode != 0 and "ModuleNotFoundError" in hidden.stderr
-    for args in (["check"], ["runbot", "--help"], ["deliver", "--help"], ["rqworker", "--help"]):
-        result = run_manage(*args, tmp_path=tmp_path, debug=None, **image)
+    for args, result in zip(commands, results, strict=True):
         assert result.returncode == 0, (args, result.stderr)
-    seed = run_manage("demo_seed", "--migrate", tmp_path=tmp_path, debug=None, **image)
     assert seed.returncode == 2 and "demo_seed: refused: DEBUG is off" in seed.stderr
 
 
@@ -294,12 +315,23 @@ from django.core.management import call_command
 from django.contrib.auth import get_user_model
 from django.test import Client, override_settings
 
-# The pages without collectstatic's manifest.
+
+class NoMigrations:
+    def __contains__(self, app):
+        return True
+
+    def __getitem__(self, app):
+        return None
+
+
+# The pages without collectstatic's manifest; the tables straight from the models (as
+# pytest-django's --no-migrations makes them) and a cheap password hash: the lockout is the point.
 override_settings(STORAGES={
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-}).enable()
-call_command("migrate", verbosity=0)
+}, MIGRATION_MODULES=NoMigrations(),
+   PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]).enable()
+call_command("migrate", run_syncdb=True, verbosity=0)
 get_user_model().objects.create_user("gm", password="right", is_staff=True)
 
 
@@ -316,12 +348,11 @@ print(json.dumps({"direct": direct, "proxied": proxied}))
 
 
 def test_with_the_defaults_rotating_x_forwarded_for_does_not_dodge_the_lockout(
-    tmp_path: Path,
+    manage: dict[str, Any],
 ) -> None:
     # DEBUG off, nothing else said: someone who reaches the web directly (not through the proxy
     # on the same host) writes a fresh X-Forwarded-For for every wrong password.
-    result = run_manage("shell", "-c", ROTATE_FORWARDED_FOR, tmp_path=tmp_path, debug=None,
-                        **PRODUCTION)  # fmt: skip
+    result = manage["rotate-forwarded-for"]
 
     assert result.returncode == 0, result.stderr
     outcome = json.loads(result.stdout.strip().splitlines()[-1])
@@ -409,11 +440,8 @@ def test_trusted_proxies_refuse_what_is_no_proxy(raw: str, message: str) -> None
         env.get_networks("P", (), environ={"P": raw})
 
 
-def test_trusted_proxies_default_to_loopback_with_debug_off(tmp_path: Path) -> None:
-    dump = "from django.conf import settings; print(list(settings.TRUSTED_PROXIES))"
-
-    production = run_manage("shell", "-c", dump, tmp_path=tmp_path, debug=None, **PRODUCTION)
-    development = run_manage("shell", "-c", dump, tmp_path=tmp_path, debug="true")
+def test_trusted_proxies_default_to_loopback_with_debug_off(manage: dict[str, Any]) -> None:
+    production, development = manage["proxies-production"], manage["proxies-development"]
 
     assert production.stdout.strip().splitlines()[-1] == "['127.0.0.1/32', '::1/128']"
     assert development.stdout.strip().splitlines()[-1] == "[]"
