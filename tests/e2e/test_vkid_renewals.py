@@ -1,6 +1,6 @@
 """The board keeps posting after the first hour: a community whose admin signed in with VK ID
 (from «Подключить сообщество», against the local VK's VK ID page) plays a whole day and night
-while its admin's user token lives 5 seconds — the sign-up posts, the vote counts, the day's
+while its admin's user token lives 2 seconds — the sign-up posts, the vote counts, the day's
 and the night's results all go out, each once, none failed, over more than ten lifetimes of
 the token, renewed by the delivery before it expires (and once after VK refused an expired
 one: error 5, renewed, sent again).
@@ -53,20 +53,23 @@ GROUP = 421
 ADMIN = 900
 PLAYERS = [9001 + n for n in range(8)]
 #: The admin's token lives this long (VK ID's hour, shortened).
-LIFETIME = 5.0
+LIFETIME = 2.0
 #: Seconds between two steps of the game: the whole game spans many lifetimes, and each step's
 #: posts find the key due (renewed at three quarters of its life) but not yet expired.
-STEP = 4.0
+STEP = 0.8 * LIFETIME
 
 
 @pytest.fixture
-def vk(settings: Any) -> Iterator[RunningServer]:
+def vk(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[RunningServer]:
+    # The delivery reads a community's credentials again after a second (not five): a sign-in
+    # again reaches it that much sooner.
+    monkeypatch.setattr(senders, "REFRESH_SECONDS", 1.0)
     settings.OUTBOX_DELIVERY_ENABLED = False  # the test drains the Outbox itself
     settings.SIGNUP_LIST_SECONDS = 1  # a list posted after each sign-up (they are seconds apart)
     settings.VK_GROUP_ID = None
     settings.VK_GROUP_TOKEN = settings.VK_USER_TOKEN = ""
     state = LocalVK(group_id=GROUP, group_token=f"vkid-group-{time.time_ns()}",
-                    user_tokens={"declared-admin": ADMIN}, group_name="Мафия 5 секунд",
+                    user_tokens={"declared-admin": ADMIN}, group_name="Мафия 2 секунды",
                     group_rps=20, user_rps=3)  # fmt: skip
     state.add_user(ADMIN, "Анна", "Админова")
     for n, vk_id in enumerate(PLAYERS, 1):
@@ -108,7 +111,7 @@ class Delivery:
 
 def open_game(gm: Any, vk: RunningServer) -> Game:
     topic = vk.state.create_topic("Игра", "Здесь идёт игра.")
-    return game_open(name="Пять секунд", counts=RoleCounts.default_for(len(PLAYERS)), gm=gm,
+    return game_open(name="Две секунды", counts=RoleCounts.default_for(len(PLAYERS)), gm=gm,
                      vk_group_id=GROUP, topic_id=topic.id, recruit_topic_id=topic.id,
                      seed="vkid-renewals")  # fmt: skip
 
