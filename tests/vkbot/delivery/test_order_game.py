@@ -76,8 +76,8 @@ def out_of_order(vk: RunningServer, peers: list[int], since: int = 0) -> dict[in
 def test_every_player_reads_a_start_and_a_day_in_commit_order_under_vk_errors(
     vk: RunningServer, settings: Any
 ) -> None:
-    settings.OUTBOX_RETRY_BASE_MS = 400
-    settings.OUTBOX_RETRY_MAX_SECONDS = 2
+    settings.OUTBOX_RETRY_BASE_MS = 200
+    settings.OUTBOX_RETRY_MAX_SECONDS = 1
     settings.OUTBOX_MAX_ATTEMPTS = 40
     topic = vk.state.create_topic("Машина времени")
     game = make_game(topic_id=topic.id, players=PLAYERS)
