@@ -182,6 +182,7 @@ def test_stop_kills_a_stubborn_service_and_its_children(tmp_path: Path) -> None:
 
 def test_a_crashed_service_is_restarted_then_given_up(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sup, "MAX_RESTARTS", 2)
+    monkeypatch.setattr(sup, "MAX_RESTART_DELAY", 0.1)  # not 1 s, then 2 s
     out = io.StringIO()
     supervisor = make(out)
     flaky = script("print('ready', flush=True); import time; time.sleep(0.3)")
