@@ -36,6 +36,7 @@ from ops.probes import free_port, http_status
 from tests.localvk.support import GROUP_ID, GROUP_TOKEN, USER_TOKEN, make_state
 from tests.process_support import PROJECT, LoggedProcess, alive, child_pids
 from tests.redis_support import private_redis
+from tests.settings_support import run_manage_named
 from vkbot import replies
 
 pytestmark = pytest.mark.slow
@@ -103,31 +104,14 @@ REFUSALS = {
 
 @pytest.fixture(scope="module")
 def refusals() -> dict[str, tuple[int, str, str]]:
-    """``manage.py serve`` with each configuration of REFUSALS, side by side (a few seconds in
-    all): the exit status, stdout and stderr of each."""
-    started = {
-        case: subprocess.Popen(
-            [sys.executable, "manage.py", "serve", *args],
-            cwd=PROJECT,
-            env=serve_env(**values),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for case, (values, args, _) in REFUSALS.items()
+    """``manage.py serve`` with each configuration of REFUSALS, each as a fresh process runs it,
+    all from one started Python (tests/settings_probe.py): the exit status, stdout and stderr."""
+    runs = {case: (["serve", *args], serve_env(**values))
+            for case, (values, args, _) in REFUSALS.items()}  # fmt: skip
+    return {
+        case: (result.returncode, result.stdout, result.stderr)
+        for case, result in run_manage_named(runs).items()
     }
-    results = {}
-    try:
-        for case, process in started.items():
-            out, err = process.communicate(timeout=60)
-            results[case] = (process.returncode, out, err)
-    finally:
-        for process in started.values():
-            if process.poll() is None:
-                process.kill()
-                process.wait(10)
-    return results
 
 
 @pytest.mark.parametrize("case", list(REFUSALS))
