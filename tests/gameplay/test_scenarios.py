@@ -14,11 +14,13 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.management import call_command
 
 from gameplay.models import Game, Outbox
+from tests.settings_support import run_manage_named
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The repository's scenarios (docs/scenario-format.md); SCENARIOS_DIR replaces them.
@@ -93,21 +95,43 @@ def _run(
 
 
 @pytest.fixture(scope="module")
-def sqlite_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    db = tmp_path_factory.mktemp("replay") / "replay.sqlite3"
-    env = {**os.environ, "DATABASE_URL": f"sqlite:///{db}"}
-    env.pop("REDIS_URL", None)
-    done = _run(["migrate", "--noinput", "-v0"], env)
-    assert done.returncode == 0, done.stderr.decode()
-    return env
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The ``manage.py`` processes of the tests below, each as a fresh process runs it, one after
+    the other from one started Python (tests/settings_probe.py): on a migrated SQLite file, on
+    fresh ones, and on a fresh clone's configuration (``"<name>/path"``: the file of a run)."""
+    folder = tmp_path_factory.mktemp("replay")
+    migrated = {**os.environ, "DATABASE_URL": f"sqlite:///{folder / 'replay.sqlite3'}"}
+    migrated.pop("REDIS_URL", None)
+    fresh = {**migrated, "DATABASE_URL": f"sqlite:///{folder / 'new.sqlite3'}"}
+    # A fresh clone: no DEBUG, no SECRET_KEY, no ALLOWED_HOSTS (the tests' own DEBUG=true is
+    # dropped too). Commands that serve nothing run; anything else still asks for a SECRET_KEY.
+    clone = {k: v for k, v in os.environ.items()
+             if k not in {"DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "REDIS_URL"}}  # fmt: skip
+    clone["DATABASE_URL"] = f"sqlite:///{folder / 'fresh.sqlite3'}"
+    not_utf8 = folder / "not_utf8.json"
+    not_utf8.write_bytes(MALFORMED["not_utf8"])
+    planned = {
+        "migrate": (["migrate", "--noinput", "-v0"], migrated),
+        "all": (["replay", *map(str, FILES)], migrated),
+        "among good ones": (["replay", str(FILES[0]), str(not_utf8)], migrated),
+        "missing": (["replay", "/nonexistent/scenario.json"], migrated),
+        "fresh": (["replay", str(FILES[0])], fresh),
+        "fresh again": (["replay", str(FILES[0])], fresh),  # migrated now: nothing more to say
+        "clone": (["replay", str(FILES[0])], clone),
+        "clone check": (["check"], clone),
+    }
+    done: dict[str, Any] = dict(run_manage_named(planned))
+    assert done["migrate"].returncode == 0, done["migrate"].stderr
+    done["among good ones/path"] = not_utf8
+    return done
 
 
 @pytest.mark.slow
-def test_every_scenario_matches_on_fresh_sqlite(sqlite_env: dict[str, str]) -> None:
+def test_every_scenario_matches_on_fresh_sqlite(runs: dict[str, Any]) -> None:
     """All of them in one process (one line of JSON each, in order)."""
-    done = _run(["replay", *map(str, FILES)], sqlite_env)
-    assert done.returncode == 0, done.stderr.decode()
-    lines = done.stdout.decode().splitlines()
+    done = runs["all"]
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
     assert len(lines) == len(FILES)
     for path, line in zip(FILES, lines, strict=True):
         assert json.loads(line) == expected_for(path), path.name
@@ -155,15 +179,11 @@ def test_malformed_scenario_one_line_exit_2(
 
 
 @pytest.mark.slow
-def test_a_malformed_scenario_among_good_ones_is_one_line_and_exit_2(
-    sqlite_env: dict[str, str], tmp_path: Path
-) -> None:
-    path = tmp_path / "not_utf8.json"
-    path.write_bytes(MALFORMED["not_utf8"])
-    done = _run(["replay", str(FILES[0]), str(path)], sqlite_env)
+def test_a_malformed_scenario_among_good_ones_is_one_line_and_exit_2(runs: dict[str, Any]) -> None:
+    done, path = runs["among good ones"], runs["among good ones/path"]
     assert done.returncode == 2
-    assert json.loads(done.stdout.decode().splitlines()[0]) == expected_for(FILES[0])
-    lines = done.stderr.decode().strip().splitlines()
+    assert json.loads(done.stdout.splitlines()[0]) == expected_for(FILES[0])
+    lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"replay: cannot read {path}"), lines
 
 
@@ -175,24 +195,20 @@ def test_standard_input_is_read_once(capsys: pytest.CaptureFixture[str]) -> None
 
 
 @pytest.mark.slow
-def test_missing_file_one_line_exit_2(sqlite_env: dict[str, str]) -> None:
-    done = _run(["replay", "/nonexistent/scenario.json"], sqlite_env)
+def test_missing_file_one_line_exit_2(runs: dict[str, Any]) -> None:
+    done = runs["missing"]
     assert done.returncode == 2
-    assert len(done.stderr.decode().strip().splitlines()) == 1
+    assert len(done.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.slow
-def test_replay_on_a_fresh_sqlite_file_migrates_it_first(tmp_path: Path) -> None:
-    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'new.sqlite3'}"}
-    env.pop("REDIS_URL", None)
-    path = FILES[0]
-    done = _run(["replay", str(path)], env)
-    assert done.returncode == 0, done.stderr.decode()
-    assert json.loads(done.stdout) == expected_for(path)
-    [note] = done.stderr.decode().strip().splitlines()
+def test_replay_on_a_fresh_sqlite_file_migrates_it_first(runs: dict[str, Any]) -> None:
+    done, again = runs["fresh"], runs["fresh again"]
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == expected_for(FILES[0])
+    [note] = done.stderr.strip().splitlines()
     assert note.startswith("replay: applying ") and "new.sqlite3 first" in note
-    again = _run(["replay", str(path)], env)  # migrated now: nothing more to say
-    assert again.returncode == 0 and again.stderr == b""
+    assert again.returncode == 0 and again.stderr == ""
 
 
 @pytest.mark.slow
@@ -222,18 +238,12 @@ def test_replay_refuses_a_server_database_that_is_not_migrated(tmp_path: Path) -
 
 
 @pytest.mark.slow
-def test_replay_needs_no_configuration_though_debug_is_off_by_default(tmp_path: Path) -> None:
-    # A fresh clone: no DEBUG, no SECRET_KEY, no ALLOWED_HOSTS (the tests' own DEBUG=true is
-    # dropped too). Commands that serve nothing run; anything else still asks for a SECRET_KEY.
-    env = {k: v for k, v in os.environ.items()
-           if k not in {"DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "REDIS_URL"}}  # fmt: skip
-    env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'fresh.sqlite3'}"
-    path = FILES[0]
-    done = _run(["replay", str(path)], env)
-    assert done.returncode == 0, done.stderr.decode()
-    assert json.loads(done.stdout) == expected_for(path)
-    refused = _run(["check"], env)
+def test_replay_needs_no_configuration_though_debug_is_off_by_default(runs: dict[str, Any]) -> None:
+    # A fresh clone's configuration (see ``runs``): replay serves nothing and runs; check does not.
+    done, refused = runs["clone"], runs["clone check"]
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == expected_for(FILES[0])
     assert refused.returncode == 2
-    assert refused.stderr.decode().strip() == (
+    assert refused.stderr.strip() == (
         "Configuration error: SECRET_KEY must be set when DEBUG is false."
     )
