@@ -8,7 +8,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,7 +66,7 @@ def run_manage(
 
 
 def run_manage_named(
-    runs: dict[str, tuple[Sequence[str], dict[str, str]]],
+    runs: Mapping[str, tuple[Sequence[str], dict[str, str]]],
 ) -> dict[str, subprocess.CompletedProcess[str]]:
     """:func:`run_manage_all` of named runs, each result under its run's name."""
     return dict(zip(runs, run_manage_all(list(runs.values())), strict=True))
@@ -83,7 +83,7 @@ def run_manage_all(
     probe = subprocess.run(
         [sys.executable, str(ROOT / "tests" / "settings_probe.py")],
         cwd=ROOT,
-        env=payload[0]["env"],
+        env=runs[0][1],
         input=json.dumps({"runs": payload, "preload": list(preload)}),
         capture_output=True,
         text=True,
