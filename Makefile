@@ -77,9 +77,10 @@ soak: $(STAMP)
 		$(BIN)/pytest -q -p no:randomly -m soak -s tests/soak
 
 # The panel's and the player page's screenshots in docs/screenshots (README.md, docs/panel.md): the
-# browser tests with Debian's Chromium (/usr/bin/chromium; apt-get install chromium).
+# browser tests with Debian's Chromium (/usr/bin/chromium-headless-shell, or else /usr/bin/chromium;
+# apt-get install chromium chromium-headless-shell).
 screenshots: $(STAMP)
-	@test -x /usr/bin/chromium || { echo "Install Chromium first: apt-get install chromium" >&2; exit 1; }
+	@test -x /usr/bin/chromium-headless-shell || test -x /usr/bin/chromium || { echo "Install Chromium first: apt-get install chromium chromium-headless-shell" >&2; exit 1; }
 	PANEL_SCREENSHOTS_DIR=$(CURDIR)/docs/screenshots $(BIN)/pytest -q -p no:randomly -m browser \
 		tests/panel/test_browser.py
 	SANDBOX_SCREENSHOTS_DIR=$(CURDIR)/docs/screenshots $(BIN)/pytest -q -p no:randomly -m browser \

@@ -101,9 +101,13 @@ def servers(options: DemoOptions) -> list[Service]:
         ),
         Service(
             "localvk",
-            _manage(
-                options,
-                "runlocalvk",
+            # ``python -m localvk`` (no Django: every option is given here), not ``manage.py
+            # runlocalvk`` (the same server with defaults from the settings): the project's
+            # settings and apps are not loaded for nothing.
+            [
+                sys.executable,
+                "-m",
+                "localvk",
                 "--host",
                 layout.host,
                 "--port",
@@ -129,7 +133,7 @@ def servers(options: DemoOptions) -> list[Service]:
                     for community in config.COMMUNITIES[1:]
                     for arg in ("--community", community.localvk_option())
                 ),
-            ),
+            ],
             probe=lambda: http_ok(f"{layout.vk_url}/_test/stats"),
             stop_timeout=8,
             stop_group="servers",

@@ -15,6 +15,8 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 from rq import Queue
 
+from tests.browser_support import chromium  # noqa: F401 (the browser tests' fixture)
+
 hypothesis_settings.register_profile("dev", max_examples=100, deadline=None)
 hypothesis_settings.register_profile("fast", max_examples=25, deadline=None)
 hypothesis_settings.register_profile("ci", max_examples=500, deadline=None, print_blob=True)

@@ -28,7 +28,7 @@ from demo import config
 from demo.sim.brain import suspects
 from demo.sim.knowledge import Table
 from gameplay.rules import Role, RoleCounts, deal_for_roster
-from tests.browser_support import CHROMIUM, CHROMIUM_ARGS
+from tests.browser_support import CHROMIUM
 from tests.demo.conftest import Demo, alive, child_pids, start_demo
 
 STARTUP_SECONDS = 120
@@ -72,22 +72,20 @@ class Shots:
 
 
 @pytest.fixture
-def browser_context() -> Iterator[Any]:
-    from playwright.sync_api import expect, sync_playwright
+def browser_context(chromium: Any) -> Iterator[Any]:
+    """A browser context of its own in the module's Chromium."""
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context(
-            viewport={"width": 1280, "height": 820}, locale="ru-RU", timezone_id="Europe/Moscow"
-        )
-        context.set_default_timeout(30_000)
-        # The waiting assertions get the same patience as the actions (their default is 5 s).
-        expect.set_options(timeout=30_000)
-        try:
-            yield context
-        finally:
-            context.close()
-            browser.close()
+    context = chromium.new_context(
+        viewport={"width": 1280, "height": 820}, locale="ru-RU", timezone_id="Europe/Moscow"
+    )
+    context.set_default_timeout(30_000)
+    # The waiting assertions get the same patience as the actions (their default is 5 s).
+    expect.set_options(timeout=30_000)
+    try:
+        yield context
+    finally:
+        context.close()
 
 
 def _messages(page: Any) -> Any:

@@ -66,14 +66,14 @@ def test_a_busy_port_stops_the_demo_before_anything_starts(tmp_path: Path) -> No
     assert not (tmp_path / "d").exists() and supervisor.children == []
 
 
-def test_the_local_vk_hosts_every_demo_community(tmp_path: Path, settings: object) -> None:
-    from demo.management.commands.runlocalvk import Command
+def test_the_local_vk_hosts_every_demo_community(tmp_path: Path) -> None:
     from localvk import Communities
+    from localvk.__main__ import build_parser, state_from_args
 
     argv = servers(options(tmp_path))[1].argv
-    command = Command()
-    parser = command.create_parser("manage.py", "runlocalvk")
-    state = command.build_state(vars(parser.parse_args(argv[argv.index("runlocalvk") + 1 :])))
+    # ``python -m localvk``: the server without Django, everything said in its options.
+    assert argv[1:3] == ["-m", "localvk"]
+    state = state_from_args(build_parser().parse_args(argv[3:]))
     registry = Communities.of(state)
     assert [c.group_id for c in registry] == [c.group_id for c in config.COMMUNITIES]
     for community in config.COMMUNITIES:

@@ -45,7 +45,7 @@ from gameplay.models import (
     SeatStatus,
 )
 from gameplay.rules import Role
-from tests.browser_support import CHROMIUM, CHROMIUM_ARGS
+from tests.browser_support import CHROMIUM
 from tests.gameplay.factories import number_of
 from tests.panel.conftest import PASSWORD
 from tests.panel.support import community_of
@@ -87,38 +87,31 @@ def csp_violations() -> list[str]:
 
 @pytest.fixture
 def page(
-    live_server: Any, monkeypatch: pytest.MonkeyPatch, csp_violations: list[str]
+    chromium: Any, live_server: Any, monkeypatch: pytest.MonkeyPatch, csp_violations: list[str]
 ) -> Iterator[Any]:
-    """A Chromium tab; closed before the live server stops. No page it showed may have had
-    anything refused by the Content-Security-Policy."""
-    from playwright.sync_api import sync_playwright
-
-    # Playwright's sync API keeps an event loop in this thread; the test's own ORM calls
-    # (players acting through the services) are plain synchronous code all the same.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    """A Chromium tab in a browser context of its own (the module's one Chromium); closed
+    before the live server stops. No page it showed may have had anything refused by the
+    Content-Security-Policy."""
     # The browser keeps HTTP connections alive: the server's request threads must not keep
     # persistent database connections open past the test (PostgreSQL's teardown waits).
     monkeypatch.setitem(connections.settings["default"], "CONN_MAX_AGE", 0)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1360, "height": 860}, locale="ru-RU")
-        context.set_default_timeout(15_000)
-        # The waiting assertions get the same patience as the actions (their default is 5 s).
-        expect.set_options(timeout=15_000)
-        context.add_init_script(REPORT_CSP_VIOLATIONS)
-        tab = context.new_page()
-        tab.on(
-            "console",
-            lambda m: csp_violations.append(m.text) if _is_csp_violation(m.text) else None,
-        )
-        try:
-            yield tab
-        finally:
-            # The test's ORM calls ran beside Playwright's event loop, where Django keeps
-            # separate connections: close them here, in the same context.
-            connections.close_all()
-            context.close()
-            browser.close()
+    context = chromium.new_context(viewport={"width": 1360, "height": 860}, locale="ru-RU")
+    context.set_default_timeout(15_000)
+    # The waiting assertions get the same patience as the actions (their default is 5 s).
+    expect.set_options(timeout=15_000)
+    context.add_init_script(REPORT_CSP_VIOLATIONS)
+    tab = context.new_page()
+    tab.on(
+        "console",
+        lambda m: csp_violations.append(m.text) if _is_csp_violation(m.text) else None,
+    )
+    try:
+        yield tab
+    finally:
+        # The test's ORM calls ran beside Playwright's event loop, where Django keeps
+        # separate connections: close them here, in the same context.
+        connections.close_all()
+        context.close()
     assert csp_violations == [], "the Content-Security-Policy refused parts of a page"
 
 
