@@ -8,6 +8,11 @@ whatever its value, so a refusal says nothing about the data either. A refused l
 as Django answers a malformed filter (``IncorrectLookupParameters``): a redirect to the list
 without its parameters (``?e=1``); the refusal is logged on ``django.security``, as Django logs
 a lookup it disallows itself.
+
+The parameters are read before the list is built: a refused list costs no query set, no
+filters and no count. What Django's list would have answered first still comes first: a search
+it cannot take (a NUL character) is reported as it reports it, and a ``_to_field`` the list may
+not reference is Django's 400.
 """
 
 from __future__ import annotations
@@ -15,12 +20,21 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.contrib.admin.exceptions import DisallowedModelAdminLookup
-from django.contrib.admin.options import IncorrectLookupParameters
-from django.contrib.admin.views.main import ChangeList
+from django.contrib import messages
+from django.contrib.admin.exceptions import DisallowedModelAdminLookup, DisallowedModelAdminToField
+from django.contrib.admin.options import TO_FIELD_VAR, IncorrectLookupParameters
+from django.contrib.admin.views.main import (
+    ERROR_FLAG,
+    IGNORED_PARAMS,
+    PAGE_VAR,
+    ChangeList,
+)
 from django.http import HttpRequest
 
 security_log = logging.getLogger("django.security.DisallowedModelAdminLookup")
+
+#: The query parameters no list reads as a filter (Django's own list of them).
+NOT_FILTERS = frozenset((*IGNORED_PARAMS, PAGE_VAR, ERROR_FLAG))
 
 
 class AllowListedLookups:
@@ -34,7 +48,27 @@ class AllowListedLookups:
 
     def get_changelist_instance(self, request: HttpRequest) -> ChangeList:
         try:
+            self._refuse_unlisted_lookups(request)
             return super().get_changelist_instance(request)  # type: ignore[misc]
         except DisallowedModelAdminLookup as refused:
             security_log.warning("%s (user %s, %s)", refused, request.user.pk, request.path)
             raise IncorrectLookupParameters(str(refused)) from None
+
+    def _refuse_unlisted_lookups(self, request: HttpRequest) -> None:
+        """Raise ``DisallowedModelAdminLookup`` for the first filter parameter the allow-list
+        does not name, after what Django's list checks before its filters: the search form
+        (its errors become messages) and the ``_to_field`` parameter (a 400)."""
+        unlisted = [
+            key for key in request.GET if key not in NOT_FILTERS and key not in self.allowed_lookups
+        ]
+        if not unlisted:
+            return
+        change_list: type[ChangeList] = self.get_changelist(request)  # type: ignore[attr-defined]
+        search = change_list.search_form_class(request.GET)
+        if not search.is_valid():
+            for error in search.errors.values():
+                messages.error(request, ", ".join(str(e) for e in error))
+        to_field = request.GET.get(TO_FIELD_VAR)
+        if to_field and not self.to_field_allowed(request, to_field):  # type: ignore[attr-defined]
+            raise DisallowedModelAdminToField(f"The field {to_field} cannot be referenced.")
+        raise DisallowedModelAdminLookup(f"Filtering by {unlisted[0]} not allowed")

@@ -25,6 +25,8 @@ from django.urls import reverse
 
 from gameplay.models import Community, CommunityMember, CommunityRole, DealRound, Game
 from gameplay.models.secrets import SecretField
+from panel.admin import GameAdmin
+from tests.panel.conftest import PASSWORD
 from tests.panel.support import make_game
 
 pytestmark = pytest.mark.django_db
@@ -66,36 +68,40 @@ def client_for(user: Any) -> Client:
     return client
 
 
-@pytest.fixture
-def world(gm: Any, django_user_model: Any) -> dict[str, Any]:
+@pytest.fixture(scope="module")
+def world(module_rows: Any) -> dict[str, Any]:
     """Games in sign-up, dealt and running, of a community with every secret; one game of
-    another GM; the GM (in a group) and a superuser."""
-    club = Community.objects.create(
-        vk_id=910,
-        name="Клуб",
-        connected=True,
-        group_token="vk1.a.group-token-of-the-club",
-        user_token="vk1.a.user-token-of-the-admin",
-        callback_secret="callback-secret-of-the-club",
-    )
-    CommunityMember.objects.create(community=club, user=gm, role=CommunityRole.GM)
-    other = django_user_model.objects.create_user("другой", password="x", is_staff=True)
-    group = Group.objects.create(name="ведущие")
-    gm.groups.add(group)
-    club_games: dict[str, Any] = {"vk_group_id": club.vk_id}
-    games = {
-        "recruiting": make_game(gm, deal=False, start=False, seed=SEED_A, vk_base=81_000,
-                                **club_games),
-        "dealt": make_game(gm, start=False, seed=SEED_B, name="Вторая", vk_base=82_000,
-                           **club_games),
-        "drawn": make_game(gm, start=False, seed=None, name="Третья", vk_base=83_000,
-                           **club_games),
-        "running": make_game(gm, seed="f" * 64, name="Четвёртая", vk_base=84_000, **club_games),
-        "theirs": make_game(other, deal=False, start=False, seed="0" * 64, name="Чужая",
-                            vk_base=85_000, **club_games),
-    }  # fmt: skip
-    boss = django_user_model.objects.create_superuser("админ", password="x")
-    return {"games": games, "gm": client_for(gm), "boss": client_for(boss), "club": club}
+    another GM; the GM (in a group) and a superuser, each with a signed-in client. Built once
+    for the module (``tests.panel.module_db``): the tests only read them."""
+    with module_rows.unblock():
+        gm = User.objects.create_user("ведущий", password=PASSWORD, is_staff=True)
+        club = Community.objects.create(
+            vk_id=910,
+            name="Клуб",
+            connected=True,
+            group_token="vk1.a.group-token-of-the-club",
+            user_token="vk1.a.user-token-of-the-admin",
+            callback_secret="callback-secret-of-the-club",
+        )
+        CommunityMember.objects.create(community=club, user=gm, role=CommunityRole.GM)
+        other = User.objects.create_user("другой", password="x", is_staff=True)
+        group = Group.objects.create(name="ведущие")
+        gm.groups.add(group)
+        club_games: dict[str, Any] = {"vk_group_id": club.vk_id}
+        games = {
+            "recruiting": make_game(gm, deal=False, start=False, seed=SEED_A, vk_base=81_000,
+                                    **club_games),
+            "dealt": make_game(gm, start=False, seed=SEED_B, name="Вторая", vk_base=82_000,
+                               **club_games),
+            "drawn": make_game(gm, start=False, seed=None, name="Третья", vk_base=83_000,
+                               **club_games),
+            "running": make_game(gm, seed="f" * 64, name="Четвёртая", vk_base=84_000,
+                                 **club_games),
+            "theirs": make_game(other, deal=False, start=False, seed="0" * 64, name="Чужая",
+                                vk_base=85_000, **club_games),
+        }  # fmt: skip
+        boss = User.objects.create_superuser("админ", password="x")
+        return {"games": games, "gm": client_for(gm), "boss": client_for(boss), "club": club}
 
 
 def changelist_url(model: type[models.Model]) -> str:
@@ -306,3 +312,55 @@ def test_the_seed_search_lists_the_same_games_for_every_guess(world: dict[str, A
         if int(high, 16) - int(low, 16) <= 1:
             break
     assert len(set(bits)) == 1 and SEED_A not in (low, high)
+
+
+# --- a refused list is refused before it is built ------------------------------------------------
+
+
+def test_a_refused_lookup_builds_no_list(
+    world: dict[str, Any], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A lookup off the allow-list is refused from the query string alone: no list, no query
+    set; the redirect and the security log are those of a refusal met while building it. An
+    allowed filter still builds its list."""
+    built: list[str] = []
+    original = GameAdmin.get_queryset
+
+    def spied(self: GameAdmin, request: Any) -> Any:
+        built.append(request.get_full_path())
+        return original(self, request)
+
+    monkeypatch.setattr(GameAdmin, "get_queryset", spied)
+    client: Client = world["gm"]
+    url = changelist_url(Game)
+    with caplog.at_level("WARNING", logger="django.security.DisallowedModelAdminLookup"):
+        assert listing(client, url, {"seed__startswith": "a"}) == ("refused",)
+        assert listing(client, url, {"status__exact": "recruiting", "name__gt": "A"}) == (
+            "refused",
+        )
+    assert built == []
+    assert [r.getMessage().split(" (")[0] for r in caplog.records] == [
+        "Filtering by seed__startswith not allowed",
+        "Filtering by name__gt not allowed",
+    ]
+    # The parameters a list reads as no filter are no refusal: paging, sorting, searching.
+    assert listing(client, url, {"p": "1", "o": "1", "q": "Вторая", "status__exact": "dealt"})[
+        0
+    ] == ("listed")
+    assert len(built) == 1
+
+
+def test_a_refused_lookup_keeps_what_the_list_checks_first(world: dict[str, Any]) -> None:
+    """Beside a refused lookup, what Django's list answers before its filters still comes
+    first: a ``_to_field`` the list may not reference is a 400, and a search with a NUL
+    character is reported (a message on the page the refusal redirects to)."""
+    client: Client = world["boss"]
+    url = changelist_url(Game)
+    response = client.get(url, {"_to_field": "seed", "seed__startswith": "a"})
+    assert response.status_code == 400
+    response = client.get(url, {"_to_field": "seed"})  # alone: the same 400 as Django's
+    assert response.status_code == 400
+    response = client.get(url, {"q": "a\x00b", "seed__startswith": "a"}, follow=True)
+    assert response.redirect_chain == [(f"{url}?e=1", 302)]
+    errors = [str(m) for m in response.context["messages"]]
+    assert errors == ["Данные содержат запрещённый символ: ноль-байт"]
