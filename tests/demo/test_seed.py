@@ -1,17 +1,29 @@
 """``demo_seed``: the demo games (one per game community) are set up through the services and
 the local VK's API, once; later runs continue them, give an overdue phase time again, or start
-anew when they must. The connectable community is in the local VK only."""
+anew when they must. The connectable community is in the local VK only.
+
+The first run on an empty database is done once for the module (:func:`seeded`, its rows in a
+transaction rolled back at the module's end; each test runs in a savepoint of it) and its local
+VK saved with the local VK's own persistence (:mod:`localvk.persist`, what the demo keeps across
+restarts); each test gets that state back in a server of its own. The command's first run on an
+empty database is test_seed_command's.
+"""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import timedelta
-from io import StringIO
 from typing import Any
 
+import django_rq
 import pytest
+from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
+from django.db import transaction
+from django.test import override_settings
 from django.utils import timezone
 
 from demo import config
@@ -32,51 +44,65 @@ from gameplay.models import (
 from gameplay.rules import Role
 from localvk import LocalVK, ServerThread
 from localvk.communities import Communities
+from localvk.persist import export_state, fingerprint, import_state
 from outbox.queue import DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY
+from tests.demo.seed_support import debug_on, drain_flags, local_vk  # noqa: F401 - fixtures
 from tests.gameplay.factories import deadline_of, recruit_topic_of, topic_of
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def debug_on(settings: Any) -> None:
-    """``manage.py demo_seed`` runs with DEBUG on only (the test runner turns it off)."""
-    settings.DEBUG = True
-
-
-@pytest.fixture(autouse=True)
-def drain_flags(rq_queues: Any) -> Iterator[None]:
-    """The seed enqueues Outbox drains: leave no «drain queued» flag to the next tests."""
-    redis = rq_queues["vk"].connection
-    redis.delete(DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY)
-    yield
-    redis.delete(DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY)
-
-
-def local_vk() -> LocalVK:
-    return LocalVK(
-        group_id=config.GROUP_ID,
-        group_token=config.GROUP_TOKEN,
-        user_tokens={config.USER_TOKEN: config.ADMIN_USER_ID},
-        group_rps=10_000,
-        user_rps=10_000,
-    )
-
-
-@pytest.fixture
-def vk(rq_queues: Any) -> Iterator[tuple[LocalVK, LocalVkClient]]:
-    with ServerThread(local_vk()) as srv:
-        yield srv.state, LocalVkClient(srv.url)
-
-
 OPTIONS = demo_seed.SeedOptions(seed="seed-test")
 
 
+@dataclass(frozen=True)
+class Seeded:
+    """The first run on an empty database: its report and its local VK's saved state."""
+
+    report: demo_seed.SeedReport
+    state: dict[str, Any]
+    fingerprint: tuple[Any, ...]
+
+
+@pytest.fixture(scope="module")
+def seeded_once(django_db_setup: None, django_db_blocker: Any) -> Iterator[Seeded]:
+    """:func:`demo_seed.seed` run once on the empty test database, in a transaction that stays
+    open for the module (the tests run in savepoints of it) and is rolled back at its end."""
+    with django_db_blocker.unblock(), override_settings(DEBUG=True), transaction.atomic():
+        try:
+            with ServerThread(local_vk()) as srv:
+                report = demo_seed.seed(OPTIONS, LocalVkClient(srv.url))
+                saved = Seeded(report, export_state(srv.state), fingerprint(srv.state))
+            # The seed enqueued a drain; the tests start with the queue empty.
+            queue = django_rq.get_queue(django_settings.OUTBOX_DELIVERY_QUEUE)
+            queue.empty()
+            queue.connection.delete(DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY)
+            yield saved
+        finally:
+            transaction.set_rollback(True)
+
+
+@pytest.fixture
+def seeded(seeded_once: Seeded) -> demo_seed.SeedReport:
+    """The first run's report (a copy: a test may change its objects)."""
+    return copy.deepcopy(seeded_once.report)
+
+
+@pytest.fixture
+def vk(seeded_once: Seeded, rq_queues: Any) -> Iterator[tuple[LocalVK, LocalVkClient]]:
+    """A local VK server holding what the first run left there."""
+    state = local_vk()
+    import_state(state, seeded_once.state)
+    assert fingerprint(state) == seeded_once.fingerprint
+    with ServerThread(state) as srv:
+        yield srv.state, LocalVkClient(srv.url)
+
+
 def test_the_first_run_sets_up_a_running_26_player_game(
-    vk: tuple[LocalVK, LocalVkClient],
+    seeded: demo_seed.SeedReport, vk: tuple[LocalVK, LocalVkClient]
 ) -> None:
-    state, client = vk
-    report = demo_seed.seed(OPTIONS, client)
+    state, _ = vk
+    report = seeded
     game = report.game
     assert report.created and game.status == GameStatus.RUNNING
     assert game.name == config.GAME_NAME and game.vk_group_id == config.GROUP_ID
@@ -103,9 +129,11 @@ def test_the_first_run_sets_up_a_running_26_player_game(
     assert PollState.objects.get(group_id=config.GROUP_ID).ts == str(state.longpoll.ts)
 
 
-def test_a_second_run_continues_the_same_game(vk: tuple[LocalVK, LocalVkClient]) -> None:
+def test_a_second_run_continues_the_same_game(
+    seeded: demo_seed.SeedReport, vk: tuple[LocalVK, LocalVkClient]
+) -> None:
     state, client = vk
-    first = demo_seed.seed(OPTIONS, client).game
+    first = seeded.game
     events = GameEvent.objects.filter(game=first).count()
     topics = len(state.topics)
     again = demo_seed.seed(demo_seed.SeedOptions(gm_password="other"), client)
@@ -116,9 +144,11 @@ def test_a_second_run_continues_the_same_game(vk: tuple[LocalVK, LocalVkClient])
     assert get_user_model().objects.get(username="gm").check_password("other")
 
 
-def test_an_overdue_phase_gets_its_time_again(vk: tuple[LocalVK, LocalVkClient]) -> None:
+def test_an_overdue_phase_gets_its_time_again(
+    seeded: demo_seed.SeedReport, vk: tuple[LocalVK, LocalVkClient]
+) -> None:
     _, client = vk
-    game = demo_seed.seed(OPTIONS, client).game
+    game = seeded.game
     Phase.objects.filter(game=game).update(deadline=timezone.now() - timedelta(hours=3))
     report = demo_seed.seed(OPTIONS, client)
     assert report.game.pk == game.pk
@@ -129,10 +159,11 @@ def test_an_overdue_phase_gets_its_time_again(vk: tuple[LocalVK, LocalVkClient])
     assert "День 1 until" in demo_seed.describe(game)
 
 
-def test_a_lost_local_vk_or_an_ended_game_means_a_new_game(rq_queues: Any) -> None:
+def test_a_lost_local_vk_or_an_ended_game_means_a_new_game(
+    seeded: demo_seed.SeedReport, rq_queues: Any
+) -> None:
+    old = seeded.game  # seeded in a local VK whose state file was then lost:
     with ServerThread(local_vk()) as srv:
-        old = demo_seed.seed(OPTIONS, LocalVkClient(srv.url)).game
-    with ServerThread(local_vk()) as srv:  # the local VK's state file was lost
         client = LocalVkClient(srv.url)
         report = demo_seed.seed(OPTIONS, client)
         assert report.created and report.game.pk != old.pk
@@ -156,29 +187,11 @@ def test_an_unreachable_local_vk_is_an_operator_error(rq_queues: Any) -> None:
         LocalVkClient("http://127.0.0.1:9").call("users.get", "t")
 
 
-def test_the_command_reports_what_it_did(vk: tuple[LocalVK, LocalVkClient]) -> None:
-    _, client = vk
-    out = StringIO()
-    call_command(
-        "demo_seed", "--vk-url", client.base_url, "--day-minutes", "7", "--auto-publish", stdout=out
-    )
-    assert "group 1: demo game created" in out.getvalue() and "День 1 until" in out.getvalue()
-    assert "group 2: demo game created: «Классика (демо)»" in out.getvalue()
-    game = Game.objects.get(vk_group_id=config.GROUP_ID)
-    assert game.day_length == timedelta(minutes=7) and game.auto_publish
-    out = StringIO()
-    call_command("demo_seed", "--vk-url", client.base_url, stdout=out)
-    assert "group 1: demo game continues" in out.getvalue()
-    assert "group 2: demo game continues" in out.getvalue()
-    with pytest.raises(CommandError):
-        call_command("demo_seed", "--day-minutes", "2")
-
-
 def test_each_game_community_gets_its_connected_row_and_its_own_game(
-    vk: tuple[LocalVK, LocalVkClient],
+    seeded: demo_seed.SeedReport, vk: tuple[LocalVK, LocalVkClient]
 ) -> None:
-    state, client = vk
-    report = demo_seed.seed(OPTIONS, client)
+    state, _ = vk
+    report = seeded
     gm = get_user_model().objects.get(username="gm")
     assert [r.community for r in report.games] == list(config.GAME_COMMUNITIES)
     registry = Communities.of(state)
@@ -213,10 +226,9 @@ def test_each_game_community_gets_its_connected_row_and_its_own_game(
 
 
 def test_the_connectable_community_is_in_the_local_vk_only(
-    vk: tuple[LocalVK, LocalVkClient],
+    seeded: demo_seed.SeedReport, vk: tuple[LocalVK, LocalVkClient]
 ) -> None:
     state, client = vk
-    demo_seed.seed(OPTIONS, client)
     assert not Community.objects.filter(vk_id=config.CONNECT.group_id).exists()
     hosted = Communities.of(state).get(config.CONNECT.group_id)
     assert hosted.group_name == config.CONNECT.name
@@ -235,9 +247,11 @@ def test_the_connectable_community_is_in_the_local_vk_only(
     assert [c["group_id"] for c in client.communities()] == [c.group_id for c in config.COMMUNITIES]
 
 
-def test_re_seeding_resumes_both_games(vk: tuple[LocalVK, LocalVkClient]) -> None:
+def test_re_seeding_resumes_both_games(
+    seeded: demo_seed.SeedReport, vk: tuple[LocalVK, LocalVkClient]
+) -> None:
     state, client = vk
-    first = demo_seed.seed(OPTIONS, client)
+    first = seeded
     Phase.objects.filter(game=first.games[1].game).update(
         deadline=timezone.now() - timedelta(hours=1)
     )
