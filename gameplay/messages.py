@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, cast
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -159,13 +159,23 @@ def render(name: str, **context: Any) -> str:
 def refusal(err: RuleViolation) -> str:
     """The text of a typed refusal: ``refusals/<its text>`` rendered with its ``params``.
     A class without a text of its own reads its parent's (``InvalidCommand``'s, say)."""
-    for cls in type(err).__mro__:
+    name = _refusal_name(type(err))
+    if name is None:
+        raise MessageError(f"нет текста «{err.text_name()}»")
+    return render(name, **err.params)
+
+
+@cache
+def _refusal_name(violation: type[RuleViolation]) -> str | None:
+    """The text a refusal of class ``violation`` reads: its own, else its nearest parent's
+    (the files ship with the code, so the answer is looked up once per class)."""
+    for cls in violation.__mro__:
         if not issubclass(cls, RuleViolation):
             break
         name = cls.text_name()
         if (ROOT / f"{name}.txt").exists():
-            return render(name, **err.params)
-    raise MessageError(f"нет текста «{err.text_name()}»")
+            return name
+    return None
 
 
 def render_template(template: Template, context: dict[str, Any]) -> str:

@@ -191,7 +191,9 @@ def _stamp_groups(rows: list[Outbox]) -> None:
     (``gameplay.context``), else None (the environment's). A game's row never goes out as
     another community, whatever the caller set."""
     wanted = {r.game_id for r in rows if r.game_id is not None and not Outbox.game.is_cached(r)}
-    groups = dict(Game.objects.filter(pk__in=wanted).values_list("pk", "vk_group_id"))
+    groups = (
+        dict(Game.objects.filter(pk__in=wanted).values_list("pk", "vk_group_id")) if wanted else {}
+    )
     served = current_group()
     for row in rows:
         if row.game_id is None:

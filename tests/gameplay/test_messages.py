@@ -1119,6 +1119,17 @@ def test_numerals_agree() -> None:
     assert grammar.count(5, "штрафной голос") == "5 штрафных голосов"
 
 
+@pytest.mark.parametrize("phrase", ["голос", "живой игрок", "штрафной голос", "ночь", "часы"])
+def test_a_count_agrees_like_its_agreement(phrase: str) -> None:
+    """The templates' filters cache the grammar's answer per agreement, not per number: the
+    two must be one for every count."""
+    for n in [*range(0, 130), 1001, 1011, 1012, 1021, -1, -3, -11]:
+        assert grammar.plural(n, phrase) == grammar.plural(grammar.agreement(n), phrase), n
+        source = f"{{{{ n|count:'{phrase}' }}}}|{{{{ n|plural:'{phrase}' }}}}"
+        rendered = messages.render_template(messages.engine().from_string(source), {"n": n})
+        assert rendered == f"{grammar.count(n, phrase)}|{grammar.plural(n, phrase)}", n
+
+
 def test_deadlines_read_as_times() -> None:
     now = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
     assert messages.closes_in(timedelta(minutes=90)) == "через 1 ч 30 мин"
