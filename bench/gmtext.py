@@ -164,7 +164,7 @@ def _cold() -> None:
         cached.cache_clear()
     gmtext_tags._agree.cache_clear()
     grammar_tags._plural.cache_clear()  # the messages' own count/plural filters
-    messages._refusal_name.cache_clear()
+    messages._REFUSAL_NAMES.clear()
 
 
 @dataclass

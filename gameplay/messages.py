@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import cache, lru_cache
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, cast
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -165,17 +165,24 @@ def refusal(err: RuleViolation) -> str:
     return render(name, **err.params)
 
 
-@cache
+#: The text each refusal class reads (:func:`_refusal_name`), by class.
+_REFUSAL_NAMES: dict[type[RuleViolation], str | None] = {}
+
+
 def _refusal_name(violation: type[RuleViolation]) -> str | None:
     """The text a refusal of class ``violation`` reads: its own, else its nearest parent's
     (the files ship with the code, so the answer is looked up once per class)."""
+    if violation in _REFUSAL_NAMES:
+        return _REFUSAL_NAMES[violation]
+    name = None
     for cls in violation.__mro__:
         if not issubclass(cls, RuleViolation):
             break
-        name = cls.text_name()
-        if (ROOT / f"{name}.txt").exists():
-            return name
-    return None
+        if (ROOT / f"{cls.text_name()}.txt").exists():
+            name = cls.text_name()
+            break
+    _REFUSAL_NAMES[violation] = name
+    return name
 
 
 def render_template(template: Template, context: dict[str, Any]) -> str:

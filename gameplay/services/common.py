@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any, cast
 
 from django.db import transaction
+from django.db.models import Field
 from django.utils import timezone
 
 from gameplay import themes, unit_of_work
@@ -297,7 +298,7 @@ def save_changed_seats(seats: Sequence[Seat], fields: list[str], before: list[tu
 
 def seat_fields(seat: Seat, fields: list[str]) -> tuple:
     """``fields`` of ``seat`` as they are (a relation by its id)."""
-    return tuple(getattr(seat, Seat._meta.get_field(f).attname) for f in fields)
+    return tuple(getattr(seat, cast(Field, Seat._meta.get_field(f)).attname) for f in fields)
 
 
 def _penalty_day(phase: Phase) -> int:
