@@ -287,16 +287,18 @@ def post_chat(*, game: Game | int | None, peer_id: int, text: str, kind: str) ->
     return row
 
 
-def save_changed_seats(seats: Sequence[Seat], fields: list[str], before: list[tuple]) -> None:
+def save_changed_seats(*, seats: Sequence[Seat], fields: list[str], before: list[tuple]) -> None:
     """Save ``fields`` of the ``seats`` changed since :func:`seat_fields` read ``before``, in
     one UPDATE (none when nothing changed). The seats are the game's as its lock read them, so
     an unchanged one holds what the database holds; ``bulk_update`` costs per seat given."""
-    changed = [s for s, was in zip(seats, before, strict=True) if seat_fields(s, fields) != was]
+    changed = [
+        s for s, was in zip(seats, before, strict=True) if seat_fields(seat=s, fields=fields) != was
+    ]
     if changed:
         Seat.objects.bulk_update(changed, fields)
 
 
-def seat_fields(seat: Seat, fields: list[str]) -> tuple:
+def seat_fields(*, seat: Seat, fields: list[str]) -> tuple:
     """``fields`` of ``seat`` as they are (a relation by its id)."""
     return tuple(getattr(seat, cast(Field, Seat._meta.get_field(f)).attname) for f in fields)
 

@@ -153,14 +153,14 @@ def day_close_locked(*, uow: LockedGame, now: datetime, by: Actor, early: bool) 
     result = close_day(table_of(seats), day_input(game=game, phase=phase))
     by_number = {cast(int, s.number): s for s in seats}  # the players' seats
     saved = ["strikes", "alive", "death_cause", "died_in"]
-    before = [seat_fields(s, saved) for s in seats]
+    before = [seat_fields(seat=s, fields=saved) for s in seats]
     for strike in result.strikes:
         strike_record(seat=by_number[strike.seat], phase=phase, given=strike)
     for n in result.modkilled:
         _kill(by_number[n], DeathCause.MODKILL, phase)
     if result.executed is not None:
         _kill(by_number[result.executed], DeathCause.EXECUTED, phase)
-    save_changed_seats(seats, saved, before)
+    save_changed_seats(seats=seats, fields=saved, before=before)
     phase.status = PhaseStatus.DONE
     phase.closed_at = now
     phase.published_at = now

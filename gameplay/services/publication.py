@@ -48,7 +48,7 @@ def night_publish_locked(*, uow: LockedGame, now: datetime, by: Actor) -> NightR
     res = dawn(table_of(seats), NightResolution.from_dict(phase.result["draft"]))
     by_number = {cast(int, s.number): s for s in seats}  # the players' seats
     saved = ["alive", "death_cause", "died_in", "strikes", "item_used", "last_heal_target"]
-    before = [seat_fields(s, saved) for s in seats]
+    before = [seat_fields(seat=s, fields=saved) for s in seats]
     _spend_items(game, phase, res, by_number)
     if res.role_strike_spent:
         game.role_strike_used = True
@@ -58,7 +58,7 @@ def night_publish_locked(*, uow: LockedGame, now: datetime, by: Actor) -> NightR
             s.last_heal_target = res.heal_target
     died = _kill_at_dawn(phase, res, by_number)
     penalised, struck = _strike_at_dawn(phase, res, by_number)
-    save_changed_seats(seats, saved, before)
+    save_changed_seats(seats=seats, fields=saved, before=before)
     phase.status = PhaseStatus.DONE
     phase.published_at = now
     phase.result = {**phase.result, "final": res.as_dict()}
