@@ -24,10 +24,11 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from gameplay import gmtext, grammar, themes
+from gameplay import gmtext, grammar, messages, themes
 from gameplay.messages import MessageError, render
 from gameplay.services.story import theme_text_check, worst_cases
 from gameplay.templatetags import gmtext as gmtext_tags
+from gameplay.templatetags import grammar as grammar_tags
 
 PLAYERS = 26
 #: VK's limit on the text each message is sent in.
@@ -162,6 +163,8 @@ def _cold() -> None:
     for cached in (gmtext_tags._decline, gmtext_tags._inflect, gmtext_tags._plural):
         cached.cache_clear()
     gmtext_tags._agree.cache_clear()
+    grammar_tags._plural.cache_clear()  # the messages' own count/plural filters
+    messages._REFUSAL_NAMES.clear()
 
 
 @dataclass

@@ -188,6 +188,18 @@ def _best_parse(word: str, prefer: str = "NOUN") -> Any | None:
     return None
 
 
+def agreement(n: int) -> int:
+    """The number a count of ``n`` agrees like: 1 («21 голос»), 2 («3 голоса») or 5
+    («11 голосов»): :func:`plural` of ``n`` and of ``agreement(n)`` are one, so a cache of
+    the grammar's answers holds one per phrase and form, not one per number."""
+    n = abs(n)
+    if n % 10 == 1 and n % 100 != 11:
+        return 1
+    if 2 <= n % 10 <= 4 and not 12 <= n % 100 <= 14:
+        return 2
+    return 5
+
+
 def plural(n: int, phrase: str) -> str:
     """``phrase`` («голос», «живой игрок», «штрафной голос») in the form a count of ``n``
     needs («1 голос», «3 голоса», «21 живой игрок», «5 штрафных голосов»), without the number."""

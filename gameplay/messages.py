@@ -159,13 +159,30 @@ def render(name: str, **context: Any) -> str:
 def refusal(err: RuleViolation) -> str:
     """The text of a typed refusal: ``refusals/<its text>`` rendered with its ``params``.
     A class without a text of its own reads its parent's (``InvalidCommand``'s, say)."""
-    for cls in type(err).__mro__:
+    name = _refusal_name(type(err))
+    if name is None:
+        raise MessageError(f"нет текста «{err.text_name()}»")
+    return render(name, **err.params)
+
+
+#: The text each refusal class reads (:func:`_refusal_name`), by class.
+_REFUSAL_NAMES: dict[type[RuleViolation], str | None] = {}
+
+
+def _refusal_name(violation: type[RuleViolation]) -> str | None:
+    """The text a refusal of class ``violation`` reads: its own, else its nearest parent's
+    (the files ship with the code, so the answer is looked up once per class)."""
+    if violation in _REFUSAL_NAMES:
+        return _REFUSAL_NAMES[violation]
+    name = None
+    for cls in violation.__mro__:
         if not issubclass(cls, RuleViolation):
             break
-        name = cls.text_name()
-        if (ROOT / f"{name}.txt").exists():
-            return render(name, **err.params)
-    raise MessageError(f"нет текста «{err.text_name()}»")
+        if (ROOT / f"{cls.text_name()}.txt").exists():
+            name = cls.text_name()
+            break
+    _REFUSAL_NAMES[violation] = name
+    return name
 
 
 def render_template(template: Template, context: dict[str, Any]) -> str:

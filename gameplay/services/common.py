@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any, cast
 
 from django.db import transaction
+from django.db.models import Field
 from django.utils import timezone
 
 from gameplay import themes, unit_of_work
@@ -191,7 +192,9 @@ def _stamp_groups(rows: list[Outbox]) -> None:
     (``gameplay.context``), else None (the environment's). A game's row never goes out as
     another community, whatever the caller set."""
     wanted = {r.game_id for r in rows if r.game_id is not None and not Outbox.game.is_cached(r)}
-    groups = dict(Game.objects.filter(pk__in=wanted).values_list("pk", "vk_group_id"))
+    groups = (
+        dict(Game.objects.filter(pk__in=wanted).values_list("pk", "vk_group_id")) if wanted else {}
+    )
     served = current_group()
     for row in rows:
         if row.game_id is None:
@@ -226,8 +229,22 @@ def send_message(
     keyboard: dict[str, Any] | None = None,
 ) -> list[Outbox]:
     """Queue one text to one or more users (split by VK's 100 peer_ids per send)."""
+    rows = message_rows(game=game, peer_ids=peer_ids, text=text, kind=kind, keyboard=keyboard)
+    return queue_outbox(rows=rows)  # the drain job runs once this transaction commits
+
+
+def message_rows(
+    *,
+    game: Game | None,
+    peer_ids: Iterable[int],
+    text: str,
+    kind: str,
+    keyboard: dict[str, Any] | None = None,
+) -> list[Outbox]:
+    """The rows :func:`send_message` queues, not queued yet: a service sending several texts
+    at once (a card or a prompt per group of players) queues them together, in one insert."""
     peers = sorted(set(int(p) for p in peer_ids))
-    rows = [
+    return [
         Outbox(
             game=game,
             channel=OutboxChannel.MESSAGE,
@@ -238,7 +255,6 @@ def send_message(
         )
         for i in range(0, len(peers), MAX_PEERS)
     ]
-    return queue_outbox(rows=rows)  # the drain job runs once this transaction commits
 
 
 def post_board(*, game: Game, text: str, kind: str) -> Outbox | None:
@@ -269,6 +285,22 @@ def post_chat(*, game: Game | int | None, peer_id: int, text: str, kind: str) ->
         ]
     )
     return row
+
+
+def save_changed_seats(*, seats: Sequence[Seat], fields: list[str], before: list[tuple]) -> None:
+    """Save ``fields`` of the ``seats`` changed since :func:`seat_fields` read ``before``, in
+    one UPDATE (none when nothing changed). The seats are the game's as its lock read them, so
+    an unchanged one holds what the database holds; ``bulk_update`` costs per seat given."""
+    changed = [
+        s for s, was in zip(seats, before, strict=True) if seat_fields(seat=s, fields=fields) != was
+    ]
+    if changed:
+        Seat.objects.bulk_update(changed, fields)
+
+
+def seat_fields(*, seat: Seat, fields: list[str]) -> tuple:
+    """``fields`` of ``seat`` as they are (a relation by its id)."""
+    return tuple(getattr(seat, cast(Field, Seat._meta.get_field(f)).attname) for f in fields)
 
 
 def _penalty_day(phase: Phase) -> int:
@@ -313,22 +345,24 @@ def notify_strikes(
                 counted=counted,
             )
         by_text.setdefault(text, []).append(seat.vk_user_id)
-    for text, peers in by_text.items():
-        send_message(game=game, peer_ids=peers, text=text, kind="strike")
+    rows = [
+        row
+        for text, peers in by_text.items()
+        for row in message_rows(game=game, peer_ids=peers, text=text, kind="strike")
+    ]
+    queue_outbox(rows=rows)
 
 
 def send_you_died(*, game: Game, seats: list[Seat]) -> None:
     """«You are out» to each seat that just died; only those G6 lets in
     (:func:`gameplay.rules.spectators.may_watch`) are told how to ask for the spectator chat."""
+    rows = []
     for invited in (True, False):
         group = [s.vk_user_id for s in seats if may_watch(alive=False, role=s.role) is invited]
         if group:
-            send_message(
-                game=game,
-                peer_ids=group,
-                text=render("player/you_died", invited=invited),
-                kind="you_died",
-            )
+            text = render("player/you_died", invited=invited)
+            rows += message_rows(game=game, peer_ids=group, text=text, kind="you_died")
+    queue_outbox(rows=rows)
 
 
 def role_card_text(*, game: Game, seat: Seat, seats: Sequence[Seat]) -> str:

@@ -38,6 +38,8 @@ from .common import (
     players,
     post_board,
     require_running,
+    save_changed_seats,
+    seat_fields,
     send_you_died,
     strike_record,
     table_of,
@@ -150,13 +152,15 @@ def day_close_locked(*, uow: LockedGame, now: datetime, by: Actor, early: bool) 
     post_vote_count(game=game, phase=phase, final=True, now=now)
     result = close_day(table_of(seats), day_input(game=game, phase=phase))
     by_number = {cast(int, s.number): s for s in seats}  # the players' seats
+    saved = ["strikes", "alive", "death_cause", "died_in"]
+    before = [seat_fields(seat=s, fields=saved) for s in seats]
     for strike in result.strikes:
         strike_record(seat=by_number[strike.seat], phase=phase, given=strike)
     for n in result.modkilled:
         _kill(by_number[n], DeathCause.MODKILL, phase)
     if result.executed is not None:
         _kill(by_number[result.executed], DeathCause.EXECUTED, phase)
-    Seat.objects.bulk_update(seats, ["strikes", "alive", "death_cause", "died_in"])
+    save_changed_seats(seats=seats, fields=saved, before=before)
     phase.status = PhaseStatus.DONE
     phase.closed_at = now
     phase.published_at = now

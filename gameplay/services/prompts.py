@@ -34,7 +34,7 @@ from gameplay.rules import EARLY_VOTE_FROM_DAY, Act, NightContext, Role, valid_t
 from gameplay.rules.roles import KILL_ACTS
 from gameplay.selectors.bot import acts_of, final_vote_target, last_heal_target, vote_targets
 
-from .common import send_message, table_of
+from .common import message_rows, queue_outbox, table_of
 
 Prompt = tuple[str, dict[str, Any]]
 
@@ -245,5 +245,9 @@ def _queue(game: Game, prompts: Sequence[tuple[Seat, Prompt]], *, kind: str) -> 
     for seat, (text, board) in prompts:
         key = text + "\x00" + json.dumps(board, sort_keys=True, ensure_ascii=False)
         groups.setdefault(key, (text, board, []))[2].append(seat.vk_user_id)
-    for text, board, peers in groups.values():
-        send_message(game=game, peer_ids=peers, text=text, kind=kind, keyboard=board)
+    rows = [
+        row
+        for text, board, peers in groups.values()
+        for row in message_rows(game=game, peer_ids=peers, text=text, kind=kind, keyboard=board)
+    ]
+    queue_outbox(rows=rows)

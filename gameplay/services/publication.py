@@ -27,6 +27,8 @@ from .common import (
     log_event,
     notify_strikes,
     post_board,
+    save_changed_seats,
+    seat_fields,
     send_message,
     send_you_died,
     strike_record,
@@ -45,6 +47,8 @@ def night_publish_locked(*, uow: LockedGame, now: datetime, by: Actor) -> NightR
     assert phase.result is not None  # a night under review has its draft
     res = dawn(table_of(seats), NightResolution.from_dict(phase.result["draft"]))
     by_number = {cast(int, s.number): s for s in seats}  # the players' seats
+    saved = ["alive", "death_cause", "died_in", "strikes", "item_used", "last_heal_target"]
+    before = [seat_fields(seat=s, fields=saved) for s in seats]
     _spend_items(game, phase, res, by_number)
     if res.role_strike_spent:
         game.role_strike_used = True
@@ -54,9 +58,7 @@ def night_publish_locked(*, uow: LockedGame, now: datetime, by: Actor) -> NightR
             s.last_heal_target = res.heal_target
     died = _kill_at_dawn(phase, res, by_number)
     penalised, struck = _strike_at_dawn(phase, res, by_number)
-    Seat.objects.bulk_update(
-        seats, ["alive", "death_cause", "died_in", "strikes", "item_used", "last_heal_target"]
-    )
+    save_changed_seats(seats=seats, fields=saved, before=before)
     phase.status = PhaseStatus.DONE
     phase.published_at = now
     phase.result = {**phase.result, "final": res.as_dict()}

@@ -27,11 +27,12 @@ from .common import (
     current_phase,
     lock_game,
     log_event,
+    message_rows,
     now_or,
     players,
     post_board,
+    queue_outbox,
     role_card_text,
-    send_message,
 )
 from .communities import community_of_new_game
 from .deal import open_round
@@ -135,10 +136,14 @@ def game_start(*, game_id: int, by: Actor = Actor.BOT, now: datetime | None = No
     cards: dict[str, list[int]] = {}
     for s in seats:
         cards.setdefault(role_card_text(game=game, seat=s, seats=seats), []).append(s.vk_user_id)
-    for text, peers in cards.items():
-        # The persistent menu («Действия», «Статус», «Помощь») comes with the role card.
-        send_message(
+    # The persistent menu («Действия», «Статус», «Помощь») comes with the role card.
+    rows = [
+        row
+        for text, peers in cards.items()
+        for row in message_rows(
             game=game, peer_ids=peers, text=text, kind="role_card", keyboard=menu_keyboard()
         )
+    ]
+    queue_outbox(rows=rows)
     day_open_locked(game=game, number=1, now=now, seats=seats)
     return game

@@ -62,20 +62,9 @@ def _morph(kind: str, per_word: int, compute: Any, *args: Any) -> Any:
     return gmtext.budget().cached((kind, *args), steps, lambda: compute(*args))
 
 
-def _agreement(n: int) -> int:
-    """The number a count of ``n`` agrees like: 1 («21 голос»), 2 («3 голоса») or 5
-    («11 голосов»): the grammar is asked once per phrase and form, not once per number."""
-    n = abs(n)
-    if n % 10 == 1 and n % 100 != 11:
-        return 1
-    if 2 <= n % 10 <= 4 and not 12 <= n % 100 <= 14:
-        return 2
-    return 5
-
-
 def _plural_of(n: Any, phrase: str) -> str:
     per_word = gmtext.PLURAL_WORD_STEPS
-    return str(_morph("plural", per_word, _plural, _agreement(int(n)), str(phrase)))
+    return str(_morph("plural", per_word, _plural, grammar.agreement(int(n)), str(phrase)))
 
 
 def _person_case(value: Any, case_name: str, *, number: bool) -> str:

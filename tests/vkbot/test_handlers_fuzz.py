@@ -5,7 +5,6 @@ the board is answered in the topic, and a forged payload changes nothing."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,6 +14,7 @@ from hypothesis import strategies as st
 
 from gameplay.buttons import ACTIONS, GUESSES
 from gameplay.models import Game, GameEvent, NightAction, Outbox, OutboxChannel, Seat, Vote
+from tests.gameplay.module_rows import module_rows
 from tests.vkbot.bot_support import (
     board_delete,
     board_edit,
@@ -90,15 +90,30 @@ JSON = st.recursive(
 )
 
 
-@pytest.fixture
-def world() -> Iterator[dict[str, Any]]:
+def _world() -> dict[str, int]:
     game = make_game()
     other = make_game(vk_base=5000)
     day1 = phase(game)
     night = to_night(game)
     to_night(other)
     kill(game, 7)
-    yield {"game": game, "other": other, "day1": day1.pk, "night": night.pk}
+    return {"game": game.pk, "other": other.pk, "day1": day1.pk, "night": night.pk}
+
+
+#: Built once for the module (every example rolls back what it did: :func:`isolated`).
+_world_rows = module_rows(_world)
+
+
+@pytest.fixture
+def world(_world_rows: dict[str, int]) -> dict[str, Any]:
+    """A game on night 1 with seat 7 dead, and another game on night 1 (built once per
+    module, read afresh for each test)."""
+    games = Game.objects.in_bulk([_world_rows["game"], _world_rows["other"]])
+    return {
+        **_world_rows,
+        "game": games[_world_rows["game"]],
+        "other": games[_world_rows["other"]],
+    }
 
 
 def snapshot(game: Game) -> tuple:

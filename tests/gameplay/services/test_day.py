@@ -10,6 +10,7 @@ import pytest
 from gameplay import services
 from gameplay.models import (
     DeathCause,
+    Game,
     GameStatus,
     PhaseKind,
     PhaseStatus,
@@ -48,16 +49,21 @@ from tests.gameplay.factories import (
     vote,
     vote_all,
 )
+from tests.gameplay.module_rows import module_rows
 
 pytestmark = pytest.mark.django_db
 
 NOW = datetime(2025, 3, 2, 21, 0, tzinfo=UTC)
 
 
+_day_one_rows = module_rows(lambda: make_game(n=9, start=True).pk)
+
+
 @pytest.fixture
-def game():
-    """Nine players, Day 1 open: 2 mafia, commissar, doctor, maniac, 4 civilians."""
-    return make_game(n=9, start=True)
+def game(_day_one_rows):
+    """Nine players, Day 1 open: 2 mafia, commissar, doctor, maniac, 4 civilians (built once
+    per module)."""
+    return Game.objects.get(pk=_day_one_rows)
 
 
 def test_valid_vote_is_recorded_logged_and_echoed(game):

@@ -44,16 +44,20 @@ from tests.gameplay.factories import (
     vote,
     vote_all,
 )
+from tests.gameplay.module_rows import module_rows
 
 pytestmark = pytest.mark.django_db
 
 SMALL = RoleCounts(mafia=1, commissar=1, doctor=0, maniac=0, civilian=2)
 
 
+_day_one_rows = module_rows(lambda: make_game(n=9, start=True).pk)
+
+
 @pytest.fixture
-def game():
-    """Nine players, Day 1 open."""
-    return make_game(n=9, start=True)
+def game(_day_one_rows):
+    """Nine players, Day 1 open (built once per module)."""
+    return Game.objects.get(pk=_day_one_rows)
 
 
 def modkill(game, s, reason="оскорбления"):

@@ -9,6 +9,7 @@ from django.db import IntegrityError, transaction
 from gameplay import services
 from gameplay.models import (
     DeathCause,
+    Game,
     NightAction,
     PhaseKind,
     PhaseStatus,
@@ -49,16 +50,24 @@ from tests.gameplay.factories import (
     tie_day,
     to_night,
 )
+from tests.gameplay.module_rows import module_rows
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def game():
-    """Nine players, everyone alive and unpunished, Night 1 open."""
+def _night_one() -> int:
     g = make_game(n=9, start=True)
     to_night(g)
-    return g
+    return g.pk
+
+
+_night_one_rows = module_rows(_night_one)
+
+
+@pytest.fixture
+def game(_night_one_rows):
+    """Nine players, everyone alive and unpunished, Night 1 open (built once per module)."""
+    return Game.objects.get(pk=_night_one_rows)
 
 
 def close(game):
