@@ -229,11 +229,11 @@ def test_two_workers_and_the_web_at_expiry_renew_once(
             start = time.time()
             (barrier / "go").touch()
             thread.join(WAIT)
-            logs = "".join(
+            status = workers.wait(90)
+            assert status == 0, "".join(
                 (tmp_path / name).read_text()[-3000:]
                 for name in ("workers.log", "worker0.log", "worker1.log")
             )
-            assert workers.wait(90) == 0, logs
         finally:
             if workers.poll() is None:
                 os.killpg(workers.pid, signal.SIGKILL)
