@@ -1,15 +1,22 @@
-"""Running ``manage.py runbot`` in a test while someone acts in another thread."""
+"""Running ``manage.py runbot`` in a test while someone acts in another thread, or in a thread
+of its own (:class:`RunbotThread`)."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
 import signal
 import threading
 from collections.abc import Callable
+from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.core.management import call_command
 from django.db import connections
+
+from vkbot.management.commands import runbot
+from vkbot.supervisor import Supervisor
 
 
 def run_runbot(user: Callable[[io.StringIO], None]) -> str:
@@ -35,3 +42,69 @@ def run_runbot(user: Callable[[io.StringIO], None]) -> str:
     assert problems == [], problems
     assert not helper.is_alive(), "the acting thread did not finish"
     return out.getvalue()
+
+
+class _Runbot(runbot.Command):
+    """runbot's command, its loop and supervisor handed to the :class:`RunbotThread`."""
+
+    def __init__(self, thread: RunbotThread, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.thread = thread
+
+    async def serve(self, supervisor: Supervisor) -> None:
+        self.thread.loop, self.thread.supervisor = asyncio.get_running_loop(), supervisor
+        self.thread.started.set()
+        try:
+            await super().serve(supervisor)
+        finally:
+            # asgiref's database thread (the long poll's sync_to_async) closes its own.
+            await sync_to_async(connections.close_all, thread_sensitive=True)()
+
+
+class RunbotThread:
+    """``manage.py runbot`` (the command itself: ``call_command``) in a thread of this process,
+    for a test whose main thread is busy (a browser's event loop): the same handle(), serve()
+    and Supervisor as the process, without the cost of another Python starting Django and
+    importing vkbottle. Signals reach only the main thread, so :meth:`stop` asks the loop to
+    stop as runbot's SIGTERM handler does. ``output()`` is runbot's stdout so far."""
+
+    def __init__(self, *args: str) -> None:
+        self._args = args
+        self._out = io.StringIO()
+        self.started = threading.Event()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.supervisor: Supervisor | None = None
+        self._error: BaseException | None = None
+        self._signals = runbot.STOP_SIGNALS
+        self._thread = threading.Thread(target=self._run, name="runbot", daemon=True)
+
+    def output(self) -> str:
+        return self._out.getvalue()
+
+    def _run(self) -> None:
+        try:
+            call_command(_Runbot(self), *self._args, stdout=self._out)
+        except BaseException as error:  # noqa: BLE001 - raised by stop()
+            self._error = error
+        finally:
+            self.started.set()
+            connections.close_all()  # this thread's (community_sync_env)
+
+    def __enter__(self) -> RunbotThread:
+        # serve() sets no signal handler off the main thread: stop() does their work.
+        setattr(runbot, "STOP_SIGNALS", ())  # noqa: B010 - a module constant, for a while
+        self._thread.start()
+        self.started.wait(60)
+        return self
+
+    def stop(self) -> None:
+        if self.loop is not None and self.supervisor is not None and self._thread.is_alive():
+            self.loop.call_soon_threadsafe(self.supervisor.request_stop)
+        self._thread.join(30)
+        setattr(runbot, "STOP_SIGNALS", self._signals)  # noqa: B010
+        assert not self._thread.is_alive(), "runbot did not stop"
+        if self._error is not None:
+            raise AssertionError(f"runbot failed: {self._error!r}\n{self.output()}")
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -17,6 +17,7 @@ second made the fourth request fail with VK's error 6, and the GM read «пов�
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -53,16 +54,22 @@ WAIT = 120.0
 #: and the others arrive while it does.
 SLOW = 1.0
 
-#: A delivery worker: the worker's drain, its renewals traced (when asked, when answered,
+#: The two delivery workers: the worker's drain, its renewals traced (when asked, when answered,
 #: whether it renewed), VK ID slowed down as above. The participants meet in ``barrier``: each
 #: says it is ready, all go when ``go`` appears, each marks that it asked for the key, and
 #: VK ID answers the renewal only once all three have asked (so all three are in the race
 #: however slowly a loaded machine starts them).
-WORKER = """
-import pathlib, time, django
+#:
+#: One process sets Django up and imports the delivery (vkbottle and all: two CPU-seconds and
+#: more), then forks the two workers, separate processes from there on, each with its own log
+#: and its own database connection and Redis pool (nothing is connected before the fork). It
+#: exits 0 only when both did.
+WORKERS = """
+import os, pathlib, sys, time, traceback, django
 django.setup()
 from gameplay import vkid
 import vkbot.delivery.senders as senders
+from vkbot.delivery.drain import drain
 barrier = pathlib.Path({barrier!r})
 refresh, renew = vkid.refresh, senders.admin_token_renew
 def slow_refresh(**kwargs):
@@ -71,19 +78,38 @@ def slow_refresh(**kwargs):
         time.sleep(0.02)
     time.sleep({slow})
     return refresh(**kwargs)
-def traced(**kwargs):
-    asked = time.time()
-    (barrier / "worker{n}.asked").touch()
-    renewal = renew(**kwargs)
-    print("renew", asked, time.time(), int(renewal.renewed), flush=True)
-    return renewal
-vkid.refresh, senders.admin_token_renew = slow_refresh, traced
-from vkbot.delivery.drain import drain
-print("ready", flush=True)
-deadline = time.time() + {wait}
-while not (barrier / "go").exists() and time.time() < deadline:
-    time.sleep(0.02)
-print("report", drain(max_seconds=25.0, wait_up_to=1.0).as_dict(), flush=True)
+def worker(n):
+    def traced(**kwargs):
+        asked = time.time()
+        (barrier / f"worker{{n}}.asked").touch()
+        renewal = renew(**kwargs)
+        print("renew", asked, time.time(), int(renewal.renewed), flush=True)
+        return renewal
+    vkid.refresh, senders.admin_token_renew = slow_refresh, traced
+    print("ready", flush=True)
+    deadline = time.time() + {wait}
+    while not (barrier / "go").exists() and time.time() < deadline:
+        time.sleep(0.02)
+    print("report", drain(max_seconds=25.0, wait_up_to=1.0).as_dict(), flush=True)
+children = []
+for n in range(2):
+    pid = os.fork()
+    if pid == 0:
+        log = os.open({logs!r}.format(n=n), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        status = 1
+        try:
+            worker(n)
+            status = 0
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(status)
+    children.append(pid)
+sys.exit(max(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0 for pid in children))
 """
 
 
@@ -141,20 +167,25 @@ def test_two_workers_and_the_web_at_expiry_renew_once(
         }
         for name in ("VK_GROUP_ID", "VK_GROUP_TOKEN", "VK_USER_TOKEN"):
             env.pop(name, None)
-        workers = [
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-c",
-                    WORKER.format(barrier=str(barrier), wait=WAIT, slow=SLOW, n=n),
-                ],
-                cwd=PROJECT,
-                env=env,
-                stdout=(tmp_path / f"worker{n}.log").open("wb"),
-                stderr=subprocess.STDOUT,
-            )
-            for n in range(2)
-        ]
+        for n in range(2):
+            (tmp_path / f"worker{n}.log").touch()
+        workers = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                WORKERS.format(
+                    barrier=str(barrier),
+                    wait=WAIT,
+                    slow=SLOW,
+                    logs=str(tmp_path / "worker{n}.log"),
+                ),
+            ],
+            cwd=PROJECT,
+            env=env,
+            stdout=(tmp_path / "workers.log").open("wb"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its workers with it, should the test end them
+        )
         web: dict[str, Any] = {"traces": []}
         refresh, renew = vkid.refresh, connect.admin_token_renew
 
@@ -198,13 +229,14 @@ def test_two_workers_and_the_web_at_expiry_renew_once(
             start = time.time()
             (barrier / "go").touch()
             thread.join(WAIT)
-            for n, worker in enumerate(workers):
-                log = tmp_path / f"worker{n}.log"
-                assert worker.wait(90) == 0, log.read_text()[-4000:]
+            status = workers.wait(90)
+            assert status == 0, "".join(
+                (tmp_path / name).read_text()[-3000:]
+                for name in ("workers.log", "worker0.log", "worker1.log")
+            )
         finally:
-            for worker in workers:
-                if worker.poll() is None:
-                    worker.kill()
+            if workers.poll() is None:
+                os.killpg(workers.pid, signal.SIGKILL)
         after = vk.communities.vkid.stats()
         logs = [(tmp_path / f"worker{n}.log").read_text() for n in range(2)]
 

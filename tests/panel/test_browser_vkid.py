@@ -1,17 +1,15 @@
 """«Войти через VK ID» in a real browser (Playwright driving Debian's Chromium): a GM opens
 «Подключить сообщество», types the community token, presses «Войти через VK ID», allows on the
 local VK's VK ID page as the community's admin, and lands on the community's page, connected,
-its admin key renewing itself. Then the bot serves the community: ``manage.py runbot`` (a
-process of its own, on the test's database) answers a player's «помощь», and a board post goes
-out with the admin's VK ID key. No page refuses anything under its Content-Security-Policy
-(the form's redirect to VK ID included)."""
+its admin key renewing itself. Then the bot serves the community: ``manage.py runbot`` (in a
+thread of its own, reading the community from the database) answers a player's «помощь», and a
+board post goes out with the admin's VK ID key. No page refuses anything under its
+Content-Security-Policy (the form's redirect to VK ID included)."""
 
 from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -30,8 +28,8 @@ from localvk import LocalVK, ServerThread, token_fingerprint
 from tests.browser_support import CHROMIUM
 from tests.panel.conftest import PASSWORD
 from tests.panel.test_browser import csp_violations, page  # noqa: F401 (the fixtures)
-from tests.process_support import PROJECT, shared_database_url
-from tests.vkid_support import APP_ID, aim_at
+from tests.runbot_support import RunbotThread
+from tests.vkid_support import aim_at
 from vkbot.delivery.drain import Drainer
 
 pytestmark = [
@@ -111,47 +109,26 @@ def test_an_admin_signs_in_with_vk_id_in_the_browser_and_the_bot_serves_the_comm
         assert community.connected and community.user_token_source == "vkid"
         assert vk.communities.vkid.stats()["grants"] == 1
 
-        # The bot serves it: runbot (its own process) answers a player; the board post goes
-        # out with the admin's VK ID key.
-        env = {
-            **os.environ,
-            "DJANGO_SETTINGS_MODULE": "config.settings",
-            "DATABASE_URL": shared_database_url(),
-            "VK_API_URL": vk.api_url,
-            "VK_ID_URL": f"{vk.url}/vkid/",
-            "VK_ID_APP_ID": str(APP_ID),
-            "OUTBOX_DELIVERY_ENABLED": "false",
-            "VK_COMMUNITIES_REFRESH_SECONDS": "1",
-            "PYTHONUNBUFFERED": "1",  # runbot's lines reach the log as they are written
-        }
-        for name in ("VK_GROUP_ID", "VK_GROUP_TOKEN", "VK_USER_TOKEN", "REDIS_URL"):
-            env.pop(name, None)
-        log = tmp_path / "runbot.log"
-        bot = subprocess.Popen(
-            [sys.executable, str(PROJECT / "manage.py"), "runbot", "--wait", "1"],
-            cwd=PROJECT,
-            env=env,
-            stdout=log.open("wb"),
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            wait_for(lambda: f"long poll for group {GROUP}" in log.read_text(), timeout=120,
+        # The bot serves it: runbot (the command, in a thread of its own: this one runs the
+        # browser's loop) finds the community in the database and answers a player; the board
+        # post goes out with the admin's VK ID key.
+        settings.VK_COMMUNITIES_REFRESH_SECONDS = 1
+        with RunbotThread("--wait", "1") as bot:
+            wait_for(lambda: f"long poll for group {GROUP}" in bot.output(), timeout=120,
                      what="runbot polling the community connected in the browser")  # fmt: skip
             # The poll starts from the server's position: write only once runbot has it.
             wait_for(lambda: state.calls("groups.getLongPollServer"), timeout=60,
                      what="runbot asking for the long-poll server")  # fmt: skip
             state.inject_message(PLAYER, "помощь")
             wait_for(_reply_queued, timeout=30, what="the bot's answer to «помощь»")
-        finally:
-            bot.terminate()
-            bot.wait(30)
+        log = bot.output()
         topic = state.create_topic("Игра", "Здесь идёт игра.")
         game = game_open(name="Игра из браузера", counts=RoleCounts.default_for(8), gm=gm,
                          vk_group_id=GROUP, topic_id=topic.id, seed="browser")  # fmt: skip
         post_board(game=game, text="Набор открыт.", kind="post")
         drain()
 
-    assert [m.text for m in state.sent_messages(PLAYER)], log.read_text()[-3000:]
+    assert [m.text for m in state.sent_messages(PLAYER)], log[-3000:]
     [comment] = state.calls("board.createComment")
     community.refresh_from_db()
     assert comment.to_dict()["token"] == token_fingerprint(community.user_token)
