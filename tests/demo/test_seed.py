@@ -22,7 +22,6 @@ import pytest
 from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
-from django.db import transaction
 from django.test import override_settings
 from django.utils import timezone
 
@@ -48,6 +47,7 @@ from localvk.persist import export_state, fingerprint, import_state
 from outbox.queue import DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY
 from tests.demo.seed_support import debug_on, drain_flags, local_vk  # noqa: F401 - fixtures
 from tests.gameplay.factories import deadline_of, recruit_topic_of, topic_of
+from tests.module_db import module_transaction
 
 pytestmark = pytest.mark.django_db
 
@@ -68,8 +68,8 @@ class Seeded:
 def seeded_once(django_db_setup: None, django_db_blocker: Any) -> Iterator[Seeded]:
     """:func:`demo_seed.seed` run once on the empty test database, in a transaction that stays
     open for the module (the tests run in savepoints of it) and is rolled back at its end."""
-    with django_db_blocker.unblock(), override_settings(DEBUG=True), transaction.atomic():
-        try:
+    with module_transaction(django_db_blocker):
+        with django_db_blocker.unblock(), override_settings(DEBUG=True):
             with ServerThread(local_vk()) as srv:
                 report = demo_seed.seed(OPTIONS, LocalVkClient(srv.url))
                 saved = Seeded(report, export_state(srv.state), fingerprint(srv.state))
@@ -77,9 +77,7 @@ def seeded_once(django_db_setup: None, django_db_blocker: Any) -> Iterator[Seede
             queue = django_rq.get_queue(django_settings.OUTBOX_DELIVERY_QUEUE)
             queue.empty()
             queue.connection.delete(DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY)
-            yield saved
-        finally:
-            transaction.set_rollback(True)
+        yield saved
 
 
 @pytest.fixture

@@ -40,5 +40,4 @@ def other_client(other_gm: Any) -> Client:
     return client
 
 
-from tests.panel.module_db import module_rows  # noqa: E402, F401  (rows built once a module)
 from tests.panel.vk_fake import fake_vk  # noqa: E402, F401  (the fake VK API, a fixture)

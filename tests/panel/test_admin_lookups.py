@@ -26,6 +26,7 @@ from django.urls import reverse
 from gameplay.models import Community, CommunityMember, CommunityRole, DealRound, Game
 from gameplay.models.secrets import SecretField
 from panel.admin import GameAdmin
+from tests.module_db import module_rows
 from tests.panel.conftest import PASSWORD
 from tests.panel.support import make_game
 
@@ -68,40 +69,41 @@ def client_for(user: Any) -> Client:
     return client
 
 
-@pytest.fixture(scope="module")
-def world(module_rows: Any) -> dict[str, Any]:
+def build_world() -> dict[str, Any]:
     """Games in sign-up, dealt and running, of a community with every secret; one game of
     another GM; the GM (in a group) and a superuser, each with a signed-in client. Built once
-    for the module (``tests.panel.module_db``): the tests only read them."""
-    with module_rows.unblock():
-        gm = User.objects.create_user("ведущий", password=PASSWORD, is_staff=True)
-        club = Community.objects.create(
-            vk_id=910,
-            name="Клуб",
-            connected=True,
-            group_token="vk1.a.group-token-of-the-club",
-            user_token="vk1.a.user-token-of-the-admin",
-            callback_secret="callback-secret-of-the-club",
-        )
-        CommunityMember.objects.create(community=club, user=gm, role=CommunityRole.GM)
-        other = User.objects.create_user("другой", password="x", is_staff=True)
-        group = Group.objects.create(name="ведущие")
-        gm.groups.add(group)
-        club_games: dict[str, Any] = {"vk_group_id": club.vk_id}
-        games = {
-            "recruiting": make_game(gm, deal=False, start=False, seed=SEED_A, vk_base=81_000,
-                                    **club_games),
-            "dealt": make_game(gm, start=False, seed=SEED_B, name="Вторая", vk_base=82_000,
-                               **club_games),
-            "drawn": make_game(gm, start=False, seed=None, name="Третья", vk_base=83_000,
-                               **club_games),
-            "running": make_game(gm, seed="f" * 64, name="Четвёртая", vk_base=84_000,
-                                 **club_games),
-            "theirs": make_game(other, deal=False, start=False, seed="0" * 64, name="Чужая",
-                                vk_base=85_000, **club_games),
-        }  # fmt: skip
-        boss = User.objects.create_superuser("админ", password="x")
-        return {"games": games, "gm": client_for(gm), "boss": client_for(boss), "club": club}
+    for the module (:func:`tests.module_db.module_rows`): the tests only read them."""
+    gm = User.objects.create_user("ведущий", password=PASSWORD, is_staff=True)
+    club = Community.objects.create(
+        vk_id=910,
+        name="Клуб",
+        connected=True,
+        group_token="vk1.a.group-token-of-the-club",
+        user_token="vk1.a.user-token-of-the-admin",
+        callback_secret="callback-secret-of-the-club",
+    )
+    CommunityMember.objects.create(community=club, user=gm, role=CommunityRole.GM)
+    other = User.objects.create_user("другой", password="x", is_staff=True)
+    group = Group.objects.create(name="ведущие")
+    gm.groups.add(group)
+    club_games: dict[str, Any] = {"vk_group_id": club.vk_id}
+    games = {
+        "recruiting": make_game(gm, deal=False, start=False, seed=SEED_A, vk_base=81_000,
+                                **club_games),
+        "dealt": make_game(gm, start=False, seed=SEED_B, name="Вторая", vk_base=82_000,
+                           **club_games),
+        "drawn": make_game(gm, start=False, seed=None, name="Третья", vk_base=83_000,
+                           **club_games),
+        "running": make_game(gm, seed="f" * 64, name="Четвёртая", vk_base=84_000,
+                             **club_games),
+        "theirs": make_game(other, deal=False, start=False, seed="0" * 64, name="Чужая",
+                            vk_base=85_000, **club_games),
+    }  # fmt: skip
+    boss = User.objects.create_superuser("админ", password="x")
+    return {"games": games, "gm": client_for(gm), "boss": client_for(boss), "club": club}
+
+
+world = module_rows(build_world)
 
 
 def changelist_url(model: type[models.Model]) -> str:

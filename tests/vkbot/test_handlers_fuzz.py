@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from gameplay.buttons import ACTIONS, GUESSES
 from gameplay.models import Game, GameEvent, NightAction, Outbox, OutboxChannel, Seat, Vote
-from tests.gameplay.module_rows import module_rows
+from tests.module_db import module_rows
 from tests.vkbot.bot_support import (
     board_delete,
     board_edit,

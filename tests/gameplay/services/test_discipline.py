@@ -44,7 +44,7 @@ from tests.gameplay.factories import (
     vote,
     vote_all,
 )
-from tests.gameplay.module_rows import module_rows
+from tests.module_db import module_rows
 
 pytestmark = pytest.mark.django_db
 

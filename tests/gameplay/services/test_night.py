@@ -50,7 +50,7 @@ from tests.gameplay.factories import (
     tie_day,
     to_night,
 )
-from tests.gameplay.module_rows import module_rows
+from tests.module_db import module_rows
 
 pytestmark = pytest.mark.django_db
 
