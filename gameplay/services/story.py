@@ -29,7 +29,7 @@ from gameplay.refusals import (
     ThemeTextBroken,
     ThemeTextTooLong,
 )
-from gameplay.rules import Item, NightResolution, Role, close_day, dawn
+from gameplay.rules import DayResult, Item, NightResolution, Role, close_day, dawn
 from gameplay.selectors.vote_count import count_preview, count_worst_cases
 
 from .common import current_phase, lock_game, log_event, players, table_of
@@ -44,18 +44,24 @@ THEME_TEXT_MAX = gmtext.SOURCE_MAX
 # --- the post of the current phase ------------------------------------------------------------
 
 
-def post_preview(*, game: Game, phase: Phase | None = None, story: str | None = None) -> str | None:
+#: What a page has read already: the game's players and what closing the open day now does.
+Read = tuple[list[Seat], DayResult | None]
+
+
+def post_preview(
+    *, game: Game, phase: Phase | None = None, story: str | None = None, read: Read | None = None
+) -> str | None:
     """The exact post players will see when the current phase's result is published: a night
     under review (its draft, as it stands now) or an open day (closed now). None otherwise."""
     phase = phase or current_phase(game)
     if phase is None:
         return None
-    seats = players(game)
+    seats, day = read or (players(game), None)
     story = phase.story if story is None else story
     if phase.kind == PhaseKind.NIGHT and phase.status == PhaseStatus.REVIEW:
         return _night_post(game, phase, seats, story)
     if phase.kind == PhaseKind.DAY and phase.status == PhaseStatus.OPEN:
-        return _day_post(game, phase, seats, story)
+        return _day_post(game, phase, seats, story, day)
     return None
 
 
@@ -77,8 +83,10 @@ def _night_post(game: Game, phase: Phase, seats: list[Seat], story: str) -> str:
     )
 
 
-def _day_post(game: Game, phase: Phase, seats: list[Seat], story: str) -> str:
-    result = close_day(table_of(seats), day_input(game=game, phase=phase))
+def _day_post(
+    game: Game, phase: Phase, seats: list[Seat], story: str, day: DayResult | None
+) -> str:
+    result = day or close_day(table_of(seats), day_input(game=game, phase=phase))
     return day_result_text(
         game=game,
         number=phase.number,
@@ -204,8 +212,7 @@ _DEADLINE = "31.12 23:59 МСК+10:30"
 
 def seat_count(*, game: Game) -> int:
     """The seats a game has, or will have when its composition is dealt (at least 3)."""
-    composition = sum(c["n"] for c in counts(game=game))
-    return max(len(players(game)), composition, 3)
+    return max(len(players(game)), sum(c["n"] for c in counts(game=game)), 3)
 
 
 def _worst_people(n: int) -> list[Person]:
@@ -408,13 +415,6 @@ def slot_sources(*, game: Game) -> list[dict[str, Any]]:
             preview = theme_preview(game=game, slot=slot, text=own, reads=reads)
         except MessageError as e:
             preview = f"Ошибка: {e}"
-        out.append(
-            {
-                "slot": slot,
-                "title": title,
-                "text": text,
-                "own": slot in theme.texts,
-                "preview": preview,
-            }
-        )
+        row = {"slot": slot, "title": title, "text": text, "own": slot in theme.texts}
+        out.append({**row, "preview": preview})
     return out
