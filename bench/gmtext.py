@@ -159,7 +159,8 @@ def worst_text(
 def _cold() -> None:
     """Empty every cache a render of a GM's text could lean on."""
     gmtext.compile_text.cache_clear()
-    grammar.decline_name.cache_clear()
+    for pure in (grammar.decline_name, grammar.plural, grammar.inflect, grammar.agree):
+        pure.cache_clear()
     for cached in (gmtext_tags._decline, gmtext_tags._inflect, gmtext_tags._plural):
         cached.cache_clear()
     gmtext_tags._agree.cache_clear()

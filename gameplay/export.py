@@ -61,9 +61,17 @@ class Export:
         return json.dumps(self.scenario, ensure_ascii=False, indent=2) + "\n"
 
 
-def _people(game: Game) -> dict[int, Person]:
+def _seats(game: Game) -> list[Seat]:
+    """The game's players' seats, in seat order."""
+    return list(
+        Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False).order_by(
+            "number"
+        )
+    )
+
+
+def _people(seats: list[Seat]) -> dict[int, Person]:
     """The game's seats as its texts name them, by number."""
-    seats = Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False)
     return {cast(int, s.number): Person.of(s) for s in seats}  # number__isnull=False
 
 
@@ -84,8 +92,9 @@ def export_game(game: Game) -> Export:
     game = _stored(game)
     if game.status not in (GameStatus.RUNNING, GameStatus.FINISHED) or game.started_at is None:
         raise ExportNotStarted()
-    players = _players(game)
-    log = _Log(people=_people(game))
+    seats = _seats(game)
+    players = _players(game, seats)
+    log = _Log(people=_people(seats))
     events = (
         GameEvent.objects.filter(game=game).order_by("seq").values_list("kind", "data", "override")
     )
@@ -99,13 +108,9 @@ def export_game(game: Game) -> Export:
     return Export(scenario, log.warnings)
 
 
-def _players(game: Game) -> list[dict[str, Any]]:
-    """The scenario's players: each seat's role, item and first name (before replacements)."""
-    seats = list(
-        Seat.objects.filter(game=game, status=SeatStatus.PLAYER, number__isnull=False).order_by(
-            "number"
-        )
-    )
+def _players(game: Game, seats: list[Seat]) -> list[dict[str, Any]]:
+    """The scenario's players (``seats``): each seat's role, item and first name (before
+    replacements)."""
     first_names: dict[int, str] = {}
     for r in Replacement.objects.filter(seat__game=game).order_by("created_at", "id"):
         first_names.setdefault(r.seat_id, r.old_name)
@@ -373,4 +378,4 @@ def replay_check(game: Game) -> list[str]:
         output = play(parse_scenario(export.to_json()), name=name)
     except (ScenarioError, RuleViolation) as e:
         return [render("gm/replay_failed", why=str(e))]
-    return compare_outcomes(game_outcome(game), replay_outcome(output), _people(game))
+    return compare_outcomes(game_outcome(game), replay_outcome(output), _people(_seats(game)))

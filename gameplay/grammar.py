@@ -158,6 +158,7 @@ def _decline(parts: list[str], case: str, sex: int) -> str:
     return result if len(result.split(" ")) == len(parts) else " ".join(parts)
 
 
+@lru_cache(maxsize=4096)
 def inflect(phrase: str, case: str) -> str:
     """A word or a phrase («мирный житель») in ``case``, nouns and adjectives agreed; a word
     pymorphy3 does not know stays as it is."""
@@ -200,6 +201,7 @@ def agreement(n: int) -> int:
     return 5
 
 
+@lru_cache(maxsize=4096)
 def plural(n: int, phrase: str) -> str:
     """``phrase`` («голос», «живой игрок», «штрафной голос») in the form a count of ``n``
     needs («1 голос», «3 голоса», «21 живой игрок», «5 штрафных голосов»), without the number."""
@@ -237,6 +239,7 @@ def count(n: int, phrase: str) -> str:
     return f"{n} {plural(n, phrase)}"
 
 
+@lru_cache(maxsize=4096)
 def agree(word: str, phrase: str) -> str:
     """``word`` (an adjective or a short participle, «использован») in the gender and number
     of the head noun of ``phrase`` («Старинные часы» → «использованы», «Книга из будущего» →

@@ -178,7 +178,9 @@ def actors_matching(game: Game, text: str, shown: Callable[[str, PeopleNames], s
 
 
 def event_kinds(game: Game) -> list[str]:
-    return sorted(set(GameEvent.objects.filter(game=game).values_list("kind", flat=True)))
+    """The kinds the game's log has, each once (the database's DISTINCT, not every event)."""
+    kinds = GameEvent.objects.filter(game=game).order_by().values_list("kind", flat=True)
+    return sorted(set(kinds.distinct()))
 
 
 def retryable_q() -> Q:

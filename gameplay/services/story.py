@@ -29,7 +29,7 @@ from gameplay.refusals import (
     ThemeTextBroken,
     ThemeTextTooLong,
 )
-from gameplay.rules import Item, NightResolution, Role, close_day, dawn
+from gameplay.rules import DayResult, Item, NightResolution, Role, close_day, dawn
 from gameplay.selectors.vote_count import count_preview, count_worst_cases
 
 from .common import current_phase, lock_game, log_event, players, table_of
@@ -44,18 +44,24 @@ THEME_TEXT_MAX = gmtext.SOURCE_MAX
 # --- the post of the current phase ------------------------------------------------------------
 
 
-def post_preview(*, game: Game, phase: Phase | None = None, story: str | None = None) -> str | None:
+#: What a page has read already: the game's players and what closing the open day now does.
+Read = tuple[list[Seat], DayResult | None]
+
+
+def post_preview(
+    *, game: Game, phase: Phase | None = None, story: str | None = None, read: Read | None = None
+) -> str | None:
     """The exact post players will see when the current phase's result is published: a night
     under review (its draft, as it stands now) or an open day (closed now). None otherwise."""
     phase = phase or current_phase(game)
     if phase is None:
         return None
-    seats = players(game)
+    seats, day = read or (players(game), None)
     story = phase.story if story is None else story
     if phase.kind == PhaseKind.NIGHT and phase.status == PhaseStatus.REVIEW:
         return _night_post(game, phase, seats, story)
     if phase.kind == PhaseKind.DAY and phase.status == PhaseStatus.OPEN:
-        return _day_post(game, phase, seats, story)
+        return _day_post(game, phase, seats, story, day)
     return None
 
 
@@ -77,8 +83,10 @@ def _night_post(game: Game, phase: Phase, seats: list[Seat], story: str) -> str:
     )
 
 
-def _day_post(game: Game, phase: Phase, seats: list[Seat], story: str) -> str:
-    result = close_day(table_of(seats), day_input(game=game, phase=phase))
+def _day_post(
+    game: Game, phase: Phase, seats: list[Seat], story: str, day: DayResult | None
+) -> str:
+    result = day or close_day(table_of(seats), day_input(game=game, phase=phase))
     return day_result_text(
         game=game,
         number=phase.number,
@@ -120,10 +128,16 @@ def _people(game: Game) -> list[Person]:
     return [Person(1, "Анна Петрова", 1), Person(2, "Иван Смирнов", 2), Person(3, "Саша Белых", 0)]
 
 
-def slot_context(*, game: Game, slot: str) -> tuple[str, dict[str, Any]]:
-    """The message that shows ``slot``, and its context made from the game as it is."""
-    ps = _people(game)
-    phase = current_phase(game)
+#: The game as the previews read it: its people (``_people``) and its current phase.
+SlotReads = tuple[list[Person], Phase | None]
+
+
+def slot_context(
+    *, game: Game, slot: str, reads: SlotReads | None = None
+) -> tuple[str, dict[str, Any]]:
+    """The message that shows ``slot``, and its context made from the game as it is (``reads``:
+    read once by a caller that shows several slots)."""
+    ps, phase = reads or (_people(game), current_phase(game))
     number = phase.number if phase is not None else 1
     deadline = when(phase.deadline if phase is not None else None, game.time_zone)
     if slot == "welcome":
@@ -176,22 +190,14 @@ def slot_context(*, game: Game, slot: str) -> tuple[str, dict[str, Any]]:
 
 def _card_context(game: Game, ps: list[Person], slot: str) -> dict[str, Any]:
     """A role card showing a role's slot (``role_<role>``) or an item's (``item_<item>``)."""
-    if slot.startswith("role_"):
-        return {
-            "game": game.name,
-            "number": ps[0].number,
-            "role": slot[5:],
-            "item": "",
-            "commitment": "—",
-            "mafia": ps[:2] if slot == "role_mafia" else [],
-        }
+    role = slot[5:] if slot.startswith("role_") else Role.CIVILIAN.value
     return {
         "game": game.name,
         "number": ps[0].number,
-        "role": Role.CIVILIAN.value,
-        "item": slot[5:],
+        "role": role,
+        "item": slot[5:] if slot.startswith("item_") else "",
         "commitment": "—",
-        "mafia": [],
+        "mafia": ps[:2] if slot == "role_mafia" else [],
     }
 
 
@@ -206,8 +212,7 @@ _DEADLINE = "31.12 23:59 МСК+10:30"
 
 def seat_count(*, game: Game) -> int:
     """The seats a game has, or will have when its composition is dealt (at least 3)."""
-    composition = sum(c["n"] for c in counts(game=game))
-    return max(len(players(game)), composition, 3)
+    return max(len(players(game)), sum(c["n"] for c in counts(game=game)), 3)
 
 
 def _worst_people(n: int) -> list[Person]:
@@ -346,13 +351,15 @@ def theme_text_check(*, slot: str, text: str, seats: int, game: str = "") -> Non
             raise gmtext.TextRefusal(e.code, why, e.line) from None
 
 
-def theme_preview(*, game: Game, slot: str, text: str, theme: str | None = None) -> str:
+def theme_preview(
+    *, game: Game, slot: str, text: str, theme: str | None = None, reads: SlotReads | None = None
+) -> str:
     """The post that shows ``slot`` with ``text`` in it, rendered from the game; raises
     :class:`MessageError` (with the line and the reason) for a text that does not render, or
     would not in the worst case of the game's real number of seats (:func:`theme_text_check`)."""
     if slot not in themes.SLOTS:
         raise MessageError("нет такого текста темы")
-    name, ctx = slot_context(game=game, slot=slot)
+    name, ctx = slot_context(game=game, slot=slot, reads=reads)
     current = themes.of(game)
     key = theme if theme in themes.THEMES else current.key
     if text.strip():
@@ -399,21 +406,15 @@ def theme_text_set(*, game_id: int, by: Actor, slot: str, text: str) -> Game:
 def slot_sources(*, game: Game) -> list[dict[str, Any]]:
     """Every theme text of the game: slot, title, the text in force, whether the game changed
     it, and its preview."""
-    theme = themes.of(game)
+    theme, reads = themes.of(game), (_people(game), current_phase(game))
     out = []
     for slot, title in themes.SLOTS.items():
         text = theme.source(slot)
         try:
-            preview = theme_preview(game=game, slot=slot, text=theme.texts.get(slot, ""))
+            own = theme.texts.get(slot, "")
+            preview = theme_preview(game=game, slot=slot, text=own, reads=reads)
         except MessageError as e:
             preview = f"Ошибка: {e}"
-        out.append(
-            {
-                "slot": slot,
-                "title": title,
-                "text": text,
-                "own": slot in theme.texts,
-                "preview": preview,
-            }
-        )
+        row = {"slot": slot, "title": title, "text": text, "own": slot in theme.texts}
+        out.append({**row, "preview": preview})
     return out

@@ -93,8 +93,8 @@ def _confirmation_page(how: _Punishment) -> Callable[..., HttpResponse]:
     """The punishment's confirmation, with the reason as the GM typed it (also what a refusal
     shows again)."""
 
-    def page(request: HttpRequest, game, number: int) -> HttpResponse:
-        seat = _seat(game, number)
+    def page(request: HttpRequest, game, number: int, seat: Seat | None = None) -> HttpResponse:
+        seat = seat or _seat(game, number)
         flag_id = request.POST.get("flag") or request.GET.get("flag") or ""
         form = PunishForm(request.POST if request.method == "POST" else None)
         return render_panel(
@@ -152,7 +152,7 @@ def _punish(request: HttpRequest, game, number: int, how: _Punishment) -> HttpRe
         seat.refresh_from_db()
         how.done(request, seat)
         return back(request, game, how.back_to)
-    return _confirmation_page(how)(request, game, number)
+    return _confirmation_page(how)(request, game, number, seat)  # nothing done: the seat as read
 
 
 def _replace_form(request: HttpRequest, game) -> ReplaceForm:

@@ -136,7 +136,10 @@ def game_page_response(
         "bulk_form": PlayerBulkForm(),
         "reason_form": ReasonForm(),
         "roles_total": sum(getattr(game, f) for f in GameSettingsForm.COUNT_FIELDS),
-        "post_preview": post_preview(game=game, phase=phase)
+        # the players and the day's projection the page has read already
+        "post_preview": post_preview(
+            game=game, phase=phase, read=([r.seat for r in page.seats], page.projection)
+        )
         if game.status == GameStatus.RUNNING
         else None,
     }

@@ -77,7 +77,9 @@ def close_view(request: HttpRequest, game) -> HttpResponse:
             "changed": changed,
             "phase": phase,
             # the day's post exactly as players will see it, with the GM's story in it
-            "post_preview": post_preview(game=game, phase=phase)
+            "post_preview": post_preview(
+                game=game, phase=phase, read=(list(preview.seats.values()), preview.day)
+            )
             if phase.kind == PhaseKind.DAY
             else None,
         },

@@ -15,6 +15,8 @@ from gameplay.models import Actor, Game, Seat, SeatStatus
 from gameplay.rules import Item
 from gameplay.selectors.game_page import ItemState
 from tests.gameplay.factories import number_of
+from tests.module_db import module_rows
+from tests.panel.conftest import PASSWORD
 from tests.panel.support import living, make_game, night_round, vote_round
 
 pytestmark = pytest.mark.django_db
@@ -28,8 +30,32 @@ def holder(game: Game, item: Item) -> Seat:
     return Seat.objects.get(game=game, status=SeatStatus.PLAYER, item=item)
 
 
+def _world() -> dict[str, int]:
+    """The GM, their played game and a game of 26, built once for the module
+    (:func:`tests.module_db.module_rows`): each test changes them in its own savepoint, rolled back
+    after it."""
+    from django.contrib.auth import get_user_model
+
+    user = get_user_model().objects.create_user("ведущий", password=PASSWORD, is_staff=True)
+    played = _played(user)
+    table = make_game(user, players=26, vk_base=740_000, name="Стол на 26")
+    return {"gm": user.pk, "played": played.pk, "table": table.pk}
+
+
+world = module_rows(_world)
+
+
 @pytest.fixture
-def played(gm: Any) -> Game:
+def gm(world: dict[str, int], django_user_model: Any) -> Any:
+    return django_user_model.objects.get(pk=world["gm"])
+
+
+@pytest.fixture
+def played(world: dict[str, int]) -> Game:
+    return Game.objects.get(pk=world["played"])
+
+
+def _played(gm: Any) -> Game:
     """Day 1 executes someone, Night 1 the book is used, then the red button's holder is
     modkilled with it unused: one item held, one used, one lost."""
     game = make_game(gm, players=7, seed="items-seed")
@@ -113,7 +139,7 @@ def test_players_tab_shows_who_is_alive_and_how_the_others_left(
 
 
 def test_a_players_history_is_headed_by_their_name(gm: Any, gm_client: Client) -> None:
-    game = make_game(gm, players=7, seed="history-seed")
+    game = make_game(gm, players=7, seed="history-seed", vk_base=730_000)  # beside `played`
     seat = living(game)[2]
     services.seat_replace(
         game_id=game.pk,
@@ -135,9 +161,9 @@ def test_a_players_history_is_headed_by_their_name(gm: Any, gm_client: Client) -
     [(21, "21 живой игрок из 26"), (3, "3 живых игрока из 26"), (25, "25 живых игроков из 26")],
 )
 def test_the_seats_heading_agrees_with_its_number(
-    gm: Any, gm_client: Client, alive: int, heading: str
+    world: dict[str, int], gm_client: Client, alive: int, heading: str
 ) -> None:
-    game = make_game(gm, players=26)
+    game = Game.objects.get(pk=world["table"])  # 26 players, all alive
     dead = list(Seat.objects.filter(game=game, status=SeatStatus.PLAYER).order_by("number"))
     Seat.objects.filter(pk__in=[s.pk for s in dead[alive:]]).update(alive=False)
     html = gm_client.get(url("panel_game", game)).content.decode()

@@ -20,6 +20,7 @@ from functools import cache
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -139,24 +140,44 @@ def rename(games: dict[str, Game], offset: int, theme: str) -> dict[int, list[Pe
     """Seat k of each game takes name ``offset + k`` of the table (and its sex); the log's
     stored names follow. Returns each game's people."""
     out = {}
-    Game.objects.filter(pk__in=[g.pk for g in games.values()]).update(theme=theme)
+    ids = [g.pk for g in games.values()]
+    Game.objects.filter(pk__in=ids).update(theme=theme)
+    all_seats = list(Seat.objects.filter(game__in=ids).order_by("status", "number", "pk"))
+    all_events = list(GameEvent.objects.filter(game__in=ids, data__has_key="name"))
     for game in games.values():
         people = []
-        seats = list(Seat.objects.filter(game=game).order_by("status", "number", "pk"))
+        seats = [s for s in all_seats if s.game_id == game.pk]
         for k, seat in enumerate(seats):
             seat.name, seat.sex, _ = NAMES[(offset + k) % len(NAMES)]
             # a seat without a number (sign-up, a reserve) is named, never numbered: №0
             people.append(Person(seat.number or 0, seat.name, seat.sex))
-        Seat.objects.bulk_update(seats, ["name", "sex"])
         by_number = {p.number: p.name for p in people if p.number}
-        events = list(GameEvent.objects.filter(game=game, data__has_key="name"))
-        for event in events:
+        for event in all_events:
             number = event.data.get("seat")
-            if number in by_number:
+            if event.game_id == game.pk and number in by_number:
                 event.data["name"] = by_number[number]
-        GameEvent.objects.bulk_update(events, ["data"])
         out[game.pk] = people
+    _save(all_seats, ["name", "sex"])
+    _save(all_events, ["data"])
     return out
+
+
+def _save(rows: list[Any], fields: list[str]) -> None:
+    """``bulk_update`` as one UPDATE a row run with ``executemany`` (50 renames: a second less
+    than the ORM's CASE per row and field)."""
+    if not rows:
+        return
+    meta = rows[0]._meta
+    columns = [meta.get_field(f) for f in fields]
+    sets = ", ".join(f"{connection.ops.quote_name(c.column)} = %s" for c in columns)
+    params = [
+        [c.get_db_prep_save(getattr(row, c.attname), connection) for c in columns] + [row.pk]
+        for row in rows
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            f"UPDATE {connection.ops.quote_name(meta.db_table)} SET {sets} WHERE id = %s", params
+        )
 
 
 def constructions(

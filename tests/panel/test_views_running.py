@@ -35,6 +35,8 @@ from gameplay.services.settle import delivery_settle
 from outbox.leases import outbox_claim
 from outbox.outcomes import Settlement
 from tests.gameplay.factories import deadline_of, number_of
+from tests.module_db import module_rows
+from tests.panel.conftest import PASSWORD
 from tests.panel.support import close_now, living, make_game, night_round, vote_round
 
 pytestmark = pytest.mark.django_db
@@ -52,9 +54,27 @@ def current(game: Game) -> Phase:
     return Phase.objects.get(game=game, status__in=[PhaseStatus.OPEN, PhaseStatus.REVIEW])
 
 
+def _world() -> dict[str, int]:
+    """The GM and their running game, built once for the module
+    (:func:`tests.module_db.module_rows`): each test changes them in its own savepoint, rolled back
+    after it."""
+    from django.contrib.auth import get_user_model
+
+    user = get_user_model().objects.create_user("ведущий", password=PASSWORD, is_staff=True)
+    return {"gm": user.pk, "game": make_game(user, players=7, seed="views-seed").pk}
+
+
+world = module_rows(_world)
+
+
 @pytest.fixture
-def game(gm: Any) -> Game:
-    return make_game(gm, players=7, seed="views-seed")
+def gm(world: dict[str, int], django_user_model: Any) -> Any:
+    return django_user_model.objects.get(pk=world["gm"])
+
+
+@pytest.fixture
+def game(world: dict[str, int]) -> Game:
+    return Game.objects.get(pk=world["game"])
 
 
 def test_day_page_shows_tally_penalties_pending_and_history(game: Game, gm_client: Client) -> None:

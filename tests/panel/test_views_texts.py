@@ -16,6 +16,8 @@ from gameplay.models import Actor, Game, GameEvent, Outbox, OutboxChannel, Phase
 from gameplay.replay import parse_scenario, play
 from gameplay.rules.errors import InvalidCommand
 from gameplay.services.story import phase_story_set, theme_text_set
+from tests.module_db import module_rows
+from tests.panel.conftest import PASSWORD
 from tests.panel.support import make_game, night_round, vote_round
 
 pytestmark = pytest.mark.django_db
@@ -41,9 +43,27 @@ def current(game: Game) -> Phase:
     return Phase.objects.get(game=game, status__in=[PhaseStatus.OPEN, PhaseStatus.REVIEW])
 
 
+def _world() -> dict[str, int]:
+    """The GM and their running game, built once for the module
+    (:func:`tests.module_db.module_rows`): each test changes them in its own savepoint, rolled back
+    after it."""
+    from django.contrib.auth import get_user_model
+
+    user = get_user_model().objects.create_user("ведущий", password=PASSWORD, is_staff=True)
+    return {"gm": user.pk, "game": make_game(user, players=7, seed="texts-seed").pk}
+
+
+world = module_rows(_world)
+
+
 @pytest.fixture
-def game(gm: Any) -> Game:
-    return make_game(gm, players=7, seed="texts-seed")
+def gm(world: dict[str, int], django_user_model: Any) -> Any:
+    return django_user_model.objects.get(pk=world["gm"])
+
+
+@pytest.fixture
+def game(world: dict[str, int]) -> Game:
+    return Game.objects.get(pk=world["game"])
 
 
 def test_the_theme_is_a_game_setting_and_shapes_the_role_cards(gm: Any) -> None:
