@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, cast
+
+import pytest
 
 from gameplay import services
 from gameplay.models import Actor, Game, Seat, SeatStatus
 from gameplay.rules import Role, RoleCounts, RuleViolation
+from tests.module_db import module_rows
 
 VK_BASE = 700_000
 
@@ -140,3 +144,24 @@ def community_of(
     for user in members:
         CommunityMember.objects.create(community=row, user=user, role=CommunityRole.GM)
     return row
+
+
+def module_gm(build: Callable[[Any], dict[str, int]]) -> tuple[Any, Any]:
+    """A module's GM and the rows ``build(gm)`` makes for them (their pks by name), built once
+    for the module (:func:`tests.module_db.module_rows`): each test changes them in its own
+    savepoint, rolled back after it. Returns the module-scoped ``world`` fixture (the pks,
+    ``"gm"`` among them) and a ``gm`` fixture (the account, read afresh for each test)."""
+
+    def rows() -> dict[str, int]:
+        from django.contrib.auth import get_user_model
+
+        from tests.panel.conftest import PASSWORD
+
+        user = get_user_model().objects.create_user("ведущий", password=PASSWORD, is_staff=True)
+        return {"gm": user.pk, **build(user)}
+
+    @pytest.fixture
+    def gm(world: dict[str, int], django_user_model: Any) -> Any:
+        return django_user_model.objects.get(pk=world["gm"])
+
+    return module_rows(rows), gm

@@ -23,9 +23,7 @@ from gameplay.models import (
     Strike,
     Vote,
 )
-from tests.module_db import module_rows
-from tests.panel.conftest import PASSWORD
-from tests.panel.support import make_game, vote_round
+from tests.panel.support import make_game, module_gm, vote_round
 
 pytestmark = pytest.mark.django_db
 
@@ -84,22 +82,13 @@ def snapshot(game: Game) -> tuple:
     )
 
 
-def _world() -> dict[str, int]:
-    """The GM and their victim game, built once for the module
-    (:func:`tests.module_db.module_rows`): each test changes them in its own savepoint, rolled back
-    after it. The game's topic is its own, so that a test's game in the default topic can run beside
-    it."""
-    from django.contrib.auth import get_user_model
-
-    user = get_user_model().objects.create_user("ведущий", password=PASSWORD, is_staff=True)
-    return {"gm": user.pk, "game": _victim(user).pk}
-
-
-world = module_rows(_world)
+world, gm = module_gm(lambda gm: {"game": _victim(gm).pk})
 
 
 def _victim(gm: Any) -> Game:
-    """A running game of ``gm`` with a vote, a strike, a flag and a failed delivery."""
+    """A running game of ``gm`` with a vote, a strike, a flag and a failed delivery, built once
+    for the module in a topic of its own, so that a test's game in the default topic can run
+    beside it."""
     game = make_game(gm, players=7, vk_base=780_000)
     vote_round(game, skip=1)
     from gameplay import services
@@ -110,11 +99,6 @@ def _victim(gm: Any) -> Game:
     Outbox.objects.filter(game=game).update(status=OutboxStatus.FAILED)
     assert Strike.objects.filter(seat__game=game).exists()
     return game
-
-
-@pytest.fixture
-def gm(world: dict[str, int], django_user_model: Any) -> Any:
-    return django_user_model.objects.get(pk=world["gm"])
 
 
 @pytest.fixture

@@ -15,9 +15,7 @@ from gameplay.models import Actor, Game, Seat, SeatStatus
 from gameplay.rules import Item
 from gameplay.selectors.game_page import ItemState
 from tests.gameplay.factories import number_of
-from tests.module_db import module_rows
-from tests.panel.conftest import PASSWORD
-from tests.panel.support import living, make_game, night_round, vote_round
+from tests.panel.support import living, make_game, module_gm, night_round, vote_round
 
 pytestmark = pytest.mark.django_db
 
@@ -30,24 +28,14 @@ def holder(game: Game, item: Item) -> Seat:
     return Seat.objects.get(game=game, status=SeatStatus.PLAYER, item=item)
 
 
-def _world() -> dict[str, int]:
-    """The GM, their played game and a game of 26, built once for the module
-    (:func:`tests.module_db.module_rows`): each test changes them in its own savepoint, rolled back
-    after it."""
-    from django.contrib.auth import get_user_model
-
-    user = get_user_model().objects.create_user("ведущий", password=PASSWORD, is_staff=True)
-    played = _played(user)
-    table = make_game(user, players=26, vk_base=740_000, name="Стол на 26")
-    return {"gm": user.pk, "played": played.pk, "table": table.pk}
+def _games(gm: Any) -> dict[str, int]:
+    """The GM's played game and a game of 26."""
+    played = _played(gm)
+    table = make_game(gm, players=26, vk_base=740_000, name="Стол на 26")
+    return {"played": played.pk, "table": table.pk}
 
 
-world = module_rows(_world)
-
-
-@pytest.fixture
-def gm(world: dict[str, int], django_user_model: Any) -> Any:
-    return django_user_model.objects.get(pk=world["gm"])
+world, gm = module_gm(_games)
 
 
 @pytest.fixture

@@ -16,9 +16,7 @@ from gameplay.models import Actor, Game, GameEvent, Outbox, OutboxChannel, Phase
 from gameplay.replay import parse_scenario, play
 from gameplay.rules.errors import InvalidCommand
 from gameplay.services.story import phase_story_set, theme_text_set
-from tests.module_db import module_rows
-from tests.panel.conftest import PASSWORD
-from tests.panel.support import make_game, night_round, vote_round
+from tests.panel.support import make_game, module_gm, night_round, vote_round
 
 pytestmark = pytest.mark.django_db
 
@@ -43,22 +41,7 @@ def current(game: Game) -> Phase:
     return Phase.objects.get(game=game, status__in=[PhaseStatus.OPEN, PhaseStatus.REVIEW])
 
 
-def _world() -> dict[str, int]:
-    """The GM and their running game, built once for the module
-    (:func:`tests.module_db.module_rows`): each test changes them in its own savepoint, rolled back
-    after it."""
-    from django.contrib.auth import get_user_model
-
-    user = get_user_model().objects.create_user("ведущий", password=PASSWORD, is_staff=True)
-    return {"gm": user.pk, "game": make_game(user, players=7, seed="texts-seed").pk}
-
-
-world = module_rows(_world)
-
-
-@pytest.fixture
-def gm(world: dict[str, int], django_user_model: Any) -> Any:
-    return django_user_model.objects.get(pk=world["gm"])
+world, gm = module_gm(lambda gm: {"game": make_game(gm, players=7, seed="texts-seed").pk})
 
 
 @pytest.fixture
