@@ -165,7 +165,9 @@ def _cold() -> None:
         cached.cache_clear()
     gmtext_tags._agree.cache_clear()
     grammar_tags._plural.cache_clear()  # the messages' own count/plural filters
-    messages._REFUSAL_NAMES.clear()
+    # The refusals' text names go; the message templates stay compiled, as in a running
+    # process: what is measured is the GM's texts.
+    messages.clear_caches(templates=False)
 
 
 @dataclass

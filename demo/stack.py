@@ -101,9 +101,9 @@ def servers(options: DemoOptions) -> list[Service]:
         ),
         Service(
             "localvk",
-            # ``python -m localvk`` (no Django: every option is given here), not ``manage.py
-            # runlocalvk`` (the same server with defaults from the settings): the project's
-            # settings and apps are not loaded for nothing.
+            # ``python -m localvk``: the local VK server alone. It needs nothing of Django (the
+            # stack gives every option here, so no default has to come from the settings), so
+            # the process neither reads the project's settings nor loads its apps.
             [
                 sys.executable,
                 "-m",

@@ -185,6 +185,16 @@ def _refusal_name(violation: type[RuleViolation]) -> str | None:
     return name
 
 
+def clear_caches(*, templates: bool = True) -> None:
+    """Forget what this process has cached about the texts: which text each refusal class
+    reads and, unless ``templates`` is False, the compiled message templates (the engine
+    and its cached loader). For a process whose text files change, or a measure of cold
+    renders (bench/gmtext.py)."""
+    _REFUSAL_NAMES.clear()
+    if templates:
+        engine.cache_clear()
+
+
 def render_template(template: Template, context: dict[str, Any]) -> str:
     try:
         text = template.render(Context(context, autoescape=False))

@@ -21,6 +21,8 @@ import pytest
 HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"
 FULL_CHROMIUM = "/usr/bin/chromium"
 CHROMIUM = HEADLESS_SHELL if os.path.exists(HEADLESS_SHELL) else FULL_CHROMIUM
+#: Why a browser test is skipped without a Chromium: the same reason for every one of them.
+CHROMIUM_MISSING = f"{CHROMIUM} is missing (apt-get install chromium chromium-headless-shell)"
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",

@@ -91,18 +91,33 @@ class RunbotThread:
             connections.close_all()  # this thread's (community_sync_env)
 
     def __enter__(self) -> RunbotThread:
-        # serve() sets no signal handler off the main thread: stop() does their work.
+        # serve() sets no signal handler off the main thread: stop() does their work. The
+        # module's constant is back as it was once the thread has ended or failed to start.
         setattr(runbot, "STOP_SIGNALS", ())  # noqa: B010 - a module constant, for a while
-        self._thread.start()
-        self.started.wait(60)
+        try:
+            self._thread.start()
+            if not self.started.wait(60):
+                raise AssertionError(f"runbot did not start in 60 s\n{self.output()}")
+            if self._error is not None or self.loop is None:
+                raise AssertionError(f"runbot failed to start: {self._error!r}\n{self.output()}")
+        except BaseException:
+            self.stop()
+            raise
         return self
 
     def stop(self) -> None:
-        if self.loop is not None and self.supervisor is not None and self._thread.is_alive():
-            self.loop.call_soon_threadsafe(self.supervisor.request_stop)
-        self._thread.join(30)
-        setattr(runbot, "STOP_SIGNALS", self._signals)  # noqa: B010
-        assert not self._thread.is_alive(), "runbot did not stop"
+        try:
+            loop, supervisor = self.loop, self.supervisor
+            if loop is not None and supervisor is not None and self._thread.is_alive():
+                try:
+                    loop.call_soon_threadsafe(supervisor.request_stop)
+                except RuntimeError:  # the loop has closed: the thread is ending on its own
+                    pass
+            if self._thread.ident is not None:  # started
+                self._thread.join(30)
+        finally:
+            setattr(runbot, "STOP_SIGNALS", self._signals)  # noqa: B010
+        assert not self._thread.is_alive(), f"runbot did not stop in 30 s\n{self.output()}"
         if self._error is not None:
             raise AssertionError(f"runbot failed: {self._error!r}\n{self.output()}")
 

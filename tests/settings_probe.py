@@ -15,10 +15,13 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import signal
 import sys
 import tempfile
+import threading
 import traceback
 from pathlib import Path
+from types import FrameType
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,18 +46,41 @@ PRELOAD = (
 )
 
 
+#: Seconds a run may take: a run that hangs ends with a failure of its own (SIGALRM) rather
+#: than holding up the whole batch until run_manage_all's timeout.
+RUN_SECONDS = 60
+
+
 def preload(names: tuple[str, ...]) -> None:
+    """Import ``names``; one that fails is reported on stderr (the run that needs it imports it
+    again, and fails saying why), the others are still imported."""
     for name in names:
         try:
             importlib.import_module(name)
-        except Exception:  # the run that needs it imports it, and says why it fails
-            pass
+        except Exception:
+            print(f"settings_probe: preloading {name} failed:", file=sys.stderr)
+            traceback.print_exc()
+
+
+def check_fork_safe() -> None:
+    """What makes a fork give each run a fresh start: no settings read yet (each child reads
+    its own environment's), no thread but this one (a fork copies only the caller, and any lock
+    another thread holds stays held), none of the project's config imported (it reads the
+    environment as it is imported)."""
+    from django.conf import settings
+
+    assert not settings.configured, "Django's settings were configured before the fork"
+    assert threading.active_count() == 1, f"threads alive before the fork: {threading.enumerate()}"
+    config = sorted(m for m in sys.modules if m == "config" or m.startswith("config."))
+    assert not config, f"imported before the fork: {config}"
 
 
 def child(args: list[str], environ: dict[str, str], out: int, err: int) -> None:
     """In the forked child: ``python manage.py ARGS`` in ``environ``; never returns."""
     code = 1
     try:
+        signal.signal(signal.SIGALRM, timed_out)
+        signal.alarm(RUN_SECONDS)
         os.environ.clear()
         os.environ.update(environ)
         os.chdir(ROOT)
@@ -87,7 +113,20 @@ def child(args: list[str], environ: dict[str, str], out: int, err: int) -> None:
             os._exit(code)
 
 
+def timed_out(signum: int, frame: FrameType | None) -> None:
+    """The child's SIGALRM: where the run hung, on its stderr, and the end of the child (an
+    exception could be caught by the code that hangs)."""
+    try:
+        print(f"manage.py {' '.join(sys.argv[1:])} ran for more than {RUN_SECONDS} s, in:",
+              file=sys.stderr)  # fmt: skip
+        traceback.print_stack(frame, file=sys.stderr)
+        sys.stderr.flush()
+    finally:
+        os._exit(124)
+
+
 def run(args: list[str], environ: dict[str, str]) -> list[object]:
+    check_fork_safe()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         sys.stdout.flush()
         sys.stderr.flush()

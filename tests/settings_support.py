@@ -1,6 +1,6 @@
-"""``manage.py`` in a clean environment, as a deployment runs it: one command per process
-(:func:`run_manage`), or many, each in an environment of its own, from one started Python
-(:func:`run_manage_all`, tests/settings_probe.py)."""
+"""``manage.py`` in a clean environment, as a deployment runs it: many commands, each in an
+environment of its own, from one started Python (:func:`run_manage_all`,
+tests/settings_probe.py)."""
 
 from __future__ import annotations
 
@@ -51,20 +51,6 @@ def clean_environ(tmp_path: Path, debug: str | None = "true", **overrides: str) 
     return environ
 
 
-def run_manage(
-    *args: str, tmp_path: Path, debug: str | None = "true", **overrides: str
-) -> subprocess.CompletedProcess[str]:
-    """Run ``manage.py`` in a process of its own, in :func:`clean_environ`."""
-    return subprocess.run(
-        [sys.executable, str(ROOT / "manage.py"), *args],
-        cwd=ROOT,
-        env=clean_environ(tmp_path, debug, **overrides),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
 def run_manage_named(
     runs: Mapping[str, tuple[Sequence[str], dict[str, str]]],
 ) -> dict[str, subprocess.CompletedProcess[str]]:
@@ -90,6 +76,9 @@ def run_manage_all(
         timeout=60 + 60 * len(payload),
     )
     assert probe.returncode == 0, probe.stderr
+    sys.stderr.write(
+        probe.stderr
+    )  # what the probe reported (a preload that failed): pytest shows it
     return [
         subprocess.CompletedProcess([sys.executable, "manage.py", *args], code, out, err)
         for (args, _), (code, out, err) in zip(runs, json.loads(probe.stdout), strict=True)

@@ -28,7 +28,7 @@ from demo import config
 from demo.sim.brain import suspects
 from demo.sim.knowledge import Table
 from gameplay.rules import Role, RoleCounts, deal_for_roster
-from tests.browser_support import CHROMIUM
+from tests.browser_support import CHROMIUM, CHROMIUM_MISSING
 from tests.demo.conftest import Demo, alive, child_pids, start_demo
 
 STARTUP_SECONDS = 120
@@ -38,7 +38,7 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(
         not os.path.exists(CHROMIUM) and not os.environ.get("CI"),
-        reason=f"{CHROMIUM} is missing (apt-get install chromium); CI installs it",
+        reason=f"{CHROMIUM_MISSING}; CI installs it",
     ),
 ]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import threading
 import time
 from typing import cast
 
@@ -52,13 +53,22 @@ def test_rq_works_across_clients_and_sigterm_stops_it() -> None:
 
 
 def test_a_busy_port_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
-    # The first stand-in holds the port (in this process: its start is the test above's); the
-    # second one's main() is the module's entry point (``sys.exit(main())``), without the cost
-    # of another Python importing fakeredis only to be refused.
+    # A stand-in made in this process holds the port; the second one is the module's main()
+    # (the entry point is ``sys.exit(main())``), without the cost of another Python importing
+    # fakeredis only to be refused. main() runs in a daemon thread joined with a timeout: were
+    # the port taken after all, it would serve (or fail setting its signal handlers off the main
+    # thread) rather than hold up the test.
     first = RedisStandIn("127.0.0.1", free_port())
     try:
         port = cast("tuple[str, int]", first.server_address)[1]
-        assert main(["--port", str(port)]) == 2
+        returned: list[int] = []
+        second = threading.Thread(
+            target=lambda: returned.append(main(["--port", str(port)])), daemon=True
+        )
+        second.start()
+        second.join(10)
+        assert not second.is_alive(), "the second stand-in listened on the busy port"
+        assert returned == [2]
         assert "cannot listen" in capsys.readouterr().err
     finally:
         first.server_close()

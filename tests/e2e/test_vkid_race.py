@@ -62,8 +62,8 @@ SLOW = 1.0
 #:
 #: One process sets Django up and imports the delivery (vkbottle and all: two CPU-seconds and
 #: more), then forks the two workers, separate processes from there on, each with its own log
-#: and its own database connection and Redis pool (nothing is connected before the fork). It
-#: exits 0 only when both did.
+#: and its own database connection and Redis pool: before the fork, no database connection is
+#: open and no other thread runs (both checked). It exits 0 only when both did.
 WORKERS = """
 import os, pathlib, sys, time, traceback, django
 django.setup()
@@ -91,6 +91,10 @@ def worker(n):
     while not (barrier / "go").exists() and time.time() < deadline:
         time.sleep(0.02)
     print("report", drain(max_seconds=25.0, wait_up_to=1.0).as_dict(), flush=True)
+import threading
+from django.db import connections
+assert all(c.connection is None for c in connections.all()), "a database connection before the fork"
+assert threading.active_count() == 1, f"threads before the fork: {{threading.enumerate()}}"
 children = []
 for n in range(2):
     pid = os.fork()

@@ -61,8 +61,8 @@ STEP = 0.8 * LIFETIME
 
 @pytest.fixture
 def vk(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[RunningServer]:
-    # The delivery reads a community's credentials again after a second (not five): a sign-in
-    # again reaches it that much sooner.
+    # The delivery reads a community's credentials again after a second: a test waits only that
+    # long (and a little) for a new sign-in to reach it.
     monkeypatch.setattr(senders, "REFRESH_SECONDS", 1.0)
     settings.OUTBOX_DELIVERY_ENABLED = False  # the test drains the Outbox itself
     settings.SIGNUP_LIST_SECONDS = 1  # a list posted after each sign-up (they are seconds apart)

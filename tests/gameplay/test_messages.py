@@ -1209,3 +1209,20 @@ def test_a_zone_that_is_no_zone_reads_as_moscow(name: str) -> None:
     assert zone_label(name) == "МСК"
     assert moment(datetime(2026, 12, 1, 11, 33, tzinfo=UTC), name) == "01.12 14:33 МСК"
     assert name == "" or known_zone(name) is None
+
+
+def test_clear_caches_forgets_the_refusals_texts_and_the_templates_unless_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from gameplay.rules.errors import InvalidCommand
+
+    monkeypatch.setattr(messages, "_REFUSAL_NAMES", {})
+    text = messages.refusal(InvalidCommand())
+    assert InvalidCommand in messages._REFUSAL_NAMES
+    compiled = messages.engine()
+    messages.clear_caches(templates=False)
+    assert messages._REFUSAL_NAMES == {}
+    assert messages.engine() is compiled
+    messages.clear_caches()
+    assert messages.engine() is not compiled
+    assert messages.refusal(InvalidCommand()) == text  # read again, the same

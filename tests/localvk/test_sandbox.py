@@ -14,7 +14,7 @@ from vkbottle import API
 from gameplay import buttons
 from gameplay.buttons import Button, Payload
 from localvk import Communities, RunningServer, running_server
-from tests.browser_support import CHROMIUM, CHROMIUM_ARGS
+from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, CHROMIUM_MISSING
 from tests.localvk.support import ADMIN_ID, GROUP_ID, make_state
 from vkbot.keyboards import button, of_row
 
@@ -403,7 +403,7 @@ async def test_times_are_moscow_time_as_the_texts_say(
 
 @pytest.mark.browser
 @pytest.mark.slow
-@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} is missing")
+@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=CHROMIUM_MISSING)
 async def test_the_page_opens_the_community_its_address_names() -> None:
     """``?group_id=`` in the page's address wins over the community picked last time on the
     browser; picking another writes it into the address. Times read in Moscow's, on a browser

@@ -15,12 +15,13 @@ import textwrap
 import threading
 import time
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from bench.procs import ProcessError, wait_for
 from ops import supervisor as sup
-from ops.supervisor import Interrupted, Service, StartupError, Supervisor
+from ops.supervisor import Child, Interrupted, Service, StartupError, Supervisor
 from tests.process_support import PROJECT, alive
 
 pytestmark = pytest.mark.slow
@@ -182,7 +183,8 @@ def test_stop_kills_a_stubborn_service_and_its_children(tmp_path: Path) -> None:
 
 def test_a_crashed_service_is_restarted_then_given_up(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sup, "MAX_RESTARTS", 2)
-    monkeypatch.setattr(sup, "MAX_RESTART_DELAY", 0.1)  # not 1 s, then 2 s
+    # Short waits: here the count of restarts matters; the back-off's growth has a test below.
+    monkeypatch.setattr(sup, "MAX_RESTART_DELAY", 0.1)
     out = io.StringIO()
     supervisor = make(out)
     flaky = script("print('ready', flush=True); import time; time.sleep(0.3)")
@@ -195,6 +197,43 @@ def test_a_crashed_service_is_restarted_then_given_up(monkeypatch: pytest.Monkey
     text = out.getvalue()
     assert text.count("restarting in") == 2
     assert "keeps failing: stopping" in text
+
+
+class RecordedWaits(threading.Event):
+    """A stop event whose waits return at once (no stop requested), each recorded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waits: list[float | None] = []
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waits.append(timeout)
+        return False
+
+
+def test_the_wait_before_a_restart_doubles_up_to_the_longest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    out = io.StringIO()
+    supervisor = Supervisor(
+        env=dict(os.environ), cwd=str(PROJECT), out=out, color=False, max_restarts=8
+    )
+    stop = RecordedWaits()
+    monkeypatch.setattr(supervisor, "_stop", stop)
+    restarted: list[int] = []
+    monkeypatch.setattr(supervisor, "_restart", restarted.append)
+    exited = Child(Service("flaky", ["unused"]), cast("subprocess.Popen[bytes]", None))
+    supervisor.children.append(exited)
+    for _ in range(8):
+        assert supervisor._recover(0, 1) is None
+    assert sup.MAX_RESTART_DELAY == 30.0
+    assert stop.waits == [1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0, 30.0]
+    assert restarted == [0] * 8
+    assert re.findall(r"restarting in (\d+) s", out.getvalue()) == [
+        "1", "2", "4", "8", "16", "30", "30", "30"
+    ]  # fmt: skip
+    assert supervisor._recover(0, 1) == 1  # the ninth exit within the window: given up
+    assert "keeps failing: stopping" in out.getvalue()
 
 
 def test_watch_returns_on_a_stop_request() -> None:

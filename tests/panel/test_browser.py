@@ -45,7 +45,7 @@ from gameplay.models import (
     SeatStatus,
 )
 from gameplay.rules import Role
-from tests.browser_support import CHROMIUM
+from tests.browser_support import CHROMIUM, CHROMIUM_MISSING
 from tests.gameplay.factories import number_of
 from tests.panel.conftest import PASSWORD
 from tests.panel.support import community_of
@@ -59,7 +59,7 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(
         not os.path.exists(CHROMIUM) and not os.environ.get("CI"),
-        reason=f"{CHROMIUM} is missing (apt-get install chromium); CI installs it",
+        reason=f"{CHROMIUM_MISSING}; CI installs it",
     ),
 ]
 

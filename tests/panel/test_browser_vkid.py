@@ -25,7 +25,7 @@ from gameplay.rules import RoleCounts
 from gameplay.services.common import post_board
 from gameplay.services.settings import game_open
 from localvk import LocalVK, ServerThread, token_fingerprint
-from tests.browser_support import CHROMIUM
+from tests.browser_support import CHROMIUM, CHROMIUM_MISSING
 from tests.panel.conftest import PASSWORD
 from tests.panel.test_browser import csp_violations, page  # noqa: F401 (the fixtures)
 from tests.runbot_support import RunbotThread
@@ -38,7 +38,7 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(
         not os.path.exists(CHROMIUM) and not os.environ.get("CI"),
-        reason=f"{CHROMIUM} is missing (apt-get install chromium); CI installs it",
+        reason=f"{CHROMIUM_MISSING}; CI installs it",
     ),
 ]
 
