@@ -141,7 +141,8 @@ class DeadlineTickerMixin:
         except RedisError as error:
             self._redis_lost(error)
             return
-        self._redis_back()
+        if pipeline is None:  # a heartbeat queued in a pipeline has not reached Redis yet
+            self._redis_back()
         self.enqueue_due_ticks()
         self.keep_deadlines_ticking()
 
