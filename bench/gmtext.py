@@ -28,7 +28,6 @@ from gameplay import gmtext, grammar, messages, themes
 from gameplay.messages import MessageError, render
 from gameplay.services.story import theme_text_check, worst_cases
 from gameplay.templatetags import gmtext as gmtext_tags
-from gameplay.templatetags import grammar as grammar_tags
 
 PLAYERS = 26
 #: VK's limit on the text each message is sent in.
@@ -164,7 +163,6 @@ def _cold() -> None:
     for cached in (gmtext_tags._decline, gmtext_tags._inflect, gmtext_tags._plural):
         cached.cache_clear()
     gmtext_tags._agree.cache_clear()
-    grammar_tags._plural.cache_clear()  # the messages' own count/plural filters
     # The refusals' text names go; the message templates stay compiled, as in a running
     # process: what is measured is the GM's texts.
     messages.clear_caches(templates=False)

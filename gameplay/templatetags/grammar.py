@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from django import template
@@ -11,10 +10,6 @@ from gameplay import grammar
 from gameplay.rules import Item, Role
 
 register = template.Library()
-
-#: The phrase agreed with a count, per phrase and form (:func:`gameplay.grammar.agreement`):
-#: pymorphy3 parses each phrase once per process, not once per message.
-_plural = lru_cache(maxsize=1024)(grammar.plural)
 
 
 def _person_case(value: Any, case: str, *, number: bool) -> str:
@@ -44,13 +39,13 @@ def name_case(value: Any, case_name: str) -> str:
 def count(n: Any, phrase: str) -> str:
     """«3 голоса»."""
     n = int(n)
-    return f"{n} {_plural(grammar.agreement(n), str(phrase))}"
+    return f"{n} {grammar.plural(grammar.agreement(n), str(phrase))}"
 
 
 @register.filter
 def plural(n: Any, phrase: str) -> str:
     """«голоса» (for 3): the phrase agreed, without the number."""
-    return _plural(grammar.agreement(int(n)), str(phrase))
+    return grammar.plural(grammar.agreement(int(n)), str(phrase))
 
 
 @register.filter
