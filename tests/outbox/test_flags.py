@@ -11,13 +11,22 @@ from gameplay.models import FlagKind, FlagStatus, Game, ModerationFlag, Outbox, 
 from outbox.flags import MAX_FLAG_LINES, add_flag_line, flag_failed_delivery
 from outbox.results import CREATE_CHAT_ASKED
 from tests.gameplay.factories import make_game, seat_no, vk_id
+from tests.module_db import module_rows
 
 pytestmark = pytest.mark.django_db
 
 
+def _day_one() -> int:
+    return make_game(n=5, start=True).pk
+
+
+_day_one_rows = module_rows(_day_one)
+
+
 @pytest.fixture
-def game() -> Game:
-    return make_game(n=5, start=True)
+def game(_day_one_rows: int) -> Game:
+    """Five players, Day 1 open (built once per module)."""
+    return Game.objects.get(pk=_day_one_rows)
 
 
 def outbox_row(game: Game, channel: str, **fields: Any) -> Outbox:

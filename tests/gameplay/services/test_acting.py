@@ -22,16 +22,24 @@ from tests.gameplay.factories import (
     to_night,
     vk_id,
 )
+from tests.module_db import module_rows
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def game() -> Game:
-    """Nine players, Night 1 open."""
+def _night_one() -> int:
     g = make_game(n=9, start=True)
     to_night(g)
-    return g
+    return g.pk
+
+
+_night_one_rows = module_rows(_night_one)
+
+
+@pytest.fixture
+def game(_night_one_rows: int) -> Game:
+    """Nine players, Night 1 open (built once per module)."""
+    return Game.objects.get(pk=_night_one_rows)
 
 
 def test_a_users_living_seat_is_found_in_the_database_or_in_the_seats_given(game: Game) -> None:

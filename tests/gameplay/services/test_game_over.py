@@ -11,18 +11,26 @@ from gameplay.rules import Act, Role, RoleCounts, Winner
 from gameplay.services.common import players
 from gameplay.services.game_over import counts, decisions, game_over_post, night_log
 from tests.gameplay.factories import act, civilians, make_game, number_of, seat, to_night, vk_id
+from tests.module_db import module_rows
 
 pytestmark = pytest.mark.django_db
 
 COUNTS = RoleCounts(mafia=3, commissar=1, doctor=0, maniac=1, civilian=5)
 
 
-@pytest.fixture
-def game() -> Game:
-    """Ten players (three mafia, no doctor), Night 1 open."""
+def _night_one() -> int:
     g = make_game(n=10, counts=COUNTS, start=True)
     to_night(g)
-    return g
+    return g.pk
+
+
+_night_one_rows = module_rows(_night_one)
+
+
+@pytest.fixture
+def game(_night_one_rows: int) -> Game:
+    """Ten players (three mafia, no doctor), Night 1 open (built once per module)."""
+    return Game.objects.get(pk=_night_one_rows)
 
 
 def test_the_composition_is_each_role_and_how_many_the_deal_gave_it(game: Game) -> None:

@@ -22,14 +22,22 @@ from tests.gameplay.factories import (
     seats,
     snapshot,
 )
+from tests.module_db import module_rows
 
 pytestmark = pytest.mark.django_db
 
 
+def _day_one() -> int:
+    return make_game(n=12, start=True).pk
+
+
+_day_one_rows = module_rows(_day_one)
+
+
 @pytest.fixture
-def game() -> Game:
-    """Twelve players (three mafia), Day 1 open."""
-    return make_game(n=12, start=True)
+def game(_day_one_rows: int) -> Game:
+    """Twelve players (three mafia), Day 1 open (built once per module)."""
+    return Game.objects.get(pk=_day_one_rows)
 
 
 def test_the_message_reaches_the_other_living_mafia_and_the_sender_is_told(game: Game) -> None:

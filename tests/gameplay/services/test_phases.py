@@ -20,16 +20,24 @@ from gameplay.services.phases import (
     night_open_locked,
 )
 from tests.gameplay.factories import board, current_phase, events, make_game, outbox, pms_to
+from tests.module_db import module_rows
 
 pytestmark = pytest.mark.django_db
 
 NOW = datetime(2025, 3, 2, 9, 0, tzinfo=UTC)
 
 
+def _dealt() -> int:
+    return make_game(n=9, deal=True).pk
+
+
+_dealt_rows = module_rows(_dealt)
+
+
 @pytest.fixture
-def dealt() -> Game:
-    """Nine players dealt, no phase yet."""
-    return make_game(n=9, deal=True)
+def dealt(_dealt_rows: int) -> Game:
+    """Nine players dealt, no phase yet (built once per module)."""
+    return Game.objects.get(pk=_dealt_rows)
 
 
 def opened(game: Game, opener: Callable[..., Phase], number: int) -> Phase:

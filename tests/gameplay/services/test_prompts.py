@@ -40,16 +40,24 @@ from tests.gameplay.factories import (
     to_night,
     vote,
 )
+from tests.module_db import module_rows
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def game() -> Game:
-    """Nine players, Night 1 open."""
+def _night_one() -> int:
     g = make_game(n=9, start=True)
     to_night(g)
-    return g
+    return g.pk
+
+
+_night_one_rows = module_rows(_night_one)
+
+
+@pytest.fixture
+def game(_night_one_rows: int) -> Game:
+    """Nine players, Night 1 open (built once per module)."""
+    return Game.objects.get(pk=_night_one_rows)
 
 
 def payloads(keyboard: dict[str, Any]) -> list[Payload]:

@@ -11,13 +11,22 @@ from gameplay.refusals import NotAChat
 from gameplay.services.replies import SNACKBAR_MAX, answer_event, board_reply, chat_reply, reply
 from outbox.results import EDIT
 from tests.gameplay.factories import make_game, topic_of
+from tests.module_db import module_rows
 
 pytestmark = pytest.mark.django_db
 
 
+def _recruiting() -> int:
+    return make_game(n=3).pk
+
+
+_recruiting_rows = module_rows(_recruiting)
+
+
 @pytest.fixture
-def game() -> Game:
-    return make_game(n=3)
+def game(_recruiting_rows: int) -> Game:
+    """Three players signed up, not dealt (built once per module)."""
+    return Game.objects.get(pk=_recruiting_rows)
 
 
 def stored(row: Outbox) -> Outbox:

@@ -22,15 +22,24 @@ from gameplay.services.spectators import spectator_chat_create
 from outbox.leases import outbox_claim
 from outbox.outcomes import Settlement
 from tests.gameplay.factories import events, make_game, vk_id
+from tests.module_db import module_rows
 
 pytestmark = pytest.mark.django_db
 
 CHAT = 2_000_000_012
 
 
+def _day_one() -> int:
+    return make_game(n=5, start=True).pk
+
+
+_day_one_rows = module_rows(_day_one)
+
+
 @pytest.fixture
-def game() -> Game:
-    return make_game(n=5, start=True)
+def game(_day_one_rows: int) -> Game:
+    """Five players, Day 1 open (built once per module)."""
+    return Game.objects.get(pk=_day_one_rows)
 
 
 def settle_all(chat: int | None = None, added: list[int] | None = None) -> int:
