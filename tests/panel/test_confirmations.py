@@ -18,6 +18,7 @@ from tests.panel.support import (
     close_now,
     living,
     make_game,
+    module_gm,
     night_round,
     seats_by_role,
     vote_round,
@@ -42,9 +43,13 @@ def open_phase(game: Game) -> Phase:
     return Phase.objects.get(game=game, status__in=[PhaseStatus.OPEN, PhaseStatus.REVIEW])
 
 
+world, gm = module_gm(lambda gm: {"game": make_game(gm, players=7, seed="confirm-seed").pk})
+
+
 @pytest.fixture
-def game(gm: Any) -> Game:
-    return make_game(gm, players=7, seed="confirm-seed")
+def game(world: dict[str, int]) -> Game:
+    """Seven players, Day 1 open, run by ``gm`` (built once per module)."""
+    return Game.objects.get(pk=world["game"])
 
 
 def test_closing_a_day_shows_the_execution_and_the_strikes_first(

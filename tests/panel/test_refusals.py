@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from gameplay.models import Game, GameEvent, Seat
 from gameplay.refusals import NoSuchSignup, PhaseChanged
-from tests.panel.support import living, make_game
+from tests.panel.support import living, make_game, module_gm
 
 pytestmark = pytest.mark.django_db
 
@@ -25,9 +25,13 @@ def msgs(response: Any) -> list[str]:
     return [str(m) for m in response.context["messages"]]
 
 
+world, gm = module_gm(lambda gm: {"game": make_game(gm, players=7, seed="refusals-seed").pk})
+
+
 @pytest.fixture
-def game(gm: Any) -> Game:
-    return make_game(gm, players=7, seed="refusals-seed")
+def game(world: dict[str, int]) -> Game:
+    """Seven players, Day 1 open, run by ``gm`` (built once per module)."""
+    return Game.objects.get(pk=world["game"])
 
 
 def test_a_refused_form_is_shown_again_as_typed_with_the_reason(
