@@ -61,6 +61,8 @@ def signups_refused(*, game: Game, entries: Sequence[SignupEntry], reserve: bool
     game locked; None: none). The game's state refuses the first; a VK user among the players
     or the reserve already, or earlier in ``entries``, is refused as signed up already. One
     query."""
+    if not entries:
+        return None
     try:
         signup_open_check(game=game, reserve=reserve)
     except InvalidCommand as refusal:
