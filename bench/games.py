@@ -64,10 +64,10 @@ def create_game(number: int, *, start: bool = True, **settings: Any) -> BenchGam
             topic_id=number,
             **settings,
         )
-        for n in range(1, PLAYERS + 1):
-            services.signup_create(
-                game_id=game.pk, vk_user_id=vk_user(number, n), name=f"Игрок {n}"
-            )
+        entries = [
+            services.SignupEntry(vk_user(number, n), f"Игрок {n}") for n in range(1, PLAYERS + 1)
+        ]
+        services.signups_create(game_id=game.pk, entries=entries)
         if start:
             services.game_deal_fixed(game_id=game.pk, assignment=deal_26(), by=Actor.gm("bench"))
             services.game_start(game_id=game.pk, by=Actor.gm("bench"))

@@ -11,7 +11,8 @@ call the same command for the same action (a vote is ``votes.vote_submit`` wheth
 number or a VK user casts it; a sign-up is ``signup.signup_create`` from VK or the panel).
 
 - ``setup``: creating a game, the start; ``deal``: the rounds of the deal, the deal;
-  ``signup``: signing up, the reserve, withdrawal, the GM's lists and removals;
+  ``signup``: signing up, the reserve, withdrawal, the GM's lists and removals
+  (``signup_batch``: many sign-ups in one go);
   ``settings``: a game's settings and GMs (the panel's «Настройки»).
 - ``phases``: opening days and nights, the end of the game (``game_over``: the end-of-game
   post's facts);
@@ -41,7 +42,7 @@ Layers (a module imports only modules below it; ``|`` separates independent ones
 
     deadlines | moderation | settle
     actions | discipline | settings | signup | spectators | story | votes
-    day | night | setup
+    day | night | setup | signup_batch
     publication
     mafia | phases | deal
     prompts | replies | retries
@@ -62,11 +63,13 @@ from .night import (
 from .phases import game_end
 from .setup import game_create, game_start
 from .signup import signup_create, signup_withdraw
+from .signup_batch import SignupEntry, signups_create
 from .votes import VoteOutcome, vote_submit
 
 __all__ = [
     "ActionOutcome",
     "DealSummary",
+    "SignupEntry",
     "VoteOutcome",
     "day_close",
     "deal_round_new",
@@ -84,6 +87,7 @@ __all__ = [
     "seat_replace",
     "signup_create",
     "signup_withdraw",
+    "signups_create",
     "strike_forgive",
     "strike_give",
     "vote_submit",

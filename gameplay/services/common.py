@@ -40,6 +40,7 @@ from gameplay.selectors.table import current_phase as current_phase
 from gameplay.selectors.table import players as players
 from gameplay.selectors.table import table_of as table_of
 from gameplay.unit_of_work import txcache
+from outbox import dbrows
 from outbox.queue import request_delivery
 
 #: Recipients of one messages.send (VK.md: peer_ids up to 100).
@@ -173,18 +174,41 @@ def log_event(
     pipeline keeps the game, the handle counts the seq on, so logging past it would repeat a
     seq (refused)."""
     kind = EventKind(kind)
-    if unit_of_work.kept_game(game.pk) is not None:
-        raise RuntimeError(f"game {game.pk} is kept: log through its unit of work")
-    unit_of_work.flush()  # the log's queued rows count
     return GameEvent.objects.create(
         game=game,
-        seq=unit_of_work.next_event_seq(game),
+        seq=_next_seq(game),
         kind=kind,
         actor=by,
         phase=phase,
         override=override,
         data=data,
     )
+
+
+def log_events(
+    *, game: Game, kind: EventKind, events: Sequence[tuple[Actor, dict[str, Any]]]
+) -> list[GameEvent]:
+    """Append events of one kind, each ``(by, data)``, as :func:`log_event` appends them one
+    by one (consecutive seqs, in order; no phase, no override), in one insert."""
+    kind = EventKind(kind)
+    if not events:
+        return []
+    first = _next_seq(game)
+    rows = [
+        GameEvent(game=game, seq=first + i, kind=kind, actor=by, data=data)
+        for i, (by, data) in enumerate(events)
+    ]
+    dbrows.insert(rows)
+    return rows
+
+
+def _next_seq(game: Game) -> int:
+    """The seq of the game's next event, the log's queued rows written first; refused while the
+    pipeline keeps the game (its handle counts the seq on: see :func:`log_event`)."""
+    if unit_of_work.kept_game(game.pk) is not None:
+        raise RuntimeError(f"game {game.pk} is kept: log through its unit of work")
+    unit_of_work.flush()  # the log's queued rows count
+    return unit_of_work.next_event_seq(game)
 
 
 def _stamp_groups(rows: list[Outbox]) -> None:

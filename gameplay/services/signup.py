@@ -36,24 +36,20 @@ from gameplay.refusals import (
     PlayerLineBad,
     PlayerLineDuplicate,
     PlayerListEmpty,
-    RecruitmentClosed,
     RemovalWhileRunning,
-    SignupClosed,
     WithdrawTooLate,
 )
 from gameplay.rules.errors import InvalidCommand
 
 from .common import lock_game, log_event, queue_outbox, send_message
 from .deal import discard_deal
+from .signup_batch import SignupEntry, signup_open_check, signups_refused, signups_seat
 from .vkrefs import parse_vk_user
 
 
 def _check_signup(game: Game, vk_user_id: int, *, reserve: bool) -> None:
     """Refuse a sign-up the game's state does not allow, or one already made."""
-    if game.status not in (GameStatus.RECRUITING, GameStatus.DEALT, GameStatus.RUNNING):
-        raise SignupClosed()
-    if not reserve and game.status != GameStatus.RECRUITING:
-        raise RecruitmentClosed()
+    signup_open_check(game=game, reserve=reserve)
     existing = Seat.objects.filter(
         game=game, vk_user_id=vk_user_id, status__in=[SeatStatus.PLAYER, SeatStatus.RESERVE]
     ).first()
@@ -283,19 +279,21 @@ def player_add(
 
 @transaction.atomic
 def players_add_bulk(*, game_id: int, by: Actor, text: str, reserve: bool = False) -> list[Seat]:
-    """Add many players at once: all of them, or (on any refusal) none."""
+    """Add many players at once, as ``player_add`` line by line: all of them, or (on any
+    refusal) none, the first line refused named (``NobodyAdded``)."""
     lines = parse_player_lines(text=text)
-    seats = []
-    for line in lines:
-        try:
-            seats.append(
-                player_add(
-                    game_id=game_id, by=by, vk=line.vk_user_id, name=line.name, reserve=reserve
-                )
-            )
-        except InvalidCommand as e:
-            raise NobodyAdded(vk_user_id=line.vk_user_id, why=e.reason) from None
-    return seats
+    entries = [SignupEntry(x.vk_user_id, x.name.strip() or _unnamed(x.vk_user_id)) for x in lines]
+    try:
+        game = lock_game(game_id=game_id)
+    except InvalidCommand as e:
+        raise NobodyAdded(vk_user_id=entries[0].vk_user_id, why=e.reason) from None
+    refused = signups_refused(game=game, entries=entries, reserve=reserve)
+    if refused is not None:
+        error = refused.error
+        if isinstance(error, AlreadySignedUp):  # in the GM's words, as player_add's
+            error = PlayerAlreadyListed(player=refused.listed, reserve=error.params.get("reserve"))
+        raise NobodyAdded(vk_user_id=refused.entry.vk_user_id, why=error.reason)
+    return signups_seat(game=game, entries=entries, reserve=reserve, by=by)
 
 
 @transaction.atomic

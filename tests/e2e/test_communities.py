@@ -22,7 +22,7 @@ from gameplay.services.day import day_close
 from gameplay.services.deal import game_deal
 from gameplay.services.settings import game_open
 from gameplay.services.setup import game_start
-from gameplay.services.signup import signup_create
+from gameplay.services.signup_batch import SignupEntry, signups_create
 from localvk import Communities, LocalVK, ServerThread, token_fingerprint
 from tests.gameplay.factories import topic_of
 from tests.runbot_support import run_runbot
@@ -57,8 +57,11 @@ def open_game(gm: Any, state: LocalVK, group: int) -> Game:
                      seed=f"seed-{group}")  # fmt: skip
     for n, vk_id in enumerate(PEOPLE[group], 1):
         state.add_user(vk_id, f"Игрок{n}", f"Община{group}")
-        signup_create(game_id=game.pk, vk_user_id=vk_id, name=f"Игрок{n} Община{group}",
-                      pm_allowed=True)  # fmt: skip
+    entries = [
+        SignupEntry(vk_id, f"Игрок{n} Община{group}", pm_allowed=True)
+        for n, vk_id in enumerate(PEOPLE[group], 1)
+    ]
+    signups_create(game_id=game.pk, entries=entries)
     game_deal(game_id=game.pk)
     game_start(game_id=game.pk)
     return Game.objects.get(pk=game.pk)

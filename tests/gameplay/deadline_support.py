@@ -59,8 +59,8 @@ def started_game(
     if reminders is not None:
         settings["reminders"] = reminders
     game = services.game_create(name=name, counts=COUNTS, **settings)
-    for seat in ROLES:
-        services.signup_create(game_id=game.pk, vk_user_id=vk(seat), name=f"Игрок {seat}")
+    entries = [services.SignupEntry(vk(seat), f"Игрок {seat}") for seat in ROLES]
+    services.signups_create(game_id=game.pk, entries=entries)
     services.game_deal_fixed(
         game_id=game.pk, assignment={n: (role, None) for n, role in ROLES.items()}
     )

@@ -100,8 +100,8 @@ def make_game(
     game = services.game_create(
         name=name, counts=counts or default_counts(n), by=Actor.gm("test"), seed=seed, **settings
     )
-    for i in range(1, n + 1):
-        services.signup_create(game_id=game.pk, vk_user_id=vk_id(i), name=player_name(i))
+    entries = [services.SignupEntry(vk_id(i), player_name(i)) for i in range(1, n + 1)]
+    services.signups_create(game_id=game.pk, entries=entries)
     if deal or start:
         services.game_deal(game_id=game.pk, by=Actor.gm("test"))
     if start:

@@ -60,9 +60,8 @@ def _game(counts: RoleCounts, deal: Mapping[int, tuple[Role, Item | None]], topi
     game = services.game_create(
         name="Бюджет", counts=counts, topic_id=topic, vk_group_id=community_id()
     )
-    for n in range(1, PLAYERS + 1):
-        name = NAMES[n - 1]
-        services.signup_create(game_id=game.pk, vk_user_id=topic * 100 + n, name=name)
+    entries = [services.SignupEntry(topic * 100 + n, NAMES[n - 1]) for n in range(1, PLAYERS + 1)]
+    services.signups_create(game_id=game.pk, entries=entries)
     services.game_deal_fixed(game_id=game.pk, assignment=deal)
     return game
 

@@ -28,8 +28,8 @@ def started_game() -> int:
     game = services.game_create(
         name="Гонка", counts=COUNTS, seed="race", vk_group_id=community_id()
     )
-    for i in range(COUNTS.total):
-        services.signup_create(game_id=game.pk, vk_user_id=5000 + i, name=f"Игрок {i}")
+    entries = [services.SignupEntry(5000 + i, f"Игрок {i}") for i in range(COUNTS.total)]
+    services.signups_create(game_id=game.pk, entries=entries)
     services.game_deal(game_id=game.pk)
     services.game_start(game_id=game.pk)
     return game.pk

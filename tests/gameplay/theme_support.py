@@ -55,8 +55,8 @@ def seven_players(texts: dict[str, str], *, start: bool = True, **settings: Any)
         day_length=timedelta(hours=24),
         **settings,
     )
-    for n in range(1, 8):
-        services.signup_create(game_id=game.pk, vk_user_id=66_000 + n, name=f"Игрок {n}")
+    entries = [services.SignupEntry(66_000 + n, f"Игрок {n}") for n in range(1, 8)]
+    services.signups_create(game_id=game.pk, entries=entries)
     roles = {n: (Role.MAFIA if n == 1 else Role.CIVILIAN, None) for n in range(1, 8)}
     services.game_deal_fixed(game_id=game.pk, assignment=roles)
     Game.objects.filter(pk=game.pk).update(theme_texts=texts)

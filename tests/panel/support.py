@@ -53,8 +53,8 @@ def make_game(
         seed=seed,
         **settings,
     )
-    for i in range(players):
-        services.signup_create(game_id=game.pk, vk_user_id=vk_base + i + 1, name=f"Игрок {i + 1}")
+    entries = [services.SignupEntry(vk_base + i, f"Игрок {i}") for i in range(1, players + 1)]
+    services.signups_create(game_id=game.pk, entries=entries)
     if deal:
         services.game_deal(game_id=game.pk)
     if start:

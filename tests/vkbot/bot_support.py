@@ -88,8 +88,8 @@ def make_game(
     game = services.game_create(
         name="Машина времени", counts=counts, by=Actor.gm("test"), **settings
     )
-    for i in range(1, n + 1):
-        services.signup_create(game_id=game.pk, vk_user_id=vk_base + i, name=names[i - 1])
+    entries = [services.SignupEntry(vk_base + i, names[i - 1]) for i in range(1, n + 1)]
+    services.signups_create(game_id=game.pk, entries=entries)
     if start:
         services.game_deal_fixed(game_id=game.pk, assignment=roles, by=Actor.gm("test"))
         services.game_start(game_id=game.pk, by=Actor.gm("test"))

@@ -73,8 +73,8 @@ def make_game(topic_id: int | None = None, players: int = 0, **fields: Any) -> G
     game = services.game_create(
         name="Машина времени", counts=counts, by=Actor.gm("test"), topic_id=topic_id, **fields
     )
-    for number in range(1, players + 1):
-        services.signup_create(game_id=game.pk, vk_user_id=1000 + number, name=f"Игрок {number}")
+    entries = [services.SignupEntry(1000 + n, f"Игрок {n}") for n in range(1, players + 1)]
+    services.signups_create(game_id=game.pk, entries=entries)
     Outbox.objects.filter(game=game).delete()
     return game
 

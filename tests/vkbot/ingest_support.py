@@ -81,8 +81,8 @@ def make_game(name: str = "Тест приёма событий", topic_id: int 
         topic_id=topic_id,
         vk_group_id=community_id(),
     )
-    for n in range(1, len(ROLES) + 1):
-        services.signup_create(game_id=game.pk, vk_user_id=VK_BASE + n, name=f"Игрок {n}")
+    entries = [services.SignupEntry(VK_BASE + n, f"Игрок {n}") for n in range(1, len(ROLES) + 1)]
+    services.signups_create(game_id=game.pk, entries=entries)
     assignment: dict[int, tuple[Role, Item | None]] = {
         n: (role, None) for n, role in enumerate(ROLES, start=1)
     }
