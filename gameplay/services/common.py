@@ -211,11 +211,12 @@ def _stamp_groups(rows: list[Outbox]) -> None:
 def queue_outbox(*, rows: list[Outbox]) -> list[Outbox]:
     """Write Outbox rows — the one way any code writes them, so every row of a game goes out
     as the game's community — (inserted at the end of the pipeline's transaction when it keeps
-    games, in the order queued: :func:`gameplay.unit_of_work.defer`; now otherwise) and have
-    the delivery drain them once the transaction commits."""
+    games, in the order queued: :func:`gameplay.unit_of_work.defer`; now otherwise, in plain
+    SQL: :func:`outbox.dbrows.insert`) and have the delivery drain them once the transaction
+    commits."""
     _stamp_groups(rows)
     if rows and not unit_of_work.defer(rows):
-        rows = Outbox.objects.bulk_create(rows)
+        dbrows.insert(rows)
     if rows:
         request_delivery()
     return rows
