@@ -224,10 +224,13 @@ def targets_keyboard(
     offset: int = 0,
     color: str = SECONDARY,
     extra: Sequence[Button] = (),
+    memo: dict[Any, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """An inline keyboard of target seats (``(number, name)``), paged: each target button is
     ``base`` with ``t`` set; «◀»/«▶» buttons are ``base`` with another offset. ``extra`` buttons
-    (at most 2) go in the last row."""
+    (at most 2) go in the last row. ``memo``: the keyboards built so far for a batch of
+    messages (many players get the same page), by what they are built from; a keyboard found
+    there is returned as it is (the same object), one built is added."""
     targets = list(targets)
     extra = list(extra)[:2]
     size = PAGE_SIZE - len(extra)
@@ -238,19 +241,27 @@ def targets_keyboard(
         last = (max(len(targets) - 1, 0) // size) * size
         offset = max(0, min(offset - offset % size, last))
         page = targets[offset : offset + size]
+    back = not whole and offset > 0
+    forward = not whole and offset + size < len(targets)
+    key = (tuple(page), base, color, tuple(extra), offset, back, forward)
+    if memo is not None and key in memo:
+        return memo[key]
     rows = chunks(
         [Button(target_label(n, name), base.but(target=n, offset=0), color) for n, name in page],
         PER_ROW,
     )
     nav: list[Button] = []
-    if not whole and offset > 0:
+    if back:
         nav.append(Button(label("back"), base.but(target=None, offset=max(0, offset - size))))
     nav += extra
-    if not whole and offset + size < len(targets):
+    if forward:
         nav.append(Button(label("forward"), base.but(target=None, offset=offset + size)))
     if nav:
         rows.append(nav)
-    return _inline(rows)
+    board = _inline(rows)
+    if memo is not None:
+        memo[key] = board
+    return board
 
 
 def choice_keyboard(choices: Sequence[tuple[str, Payload]], color: str = PRIMARY) -> dict:

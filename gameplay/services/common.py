@@ -234,11 +234,12 @@ def _stamp_groups(rows: list[Outbox]) -> None:
 def queue_outbox(*, rows: list[Outbox]) -> list[Outbox]:
     """Write Outbox rows — the one way any code writes them, so every row of a game goes out
     as the game's community — (inserted at the end of the pipeline's transaction when it keeps
-    games, in the order queued: :func:`gameplay.unit_of_work.defer`; now otherwise) and have
-    the delivery drain them once the transaction commits."""
+    games, in the order queued: :func:`gameplay.unit_of_work.defer`; now otherwise, in plain
+    SQL: :func:`outbox.dbrows.insert`) and have the delivery drain them once the transaction
+    commits."""
     _stamp_groups(rows)
     if rows and not unit_of_work.defer(rows):
-        rows = Outbox.objects.bulk_create(rows)
+        dbrows.insert(rows)
     if rows:
         request_delivery()
     return rows
@@ -313,13 +314,13 @@ def post_chat(*, game: Game | int | None, peer_id: int, text: str, kind: str) ->
 
 def save_changed_seats(*, seats: Sequence[Seat], fields: list[str], before: list[tuple]) -> None:
     """Save ``fields`` of the ``seats`` changed since :func:`seat_fields` read ``before``, in
-    one UPDATE (none when nothing changed). The seats are the game's as its lock read them, so
-    an unchanged one holds what the database holds; ``bulk_update`` costs per seat given."""
+    one statement executed per changed seat (none when nothing changed; no ``bulk_update``,
+    whose CASE costs more to compile than the updates). The seats are the game's as its lock
+    read them, so an unchanged one holds what the database holds."""
     changed = [
         s for s, was in zip(seats, before, strict=True) if seat_fields(seat=s, fields=fields) != was
     ]
-    if changed:
-        Seat.objects.bulk_update(changed, fields)
+    dbrows.update_each(changed, fields)
 
 
 def seat_fields(*, seat: Seat, fields: list[str]) -> tuple:

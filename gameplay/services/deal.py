@@ -42,6 +42,7 @@ from gameplay.refusals import (
     SeedUnreadable,
 )
 from gameplay.rules import Item, Role, RoleCounts, commitment, deal_for_roster, round_commitment
+from outbox import dbrows
 
 from .common import lock_game, log_event, queue_outbox
 
@@ -223,7 +224,7 @@ def _deal(game: Game, rnd: DealRound, by: Actor) -> DealSummary:
         seat.role = result.roles[i].value
         seat.item = items[i + 1].value if i + 1 in items else ""
         seat.item_used = False
-    Seat.objects.bulk_update(seats, ["number", "role", "item", "item_used"])
+    dbrows.update_each(seats, ["number", "role", "item", "item_used"])
     deal_round = _last_deal_number(game) + 1
     Draw.objects.bulk_create(
         Draw(
@@ -290,7 +291,7 @@ def game_deal_fixed(
         seat.role = Role(role).value
         seat.item = Item(item).value if item else ""
         seat.item_used = False
-    Seat.objects.bulk_update(seats, ["number", "role", "item", "item_used"])
+    dbrows.update_each(seats, ["number", "role", "item", "item_used"])
     roles = [Role(assignment[n][0]) for n in numbers]
     held = {Item(i): n for n, (_, i) in assignment.items() if i is not None}
     rnd = current_round(game=game) or open_round(game=game, by=by)

@@ -137,11 +137,12 @@ def game_start(*, game_id: int, by: Actor = Actor.BOT, now: datetime | None = No
     for s in seats:
         cards.setdefault(role_card_text(game=game, seat=s, seats=seats), []).append(s.vk_user_id)
     # The persistent menu («Действия», «Статус», «Помощь») comes with the role card.
+    menu = menu_keyboard()
     rows = [
         row
         for text, peers in cards.items()
         for row in message_rows(
-            game=game, peer_ids=peers, text=text, kind="role_card", keyboard=menu_keyboard()
+            game=game, peer_ids=peers, text=text, kind="role_card", keyboard=menu
         )
     ]
     queue_outbox(rows=rows)
