@@ -178,7 +178,7 @@ def log_event(
     unit_of_work.flush()  # the log's queued rows count
     return GameEvent.objects.create(
         game=game,
-        seq=unit_of_work.next_event_seq(game),
+        seq=unit_of_work.take_event_seq(game),
         kind=kind,
         actor=by,
         phase=phase,

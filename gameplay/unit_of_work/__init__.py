@@ -35,6 +35,8 @@ from gameplay.rules.errors import RuleViolation
 
 from .held import held, hold
 from .hotread import read_locked, standing_key
+from .seqs import read_next as next_event_seq
+from .seqs import take as take_event_seq
 from .txcache import (
     CastVote,
     LockedGame,
@@ -43,7 +45,6 @@ from .txcache import (
     flush,
     forget,
     kept,
-    next_event_seq,
     store,
     stored,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "read_afresh",
     "read_locked",
     "standing_key",
+    "take_event_seq",
 ]
 
 

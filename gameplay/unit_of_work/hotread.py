@@ -34,6 +34,7 @@ from gameplay.models import (
 )
 from gameplay.rules import Slot
 
+from . import seqs
 from .txcache import CastVote, LockedGame
 
 _CURRENT = [PhaseStatus.OPEN.value, PhaseStatus.REVIEW.value]
@@ -147,6 +148,7 @@ def _entry(
             standing.add(standing_key(slot, seat_id, act))
     entry = LockedGame(game, current, seats)
     entry.next_seq = (first[extra] or 0) + 1
+    seqs.note(game.pk, entry.next_seq)
     if current is not None:
         entry.votes_cast = first[extra + 1]
         entry.ballots = ballots
