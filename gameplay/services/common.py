@@ -59,10 +59,12 @@ def lock_game(*, game_id: int) -> Game:
 
 
 def _lock_row(game_id: int) -> Game:
-    try:
-        return Game.objects.select_for_update().get(pk=game_id)
-    except Game.DoesNotExist:
-        raise NoSuchGame() from None
+    """``Game.objects.select_for_update().get(pk=game_id)``, as one prepared statement (every
+    service runs it; the seed is decrypted only when read)."""
+    game = unit_of_work.lock_game_row(game_id)
+    if game is None:
+        raise NoSuchGame()
+    return game
 
 
 def lock_game_hot(*, game_id: int) -> unit_of_work.LockedGame:

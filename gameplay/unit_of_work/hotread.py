@@ -18,9 +18,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
+from weakref import WeakKeyDictionary
 
 from django.db import connection
 from django.db.models import Field, Model
+from django.db.transaction import TransactionManagementError
 
 from gameplay.models import (
     Game,
@@ -32,6 +34,7 @@ from gameplay.models import (
     SeatStatus,
     Vote,
 )
+from gameplay.models.secrets import SecretField
 from gameplay.rules import Slot
 
 from . import seqs
@@ -61,15 +64,26 @@ class _Columns:
 
     @classmethod
     def of(cls, model: type[Model], alias: str) -> _Columns:
+        """The columns of ``model`` as ``alias``, made once per connection (the converters are
+        its own)."""
+        made = _made.setdefault(connection.ops, {})
+        columns = made.get((model, alias))
+        if columns is None:
+            columns = made[model, alias] = cls._make(model, alias)
+        return columns
+
+    @classmethod
+    def _make(cls, model: type[Model], alias: str) -> _Columns:
         fields = cast(list[Field], list(model._meta.concrete_fields))
         quote = connection.ops.quote_name
         sql = ", ".join(f"{alias}.{quote(cast(str, f.column))}" for f in fields)
         converters = []
         for f in fields:
             col = f.get_col(alias)
-            converters.append(
-                (col, connection.ops.get_db_converters(col) + col.get_db_converters(connection))
-            )
+            own = col.get_db_converters(connection)
+            if isinstance(f, SecretField):  # decrypted when read (see gameplay.models.secrets)
+                own = [f.sealed_from_db]
+            converters.append((col, connection.ops.get_db_converters(col) + own))
         return cls(model, fields, sql, converters)
 
     def make(self, values: Sequence[Any]) -> Model:
@@ -81,8 +95,30 @@ class _Columns:
         return self.model.from_db(connection.alias, [f.attname for f in self.fields], converted)
 
 
+#: The columns made by each connection's operations (:meth:`_Columns.of`).
+_made: WeakKeyDictionary[Any, dict[tuple[type[Model], str], _Columns]] = WeakKeyDictionary()
+
+
 def _table(model: type[Model]) -> str:
     return connection.ops.quote_name(model._meta.db_table)
+
+
+def lock_game_row(game_id: int) -> Game | None:
+    """The game row, locked for the rest of the transaction (``select_for_update``: FOR
+    UPDATE, which SQLite leaves out) and read, its secrets decrypted only when read; None when
+    there is no such game. The services' lock, the ORM's query built once."""
+    if connection.features.has_select_for_update and connection.get_autocommit():
+        raise TransactionManagementError(
+            "select_for_update cannot be used outside of a transaction."
+        )
+    cols = _Columns.of(Game, "g")
+    sql = f"SELECT {cols.sql} FROM {_table(Game)} g WHERE g.{connection.ops.quote_name('id')} = %s"
+    if connection.features.has_select_for_update:
+        sql += " FOR UPDATE"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [game_id])
+        row = cursor.fetchone()
+    return cast(Game, cols.make(row)) if row is not None else None
 
 
 def read_locked(game: Game) -> LockedGame | None:
