@@ -22,6 +22,8 @@ from weakref import WeakKeyDictionary
 
 from django.db import connection
 from django.db.models import Field, Model
+from django.db.models.base import ModelState
+from django.db.models.signals import post_init, pre_init
 from django.db.transaction import TransactionManagementError
 
 from gameplay.models import (
@@ -60,7 +62,9 @@ class _Columns:
     model: type[Model]
     fields: list[Field]
     sql: str
-    converters: list[tuple[Any, list[Callable[..., Any]]]]
+    #: The columns that have converters: (index, column, converters).
+    converters: list[tuple[int, Any, list[Callable[..., Any]]]]
+    attnames: list[str]
 
     @classmethod
     def of(cls, model: type[Model], alias: str) -> _Columns:
@@ -78,21 +82,36 @@ class _Columns:
         quote = connection.ops.quote_name
         sql = ", ".join(f"{alias}.{quote(cast(str, f.column))}" for f in fields)
         converters = []
-        for f in fields:
+        for i, f in enumerate(fields):
             col = f.get_col(alias)
             own = col.get_db_converters(connection)
             if isinstance(f, SecretField):  # decrypted when read (see gameplay.models.secrets)
                 own = [f.sealed_from_db]
-            converters.append((col, connection.ops.get_db_converters(col) + own))
-        return cls(model, fields, sql, converters)
+            if own := connection.ops.get_db_converters(col) + own:
+                converters.append((i, col, own))
+        return cls(model, fields, sql, converters, [f.attname for f in fields])
 
     def make(self, values: Sequence[Any]) -> Model:
-        converted = []
-        for value, (col, converters) in zip(values, self.converters, strict=True):
+        """An instance of the row's ``values``, as ``Model.from_db`` makes it; without calling
+        ``Model.__init__`` (which sets the attributes one by one) when no ``pre_init`` or
+        ``post_init`` receiver wants to see it."""
+        if len(values) != len(self.attnames):
+            raise ValueError(f"{len(values)} values for {len(self.attnames)} columns")
+        converted = list(values)
+        for i, col, converters in self.converters:
+            value = converted[i]
             for convert in converters:
                 value = convert(value, col, connection)
-            converted.append(value)
-        return self.model.from_db(connection.alias, [f.attname for f in self.fields], converted)
+            converted[i] = value
+        model = self.model
+        if pre_init.has_listeners(model) or post_init.has_listeners(model):
+            return model.from_db(connection.alias, self.attnames, converted)
+        made = model.__new__(model)
+        made._state = ModelState()
+        made._state.adding = False
+        made._state.db = connection.alias
+        made.__dict__.update(zip(self.attnames, converted, strict=True))
+        return made
 
 
 #: The columns made by each connection's operations (:meth:`_Columns.of`).
