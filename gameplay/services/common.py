@@ -40,6 +40,7 @@ from gameplay.selectors.table import current_phase as current_phase
 from gameplay.selectors.table import players as players
 from gameplay.selectors.table import table_of as table_of
 from gameplay.unit_of_work import txcache
+from outbox import dbrows
 from outbox.queue import request_delivery
 
 #: Recipients of one messages.send (VK.md: peer_ids up to 100).
@@ -178,7 +179,7 @@ def log_event(
     if unit_of_work.kept_game(game.pk) is not None:
         raise RuntimeError(f"game {game.pk} is kept: log through its unit of work")
     unit_of_work.flush()  # the log's queued rows count
-    return GameEvent.objects.create(
+    event = GameEvent(
         game=game,
         seq=unit_of_work.take_event_seq(game),
         kind=kind,
@@ -187,6 +188,8 @@ def log_event(
         override=override,
         data=data,
     )
+    dbrows.insert([event])
+    return event
 
 
 def _stamp_groups(rows: list[Outbox]) -> None:
@@ -216,7 +219,7 @@ def queue_outbox(*, rows: list[Outbox]) -> list[Outbox]:
     the delivery drain them once the transaction commits."""
     _stamp_groups(rows)
     if rows and not unit_of_work.defer(rows):
-        rows = Outbox.objects.bulk_create(rows)
+        dbrows.insert(rows)
     if rows:
         request_delivery()
     return rows

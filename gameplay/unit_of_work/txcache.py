@@ -114,22 +114,19 @@ class LockedGame:
         at the end of the transaction; else at once, as ``gameplay.services.common.log_event``.
         ``kind`` must be an ``EventKind`` (a ValueError otherwise)."""
         kind = EventKind(kind)
-        if not self.is_kept:
+        kept = self.is_kept
+        if kept:
+            seq = self.take_event_seq(lambda: seqs.peek(self.game))
+        else:
             flush()  # the log's queued rows count
-            return GameEvent.objects.create(
-                game=self.game,
-                seq=seqs.take(self.game),
-                kind=kind,
-                actor=by,
-                phase=phase,
-                override=override,
-                data=data,
-            )
-        seq = self.take_event_seq(lambda: seqs.peek(self.game))
+            seq = seqs.take(self.game)
         event = GameEvent(
             game=self.game, seq=seq, kind=kind, actor=by, phase=phase, override=override, data=data
         )
-        defer([event])
+        if kept:
+            defer([event])
+        else:
+            dbrows.insert([event])
         return event
 
     def release(self) -> None:
