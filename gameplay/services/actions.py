@@ -134,12 +134,12 @@ def _retire_standing(uow: LockedGame, phase: Phase, act: Act, actor_seat: Seat) 
     if standing_keys is not None and key not in standing_keys:
         replaced = False  # nothing stands in the slot: nothing to replace
     else:
-        standing = NightAction.objects.filter(phase=phase, current=True, slot=act.slot.value)
+        standing = {"phase_id": phase.pk, "current": True, "slot": act.slot.value}
         if act.slot is Slot.ROLE:
-            standing = standing.filter(actor=actor_seat)
+            standing["actor_id"] = actor_seat.pk
         elif act.slot is Slot.ITEM:
-            standing = standing.filter(act=act.value)
-        replaced = standing.update(current=False) > 0
+            standing["act"] = act.value
+        replaced = dbrows.update_where(NightAction, {"current": False}, standing) > 0
     uow.record_standing(key)
     return replaced
 

@@ -219,7 +219,7 @@ def queue_outbox(*, rows: list[Outbox]) -> list[Outbox]:
     the delivery drain them once the transaction commits."""
     _stamp_groups(rows)
     if rows and not unit_of_work.defer(rows):
-        dbrows.insert(rows)
+        rows = Outbox.objects.bulk_create(rows)
     if rows:
         request_delivery()
     return rows

@@ -114,6 +114,10 @@ class _Columns:
         return made
 
 
+#: ``Seat.game``: the seats read hold their game (what assigning it does for a seat whose
+#: ``game_id`` is the game's already).
+_SEAT_GAME = Seat._meta.get_field("game")
+
 #: The columns made by each connection's operations (:meth:`_Columns.of`).
 _made: WeakKeyDictionary[Any, dict[tuple[type[Model], str], _Columns]] = WeakKeyDictionary()
 
@@ -192,7 +196,7 @@ def _entry(
         seat_id = row[0]
         if not seats or seats[-1].pk != seat_id:
             made = cast(Seat, seats_cols.make(row[:split]))
-            made.game = game  # (no query: the seat's game is this one)
+            _SEAT_GAME.set_cached_value(made, game)  # (no query: the seat's game is this one)
             seats.append(made)
         vote_id, target, early, void, slot, act = row[extra + 2 :]
         if vote_id is not None:
