@@ -15,6 +15,11 @@
   ``TOKEN_ENCRYPTION_KEYS`` for the first time and running ``rotate_token_keys`` moves the
   secrets stored until then over to it.
 
+A row read by the services' own reader of the game row (``gameplay.unit_of_work.hotread``)
+keeps each secret as stored (:class:`Sealed`) and decrypts it when the attribute is first read
+(:class:`SecretAttribute`): locking a game for a vote or a night action never reads its seed.
+Every other read (a queryset, ``values()``) decrypts as it loads.
+
 A stored value no key can decrypt (a key dropped too early) reads as an empty secret, and the
 error is logged once per value: the community then shows as lacking its token, which the
 panel says, rather than sending the ciphertext to VK as a token.
@@ -31,6 +36,7 @@ from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
 from django.conf import settings
+from django.db.models.query_utils import DeferredAttribute
 from encrypted_fields.fields import EncryptedTextField
 
 log = logging.getLogger(__name__)
@@ -97,8 +103,45 @@ def under_first_key(stored: str) -> bool:
     return True
 
 
+class Sealed:
+    """A secret as stored, in a model instance until the attribute is read (no ``repr`` of it
+    shows the value, plain or encrypted)."""
+
+    __slots__ = ("stored",)
+
+    def __init__(self, stored: str) -> None:
+        self.stored = stored
+
+    def __repr__(self) -> str:
+        return "<Sealed>"
+
+
+class SecretAttribute(DeferredAttribute):
+    """The attribute of a :class:`SecretField`: a :class:`Sealed` value is decrypted when it
+    is first read, and the plain text kept in its place."""
+
+    def __get__(self, instance: Any, cls: Any = None) -> Any:
+        if instance is None:
+            return self
+        value = super().__get__(instance, cls)
+        if type(value) is Sealed:
+            value = self.field.to_python(value.stored)
+            instance.__dict__[self.field.attname] = value
+        return value
+
+    def __set__(self, instance: Any, value: Any) -> None:
+        instance.__dict__[self.field.attname] = value
+
+
 class SecretField(EncryptedTextField):
     """A text column stored Fernet-encrypted; reads give the plain text (see the module)."""
+
+    descriptor_class = SecretAttribute
+
+    def sealed_from_db(self, value: Any, expression: Any, connection: Any) -> Any:
+        """The converter of a reader that makes model instances itself: a stored Fernet token
+        kept as it is (:class:`Sealed`), decrypted when the attribute is read."""
+        return Sealed(value) if isinstance(value, str) and is_encrypted(value) else value
 
     @property
     def f(self) -> MultiFernet:  # the package's name for its crypter

@@ -128,17 +128,18 @@ def _retire_standing(uow: LockedGame, phase: Phase, act: Act, actor_seat: Seat) 
     one. While the pipeline keeps the game, its standing slots (read once per transaction)
     spare the query when nothing stands there."""
     key = standing_key(act.slot.value, actor_seat.pk, act.value)
-    standing_keys = uow.standing_or(lambda: _standing_keys(phase)) if uow.is_kept else None
+    # (a handle of this call alone holds the slots its read found: nothing changed them since)
+    standing_keys = uow.standing_or(lambda: _standing_keys(phase)) if uow.is_kept else uow.standing
     uow.begin_writes()  # (see common.hot_game)
     if standing_keys is not None and key not in standing_keys:
         replaced = False  # nothing stands in the slot: nothing to replace
     else:
-        standing = NightAction.objects.filter(phase=phase, current=True, slot=act.slot.value)
+        standing = {"phase_id": phase.pk, "current": True, "slot": act.slot.value}
         if act.slot is Slot.ROLE:
-            standing = standing.filter(actor=actor_seat)
+            standing["actor_id"] = actor_seat.pk
         elif act.slot is Slot.ITEM:
-            standing = standing.filter(act=act.value)
-        replaced = standing.update(current=False) > 0
+            standing["act"] = act.value
+        replaced = dbrows.update_where(NightAction, {"current": False}, standing) > 0
     uow.record_standing(key)
     return replaced
 

@@ -60,10 +60,12 @@ def lock_game(*, game_id: int) -> Game:
 
 
 def _lock_row(game_id: int) -> Game:
-    try:
-        return Game.objects.select_for_update().get(pk=game_id)
-    except Game.DoesNotExist:
-        raise NoSuchGame() from None
+    """``Game.objects.select_for_update().get(pk=game_id)``, as one prepared statement (every
+    service runs it; the seed is decrypted only when read)."""
+    game = unit_of_work.lock_game_row(game_id)
+    if game is None:
+        raise NoSuchGame()
+    return game
 
 
 def lock_game_hot(*, game_id: int) -> unit_of_work.LockedGame:
@@ -174,15 +176,17 @@ def log_event(
     pipeline keeps the game, the handle counts the seq on, so logging past it would repeat a
     seq (refused)."""
     kind = EventKind(kind)
-    return GameEvent.objects.create(
+    event = GameEvent(
         game=game,
-        seq=_next_seq(game),
+        seq=_take_seq(game),
         kind=kind,
         actor=by,
         phase=phase,
         override=override,
         data=data,
     )
+    dbrows.insert([event])
+    return event
 
 
 def log_events(
@@ -193,22 +197,21 @@ def log_events(
     kind = EventKind(kind)
     if not events:
         return []
-    first = _next_seq(game)
     rows = [
-        GameEvent(game=game, seq=first + i, kind=kind, actor=by, data=data)
-        for i, (by, data) in enumerate(events)
+        GameEvent(game=game, seq=_take_seq(game), kind=kind, actor=by, data=data)
+        for by, data in events
     ]
     dbrows.insert(rows)
     return rows
 
 
-def _next_seq(game: Game) -> int:
-    """The seq of the game's next event, the log's queued rows written first; refused while the
-    pipeline keeps the game (its handle counts the seq on: see :func:`log_event`)."""
+def _take_seq(game: Game) -> int:
+    """The seq of the game's next event, taken (the log's queued rows written first); refused
+    while the pipeline keeps the game (its handle counts the seq on: see :func:`log_event`)."""
     if unit_of_work.kept_game(game.pk) is not None:
         raise RuntimeError(f"game {game.pk} is kept: log through its unit of work")
     unit_of_work.flush()  # the log's queued rows count
-    return unit_of_work.next_event_seq(game)
+    return unit_of_work.take_event_seq(game)
 
 
 def _stamp_groups(rows: list[Outbox]) -> None:

@@ -200,7 +200,7 @@ def _record_vote(
     voter, target = voter_seat.number or 0, target_seat.number or 0
     uow.begin_writes()  # (see common.hot_game)
     if previous is not None:
-        Vote.objects.filter(pk=previous.pk).update(current=False)
+        dbrows.update_each([Vote(pk=previous.pk, current=False)], ["current"])
     vote = Vote(
         phase=phase,
         voter=voter_seat,

@@ -34,7 +34,9 @@ from contextlib import contextmanager
 from gameplay.rules.errors import RuleViolation
 
 from .held import held, hold
-from .hotread import read_locked, standing_key
+from .hotread import lock_game_row, read_locked, standing_key
+from .seqs import read_next as next_event_seq
+from .seqs import take as take_event_seq
 from .txcache import (
     CastVote,
     LockedGame,
@@ -43,7 +45,6 @@ from .txcache import (
     flush,
     forget,
     kept,
-    next_event_seq,
     store,
     stored,
 )
@@ -63,10 +64,12 @@ __all__ = [
     "keep",
     "kept",
     "kept_game",
+    "lock_game_row",
     "next_event_seq",
     "read_afresh",
     "read_locked",
     "standing_key",
+    "take_event_seq",
 ]
 
 

@@ -18,9 +18,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
+from weakref import WeakKeyDictionary
 
 from django.db import connection
 from django.db.models import Field, Model
+from django.db.models.base import ModelState
+from django.db.models.signals import post_init, pre_init
+from django.db.transaction import TransactionManagementError
 
 from gameplay.models import (
     Game,
@@ -32,8 +36,10 @@ from gameplay.models import (
     SeatStatus,
     Vote,
 )
+from gameplay.models.secrets import SecretField
 from gameplay.rules import Slot
 
+from . import seqs
 from .txcache import CastVote, LockedGame
 
 _CURRENT = [PhaseStatus.OPEN.value, PhaseStatus.REVIEW.value]
@@ -56,32 +62,86 @@ class _Columns:
     model: type[Model]
     fields: list[Field]
     sql: str
-    converters: list[tuple[Any, list[Callable[..., Any]]]]
+    #: The columns that have converters: (index, column, converters).
+    converters: list[tuple[int, Any, list[Callable[..., Any]]]]
+    attnames: list[str]
 
     @classmethod
     def of(cls, model: type[Model], alias: str) -> _Columns:
+        """The columns of ``model`` as ``alias``, made once per connection (the converters are
+        its own)."""
+        made = _made.setdefault(connection.ops, {})
+        columns = made.get((model, alias))
+        if columns is None:
+            columns = made[model, alias] = cls._make(model, alias)
+        return columns
+
+    @classmethod
+    def _make(cls, model: type[Model], alias: str) -> _Columns:
         fields = cast(list[Field], list(model._meta.concrete_fields))
         quote = connection.ops.quote_name
         sql = ", ".join(f"{alias}.{quote(cast(str, f.column))}" for f in fields)
         converters = []
-        for f in fields:
+        for i, f in enumerate(fields):
             col = f.get_col(alias)
-            converters.append(
-                (col, connection.ops.get_db_converters(col) + col.get_db_converters(connection))
-            )
-        return cls(model, fields, sql, converters)
+            own = col.get_db_converters(connection)
+            if isinstance(f, SecretField):  # decrypted when read (see gameplay.models.secrets)
+                own = [f.sealed_from_db]
+            if own := connection.ops.get_db_converters(col) + own:
+                converters.append((i, col, own))
+        return cls(model, fields, sql, converters, [f.attname for f in fields])
 
     def make(self, values: Sequence[Any]) -> Model:
-        converted = []
-        for value, (col, converters) in zip(values, self.converters, strict=True):
+        """An instance of the row's ``values``, as ``Model.from_db`` makes it; without calling
+        ``Model.__init__`` (which sets the attributes one by one) when no ``pre_init`` or
+        ``post_init`` receiver wants to see it."""
+        if len(values) != len(self.attnames):
+            raise ValueError(f"{len(values)} values for {len(self.attnames)} columns")
+        converted = list(values)
+        for i, col, converters in self.converters:
+            value = converted[i]
             for convert in converters:
                 value = convert(value, col, connection)
-            converted.append(value)
-        return self.model.from_db(connection.alias, [f.attname for f in self.fields], converted)
+            converted[i] = value
+        model = self.model
+        if pre_init.has_listeners(model) or post_init.has_listeners(model):
+            return model.from_db(connection.alias, self.attnames, converted)
+        made = model.__new__(model)
+        made._state = ModelState()
+        made._state.adding = False
+        made._state.db = connection.alias
+        made.__dict__.update(zip(self.attnames, converted, strict=True))
+        return made
+
+
+#: ``Seat.game``: the seats read hold their game (what assigning it does for a seat whose
+#: ``game_id`` is the game's already).
+_SEAT_GAME = Seat._meta.get_field("game")
+
+#: The columns made by each connection's operations (:meth:`_Columns.of`).
+_made: WeakKeyDictionary[Any, dict[tuple[type[Model], str], _Columns]] = WeakKeyDictionary()
 
 
 def _table(model: type[Model]) -> str:
     return connection.ops.quote_name(model._meta.db_table)
+
+
+def lock_game_row(game_id: int) -> Game | None:
+    """The game row, locked for the rest of the transaction (``select_for_update``: FOR
+    UPDATE, which SQLite leaves out) and read, its secrets decrypted only when read; None when
+    there is no such game. The services' lock, the ORM's query built once."""
+    if connection.features.has_select_for_update and connection.get_autocommit():
+        raise TransactionManagementError(
+            "select_for_update cannot be used outside of a transaction."
+        )
+    cols = _Columns.of(Game, "g")
+    sql = f"SELECT {cols.sql} FROM {_table(Game)} g WHERE g.{connection.ops.quote_name('id')} = %s"
+    if connection.features.has_select_for_update:
+        sql += " FOR UPDATE"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [game_id])
+        row = cursor.fetchone()
+    return cast(Game, cols.make(row)) if row is not None else None
 
 
 def read_locked(game: Game) -> LockedGame | None:
@@ -136,7 +196,7 @@ def _entry(
         seat_id = row[0]
         if not seats or seats[-1].pk != seat_id:
             made = cast(Seat, seats_cols.make(row[:split]))
-            made.game = game  # (no query: the seat's game is this one)
+            _SEAT_GAME.set_cached_value(made, game)  # (no query: the seat's game is this one)
             seats.append(made)
         vote_id, target, early, void, slot, act = row[extra + 2 :]
         if vote_id is not None:
@@ -147,6 +207,7 @@ def _entry(
             standing.add(standing_key(slot, seat_id, act))
     entry = LockedGame(game, current, seats)
     entry.next_seq = (first[extra] or 0) + 1
+    seqs.note(game.pk, entry.next_seq)
     if current is not None:
         entry.votes_cast = first[extra + 1]
         entry.ballots = ballots

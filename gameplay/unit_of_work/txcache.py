@@ -44,10 +44,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Max, Model
+from django.db.models import Model
 
 from gameplay.models import ACTIVE_STATUSES, Actor, EventKind, Game, GameEvent, Phase, Seat
 from outbox import dbrows
+
+from . import seqs
 
 
 @dataclass(frozen=True)
@@ -112,22 +114,19 @@ class LockedGame:
         at the end of the transaction; else at once, as ``gameplay.services.common.log_event``.
         ``kind`` must be an ``EventKind`` (a ValueError otherwise)."""
         kind = EventKind(kind)
-        if not self.is_kept:
+        kept = self.is_kept
+        if kept:
+            seq = self.take_event_seq(lambda: seqs.peek(self.game))
+        else:
             flush()  # the log's queued rows count
-            return GameEvent.objects.create(
-                game=self.game,
-                seq=next_event_seq(self.game),
-                kind=kind,
-                actor=by,
-                phase=phase,
-                override=override,
-                data=data,
-            )
-        seq = self.take_event_seq(lambda: next_event_seq(self.game))
+            seq = seqs.take(self.game)
         event = GameEvent(
             game=self.game, seq=seq, kind=kind, actor=by, phase=phase, override=override, data=data
         )
-        defer([event])
+        if kept:
+            defer([event])
+        else:
+            dbrows.insert([event])
         return event
 
     def release(self) -> None:
@@ -151,6 +150,7 @@ class LockedGame:
             self.next_seq = read_next()
         seq = self.next_seq
         self.next_seq += 1
+        seqs.note(self.game.pk, self.next_seq)
         self.version += 1
         self.mark()
         return seq
@@ -192,11 +192,6 @@ class LockedGame:
         if self.table is None:
             self.table = make(self.seats)
         return self.table
-
-
-def next_event_seq(game: Game) -> int:
-    """The seq of the game's next GameEvent, as the log holds it (the game row is locked)."""
-    return (GameEvent.objects.filter(game=game).aggregate(m=Max("seq"))["m"] or 0) + 1
 
 
 class _State(threading.local):

@@ -7,20 +7,22 @@ from __future__ import annotations
 
 import importlib
 import io
+import logging
 
 import pytest
 from cryptography.fernet import Fernet
 from django.apps import apps
 from django.core.checks import Error
 from django.core.management import call_command
-from django.db import connection
+from django.db import connection, transaction
 
 from gameplay import services
 from gameplay.checks import stored_seeds_readable
 from gameplay.models import Actor, DealRound, Game, GameStatus, Seat
-from gameplay.models.secrets import FERNET_PREFIX
+from gameplay.models.secrets import FERNET_PREFIX, Sealed
 from gameplay.refusals import SeedUnreadable
 from gameplay.selectors.seeds import stored_seeds, unreadable_seeds
+from gameplay.services.common import lock_game
 from gameplay.services.communities import SecretsUnreadable, community_secrets_rotate
 from tests.gameplay.factories import make_game
 
@@ -162,3 +164,35 @@ def test_check_and_deal_refuse_a_seed_no_key_decrypts(settings) -> None:
     settings.TOKEN_ENCRYPTION_KEYS = [KEY_B, KEY_A]  # the key back: it deals
     services.game_deal(game_id=game.pk, by=Actor.gm("test"))
     assert Game.objects.get(pk=game.pk).status == GameStatus.DEALT
+
+
+def test_a_locked_game_keeps_its_seed_encrypted_until_it_is_read(settings, caplog) -> None:
+    """The services' lock (``lock_game``) reads the game row without decrypting the seed: it
+    stays as stored, shown by no ``repr``, until the attribute is read, which gives what any
+    other read gives; saving the whole row stores the same seed again, encrypted."""
+    game = make_game(9, seed=SEED)
+    with transaction.atomic():
+        locked = lock_game(game_id=game.pk)
+        sealed = locked.__dict__["seed"]
+        assert isinstance(sealed, Sealed) and sealed.stored == raw(Game, game.pk)
+        assert SEED not in repr(sealed) and sealed.stored not in repr(sealed)
+        assert locked.seed == SEED == Game.objects.get(pk=game.pk).seed
+        assert locked.__dict__["seed"] == SEED
+        assert Game.objects.filter(pk=game.pk).values_list("seed", flat=True).get() == SEED
+        unread = lock_game(game_id=game.pk)
+        unread.save()  # every column, the seed read (and encrypted anew) as it is saved
+    stored = raw(Game, game.pk)
+    assert stored.startswith(FERNET_PREFIX) and stored != sealed.stored
+    assert Game.objects.get(pk=game.pk).seed == SEED
+    # A seed no key decrypts reads as empty when it is read, and says so in the log.
+    settings.TOKEN_ENCRYPTION_KEYS = [KEY_A]
+    write_raw(Game, game.pk, Fernet(KEY_B.encode()).encrypt(b"x").decode())
+    with transaction.atomic():
+        locked = lock_game(game_id=game.pk)
+        assert not secrets_log(caplog)
+        assert locked.seed == ""
+    assert [r.levelname for r in secrets_log(caplog)] == ["ERROR"]
+
+
+def secrets_log(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.name == "gameplay.models.secrets"]

@@ -90,3 +90,21 @@ def test_update_each_writes_the_named_fields_of_each_row_only() -> None:
         assert stored[r.pk].text == f"текст {n}"
     untouched = stored[rows[2].pk]
     assert (untouched.result, untouched.attempts) == (None, 0)
+
+
+def test_update_where_updates_the_matching_rows_only_and_counts_them() -> None:
+    rows = [row(n, topic_id=1 if n < 2 else 2, attempts=n % 2) for n in range(4)]
+    dbrows.insert(rows)
+    ids = [r.pk for r in rows]
+    match = {"topic_id": 1, "attempts": 1}
+    assert dbrows.update_where(Outbox, {"text": "новый", "attempts": 5}, match) == 1
+    assert dbrows.update_where(Outbox, {"text": "новый"}, match) == 0  # none left to match
+    got = {r.pk: (r.text, r.attempts) for r in Outbox.objects.filter(pk__in=ids)}
+    assert got == {
+        ids[0]: ("текст 0", 0),
+        ids[1]: ("новый", 5),
+        ids[2]: ("текст 2", 0),
+        ids[3]: ("текст 3", 1),
+    }
+    with pytest.raises(ValueError):
+        dbrows.update_where(Outbox, {"text": "x"}, {"topic_id": None})
