@@ -33,8 +33,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     ``make test`` hands whole modules to the workers (``--dist loadfile``): started first, the
     long modules — mostly waiting on real processes and clocks — run beside the many short ones
-    instead of after them, at the end of the run. The order within each group stays the one
-    pytest-randomly chose (this hook runs after it); the collection is the same in every worker.
+    instead of after them, at the end of the run. The order within each group stays the
+    collection's (the sort is stable), so the collection is the same in every worker.
     """
     long_modules = {
         item.nodeid.partition("::")[0]
