@@ -171,6 +171,10 @@ class PlayerListEmpty(InvalidCommand):
     pass
 
 
+class PlayerListTooLong(InvalidCommand):
+    pass
+
+
 class RecruitmentClosed(InvalidCommand):
     pass
 

@@ -36,6 +36,7 @@ from gameplay.refusals import (
     PlayerLineBad,
     PlayerLineDuplicate,
     PlayerListEmpty,
+    PlayerListTooLong,
     RemovalWhileRunning,
     WithdrawTooLate,
 )
@@ -228,15 +229,23 @@ class PlayerLine:
     name: str
 
 
+#: Lines a GM's list may hold: more than any game seats with its reserve, and a bound on what
+#: one pasted text makes the panel do (it is signed up in one batch).
+MOST_PLAYER_LINES = 200
+
+
 def parse_player_lines(*, text: str) -> list[PlayerLine]:
-    """Lines «ссылка или id [имя]» (a tab, ``;`` or spaces between them). Raises
-    ``InvalidCommand`` naming the first bad line; duplicates are refused too."""
+    """Lines «ссылка или id [имя]» (a tab, ``;`` or spaces between them), at most
+    :data:`MOST_PLAYER_LINES`. Raises ``InvalidCommand`` naming the first bad line; duplicates
+    are refused too."""
     out: list[PlayerLine] = []
     seen: dict[int, int] = {}
     for n, line in enumerate((text or "").splitlines(), start=1):
         line = line.strip()
         if not line:
             continue
+        if len(out) == MOST_PLAYER_LINES:
+            raise PlayerListTooLong(most=MOST_PLAYER_LINES)
         parts = re.split(r"[\t;]|\s+", line, maxsplit=1)
         ref, name = parts[0], parts[1] if len(parts) > 1 else ""
         try:

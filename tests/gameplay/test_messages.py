@@ -408,6 +408,7 @@ CASES: dict[str, Contexts] = {
     "refusals/player_line_bad": one(line=2, why="Укажите VK id или ссылку на страницу игрока."),
     "refusals/player_line_duplicate": one(line=3, vk_user_id=123, first=1),
     "refusals/player_list_empty": lambda p: [{}],
+    "refusals/player_list_too_long": one(most=200),
     "refusals/recruitment_closed": lambda p: [{}],
     "refusals/relay_empty": lambda p: [{}],
     "refusals/reminders_out_of_range": lambda p: [{}],

@@ -15,9 +15,10 @@ from gameplay.models import (
     Seat,
     SeatStatus,
 )
-from gameplay.refusals import NobodyAdded, NoSuchGame, RecruitmentClosed
+from gameplay.refusals import NobodyAdded, NoSuchGame, PlayerListTooLong, RecruitmentClosed
 from gameplay.rules.errors import InvalidCommand
 from gameplay.services.signup import (
+    MOST_PLAYER_LINES,
     parse_player_lines,
     player_add,
     player_remove,
@@ -35,6 +36,15 @@ def test_player_lines() -> None:
         parse_player_lines(text="id1\n1")
     with pytest.raises(InvalidCommand, match="Список пуст"):
         parse_player_lines(text="\n  \n")
+
+
+def test_a_list_longer_than_a_game_and_its_reserve_is_refused_before_it_is_read() -> None:
+    """A pasted list is signed up in one batch: its length is bounded (blank lines aside),
+    and the refusal comes before the lines past the bound are parsed."""
+    most = [f"id{n}" for n in range(1, MOST_PLAYER_LINES + 1)]
+    assert len(parse_player_lines(text="\n\n".join(most))) == MOST_PLAYER_LINES
+    with pytest.raises(PlayerListTooLong, match=f"не больше {MOST_PLAYER_LINES} строк"):
+        parse_player_lines(text="\n".join([*most, "не ссылка"]))
 
 
 def test_player_remove_checks_the_game(gm: Any) -> None:
