@@ -200,7 +200,7 @@ def _record_vote(
     voter, target = voter_seat.number or 0, target_seat.number or 0
     uow.begin_writes()  # (see common.hot_game)
     if previous is not None:
-        dbrows.update_each([Vote(pk=previous.pk, current=False)], ["current"])
+        dbrows.update_where(Vote, {"current": False}, {"id": previous.pk})
     vote = Vote(
         phase=phase,
         voter=voter_seat,
