@@ -44,8 +44,8 @@ $(STAMP): pyproject.toml constraints.txt
 # One worker more than the cores: part of the suite waits on real processes and clocks, and more
 # workers than that only contend for the cores (on 2 cores, measured: 2 workers 363 CPU-s in
 # 306 s, 3 workers 404 CPU-s in 251 s, 4 workers 476 CPU-s in 262 s). Each worker takes whole
-# modules (--dist loadfile), the modules of long tests first
-# (tests/conftest.py), so that they run beside the short ones.
+# modules (--dist loadfile), the modules of long tests first and the modules that wait on clocks
+# all in one worker (tests/conftest.py), so that they run beside the short ones.
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 2) + 1 )))
 TEST_ARGS ?=
 test: $(STAMP)

@@ -1,7 +1,8 @@
 """The layout's promises (docs/architecture.md), kept by a test: the services' public functions
 take keyword arguments only, no function in gameplay/ runs past 60 lines, no module of the
 project past ~400, and every module of the services, the selectors and the outbox has a test
-module of its own (the import directions are `make lint`'s, lint-imports)."""
+module of its own (the import directions are `make lint`'s, lint-imports); and the modules
+``make test`` runs in one worker because they wait on clocks exist."""
 
 from __future__ import annotations
 
@@ -89,3 +90,12 @@ def test_every_service_selector_and_outbox_module_has_its_own_test_module() -> N
                     f"{source.relative_to(ROOT)}: no tests in {mirror.relative_to(ROOT)}"
                 )
     assert not missing, missing
+
+
+def test_the_modules_make_test_groups_as_waiting_exist() -> None:
+    """tests/conftest.py names the modules that wait on clocks, for ``make test`` to run them in
+    one worker: a renamed module would silently drop out of the group."""
+    from tests.conftest import WAITING_MODULES
+
+    missing = [name for name in WAITING_MODULES if not (ROOT / name).is_file()]
+    assert missing == []
