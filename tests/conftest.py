@@ -16,12 +16,18 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 from rq import Queue
 
+from tests import forkserver
 from tests.browser_support import chromium  # noqa: F401 (the browser tests' fixture)
 
 hypothesis_settings.register_profile("dev", max_examples=100, deadline=None)
 hypothesis_settings.register_profile("fast", max_examples=25, deadline=None)
 hypothesis_settings.register_profile("ci", max_examples=500, deadline=None, print_blob=True)
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The fork server of this process (tests/forkserver.py) ends with it, its CPU counted."""
+    forkserver.shutdown()
 
 
 #: Marks of the tests that take seconds of wall time each (real processes, real waits).

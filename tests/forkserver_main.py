@@ -1,0 +1,359 @@
+"""The fork server (zygote) of :mod:`tests.forkserver`: a Python that has imported the heavy
+libraries once, and forks a child per ``python manage.py …``, ``python -m module …`` or
+``python -c code …`` a test starts, instead of a fresh interpreter importing them again.
+
+Started by :mod:`tests.forkserver` as ``python -m tests.forkserver_main FD``: FD is its end of a
+``SOCK_SEQPACKET`` socket pair, the control socket. Each message on it is a spawn request: JSON
+(``args``, ``env``, ``cwd``, ``start_new_session``) and four file descriptors: the child's stdin,
+stdout and stderr and the requester's end of a socket pair of the child's own (its report
+socket), on which the server answers ``pid N`` (or ``error MESSAGE``) and later ``exit STATUS``
+(the raw wait status) once it has reaped the child. The end of the control socket (the test
+process closed it or died) is the end of the server: it kills its children (their sessions) and
+reaps them first, so that none outlives the tests.
+
+The child undoes what is the server's before it runs the command: the signal handlers the server
+set, its sockets; it takes its stdio, environment, working directory and session from the
+request, builds ``sys.argv``, ``sys.path`` and ``sys.stdin/stdout/stderr`` as a Python started
+in that environment would (PYTHONPATH, PYTHONUNBUFFERED, PYTHONDONTWRITEBYTECODE), and runs the
+command in a fresh ``__main__`` from :func:`main`, the bottom of its stack: an exit, an uncaught
+exception or KeyboardInterrupt ends it as it ends ``python …`` (the exit code; 1 and the
+traceback; death by SIGINT), atexit handlers and non-daemon threads included.
+
+What a fork cannot redo is refused (the request fails, loudly): a request whose environment
+differs from the server's in a variable the interpreter reads only as it starts, or one the
+preloaded libraries read as they are imported (:data:`FIXED_VARS`). Each child shares the
+server's hash seed (``PYTHONHASHSEED``); ``random`` reseeds itself at a fork.
+"""
+
+from __future__ import annotations
+
+import builtins
+import gc
+import importlib
+import io
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import threading
+import traceback
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: Imported before the forks: they read neither the settings nor the environment that matters
+#: (:data:`FIXED_VARS`) when imported, and start no thread.
+PRELOAD = (
+    "asyncio",
+    "django.core.management",
+    "django.db.models",
+    "django.http",
+    "django.urls",
+    "django.contrib.auth.hashers",
+    "django.core.checks",
+    "django.test",
+    "redis",
+    "fakeredis",
+    "rq",
+    "rq.cron",
+    "croniter",
+    "markdown_it",
+    "cryptography.fernet",
+    "pydantic",
+    "aiohttp",
+    "aiohttp.web",
+    "vkbottle",
+    "vkbottle_types",
+    "gameplay.rules",  # pure: no Django, no settings
+)
+
+#: Variables a child's environment must have as the server's: the interpreter reads them only
+#: as it starts (PYTHONPATH, PYTHONUNBUFFERED and PYTHONDONTWRITEBYTECODE it can follow, see
+#: :class:`Child`), the preloaded libraries as they are imported (found by recording the reads
+#: of ``os.environ`` during :data:`PRELOAD`'s imports; wsgiref's copy of the whole environment,
+#: it is taken again in the child).
+FIXED_PREFIXES = ("PYTHON", "AIOHTTP_", "LOGURU_")
+FIXED_VARS = {
+    "RQ_KEY_PREFIX",
+    "FAKEREDIS_LUA_VERSION",
+    "PYDANTIC_DISABLE_PLUGINS",
+    "FROZENLIST_NO_EXTENSIONS",
+    "MULTIDICT_NO_EXTENSIONS",
+    "PROPCACHE_NO_EXTENSIONS",
+    "YARL_NO_EXTENSIONS",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "SSLKEYLOGFILE",
+}
+FOLLOWED_VARS = {"PYTHONPATH", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE"}
+
+MAX_REQUEST = 1 << 20
+
+
+def preload(names: tuple[str, ...]) -> None:
+    """Import ``names``; one that fails is reported on stderr (the command that needs it imports
+    it again, and fails saying why), the others are still imported."""
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception:
+            print(f"forkserver: preloading {name} failed:", file=sys.stderr)
+            traceback.print_exc()
+
+
+def check_fork_safe() -> None:
+    """What makes a fork give each child a fresh start (tests/settings_probe.py): no settings
+    read yet, no thread but this one, none of the project's config imported."""
+    from django.conf import settings
+
+    assert not settings.configured, "Django's settings were configured before the fork"
+    assert threading.active_count() == 1, f"threads alive before the fork: {threading.enumerate()}"
+    config = sorted(m for m in sys.modules if m == "config" or m.startswith("config."))
+    assert not config, f"imported before the fork: {config}"
+
+
+def refusal(request: dict[str, object], own: dict[str, str]) -> str | None:
+    """Why ``request`` cannot be forked from this server, or None."""
+    env = request["env"]
+    assert isinstance(env, dict)
+    names = {n for n in set(env) | set(own) if n.startswith(FIXED_PREFIXES) or n in FIXED_VARS}
+    differ = sorted(n for n in names - FOLLOWED_VARS if env.get(n) != own.get(n))
+    if differ:
+        return f"the environment differs from the fork server's in {differ}: start a process"
+    args = request["args"]
+    assert isinstance(args, list)
+    if (
+        not args
+        or (args[0].startswith("-") and args[0] not in ("-m", "-c"))
+        or (args[0] in ("-m", "-c") and len(args) < 2)
+    ):
+        return f"not a command the fork server runs: python {args}"
+    cwd = request["cwd"]
+    assert isinstance(cwd, str)
+    if not os.path.isdir(cwd):
+        return f"no directory {cwd}"
+    return None
+
+
+@dataclass
+class Server:
+    control: socket.socket
+    wakeup: tuple[int, int]
+    environ: dict[str, str]
+    children: dict[int, tuple[socket.socket, bool]] = field(default_factory=dict)
+
+    def serve(self) -> Child | None:
+        """Serve until the control socket ends; returns only in a forked child, its command."""
+        pid = os.getpid()
+        try:
+            while True:
+                readers: list[Any] = [self.control, self.wakeup[0]]
+                ready = select.select(readers, [], [])[0]
+                if self.wakeup[0] in ready:
+                    while True:
+                        try:
+                            os.read(self.wakeup[0], 512)
+                        except BlockingIOError:
+                            break
+                    self.reap(os.WNOHANG)
+                if self.control in ready:
+                    message, fds, _, _ = socket.recv_fds(self.control, MAX_REQUEST, 4)
+                    if not message:
+                        return None
+                    child = self.spawn(json.loads(message), fds)
+                    if child is not None:
+                        return child
+        finally:
+            if os.getpid() == pid:  # the server, not a child returning its command
+                self.end_children()
+
+    def spawn(self, request: dict[str, object], fds: list[int]) -> Child | None:
+        stdio, report = fds[:3], socket.socket(fileno=fds[3])
+        problem = refusal(request, self.environ)
+        if problem is not None:
+            report.send(f"error {problem}".encode())
+            report.close()
+            for fd in stdio:
+                os.close(fd)
+            return None
+        check_fork_safe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            sockets = [report, self.control] + [s for s, _ in self.children.values()]
+            return Child(request, stdio, sockets, self.wakeup, self.environ.get("PYTHONPATH", ""))
+        for fd in stdio:
+            os.close(fd)
+        self.children[pid] = (report, bool(request["start_new_session"]))
+        try:
+            report.send(f"pid {pid}".encode())
+        except OSError:
+            pass  # the requester is gone: the child runs on, as a real one would
+        return None
+
+    def reap(self, flags: int) -> None:
+        while self.children:
+            try:
+                pid, status = os.waitpid(-1, flags)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            report, _ = self.children.pop(pid, (None, False))
+            if report is not None:
+                try:
+                    report.send(f"exit {status}".encode())
+                except OSError:
+                    pass
+                report.close()
+
+    def end_children(self) -> None:
+        """SIGKILL to every child (its session, when it leads one), and reap them."""
+        for pid, (_, leader) in list(self.children.items()):
+            try:
+                if leader:
+                    os.killpg(pid, signal.SIGKILL)
+                else:
+                    os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        self.reap(0)
+
+
+class Child:
+    """A forked child's command, run as ``python ARGS`` would run it."""
+
+    def __init__(
+        self,
+        request: dict[str, object],
+        stdio: list[int],
+        sockets: list[socket.socket],
+        wakeup: tuple[int, int],
+        server_pythonpath: str,
+    ) -> None:
+        self.server_pythonpath = server_pythonpath
+        # The server's first: its signal handlers, its sockets and pipe.
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        for sock in sockets:
+            sock.close()
+        for fd in wakeup:
+            os.close(fd)
+        if request["start_new_session"]:
+            os.setsid()
+        for target, fd in enumerate(stdio):
+            os.dup2(fd, target)
+        for fd in set(stdio):
+            if fd > 2:
+                os.close(fd)
+        env = request["env"]
+        assert isinstance(env, dict)
+        os.environ.clear()
+        os.environ.update(env)
+        cwd = request["cwd"]
+        assert isinstance(cwd, str)
+        os.chdir(cwd)
+        if "wsgiref.handlers" in sys.modules:  # its copy of the environment, taken at import
+            handlers = sys.modules["wsgiref.handlers"]
+            handlers.BaseHandler.os_environ = handlers.read_environ()
+        sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
+        reopen_stdio(unbuffered=bool(env.get("PYTHONUNBUFFERED")))
+        args = request["args"]
+        assert isinstance(args, list)
+        self.args: list[str] = [str(a) for a in args]
+
+    def run(self) -> None:
+        """Run the command in a fresh ``__main__``; what it raises is raised."""
+        main = types.ModuleType("__main__")
+        main.__dict__["__builtins__"] = builtins
+        sys.modules["__main__"] = main
+        option, rest = self.args[0], self.args[1:]
+        if option == "-m":
+            self.set_path(os.getcwd())
+            sys.argv = ["-m", *rest[1:]]
+            import runpy
+
+            runpy._run_module_as_main(rest[0])  # type: ignore[attr-defined]
+        elif option == "-c":
+            self.set_path("")
+            sys.argv = ["-c", *rest[1:]]
+            exec(compile(rest[0], "<string>", "exec", dont_inherit=True), main.__dict__)
+        else:
+            path = os.path.abspath(option)
+            self.set_path(os.path.dirname(os.path.realpath(path)))
+            sys.argv = [option, *rest]
+            main.__dict__.update(__file__=path, __cached__=None)
+            with io.open_code(path) as file:
+                source = file.read()
+            exec(compile(source, path, "exec", dont_inherit=True), main.__dict__)
+
+    def set_path(self, first: str) -> None:
+        """``sys.path`` as a Python started with the child's environment has it: ``first`` (the
+        script's folder, the working directory for ``-m``, ``''`` for ``-c``), PYTHONPATH's
+        entries, then the rest (the server's, without its first entry and its PYTHONPATH's)."""
+        own = {p for p in self.server_pythonpath.split(os.pathsep) if p}
+        rest = [p for p in sys.path[1:] if p not in own]
+        extra = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        sys.path[:] = [first, *extra, *rest]
+
+
+def reopen_stdio(*, unbuffered: bool) -> None:
+    """New ``sys.stdin``, ``sys.stdout``, ``sys.stderr`` on fds 0–2, buffered as the interpreter
+    buffers them at its start: line by line on a terminal and for stderr, not at all under
+    PYTHONUNBUFFERED (the server's were made for its own fds)."""
+    streams = []
+    for fd, name in ((0, "<stdin>"), (1, "<stdout>"), (2, "<stderr>")):
+        old = (sys.stdin, sys.stdout, sys.stderr)[fd]
+        writing = fd > 0
+        buffer: io.RawIOBase | io.BufferedIOBase
+        raw = io.FileIO(fd, "wb" if writing else "rb", closefd=False)
+        raw.name = name
+        if unbuffered and writing:
+            buffer = raw
+        else:
+            buffer = io.BufferedWriter(raw) if writing else io.BufferedReader(raw)
+        line_buffering = not unbuffered and (raw.isatty() or fd == 2)
+        stream = io.TextIOWrapper(
+            buffer,
+            encoding=old.encoding,
+            errors=old.errors,
+            line_buffering=line_buffering,
+            write_through=unbuffered and writing,
+        )
+        stream.mode = "w" if writing else "r"  # type: ignore[misc]
+        streams.append(stream)
+    sys.stdin, sys.stdout, sys.stderr = streams
+    sys.__stdin__, sys.__stdout__, sys.__stderr__ = streams  # type: ignore[misc]
+
+
+def main() -> None:
+    """The server; in a forked child, its command, run from here: nothing of the server's is
+    left on the stack below it to catch what the command raises."""
+    control = socket.socket(fileno=int(sys.argv[1]))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the tests' to handle
+    environ = dict(os.environ)
+    preload(PRELOAD)
+    extra = {int(fd) for fd in os.listdir("/proc/self/fd")} - {0, 1, 2, control.fileno()}
+    assert len(extra) == 1, f"files left open by the imports: {extra}"  # 1: the listing's own
+    wakeup = os.pipe()
+    os.set_blocking(wakeup[1], False)
+    os.set_blocking(wakeup[0], False)
+    signal.set_wakeup_fd(wakeup[1])
+    signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+    check_fork_safe()
+    gc.freeze()
+    child = Server(control, wakeup, environ).serve()
+    if child is not None:
+        del control, environ, wakeup
+        child.run()
+
+
+if __name__ == "__main__":
+    main()
