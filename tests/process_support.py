@@ -1,5 +1,7 @@
 """Helpers for tests that run the project's launchers (``manage.py demo``, ``manage.py serve``)
-as real subprocesses: their logged output, Ctrl-C, and the processes they leave."""
+as real subprocesses: their logged output, Ctrl-C, and the processes they leave; and for the
+tests that share their database with the processes they start (:func:`shared_database_url`,
+:class:`ForkedManaged`)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.procs import Managed
 from ops import probes
+from tests import forkserver
 
 PROJECT = Path(__file__).resolve().parents[1]
 
@@ -85,6 +89,23 @@ def alive(pid: int) -> bool:
         return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+class ForkedManaged(Managed):
+    """bench's :class:`~bench.procs.Managed` process (``[sys.executable, …]``), forked by the fork
+    server (tests/forkserver.py) rather than started afresh: the same command, environment,
+    log and session of its own."""
+
+    def start(self) -> None:
+        self._log = self.log_path.open("ab")
+        self.popen = forkserver.Popen(
+            list(self.command),
+            cwd=PROJECT,
+            env=self.env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
 
 def shared_database_url() -> str:

@@ -39,6 +39,7 @@ from gameplay.services.common import post_board
 from gameplay.services.settings import game_open
 from localvk import LocalVK, ServerThread
 from panel import connect
+from tests import forkserver
 from tests.process_support import PROJECT, shared_database_url
 from tests.redis_support import shared_redis
 from tests.vkid_support import APP_ID, aim_at, sign_in
@@ -173,7 +174,7 @@ def test_two_workers_and_the_web_at_expiry_renew_once(
             env.pop(name, None)
         for n in range(2):
             (tmp_path / f"worker{n}.log").touch()
-        workers = subprocess.Popen(
+        workers = forkserver.Popen(
             [
                 sys.executable,
                 "-c",

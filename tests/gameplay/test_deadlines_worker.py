@@ -29,6 +29,7 @@ from gameplay import jobs
 from gameplay.jobs import TICK_QUEUE, next_slot, pending_ticks, schedule_next_tick, tick_job_id
 from gameplay.models import PhaseStatus
 from gameplay.worker import SimpleWorker
+from tests import forkserver
 from tests.gameplay.deadline_support import day, events, night, started_game
 from tests.gameplay.factories import deadline_of
 from tests.process_support import shared_database_url
@@ -241,7 +242,7 @@ def start_worker(tmp_path: Path) -> Iterator[Callable[[RedisServer], tuple[Any, 
             **extra,
         }
         with log.open("wb") as out:
-            process = subprocess.Popen(
+            process = forkserver.Popen(
                 [sys.executable, "manage.py", "rqworker", "default", "vk", "--with-scheduler"],
                 cwd=ROOT,
                 env=env,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +23,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.db.migrations.loader import MigrationLoader
 
+from tests import forkserver
 from tests.gameplay.migration_support import SQUASH, stepwise_loader
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,7 +56,7 @@ def empty_database(name: str, tmp_path: Path) -> Iterator[str]:
 
 def migrated(way: str, tmp_path: Path) -> dict[str, Any]:
     with empty_database(way, tmp_path) as url:
-        done = subprocess.run(
+        done = forkserver.run(
             [sys.executable, "-m", "tests.gameplay.migration_support", way],
             cwd=ROOT,
             env={**os.environ, "DATABASE_URL": url},

@@ -20,6 +20,7 @@ import pytest
 from django.core.management import call_command
 
 from gameplay.models import Game, Outbox
+from tests import forkserver
 from tests.settings_support import run_manage_named
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,7 +85,7 @@ def test_replay_keep_leaves_the_finished_game(tmp_path: Path) -> None:
 def _run(
     args: list[str], env: dict[str, str], stdin: bytes | None = None
 ) -> subprocess.CompletedProcess:
-    return subprocess.run(
+    return forkserver.run(
         [sys.executable, "manage.py", *args],
         cwd=ROOT,
         env=env,

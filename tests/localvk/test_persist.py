@@ -17,6 +17,7 @@ import pytest
 
 from localvk import LocalVK, persist
 from localvk.errors import VKError
+from tests import forkserver
 from tests.localvk.support import GROUP_ID, GROUP_TOKEN, USER_TOKEN, make_state
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -186,7 +187,7 @@ def _wait(url: str) -> None:
 
 
 def _serve(path: Path, port: int) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
+    return forkserver.Popen(
         [
             sys.executable,
             "-m",

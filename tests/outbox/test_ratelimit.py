@@ -18,6 +18,7 @@ import redis
 
 from localvk.limits import max_in_window
 from outbox.ratelimit import KEY_PREFIX, RateLimiter, free_many, limiter_for, token_key
+from tests import forkserver
 from tests.redis_support import shared_redis
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,7 +85,7 @@ def test_two_processes_share_one_budget(redis_url: str) -> None:
     limit, window, count = 5, 0.4, 12
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     children = [
-        subprocess.Popen(
+        forkserver.Popen(
             [sys.executable, "-c", CHILD, redis_url, key, str(limit), str(window), str(count)],
             cwd=ROOT,
             env=env,

@@ -57,7 +57,7 @@ from gameplay.models import (
 )
 from localvk import LocalVK, ServerThread
 from localvk.callback_config import CallbackConfig
-from tests.process_support import shared_database_url
+from tests.process_support import ForkedManaged, shared_database_url
 from tests.soak.scenario import night_events, table_of
 
 GAMES = 2
@@ -160,9 +160,9 @@ def cluster(tmp_path: Path, rq_queues: Any) -> Iterator[Cluster]:
                 "--bind", f"127.0.0.1:{port}", "--workers", str(workers), "--no-control-socket",
                 "--access-logfile", str(access_log), "--access-logformat", ACCESS_FORMAT,
             ]  # fmt: skip
-            process = Managed(name, command, env, tmp_path / f"{name}.log")
-            webs.append(Web(process, port, access_log))
-        worker = Managed("worker", WORKER, {**env, "LOG_LEVEL": "WARNING"},
+            web_process = ForkedManaged(name, command, env, tmp_path / f"{name}.log")
+            webs.append(Web(web_process, port, access_log))
+        worker = ForkedManaged("worker", WORKER, {**env, "LOG_LEVEL": "WARNING"},
                          tmp_path / "worker.log")  # fmt: skip
         cluster = Cluster(state, webs, worker, env, tmp_path, Counter())
         for process in cluster.processes():
@@ -350,7 +350,7 @@ def both_channels(cluster: Cluster, games: list[BenchGame]) -> None:
     """``runbot`` beside the web processes: every status request, delivered by both channels,
     is answered once."""
     state = cluster.state
-    bot = Managed("bot", BOT, cluster.env, cluster.logs / "bot.log")
+    bot = ForkedManaged("bot", BOT, cluster.env, cluster.logs / "bot.log")
     bot.start()
     try:
         processes = [*cluster.processes(), bot]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -18,6 +17,7 @@ from django.core.management.base import CommandError
 from bench.procs import ProcessError, wait_for
 from gameplay.models import VkEvent
 from localvk import ServerThread
+from tests import forkserver
 from tests.localvk.support import long_polls, make_state
 from tests.vkbot.ingest_support import (
     configure,
@@ -61,7 +61,7 @@ def test_a_bad_wait_is_refused() -> None:
 def test_manage_py_runbot_without_a_token_exits_2() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("VK_")}
     env["VK_GROUP_ID"] = "77"
-    result = subprocess.run(
+    result = forkserver.run(
         [sys.executable, "manage.py", "runbot"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip

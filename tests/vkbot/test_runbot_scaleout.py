@@ -34,7 +34,7 @@ from bench.procs import Managed, wait_for
 from gameplay.models import LongPollLease, Outbox, OutboxChannel, OutboxStatus, VkEvent
 from gameplay.services.communities import community_record
 from localvk import Communities, LocalVK, RunningServer, ServerThread
-from tests.process_support import shared_database_url
+from tests.process_support import ForkedManaged, shared_database_url
 from vkbot.delivery.drain import Drainer
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -164,7 +164,7 @@ def runbot(name: str, api_url: str, logs: Path) -> Managed:
         PYTHONUNBUFFERED="1",
     )
     command = [sys.executable, "manage.py", "runbot", "--wait", str(WAIT), "--skip-checks"]
-    return Managed(name, command, env, logs / f"{name}.log")
+    return ForkedManaged(name, command, env, logs / f"{name}.log")
 
 
 class Players:

@@ -33,6 +33,7 @@ from gameplay.services.common import post_board, send_message
 from localvk import ServerThread
 from outbox.queue import DRAIN_QUEUED_KEY, DRAIN_SCHEDULED_KEY
 from outbox.ratelimit import token_key
+from tests import forkserver
 from tests.process_support import shared_database_url
 from tests.redis_support import private_redis
 from tests.vkbot.delivery_support import (
@@ -80,7 +81,7 @@ def _kill_tree(pid: int) -> None:
 
 
 def _worker(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
+    return forkserver.Popen(
         [sys.executable, str(ROOT / "manage.py"), *args],
         cwd=ROOT,
         env=env,
