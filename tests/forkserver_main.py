@@ -22,7 +22,10 @@ traceback; death by SIGINT), atexit handlers and non-daemon threads included.
 What a fork cannot redo is refused (the request fails, loudly): a request whose environment
 differs from the server's in a variable the interpreter reads only as it starts, or one the
 preloaded libraries read as they are imported (:data:`FIXED_VARS`). Each child shares the
-server's hash seed (``PYTHONHASHSEED``); ``random`` reseeds itself at a fork.
+server's hash seed (``PYTHONHASHSEED``); ``random`` reseeds itself at a fork. The preloaded
+objects are frozen out of the garbage collector's reach (``gc.freeze``) before the forks: a
+child's collections and its exit do not walk (and so copy) the server's heap — a tenth of a
+second instead of more than half a second per child.
 """
 
 from __future__ import annotations
@@ -348,7 +351,7 @@ def main() -> None:
     signal.set_wakeup_fd(wakeup[1])
     signal.signal(signal.SIGCHLD, lambda signum, frame: None)
     check_fork_safe()
-    gc.freeze()
+    gc.freeze()  # the preloaded heap: left alone by the children's collections
     child = Server(control, wakeup, environ).serve()
     if child is not None:
         del control, environ, wakeup
