@@ -239,10 +239,12 @@ def _play(scenario: Scenario, name: str) -> dict[str, Any]:
         game = services.game_create(name=name, counts=counts, by=Actor.REPLAY, **settings)
     except RuleViolation as e:
         raise ScenarioError(f"the players' roles are not a playable setup: {e.reason}") from None
-    for p in scenario.players:
-        services.signup_create(
-            game_id=game.pk, vk_user_id=VK_ID_BASE + p.seat, name=p.name, by=Actor.REPLAY
-        )
+    # one batch: what signup_create would do for each player in turn, in one lock and insert
+    services.signups_create(
+        game_id=game.pk,
+        entries=[services.SignupEntry(VK_ID_BASE + p.seat, p.name) for p in scenario.players],
+        by=Actor.REPLAY,
+    )
     services.game_deal_fixed(
         game_id=game.pk,
         assignment={p.seat: (p.role, p.item) for p in scenario.players},

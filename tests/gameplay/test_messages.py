@@ -953,14 +953,20 @@ def _gendered_word(word: str) -> int | None:
 
 @cache
 def _person_patterns(p: Person, accs: str) -> tuple[Any, Any, Any, Any]:
+    """Each pattern opens with its literal text, so that ``re`` scans a text for it, and checks
+    what comes before that text afterwards (a fixed-width lookbehind over the literal): the
+    same matches as ``\\bза …`` and ``(?<!за )(?<!по )…`` in a fraction of the time.
+    ``line_start`` is matched at the start of each line of a text (as ``(?m)^…`` would)."""
     label = re.escape(str(p))
+    za_number = re.escape(f"за №{p.number} ")
     declinable = accs != p.name
     return (
-        re.compile(rf"\bза {label}(?!\w)") if declinable else None,
-        re.compile(rf"\bза №{p.number} (?!{re.escape(accs)})") if declinable else None,
+        # «\bза» before «з», a word character: no word character before it
+        re.compile(rf"за {label}(?<!\wза {label})(?!\w)") if declinable else None,
+        re.compile(rf"{za_number}(?<!\w{za_number})(?!{re.escape(accs)})") if declinable else None,
         # the word after the player as the subject (not «за …», «по …»: there, an object)
-        re.compile(rf"(?<!за )(?<!по ){label} ([а-яё]+)"),
-        re.compile(rf"(?m)^([А-Яа-яЁё]+) {label}"),
+        re.compile(rf"{label}(?<!за {label})(?<!по {label}) ([а-яё]+)"),
+        re.compile(rf"([А-Яа-яЁё]+) {label}"),
     )
 
 
@@ -972,13 +978,19 @@ def problems(text: str, persons: list[Person], accusatives: dict[str, str]) -> l
     for hole in ("None", "{{", "}}", "{%", messages.MISSING_MARK, "\ue0ff"):
         if hole in text:
             out.append(f"a hole: {hole!r}")
-    plain = HEX.sub(" ", MENTION.sub(" ", URL.sub(" ", text)))
+    plain = text
+    if "http" in plain or ".md" in plain:  # what URL can match at all
+        plain = URL.sub(" ", plain)
+    if "id" in plain:  # what MENTION can match at all
+        plain = MENTION.sub(" ", plain)
+    plain = HEX.sub(" ", plain)
     for p in persons:
         plain = plain.replace(p.name, " ")
     for word in LATIN.findall(plain.replace("VK id", "VK")):  # «VK id»: VK's own term
         if word.strip("-_'") not in ALLOWED_LATIN:
             out.append(f"an English word: {word}")
     out += [f"numeral disagrees: {x}" for x in _numeral_problems(COMMAND_EXAMPLE.sub(" ", text))]
+    lines: list[str] | None = None
     for p in persons:
         if f"№{p.number} " not in text:
             continue
@@ -989,8 +1001,11 @@ def problems(text: str, persons: list[Person], accusatives: dict[str, str]) -> l
             out.append(f"nominative after «за»: {p}")
         if za_without_accs is not None and za_without_accs.search(text):
             out.append(f"«за» without «{accusatives[p.name]}»")
+        if str(p) not in text:  # what ``subject`` and ``line_start`` both hold
+            continue
         words = [m.group(1) for m in subject.finditer(text)]
-        words += [m.group(1) for m in line_start.finditer(text)]
+        lines = text.split("\n") if lines is None else lines
+        words += [m.group(1) for line in lines if (m := line_start.match(line))]
         for word in words:
             shown = _gendered_word(word)
             if shown is not None and shown != p.sex:

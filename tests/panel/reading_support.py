@@ -83,10 +83,13 @@ def panel_problems(
         start = max(0, m.start() - 30)
         out.append(f"a sentence in lower case: «{plain[start : m.end() + 20]}»")
     for p in persons:
+        if f"№{p.number} " not in text:  # what both patterns below hold
+            continue
         declinable = accusatives[p.name] != p.name
         for noun in NOUN_BEFORE_NAME:
-            if declinable and re.search(rf"\b{noun} №{p.number} {re.escape(p.name)}(?!\w)", text):
-                out.append(f"nominative after «{noun}»: {p}")
+            if declinable and f"{noun} №{p.number} {p.name}" in text:
+                if re.search(rf"\b{noun} №{p.number} {re.escape(p.name)}(?!\w)", text):
+                    out.append(f"nominative after «{noun}»: {p}")
         for m in re.finditer(rf"(?<!за )(?<!\w)№{p.number} ([а-яё]+)", text):
             shown = gender_of(m.group(1))
             if shown is not None and shown != p.sex:
