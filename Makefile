@@ -41,12 +41,12 @@ $(STAMP): pyproject.toml constraints.txt
 # The whole suite, in parallel (pytest-xdist: TEST_WORKERS processes, each with a database of
 # its own; tests/settings.py). On the embedded default unless DATABASE_URL and REDIS_URL are set;
 # CI runs it on both (.ci/run). TEST_ARGS adds pytest options: `make test TEST_ARGS="-k vote"`.
-# One worker more than the cores: part of the suite waits on real processes and clocks, and more
-# workers than that only contend for the cores (on 2 cores, measured: 2 workers 363 CPU-s in
-# 306 s, 3 workers 404 CPU-s in 251 s, 4 workers 476 CPU-s in 262 s). Each worker takes whole
-# modules (--dist loadfile), the modules of long tests first and the modules that wait on clocks
-# all in one worker (tests/conftest.py), so that they run beside the short ones.
-TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 2) + 1 )))
+# Twice as many workers as cores, and one: a good part of the suite waits on real processes,
+# browsers and clocks (the modules that wait on clocks all in one worker, the modules of long tests
+# first: tests/conftest.py), and each worker takes whole modules (--dist loadfile). On 2 cores,
+# measured: 3 workers 392 CPU-s in 246 s, 4 workers 379 CPU-s in 213 s, 5 workers 375 CPU-s in
+# 202 s, 6 workers 403 CPU-s in 216 s.
+TEST_WORKERS ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 2) + 1 )))
 TEST_ARGS ?=
 test: $(STAMP)
 	$(BIN)/pytest -q -rs -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(TEST_ARGS)
