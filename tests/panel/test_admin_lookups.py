@@ -235,6 +235,7 @@ def test_the_lists_filters_still_work(world: dict[str, Any]) -> None:
             assert client.get(f"{url}{query}").status_code == 200, (url, query)
 
 
+@pytest.mark.slow  # every ordering and search of every list: `make test` runs it
 def test_ordering_search_and_autocomplete_never_touch_a_secret(world: dict[str, Any]) -> None:
     """The columns a list sorts by (``?o=``) and its search fields (``?q=``, the autocomplete)
     are no secret; searching for a secret's value finds nothing, as a nonsense word does."""
@@ -281,6 +282,7 @@ def test_ordering_search_and_autocomplete_never_touch_a_secret(world: dict[str, 
 # --- the attack of the issue, through the panel as a GM -----------------------------------------
 
 
+@pytest.mark.slow  # hundreds of guesses: `make test` runs it
 def test_the_seed_search_lists_the_same_games_for_every_guess(world: dict[str, Any]) -> None:
     """``?seed__startswith=<each hex digit>`` and the binary search's ``seed__lt``/``seed__gt``
     guesses, as a GM: every guess gets the same answer, so none tells the seed apart."""

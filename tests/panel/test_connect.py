@@ -184,6 +184,7 @@ def test_callback_mode_without_the_public_address_is_refused(
     assert not fake_vk.calls and not Community.objects.exists()
 
 
+@pytest.mark.slow  # several connects, their VK calls waiting on each key's rate limit: `make test`
 def test_a_community_another_owner_connected_is_refused_unless_superuser(
     fake_vk: FakeVk,
     gm: Any,
@@ -211,6 +212,7 @@ def test_a_community_another_owner_connected_is_refused_unless_superuser(
     assert owner.user == gm  # the operator did not take the community over
 
 
+@pytest.mark.slow  # several connects, their VK calls waiting on each key's rate limit: `make test`
 def test_connecting_again_keeps_the_stored_tokens_and_wants_this_communitys(
     fake_vk: FakeVk, gm_client: Client
 ) -> None:

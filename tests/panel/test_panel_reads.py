@@ -254,6 +254,7 @@ def plan(cover: dict[Any, set[Any]], *, done: set[Any]) -> set[Any]:
     return chosen
 
 
+@pytest.mark.slow  # every page in every theme, and again per name: `make test` runs it
 def test_every_panel_page_reads_right(
     gm: Any, gm_client: Client, capsys: pytest.CaptureFixture[str]
 ) -> None:
