@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import builtins
 import gc
-import importlib
 import io
 import json
 import os
@@ -40,39 +39,26 @@ import select
 import signal
 import socket
 import sys
-import threading
-import traceback
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests import settings_probe
+from tests.settings_probe import check_fork_safe, preload
+
 ROOT = Path(__file__).resolve().parent.parent
 
-#: Imported before the forks: they read neither the settings nor the environment that matters
+#: Imported before the forks: the settings probe's (tests/settings_probe.py), and the libraries
+#: of the bot and the delivery; they read neither the settings nor the environment that matters
 #: (:data:`FIXED_VARS`) when imported, and start no thread.
 PRELOAD = (
-    "asyncio",
-    "django.core.management",
-    "django.db.models",
-    "django.http",
-    "django.urls",
-    "django.contrib.auth.hashers",
-    "django.core.checks",
-    "django.test",
-    "redis",
-    "fakeredis",
-    "rq",
-    "rq.cron",
-    "croniter",
-    "markdown_it",
-    "cryptography.fernet",
+    *settings_probe.PRELOAD,
     "pydantic",
     "aiohttp",
     "aiohttp.web",
     "vkbottle",
     "vkbottle_types",
-    "gameplay.rules",  # pure: no Django, no settings
 )
 
 #: Variables a child's environment must have as the server's: the interpreter reads them only
@@ -96,28 +82,6 @@ FIXED_VARS = {
 FOLLOWED_VARS = {"PYTHONPATH", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE"}
 
 MAX_REQUEST = 1 << 20
-
-
-def preload(names: tuple[str, ...]) -> None:
-    """Import ``names``; one that fails is reported on stderr (the command that needs it imports
-    it again, and fails saying why), the others are still imported."""
-    for name in names:
-        try:
-            importlib.import_module(name)
-        except Exception:
-            print(f"forkserver: preloading {name} failed:", file=sys.stderr)
-            traceback.print_exc()
-
-
-def check_fork_safe() -> None:
-    """What makes a fork give each child a fresh start (tests/settings_probe.py): no settings
-    read yet, no thread but this one, none of the project's config imported."""
-    from django.conf import settings
-
-    assert not settings.configured, "Django's settings were configured before the fork"
-    assert threading.active_count() == 1, f"threads alive before the fork: {threading.enumerate()}"
-    config = sorted(m for m in sys.modules if m == "config" or m.startswith("config."))
-    assert not config, f"imported before the fork: {config}"
 
 
 def refusal(request: dict[str, object], own: dict[str, str]) -> str | None:

@@ -59,7 +59,7 @@ def preload(names: tuple[str, ...]) -> None:
         try:
             importlib.import_module(name)
         except Exception:
-            print(f"settings_probe: preloading {name} failed:", file=sys.stderr)
+            print(f"{Path(sys.argv[0]).stem}: preloading {name} failed:", file=sys.stderr)
             traceback.print_exc()
 
 
