@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, ClassVar
 
 from .env import ROOT
 
@@ -95,10 +96,13 @@ class Managed:
     peak_rss_kb: int = 0
     restarts: int = 0
     _log: object = field(default=None, repr=False)
+    #: What starts the process: :class:`subprocess.Popen`, or one with its interface (the tests
+    #: fork theirs from a Python that has imported the libraries: tests/process_support.py).
+    launcher: ClassVar[Callable[..., subprocess.Popen[Any]]] = subprocess.Popen
 
     def start(self) -> None:
         self._log = self.log_path.open("ab")
-        self.popen = subprocess.Popen(  # noqa: S603 - our own commands
+        self.popen = self.launcher(  # noqa: S603 - our own commands
             list(self.command),
             cwd=ROOT,
             env=self.env,

@@ -96,16 +96,7 @@ class ForkedManaged(Managed):
     server (tests/forkserver.py) rather than started afresh: the same command, environment,
     log and session of its own."""
 
-    def start(self) -> None:
-        self._log = self.log_path.open("ab")
-        self.popen = forkserver.Popen(
-            list(self.command),
-            cwd=PROJECT,
-            env=self.env,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    launcher = forkserver.Popen
 
 
 def shared_database_url() -> str:
