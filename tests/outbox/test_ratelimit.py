@@ -16,7 +16,6 @@ from typing import Any, cast
 import pytest
 import redis
 
-from localvk.limits import max_in_window
 from outbox.ratelimit import KEY_PREFIX, RateLimiter, free_many, limiter_for, token_key
 from tests import forkserver
 from tests.redis_support import shared_redis
@@ -32,11 +31,12 @@ limiter = RateLimiter(redis.Redis.from_url(url), key, int(limit), float(window))
 sys.stdout.write("ready\\n"); sys.stdout.flush()
 start = float(sys.stdin.readline())
 time.sleep(max(0.0, start - time.time()))
-moments = []
+spans = []
 for _ in range(int(count)):
+    before = time.time()
     limiter.acquire(timeout=30)
-    moments.append(time.time())
-print(json.dumps(moments))
+    spans.append((before, time.time()))
+print(json.dumps(spans))
 """
 
 
@@ -79,6 +79,16 @@ def test_the_free_requests_are_told_without_taking_one(redis_url: str) -> None:
     limiter.reset()
 
 
+def surely_in_one_window(spans: list[tuple[float, float]], window: float) -> int:
+    """The most acquisitions that surely fell within one window, each known only to lie between
+    the clock's readings before and after it: those that began at or after a start and ended
+    less than ``window`` after it."""
+    return max(
+        sum(1 for before, after in spans if before >= start and after - start < window)
+        for start, _ in spans
+    )
+
+
 @pytest.mark.slow
 def test_two_processes_share_one_budget(redis_url: str) -> None:
     key = token_key(f"cross-process-{os.getpid()}-{time.time()}")
@@ -104,11 +114,13 @@ def test_two_processes_share_one_budget(redis_url: str) -> None:
         for child in children:
             if child.poll() is None:
                 child.kill()
-    moments = sorted(m for out in outputs for m in json.loads(out.strip().splitlines()[-1]))
-    assert len(moments) == 2 * count
-    # Never more than `limit` in any window (a little shorter: the moments are taken just after
-    # each acquire, in two processes), and the whole run took as long as the budget demands.
-    assert max_in_window(moments, window * 0.9) <= limit
+    spans = sorted(tuple(s) for out in outputs for s in json.loads(out.strip().splitlines()[-1]))
+    assert len(spans) == 2 * count
+    # Never more than `limit` in any window (a little shorter: the clocks are read around each
+    # acquire, in two processes, which a loaded machine may hold up), and the whole run took as
+    # long as the budget demands.
+    assert surely_in_one_window(spans, window * 0.9) <= limit
+    moments = sorted(after for _, after in spans)
     assert moments[-1] - moments[0] >= (2 * count / limit - 1) * window * 0.9
     assert all(json.loads(out.strip().splitlines()[-1]) for out in outputs)
     redis.Redis.from_url(redis_url).delete(key)
