@@ -338,30 +338,6 @@ def post_json(url: str, body: dict[str, Any]) -> tuple[int, str]:
         return int(response.status), response.read().decode()
 
 
-@NEEDS_SERVICES
-def test_callback_mode_answers_vk_on_the_web_and_runs_no_bot(start_serve: Any) -> None:
-    state = make_state()
-    with ServerThread(state) as vk:
-        serve = start_serve(
-            vk, "--callback", VK_CALLBACK_SECRET=SECRET, VK_CONFIRMATION_CODE=CONFIRMATION
-        )
-        serve.wait_for(r"^run +\| running for VK community", timeout=90)
-        services = serve.services()
-        assert len(services) == 2 and not any("runbot" in c for c in services), services
-        commands = serve.processes()
-        assert "VK pushes events to /vk/callback/" in serve.output()
-        callback = f"{serve.web_url}/vk/callback/"
-        assert post_json(callback, {"type": "confirmation", "group_id": GROUP_ID}) == (
-            200,
-            CONFIRMATION,
-        )
-        # VK pushes a user's message (the event the local VK recorded for it).
-        update = state.inject_message(OUTSIDER, "помощь")
-        assert post_json(callback, {**update, "secret": SECRET}) == (200, "ok")
-        assert wait_answer(state, OUTSIDER) == [replies.help_for(None)]
-        assert_stopped_cleanly(serve, commands)
-
-
 def env_communities(database_url: str) -> list[tuple[int, bool, bool]]:
     """The Community rows of serve's database: (VK id, from the environment, connected)."""
     with psycopg.connect(database_url) as conn:
@@ -380,7 +356,7 @@ def forget_communities(database_url: str) -> None:
 
 
 @NEEDS_SERVICES
-def test_callback_mode_records_the_environments_community_on_start(
+def test_callback_mode_records_the_communitys_row_answers_vk_on_the_web_and_runs_no_bot(
     start_serve: Any, database_url: str
 ) -> None:
     forget_communities(database_url)
@@ -390,9 +366,23 @@ def test_callback_mode_records_the_environments_community_on_start(
             vk, "--callback", VK_CALLBACK_SECRET=SECRET, VK_CONFIRMATION_CODE=CONFIRMATION
         )
         serve.wait_for(r"^run +\| running for VK community", timeout=90)
+        services = serve.services()
+        assert len(services) == 2 and not any("runbot" in c for c in services), services
         commands = serve.processes()
+        output = serve.output()
+        assert "VK pushes events to /vk/callback/" in output
+        assert "no VK community is configured yet" not in output
+        # The environment's community was recorded as a row when the web and workers started.
         assert env_communities(database_url) == [(GROUP_ID, True, True)]
-        assert "no VK community is configured yet" not in serve.output()
+        callback = f"{serve.web_url}/vk/callback/"
+        assert post_json(callback, {"type": "confirmation", "group_id": GROUP_ID}) == (
+            200,
+            CONFIRMATION,
+        )
+        # VK pushes a user's message (the event the local VK recorded for it).
+        update = state.inject_message(OUTSIDER, "помощь")
+        assert post_json(callback, {**update, "secret": SECRET}) == (200, "ok")
+        assert wait_answer(state, OUTSIDER) == [replies.help_for(None)]
         assert_stopped_cleanly(serve, commands)
 
 
