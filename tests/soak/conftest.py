@@ -19,7 +19,7 @@ import pytest
 
 from bench.e2e import make_vk, poll_position
 from bench.procs import BOT, WORKER, Managed, wait_for
-from tests.process_support import shared_database_url
+from tests.process_support import ForkedManaged, shared_database_url
 
 GROUP_ID = 1
 READY_TIMEOUT = 90.0
@@ -76,8 +76,10 @@ def cluster(settings: Any, tmp_path: Path, rq_queues: Any) -> Iterator[Any]:
             "LOG_LEVEL": "WARNING",
         }  # fmt: skip
         settings.VK_GROUP_ID = GROUP_ID
-        bot = Managed("bot", BOT, env, tmp_path / "bot.log")
-        workers = [Managed(f"worker{n}", WORKER, env, tmp_path / f"worker{n}.log")
+        # Forked by the fork server (tests/forkserver.py): seven starts of the bot and the workers
+        # in the short run, each of which would import vkbottle afresh.
+        bot = ForkedManaged("bot", BOT, env, tmp_path / "bot.log")
+        workers = [ForkedManaged(f"worker{n}", WORKER, env, tmp_path / f"worker{n}.log")
                    for n in (1, 2)]  # fmt: skip
         for process in (*workers, bot):
             process.start()
