@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import forkserver
 from tests.process_support import (  # noqa: F401 - the demo tests import them from here
     PROJECT,
     LoggedProcess,
@@ -51,7 +52,8 @@ def start_demo(data_dir: Path, *extra: str, ports: tuple[int, int, int] | None =
     log = data_dir / f"demo-{int(time.time() * 1000)}.log"
     data_dir.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as out:
-        process = subprocess.Popen(
+        # The demo command forked by the fork server; the processes it starts are its own.
+        process = forkserver.Popen(
             [
                 sys.executable,
                 "manage.py",

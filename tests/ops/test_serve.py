@@ -33,6 +33,7 @@ from psycopg import sql
 from bench.procs import ProcessError, process_tree, wait_for
 from localvk import ServerThread
 from ops.probes import free_port, http_status
+from tests import forkserver
 from tests.localvk.support import GROUP_ID, GROUP_TOKEN, USER_TOKEN, make_state
 from tests.process_support import PROJECT, LoggedProcess, alive, child_pids
 from tests.redis_support import private_redis
@@ -229,7 +230,8 @@ def start_serve(database_url: str, tmp_path: Path) -> Iterator[Any]:
             )
             log = tmp_path / f"serve-{len(started)}.log"
             with log.open("wb") as out:
-                process = subprocess.Popen(
+                # serve itself forked by the fork server; the processes it starts are its own.
+                process = forkserver.Popen(
                     [
                         sys.executable,
                         "manage.py",
