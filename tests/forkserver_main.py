@@ -1,23 +1,32 @@
 """The fork server (zygote) of :mod:`tests.forkserver`: a Python that has imported the heavy
 libraries once, and forks a child per ``python manage.py …``, ``python -m module …`` or
-``python -c code …`` a test starts, instead of a fresh interpreter importing them again.
+``python -c code …`` a test starts — and the pytest-xdist workers themselves — instead of a fresh
+interpreter importing them again.
 
 Started by :mod:`tests.forkserver` as ``python -m tests.forkserver_main FD``: FD is its end of a
-``SOCK_SEQPACKET`` socket pair, the control socket. Each message on it is a spawn request: JSON
-(``args``, ``env``, ``cwd``, ``start_new_session``) and four file descriptors: the child's stdin,
-stdout and stderr and the requester's end of a socket pair of the child's own (its report
-socket), on which the server answers ``pid N`` (or ``error MESSAGE``) and later ``exit STATUS``
-(the raw wait status) once it has reaped the child. The end of the control socket (the test
-process closed it or died) is the end of the server: it kills its children (their sessions) and
-reaps them first, so that none outlives the tests.
+``SOCK_SEQPACKET`` socket pair, the control socket. Each message on it is one request, of one of
+two kinds. A spawn request: JSON (``args``, ``env``, ``cwd``, ``start_new_session``,
+``pass_fds``) and the file descriptors: the child's stdin, stdout and stderr, the requester's
+end of a socket pair of the child's own (its report socket), on which the server answers
+``pid N`` (or ``error MESSAGE``) and later ``exit STATUS`` (the raw wait status) once it has
+reaped the child, then the ``pass_fds`` (the child has them at those numbers). An attach request
+(``{"attach": true}`` and one file descriptor): a channel, a control socket of one requester's
+own, on which it sends its spawn requests from then on; the end of a channel (its requester
+closed it or died) kills the children spawned through it. The end of the control socket (every
+process holding its other end closed it or died) is the end of the server: it kills its children
+(their sessions) and reaps them first, so that none outlives the tests. Each message is one
+request, so several processes may share the control socket (a pytest-xdist controller and its
+workers, :mod:`tests.forkserver`); each spawn takes the server a fork, never a wait on a
+requester.
 
 The child undoes what is the server's before it runs the command: the signal handlers the server
 set, its sockets; it takes its stdio, environment, working directory and session from the
 request, builds ``sys.argv``, ``sys.path`` and ``sys.stdin/stdout/stderr`` as a Python started
-in that environment would (PYTHONPATH, PYTHONUNBUFFERED, PYTHONDONTWRITEBYTECODE), and runs the
-command in a fresh ``__main__`` from :func:`main`, the bottom of its stack: an exit, an uncaught
-exception or KeyboardInterrupt ends it as it ends ``python …`` (the exit code; 1 and the
-traceback; death by SIGINT), atexit handlers and non-daemon threads included.
+in that environment would (PYTHONPATH, PYTHONUNBUFFERED and ``-u``, PYTHONDONTWRITEBYTECODE and
+``-B``: ``sys.flags`` stays the server's), and runs the command in a fresh ``__main__`` from
+:func:`main`, the bottom of its stack: an exit, an uncaught exception or KeyboardInterrupt ends it
+as it ends ``python …`` (the exit code; 1 and the traceback; death by SIGINT), atexit handlers
+and non-daemon threads included.
 
 What a fork cannot redo is refused (the request fails, loudly): a request whose environment
 differs from the server's in a variable the interpreter reads only as it starts, or one the
@@ -25,12 +34,14 @@ preloaded libraries read as they are imported (:data:`FIXED_VARS`). Each child s
 server's hash seed (``PYTHONHASHSEED``); ``random`` reseeds itself at a fork. The preloaded
 objects are frozen out of the garbage collector's reach (``gc.freeze``) before the forks: a
 child's collections and its exit do not walk (and so copy) the server's heap — a tenth of a
-second instead of more than half a second per child.
+second instead of more than half a second per child. They stay frozen in the child (nothing the
+tests run calls ``gc.unfreeze``); the child's own objects are collected as usual.
 """
 
 from __future__ import annotations
 
 import builtins
+import fcntl
 import gc
 import io
 import json
@@ -82,6 +93,19 @@ FIXED_VARS = {
 FOLLOWED_VARS = {"PYTHONPATH", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE"}
 
 MAX_REQUEST = 1 << 20
+#: The most file descriptors a spawn request may pass on (``pass_fds``), beside its four.
+MAX_PASS_FDS = 8
+#: The interpreter's options a command may start with (xdist's workers: ``python -u -c …``).
+FLAGS = ("-u", "-B")
+
+
+def split_flags(args: list[str]) -> tuple[set[str], list[str]]:
+    """The leading :data:`FLAGS` of ``args``, and the rest."""
+    flags: set[str] = set()
+    while args and args[0] in FLAGS:
+        flags.add(args[0])
+        args = args[1:]
+    return flags, args
 
 
 def refusal(request: dict[str, object], own: dict[str, str]) -> str | None:
@@ -92,14 +116,14 @@ def refusal(request: dict[str, object], own: dict[str, str]) -> str | None:
     differ = sorted(n for n in names - FOLLOWED_VARS if env.get(n) != own.get(n))
     if differ:
         return f"the environment differs from the fork server's in {differ}: start a process"
-    args = request["args"]
-    assert isinstance(args, list)
+    assert isinstance(request["args"], list)
+    _, args = split_flags(request["args"])
     if (
         not args
         or (args[0].startswith("-") and args[0] not in ("-m", "-c"))
         or (args[0] in ("-m", "-c") and len(args) < 2)
     ):
-        return f"not a command the fork server runs: python {args}"
+        return f"not a command the fork server runs: python {request['args']}"
     cwd = request["cwd"]
     assert isinstance(cwd, str)
     if not os.path.isdir(cwd):
@@ -108,18 +132,28 @@ def refusal(request: dict[str, object], own: dict[str, str]) -> str | None:
 
 
 @dataclass
+class Spawned:
+    """A child: its report socket, whether it leads a session, the socket it was asked on."""
+
+    report: socket.socket
+    leader: bool
+    asked_on: socket.socket
+
+
+@dataclass
 class Server:
     control: socket.socket
     wakeup: tuple[int, int]
     environ: dict[str, str]
-    children: dict[int, tuple[socket.socket, bool]] = field(default_factory=dict)
+    channels: list[socket.socket] = field(default_factory=list)
+    children: dict[int, Spawned] = field(default_factory=dict)
 
     def serve(self) -> Child | None:
         """Serve until the control socket ends; returns only in a forked child, its command."""
         pid = os.getpid()
         try:
             while True:
-                readers: list[Any] = [self.control, self.wakeup[0]]
+                readers: list[Any] = [self.control, self.wakeup[0], *self.channels]
                 ready = select.select(readers, [], [])[0]
                 if self.wakeup[0] in ready:
                     while True:
@@ -128,24 +162,42 @@ class Server:
                         except BlockingIOError:
                             break
                     self.reap(os.WNOHANG)
-                if self.control in ready:
-                    message, fds, _, _ = socket.recv_fds(self.control, MAX_REQUEST, 4)
+                for sock in ready:
+                    if sock is self.wakeup[0]:
+                        continue
+                    message, fds, _, _ = socket.recv_fds(sock, MAX_REQUEST, 4 + MAX_PASS_FDS)
                     if not message:
-                        return None
-                    child = self.spawn(json.loads(message), fds)
+                        if sock is self.control:
+                            return None
+                        self.detach(sock)
+                        continue
+                    request = json.loads(message)
+                    if request.get("attach"):
+                        for fd in fds[1:]:
+                            os.close(fd)
+                        if fds:
+                            self.channels.append(socket.socket(fileno=fds[0]))
+                        continue
+                    child = self.spawn(request, fds, sock)
                     if child is not None:
                         return child
         finally:
             if os.getpid() == pid:  # the server, not a child returning its command
-                self.end_children()
+                self.end_children(list(self.children))
 
-    def spawn(self, request: dict[str, object], fds: list[int]) -> Child | None:
-        stdio, report = fds[:3], socket.socket(fileno=fds[3])
+    def spawn(
+        self, request: dict[str, object], fds: list[int], asked_on: socket.socket
+    ) -> Child | None:
+        stdio, report, passed = fds[:3], socket.socket(fileno=fds[3]), fds[4:]
+        targets = request.get("pass_fds") or []
+        assert isinstance(targets, list)
         problem = refusal(request, self.environ)
+        if len(targets) != len(passed) or not all(isinstance(n, int) and n > 2 for n in targets):
+            problem = f"pass_fds {targets} and {len(passed)} file descriptors passed"
         if problem is not None:
             report.send(f"error {problem}".encode())
             report.close()
-            for fd in stdio:
+            for fd in stdio + passed:
                 os.close(fd)
             return None
         check_fork_safe()
@@ -153,16 +205,32 @@ class Server:
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            sockets = [report, self.control] + [s for s, _ in self.children.values()]
-            return Child(request, stdio, sockets, self.wakeup, self.environ.get("PYTHONPATH", ""))
-        for fd in stdio:
+            sockets = [report, self.control, *self.channels]
+            sockets += [c.report for c in self.children.values()]
+            return Child(
+                request,
+                stdio,
+                list(zip(passed, targets, strict=True)),
+                sockets,
+                self.wakeup,
+                self.environ.get("PYTHONPATH", ""),
+            )
+        for fd in stdio + passed:
             os.close(fd)
-        self.children[pid] = (report, bool(request["start_new_session"]))
+        self.children[pid] = Spawned(report, bool(request["start_new_session"]), asked_on)
         try:
             report.send(f"pid {pid}".encode())
         except OSError:
             pass  # the requester is gone: the child runs on, as a real one would
         return None
+
+    def detach(self, channel: socket.socket) -> None:
+        """A channel's end: the children spawned through it are killed (reaped as they end)."""
+        self.channels.remove(channel)
+        self.end_children(
+            [p for p, c in self.children.items() if c.asked_on is channel], reap=False
+        )
+        channel.close()
 
     def reap(self, flags: int) -> None:
         while self.children:
@@ -172,25 +240,27 @@ class Server:
                 return
             if pid == 0:
                 return
-            report, _ = self.children.pop(pid, (None, False))
-            if report is not None:
+            child = self.children.pop(pid, None)
+            if child is not None:
                 try:
-                    report.send(f"exit {status}".encode())
+                    child.report.send(f"exit {status}".encode())
                 except OSError:
                     pass
-                report.close()
+                child.report.close()
 
-    def end_children(self) -> None:
-        """SIGKILL to every child (its session, when it leads one), and reap them."""
-        for pid, (_, leader) in list(self.children.items()):
+    def end_children(self, pids: list[int], *, reap: bool = True) -> None:
+        """SIGKILL to the children ``pids`` (their sessions, for those leading one), and reap
+        every child (``reap``)."""
+        for pid in pids:
             try:
-                if leader:
+                if self.children[pid].leader:
                     os.killpg(pid, signal.SIGKILL)
                 else:
                     os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-        self.reap(0)
+        if reap:
+            self.reap(0)
 
 
 class Child:
@@ -200,6 +270,7 @@ class Child:
         self,
         request: dict[str, object],
         stdio: list[int],
+        passed: list[tuple[int, int]],
         sockets: list[socket.socket],
         wakeup: tuple[int, int],
         server_pythonpath: str,
@@ -215,11 +286,7 @@ class Child:
             os.close(fd)
         if request["start_new_session"]:
             os.setsid()
-        for target, fd in enumerate(stdio):
-            os.dup2(fd, target)
-        for fd in set(stdio):
-            if fd > 2:
-                os.close(fd)
+        place_fds(stdio, passed)
         env = request["env"]
         assert isinstance(env, dict)
         os.environ.clear()
@@ -230,11 +297,12 @@ class Child:
         if "wsgiref.handlers" in sys.modules:  # its copy of the environment, taken at import
             handlers = sys.modules["wsgiref.handlers"]
             handlers.BaseHandler.os_environ = handlers.read_environ()
-        sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
-        reopen_stdio(unbuffered=bool(env.get("PYTHONUNBUFFERED")))
         args = request["args"]
         assert isinstance(args, list)
-        self.args: list[str] = [str(a) for a in args]
+        flags, rest = split_flags([str(a) for a in args])
+        sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE")) or "-B" in flags
+        reopen_stdio(unbuffered=bool(env.get("PYTHONUNBUFFERED")) or "-u" in flags)
+        self.args: list[str] = rest
 
     def run(self) -> None:
         """Run the command in a fresh ``__main__``; what it raises is raised."""
@@ -269,6 +337,22 @@ class Child:
         rest = [p for p in sys.path[1:] if p not in own]
         extra = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
         sys.path[:] = [first, *extra, *rest]
+
+
+def place_fds(stdio: list[int], passed: list[tuple[int, int]]) -> None:
+    """Put the received ``stdio`` at 0–2 and each passed file descriptor at its number (as
+    ``subprocess``'s ``pass_fds`` keeps it, inheritable); close what was received. The passed
+    ones are first moved above every number in play: a received one may sit at another's."""
+    for target, fd in enumerate(stdio):
+        os.dup2(fd, target)
+    floor = max([2, *(n for pair in passed for n in pair)]) + 1
+    moved = [(fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, floor), target) for fd, target in passed]
+    for fd in {*stdio, *(fd for fd, _ in passed)}:
+        if fd > 2:
+            os.close(fd)
+    for fd, target in moved:
+        os.dup2(fd, target)
+        os.close(fd)
 
 
 def reopen_stdio(*, unbuffered: bool) -> None:
