@@ -25,8 +25,17 @@ hypothesis_settings.register_profile("ci", max_examples=500, deadline=None, prin
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_setupnodes(config: pytest.Config, specs: list[Any]) -> None:
+    """In pytest-xdist's controller, before it spawns the workers: they are forked by its fork
+    server (tests/forkserver.py), which has imported the heavy libraries once for them all, and
+    which their tests' processes share."""
+    forkserver.fork_xdist_workers()
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """The fork server of this process (tests/forkserver.py) ends with it, its CPU counted."""
+    """The fork server of this process (tests/forkserver.py) ends with it, its CPU counted; a
+    worker's, shared, kills the processes the worker's tests left running."""
     forkserver.shutdown()
 
 
