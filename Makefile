@@ -39,13 +39,16 @@ $(STAMP): pyproject.toml constraints.txt
 	@touch $@
 
 # The whole suite, in parallel (pytest-xdist: TEST_WORKERS processes, each with a database of
-# its own; tests/settings.py). On the embedded default unless DATABASE_URL and REDIS_URL are set;
+# its own; tests/settings.py). The workers, and the processes their tests start, are forked by
+# one fork server the controller starts, which has imported the heavy libraries once for them all
+# (tests/forkserver.py). On the embedded default unless DATABASE_URL and REDIS_URL are set;
 # CI runs it on both (.ci/run). TEST_ARGS adds pytest options: `make test TEST_ARGS="-k vote"`.
 # Twice as many workers as cores, and one: a good part of the suite waits on real processes,
 # browsers and clocks (the modules that wait on clocks all in one worker, the modules of long tests
 # first: tests/conftest.py), and each worker takes whole modules (--dist loadfile). On 2 cores,
-# measured: 3 workers 392 CPU-s in 246 s, 4 workers 379 CPU-s in 213 s, 5 workers 375 CPU-s in
-# 202 s, 6 workers 403 CPU-s in 216 s.
+# measured (each worker then a fresh interpreter with a fork server of its own): 3 workers
+# 392 CPU-s in 246 s, 4 workers 379 CPU-s in 213 s, 5 workers 375 CPU-s in 202 s, 6 workers
+# 403 CPU-s in 216 s.
 TEST_WORKERS ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 2) + 1 )))
 TEST_ARGS ?=
 test: $(STAMP)
