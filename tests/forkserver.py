@@ -367,7 +367,8 @@ def fork_xdist_workers() -> None:
 
     if _execnet_init is not None:
         return
-    original = _execnet_init = gateway_io.Popen2IOMaster.__init__
+    original: Any = gateway_io.Popen2IOMaster.__init__
+    _execnet_init = original
 
     def __init__(self: Any, args: list[str], execmodel: Any) -> None:
         original(self, args, _Forking(execmodel))
