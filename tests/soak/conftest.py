@@ -78,9 +78,10 @@ def cluster(settings: Any, tmp_path: Path, rq_queues: Any) -> Iterator[Any]:
         settings.VK_GROUP_ID = GROUP_ID
         # Forked by the fork server (tests/forkserver.py): seven starts of the bot and the workers
         # in the short run, each of which would import vkbottle afresh.
-        bot = ForkedManaged("bot", BOT, env, tmp_path / "bot.log")
-        workers = [ForkedManaged(f"worker{n}", WORKER, env, tmp_path / f"worker{n}.log")
-                   for n in (1, 2)]  # fmt: skip
+        bot: Managed = ForkedManaged("bot", BOT, env, tmp_path / "bot.log")
+        workers: list[Managed] = [
+            ForkedManaged(f"worker{n}", WORKER, env, tmp_path / f"worker{n}.log") for n in (1, 2)
+        ]
         for process in (*workers, bot):
             process.start()
         cluster = Cluster(state, bot, workers)
