@@ -46,9 +46,8 @@ $(STAMP): pyproject.toml constraints.txt
 # Twice as many workers as cores, and one: a good part of the suite waits on real processes,
 # browsers and clocks (the modules that wait on clocks all in one worker, the modules of long tests
 # first: tests/conftest.py), and each worker takes whole modules (--dist loadfile). On 2 cores,
-# measured (each worker then a fresh interpreter with a fork server of its own): 3 workers
-# 392 CPU-s in 246 s, 4 workers 379 CPU-s in 213 s, 5 workers 375 CPU-s in 202 s, 6 workers
-# 403 CPU-s in 216 s.
+# measured on the embedded default: 4 workers 366 CPU-s in 204 s, 5 workers 374 CPU-s in 204 s,
+# 6 workers 414 CPU-s in 224 s.
 TEST_WORKERS ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 2) + 1 )))
 TEST_ARGS ?=
 test: $(STAMP)
