@@ -91,9 +91,12 @@ def test_a_child_has_its_environment_directory_and_arguments(tmp_path: Path) -> 
 
 def test_stdout_to_a_file_stderr_with_it_and_stdin_from_a_pipe(tmp_path: Path) -> None:
     log = tmp_path / "out.log"
+    # stdout flushed before stderr is written: to a file, stdout is block-buffered (unless
+    # PYTHONUNBUFFERED), stderr line-buffered, as in a fresh interpreter.
+    code = "import sys; print(sys.stdin.read().upper(), flush=True); print('e', file=sys.stderr)"
     with log.open("wb") as out:
         process = forkserver.Popen(
-            [PY, "-c", "import sys; print(sys.stdin.read().upper()); print('e', file=sys.stderr)"],
+            [PY, "-c", code],
             stdin=subprocess.PIPE,
             stdout=out,
             stderr=subprocess.STDOUT,
