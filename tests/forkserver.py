@@ -161,17 +161,13 @@ class _Channel(_Link):
         mine, its = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.control, self.log_fd, self.pid = mine, shared.log_fd, os.getpid()
         self.shared = shared
+        # Asked for on the shared control socket; the spawn requests then go on the channel.
         with its:
-            self.request({"attach": True}, [its.fileno()])
-
-    def request(self, request: dict[str, Any], fds: list[int]) -> None:
-        if "attach" in request:  # on the shared control socket; the rest on the channel
             try:
-                socket.send_fds(self.shared.control, [json.dumps(request).encode()], fds)
+                socket.send_fds(shared.control, [b'{"attach": true}'], [its.fileno()])
             except OSError as error:
+                mine.close()
                 raise RuntimeError(f"the shared fork server is gone: {error}") from None
-        else:
-            super().request(request, fds)
 
     def sharing(self) -> tuple[int, socket.socket, int]:
         return self.shared.server_pid, self.shared.control, self.log_fd
