@@ -893,6 +893,11 @@ NUMERAL = re.compile(r"(?<![\w№.:,])(\d+) ([а-яё]+)(?: ([а-яё]+))?")
 #: A command quoted as an example («удар 5 доктор»): its number is a seat, not a count.
 COMMAND_EXAMPLE = re.compile(r"«[а-яё]+ \d+ [а-яё]+»")
 PAST_GENDER = {"masc": grammar.MALE, "femn": grammar.FEMALE}
+#: A date's month («5 декабря 2026»): the day before it is an ordinal, not a count, and takes
+#: the month in the genitive singular whatever its number.
+MONTHS_GENITIVE = frozenset(
+    "января февраля марта апреля мая июня июля августа сентября октября ноября декабря".split()
+)
 
 
 def _category(n: int) -> set[tuple[str, str]]:
@@ -914,6 +919,8 @@ def _numeral_problems(text: str) -> list[str]:
     out = []
     for m in NUMERAL.finditer(text):
         n = int(m.group(1))
+        if 1 <= n <= 31 and m.group(2) in MONTHS_GENITIVE:
+            continue
         for word in (m.group(2), m.group(3)):
             if word is None or len(word) < 3:
                 break
@@ -1086,6 +1093,8 @@ def test_the_checks_catch_what_they_are_for() -> None:
     assert caught("Игрок skipped the vote") and not caught("Nick голосует")
     assert caught("Роль: None") and caught("{{ x }}")
     assert caught("3 голосов") and caught("5 голоса") and caught("21 голоса")
+    assert not caught("до 5 декабря 2026, 14:33 МСК") and not caught("с 21 мая")
+    assert caught("5 декабрь") and caught("40 декабря")
     assert not caught("21 живой игрок из 26, +2 штрафных голоса")
     assert not caught("Например: «удар 5 доктор».") and caught("Например: 5 доктор.")
     assert caught("№3 Мария Ефремова назвал №22 Сергея Воробьёва комиссаром.")
